@@ -1,0 +1,49 @@
+import type { ArgsDef } from "citty";
+import { UsageError } from "../src/exit.ts";
+
+/**
+ * citty parses leniently (an unknown flag is silently kept); a security tool
+ * should not, so every command checks its own flags before acting.
+ * Flags after `--` are never looked at: they belong to the wrapped server.
+ */
+export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, command: string): void {
+  const known = new Set<string>();
+  for (const [name, arg] of Object.entries(def)) {
+    if (arg.type === "positional") continue;
+    known.add(name);
+    known.add(kebab(name));
+    for (const alias of ([] as string[]).concat(arg.alias ?? [])) known.add(alias);
+    if (arg.type === "boolean") known.add(`no-${kebab(name)}`);
+  }
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    if (a === "--") return;
+    if (!a.startsWith("-") || a === "-") continue;
+    const name = a.replace(/^--?/, "").split("=")[0]!;
+    if (!known.has(name)) {
+      throw new UsageError(`unknown flag ${a.split("=")[0]} for 'seam ${command}'`, `run 'seam ${command} --help' for the flags it takes`);
+    }
+    const spec = def[name] ?? def[camel(name)];
+    if (spec && (spec.type === "string" || spec.type === "enum") && !a.includes("=")) {
+      const next = rawArgs[i + 1];
+      if (next === undefined || next === "--") throw new UsageError(`flag ${a} needs a value`);
+      i++;
+    }
+  }
+}
+
+/** Parses a whole number flag, or throws a usage error naming the flag. */
+export function intFlag(value: string | undefined, flag: string, fallback: number, min = 0): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${flag} takes a whole number of at least ${min}, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+function kebab(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+function camel(s: string): string {
+  return s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}

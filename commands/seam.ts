@@ -1,0 +1,76 @@
+/**
+ * seam's entry point. Subcommands load lazily so `seam wrap` pays only for
+ * what wrapping needs. citty's own runMain is not used: it would print usage
+ * on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
+ * take a `--help` meant for the wrapped server as its own.
+ */
+import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { EXIT, UsageError } from "../src/exit.ts";
+import { createLog } from "../src/log.ts";
+import { VERSION } from "../src/version.ts";
+
+type Lazy = () => Promise<CommandDef<any>>;
+const subCommands: Record<string, Lazy> = {
+  wrap: () => import("./wrap.ts").then((m) => m.default),
+  verify: () => import("./verify.ts").then((m) => m.default),
+  digest: () => import("./digest.ts").then((m) => m.default),
+  selftest: () => import("./selftest.ts").then((m) => m.default),
+  demo: () => import("./demo.ts").then((m) => m.default),
+  // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
+  fixture: () => import("./fixture.ts").then((m) => m.default),
+};
+const hidden = new Set(["fixture"]);
+
+const main = defineCommand({
+  meta: { name: "seam", version: VERSION, description: "record what crosses the MCP stdio seam into a tamper-evident ledger" },
+  subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !hidden.has(n))),
+});
+
+async function run(argv: string[]): Promise<number> {
+  const log = createLog();
+  const dashdash = argv.indexOf("--");
+  const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
+  const name = argv[0];
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write((await renderUsage(main)) + "\n");
+    return name === undefined ? EXIT.USAGE : EXIT.OK;
+  }
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(`seam ${VERSION}\n`);
+    return EXIT.OK;
+  }
+  const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
+  if (!load) {
+    log.error(`unknown command ${JSON.stringify(name)}`, "run 'seam --help' for the list of commands");
+    return EXIT.USAGE;
+  }
+  const cmd = await load();
+  if (own.includes("--help") || own.includes("-h")) {
+    process.stdout.write((await renderUsage(cmd, main)) + "\n");
+    return EXIT.OK;
+  }
+  try {
+    const { result } = await runCommand(cmd, { rawArgs: argv.slice(1) });
+    return typeof result === "number" ? result : EXIT.OK;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      log.error(err.message, err.hint ?? `run 'seam ${name} --help' for usage`);
+      return EXIT.USAGE;
+    }
+    if (err instanceof Error && err.name === "CLIError") {
+      log.error(lowerFirst(err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "")), `run 'seam ${name} --help' for usage`);
+      return EXIT.USAGE;
+    }
+    log.error(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return EXIT.FAIL;
+  }
+}
+
+function lowerFirst(s: string): string {
+  return s.charAt(0).toLowerCase() + s.slice(1);
+}
+
+const code = await run(process.argv.slice(2));
+// Let stdout drain before leaving: a result cut short by exit is a lie.
+if (process.stdout.writableLength > 0) await new Promise((r) => process.stdout.once("drain", r));
+process.exit(code);
