@@ -1,0 +1,42 @@
+/**
+ * Picks the runtime implementation once. This is the only place that asks
+ * whether seam runs on Bun or Node.
+ */
+import { bunStdin, bunStdout, spawnBun } from "./proc-bun.ts";
+import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
+import { openAppend as openAppendBun } from "./file-bun.ts";
+import { openAppend as openAppendNode } from "./file-node.ts";
+import type { Runtime } from "./types.ts";
+
+export type * from "./types.ts";
+
+const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+
+function onSignals(signals: readonly string[], handler: (signal: string) => void): () => void {
+  const handlers = signals.map((s) => {
+    const h = () => handler(s);
+    process.on(s as NodeJS.Signals, h);
+    return [s, h] as const;
+  });
+  return () => {
+    for (const [s, h] of handlers) process.off(s as NodeJS.Signals, h);
+  };
+}
+
+export const runtime: Runtime = isBun
+  ? {
+      name: `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`,
+      spawn: spawnBun,
+      stdin: bunStdin,
+      stdout: bunStdout,
+      openAppend: openAppendBun,
+      onSignals,
+    }
+  : {
+      name: `node ${process.versions.node}`,
+      spawn: spawnNode,
+      stdin: nodeStdin,
+      stdout: nodeStdout,
+      openAppend: openAppendNode,
+      onSignals,
+    };

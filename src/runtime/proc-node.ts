@@ -1,0 +1,108 @@
+/** Child processes, stdio and signals on Node (node:child_process, node:net). */
+import { spawn as nodeSpawn } from "node:child_process";
+import { fstatSync } from "node:fs";
+import { Socket } from "node:net";
+import type { Writable } from "node:stream";
+import type { ByteSink, ByteSource, Child, ExitStatus, SpawnResult } from "./types.ts";
+
+/**
+ * Wraps a Writable as a ByteSink: `write` hands back a promise only when the
+ * stream's buffer is full (the caller waits for 'drain'). A reader that went
+ * away (EPIPE, ECONNRESET) marks the sink broken; later writes are dropped,
+ * which is all a relay can do with bytes nobody can receive.
+ */
+export function writableSink(stream: Writable): ByteSink & { readonly broken: boolean } {
+  let broken = false;
+  let waiting: (() => void) | null = null;
+  const release = () => {
+    const w = waiting;
+    waiting = null;
+    w?.();
+  };
+  stream.on("error", () => {
+    broken = true;
+    release();
+  });
+  stream.on("close", release);
+  stream.on("drain", release);
+  return {
+    get broken() {
+      return broken;
+    },
+    write(chunk) {
+      if (broken || stream.destroyed || stream.writableEnded) return;
+      if (stream.write(chunk)) return;
+      return new Promise<void>((resolve) => {
+        waiting = resolve;
+      });
+    },
+    end() {
+      return new Promise<void>((resolve) => {
+        if (broken || stream.destroyed || stream.writableEnded) return resolve();
+        stream.end(() => resolve());
+        stream.once("error", () => resolve());
+      });
+    },
+  };
+}
+
+export async function spawnNode(
+  argv: readonly string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<SpawnResult> {
+  const [file, ...args] = argv;
+  if (file === undefined) return { ok: false, error: "empty command" };
+  return new Promise<SpawnResult>((resolve) => {
+    let proc;
+    try {
+      proc = nodeSpawn(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["pipe", "pipe", "inherit"] });
+    } catch (err) {
+      return resolve({ ok: false, error: errorText(err) });
+    }
+    const exited = new Promise<ExitStatus>((res) => proc.once("exit", (code, signal) => res({ code, signal })));
+    proc.once("error", (err) => resolve({ ok: false, error: errorText(err) }));
+    proc.once("spawn", () => {
+      const stdin = proc.stdin!;
+      const child: Child = {
+        pid: proc.pid!,
+        stdin: writableSink(stdin),
+        stdout: proc.stdout! as AsyncIterable<Uint8Array>,
+        exited,
+        kill(signal) {
+          try {
+            proc.kill(signal as NodeJS.Signals);
+          } catch {}
+        },
+      };
+      resolve({ ok: true, child });
+    });
+  });
+}
+
+export function nodeStdin(): ByteSource {
+  return process.stdin as AsyncIterable<Uint8Array>;
+}
+
+/**
+ * Node writes to a pipe on stdout synchronously, which would stall the other
+ * direction of the relay whenever the client is slow to read. A socket on fd 1
+ * is asynchronous and gives real backpressure.
+ */
+export function nodeStdout(): ByteSink & { readonly broken: boolean } {
+  let stream: Writable = process.stdout;
+  try {
+    const st = fstatSync(1);
+    if (st.isFIFO() || st.isSocket()) stream = new Socket({ fd: 1, readable: false, writable: true });
+  } catch {}
+  return writableSink(stream);
+}
+
+export function errorText(err: unknown): string {
+  if (err && typeof err === "object" && "code" in err && typeof err.code === "string") {
+    const e = err as { code: string; message?: string };
+    if (e.code === "ENOENT") return "command not found";
+    if (e.code === "EACCES") return "permission denied";
+    return e.code.toLowerCase();
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,61 @@
+/**
+ * The one seam between seam and its runtime. Everything that differs between
+ * Bun and Node (spawning, stdio streams, file sinks, signals) sits behind
+ * these interfaces; nothing outside src/runtime/ asks which runtime it is on.
+ */
+
+/** A byte sink with backpressure: `write` returns a promise only when the caller must wait. */
+export interface ByteSink {
+  /** Queues all of `chunk`; returns a promise when the sink wants the caller to wait before the next write. */
+  write(chunk: Uint8Array): void | Promise<void>;
+  /** Flushes what is queued and closes; never throws. */
+  end(): Promise<void>;
+}
+
+/** A byte source: an async iterable of chunks as the OS delivered them. */
+export type ByteSource = AsyncIterable<Uint8Array>;
+
+export interface ExitStatus {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  /** Signal name (e.g. "SIGTERM") when killed by one. */
+  signal: string | null;
+}
+
+export interface Child {
+  readonly pid: number;
+  readonly stdin: ByteSink;
+  readonly stdout: ByteSource;
+  readonly exited: Promise<ExitStatus>;
+  kill(signal: string): void;
+}
+
+export type SpawnResult = { ok: true; child: Child } | { ok: false; error: string };
+
+/** A file opened for appending (the ledger). Every method rejects on an I/O error. */
+export interface AppendFile {
+  /** Appends all of `bytes` at the end of the file (O_APPEND). */
+  write(bytes: Uint8Array): Promise<void>;
+  /** Makes what was written durable (fsync). */
+  sync(): Promise<void>;
+  /** The file's current size in bytes (fstat). */
+  size(): Promise<number>;
+  /** Reads up to `length` bytes at `position`. */
+  readAt(position: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+export interface Runtime {
+  /** e.g. "bun 1.4.5" or "node 20.20.2". */
+  readonly name: string;
+  /** Spawns argv with stdin/stdout piped and stderr inherited. Never throws. */
+  spawn(argv: readonly string[], opts?: { cwd?: string; env?: Record<string, string | undefined> }): Promise<SpawnResult>;
+  /** This process's stdin as chunks. */
+  stdin(): ByteSource;
+  /** This process's stdout as a sink; a reader that went away (EPIPE) makes writes resolve and sets `broken`. */
+  stdout(): ByteSink & { readonly broken: boolean };
+  /** Opens (creating parent directories and the file) for appending. */
+  openAppend(path: string): Promise<AppendFile>;
+  /** Calls `handler` on each of the signals; returns a function that removes the handlers. */
+  onSignals(signals: readonly string[], handler: (signal: string) => void): () => void;
+}
