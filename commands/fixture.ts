@@ -1,9 +1,53 @@
+/**
+ * Hidden: the built-in fixture server and scripted client, so that selftest,
+ * demo and the tests run from any build of seam with no other file.
+ *   seam fixture server [--record-in FILE]
+ *   seam fixture client [--script awkward|demo] [--sent FILE] [--received FILE] -- CMD [ARGS…]
+ */
+import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import { UsageError } from "../src/exit.ts";
+import { EXIT, UsageError } from "../src/exit.ts";
+import { SCRIPTS, runFixtureClient } from "../src/fixture/client.ts";
+import { runFixtureServer } from "../src/fixture/server.ts";
+import { createLog } from "../src/log.ts";
+import { runtime } from "../src/runtime/index.ts";
 
 export default defineCommand({
-  meta: { name: "fixture", description: "not built yet" },
-  run() {
-    throw new UsageError("'seam fixture' is not built yet");
+  meta: { name: "fixture", description: "built-in fixture server and scripted client (for selftest, demo and tests)" },
+  args: {
+    role: { type: "positional", description: "server or client" },
+    recordIn: { type: "string" },
+    script: { type: "string" },
+    sent: { type: "string" },
+    received: { type: "string" },
+  },
+  async run({ rawArgs, args }) {
+    if (args.role === "server") {
+      const chunks: Uint8Array[] = [];
+      await runFixtureServer(runtime.stdin(), runtime.stdout(), args.recordIn ? (c) => chunks.push(c.slice()) : undefined);
+      if (args.recordIn) writeFileSync(args.recordIn, Buffer.concat(chunks));
+      return EXIT.OK;
+    }
+    if (args.role !== "client") throw new UsageError("fixture takes 'server' or 'client'");
+    const dd = rawArgs.indexOf("--");
+    const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
+    const script = SCRIPTS[(args.script as string | undefined) ?? "awkward"];
+    if (!script || argv.length === 0) throw new UsageError("fixture client needs a known --script and a command after '--'");
+    const spawned = await runtime.spawn(argv);
+    if (!spawned.ok) {
+      createLog().error(`cannot start ${argv[0]}: ${spawned.error}`);
+      return EXIT.SPAWN_FAILED;
+    }
+    try {
+      const run = await runFixtureClient(spawned.child, script);
+      if (args.sent) writeFileSync(args.sent, run.sent);
+      if (args.received) writeFileSync(args.received, run.received);
+    } catch (err) {
+      createLog().error(`fixture client: ${(err as Error).message}`);
+      spawned.child.kill("SIGKILL");
+      return EXIT.FAIL;
+    }
+    const status = await spawned.child.exited;
+    return status.code ?? EXIT.FAIL;
   },
 });

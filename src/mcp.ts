@@ -1,0 +1,431 @@
+/**
+ * Observing MCP messages and pairing requests with their answers.
+ *
+ * The observer sees copies of frames the relay has already forwarded (except
+ * under --write-ahead, where a tools/call waits for its intent row). It turns
+ * them into ledger rows through a RowSink. It never throws: a frame it cannot
+ * understand is counted, never fatal.
+ *
+ * Pairing rules (issue: "Pairing rules"): client requests and server requests
+ * live in separate id spaces, since an SDK client and an SDK server both count
+ * from 0; an answer is matched by (direction, exact id) — 1 and "1" differ,
+ * integers of any size compare exactly; a duplicate id still open pairs first
+ * in, first out; batches are taken element by element.
+ */
+import { compareCodePoints } from "./canonical.ts";
+import { digestJson } from "./digest.ts";
+import { type Json, JsonFloat, getField, isObject, parseJson } from "./json.ts";
+
+export type Fields = Record<string, Json | undefined>;
+
+export interface RowSink {
+  /** Queues a row; never blocks and never throws. */
+  row(evt: string, fields: Fields): void;
+  /** Queues a row and resolves once it is durable on disk (true) or cannot be (false). */
+  durable(evt: string, fields: Fields): Promise<boolean>;
+}
+
+/** Test-only defects, switched on by `seam selftest` to prove its checks can fail. */
+export interface ObserverFaults {
+  /** Also write a tool_call row when the request is seen (breaks one row per call). */
+  doubleRow?: boolean;
+  /** Skip the rows for calls still open at the end. */
+  noUnansweredFlush?: boolean;
+  /** One id table for both directions (lets a server request complete a client call). */
+  sharedIdTable?: boolean;
+}
+
+export interface ObserverOptions {
+  rows: RowSink;
+  raw: boolean;
+  writeAhead: boolean;
+  /** Monotonic milliseconds. */
+  now: () => number;
+  faults?: ObserverFaults;
+}
+
+type Dir = "c2s" | "s2c";
+
+interface Pending {
+  /** Who sent the request. */
+  from: Dir;
+  method: string;
+  id: Json;
+  params: Json | undefined;
+  seen: number;
+}
+
+/** Counters reported in session_end. */
+export interface ObserverCounts {
+  calls: number;
+  unanswered: number;
+  cancelled: number;
+  late_responses: number;
+  unmatched_responses: number;
+  unparsed_frames: number;
+  oversize_frames_unlogged: number;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Methods a client sends whose answers make rows; every other request is paired silently. */
+const ROWED_CLIENT_METHODS = new Set(["initialize", "server/discover", "tools/list", "tools/call", "resources/read", "prompts/get"]);
+
+/**
+ * The exact identity of a JSON-RPC id, or null when it is not a valid one
+ * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and forbids null).
+ */
+export function idKey(id: Json | undefined): string | null {
+  if (typeof id === "string") return `s${id}`;
+  if (typeof id === "number") return Number.isInteger(id) ? `i${id}` : null;
+  if (typeof id === "bigint") return `i${id}`;
+  return null;
+}
+
+/** Milliseconds kept to the microsecond, always written as a float. */
+function msSince(start: number, now: number): JsonFloat | number {
+  const v = Math.round((now - start) * 1000) / 1000;
+  return Number.isInteger(v) ? new JsonFloat(v) : v;
+}
+
+export class McpObserver {
+  readonly counts: ObserverCounts = {
+    calls: 0,
+    unanswered: 0,
+    cancelled: 0,
+    late_responses: 0,
+    unmatched_responses: 0,
+    unparsed_frames: 0,
+    oversize_frames_unlogged: 0,
+  };
+  /** Requests each side sent that the other has not answered yet, keyed by idKey. */
+  private readonly open: Record<Dir, Map<string, Pending[]>>;
+  /** Ids of cancelled requests whose answer may still arrive. */
+  private readonly cancelledIds: Record<Dir, Map<string, number>> = { c2s: new Map(), s2c: new Map() };
+  /** Holds for write-ahead intents of the frame being observed. */
+  private holds: Promise<boolean>[] = [];
+
+  constructor(private readonly o: ObserverOptions) {
+    const c2s = new Map<string, Pending[]>();
+    this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
+  }
+
+  /**
+   * A frame the client sent. Under --write-ahead, returns a promise that
+   * resolves once every tools/call in it has a durable intent row (true) or
+   * one could not be made durable (false); the relay forwards after it.
+   */
+  fromClient(frame: Uint8Array): Promise<boolean> | undefined {
+    this.holds = [];
+    this.observe("c2s", frame);
+    if (this.holds.length === 0) return undefined;
+    const holds = this.holds;
+    this.holds = [];
+    return Promise.all(holds).then((oks) => oks.every(Boolean));
+  }
+
+  fromServer(frame: Uint8Array): void {
+    this.observe("s2c", frame);
+  }
+
+  oversize(_dir: Dir, _length: number): void {
+    this.counts.oversize_frames_unlogged++;
+  }
+
+  /** Ids of the tools/call requests in a client frame (for the --fail-closed error answers). */
+  static requestIds(frame: Uint8Array): Json[] {
+    const msg = decodeFrame(frame);
+    if (msg === undefined) return [];
+    const items = Array.isArray(msg) ? msg : [msg];
+    const ids: Json[] = [];
+    for (const m of items) {
+      if (!isObject(m) || getField(m, "method") !== "tools/call") continue;
+      const id = getField(m, "id");
+      if (idKey(id) !== null) ids.push(id!);
+    }
+    return ids;
+  }
+
+  /** The session is over: every request still open gets its row, with `reason`. */
+  finish(reason: string): void {
+    if (this.o.faults?.noUnansweredFlush) return;
+    const now = this.o.now();
+    for (const dir of ["c2s", "s2c"] as const) {
+      if (dir === "s2c" && this.open.s2c === this.open.c2s) break;
+      for (const queue of this.open[dir].values()) {
+        for (const p of queue) {
+          if (this.rowFor(p, undefined, now, "unanswered", reason)) this.counts.unanswered++;
+        }
+      }
+      this.open[dir].clear();
+    }
+  }
+
+  private observe(dir: Dir, frame: Uint8Array): void {
+    const msg = decodeFrame(frame);
+    if (msg === undefined) {
+      if (!isBlank(frame)) this.counts.unparsed_frames++;
+      return;
+    }
+    if (Array.isArray(msg)) {
+      if (msg.length === 0) this.counts.unparsed_frames++;
+      for (const m of msg) this.message(dir, m);
+    } else {
+      this.message(dir, msg);
+    }
+  }
+
+  private message(dir: Dir, m: Json): void {
+    if (!isObject(m)) {
+      this.counts.unparsed_frames++;
+      return;
+    }
+    const method = getField(m, "method");
+    const hasId = getField(m, "id") !== undefined;
+    const id = getField(m, "id");
+    if (typeof method === "string") {
+      const params = getField(m, "params");
+      if (!hasId) {
+        if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
+        else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        return;
+      }
+      const key = idKey(id);
+      if (key === null) {
+        if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        return;
+      }
+      const p: Pending = { from: dir, method, id: id!, params, seen: this.o.now() };
+      const table = this.open[dir];
+      const q = table.get(key);
+      if (q) q.push(p);
+      else table.set(key, [p]);
+      if (dir === "c2s" && method === "tools/call") this.requested(p);
+      return;
+    }
+    if (!hasId) {
+      this.counts.unparsed_frames++;
+      return;
+    }
+    // An answer travels the other way from its request.
+    const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
+    const key = idKey(id);
+    const q = key === null ? undefined : this.open[reqDir].get(key);
+    const p = q?.shift();
+    if (q && q.length === 0) this.open[reqDir].delete(key!);
+    if (!p) {
+      const late = key === null ? 0 : (this.cancelledIds[reqDir].get(key) ?? 0);
+      if (late > 0) {
+        this.counts.late_responses++;
+        if (late === 1) this.cancelledIds[reqDir].delete(key!);
+        else this.cancelledIds[reqDir].set(key!, late - 1);
+      } else {
+        this.counts.unmatched_responses++;
+      }
+      return;
+    }
+    this.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
+  }
+
+  /** A tools/call request was seen: the write-ahead intent, and the test-only double row. */
+  private requested(p: Pending): void {
+    const tool = getField(p.params ?? null, "name");
+    const fields: Fields = {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: p.id,
+      args_digest: argsDigest(p.params),
+    };
+    if (this.o.writeAhead) this.holds.push(this.o.rows.durable("tool_call_intent", fields));
+    if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  private invalidCall(id: Json | undefined, params: Json | undefined): void {
+    const tool = getField(params ?? null, "name");
+    this.counts.calls++;
+    this.o.rows.row("tool_call", {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: id,
+      args_digest: argsDigest(params),
+      status: "invalid_id",
+      args: this.o.raw ? (getField(params ?? null, "arguments") ?? new Map()) : undefined,
+    });
+  }
+
+  private cancel(requestsDir: Dir, params: Json | undefined): void {
+    // notifications/cancelled names a request the *sender* made earlier.
+    const key = idKey(getField(params ?? null, "requestId"));
+    if (key === null) return;
+    const q = this.open[requestsDir].get(key);
+    const p = q?.shift();
+    if (!p) return;
+    if (q!.length === 0) this.open[requestsDir].delete(key);
+    this.cancelledIds[requestsDir].set(key, (this.cancelledIds[requestsDir].get(key) ?? 0) + 1);
+    const reason = getField(params ?? null, "reason");
+    if (this.rowFor(p, undefined, this.o.now(), "cancelled", typeof reason === "string" ? reason : undefined)) {
+      this.counts.cancelled++;
+    }
+  }
+
+  /**
+   * Writes the row for a finished request: answered (`answer` given) or closed
+   * without one (`closed` = "cancelled" | "unanswered"). Returns whether a row was written.
+   */
+  private rowFor(
+    p: Pending,
+    answer: { error: Json | undefined; result: Json | undefined } | undefined,
+    now: number,
+    closed?: string,
+    reason?: string,
+  ): boolean {
+    const raw = this.o.raw;
+    const ms = msSince(p.seen, now);
+    const outcome = answer ? statusOf(answer.error, answer.result) : closed!;
+    const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
+    const resultDigest = answerValue === undefined ? undefined : digestJson(answerValue);
+    const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
+    const params = p.params ?? null;
+    if (p.from === "s2c") {
+      this.o.rows.row("server_request", {
+        method: p.method,
+        rpc_id: p.id,
+        params_digest: digestJson(params),
+        result_digest: resultDigest,
+        status: outcome,
+        ms,
+        reason,
+        error_code: errorCode,
+        params: raw ? params : undefined,
+        result: raw ? answerValue : undefined,
+      });
+      return true;
+    }
+    const result = answer?.result;
+    switch (p.method) {
+      case "tools/call": {
+        const tool = getField(params, "name");
+        this.counts.calls++;
+        this.o.rows.row("tool_call", {
+          tool: typeof tool === "string" ? tool : undefined,
+          rpc_id: p.id,
+          args_digest: argsDigest(params),
+          result_digest: resultDigest,
+          status: outcome,
+          ms,
+          reason,
+          error_code: errorCode,
+          args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
+          result: raw ? answerValue : undefined,
+        });
+        return true;
+      }
+      case "initialize":
+      case "server/discover": {
+        const clientInfo = getField(params, "clientInfo");
+        this.o.rows.row(p.method === "initialize" ? "mcp_initialize" : "mcp_discover", {
+          rpc_id: p.id,
+          status: outcome,
+          client_info: clientInfo,
+          server_info: result === undefined ? undefined : getField(result, "serverInfo"),
+          protocol_version: result === undefined ? undefined : getField(result, "protocolVersion"),
+          result_digest: resultDigest,
+          ms,
+          reason,
+          error_code: errorCode,
+        });
+        return true;
+      }
+      case "tools/list": {
+        const tools = result === undefined ? undefined : getField(result, "tools");
+        const names = Array.isArray(tools)
+          ? tools.map((t) => getField(t, "name")).filter((n): n is string => typeof n === "string").sort(compareCodePoints)
+          : undefined;
+        const cursor = getField(params, "cursor");
+        const next = result === undefined ? undefined : getField(result, "nextCursor");
+        this.o.rows.row("tools_list", {
+          rpc_id: p.id,
+          status: outcome,
+          tools: names,
+          tool_count: Array.isArray(tools) ? tools.length : undefined,
+          tools_digest: tools === undefined ? undefined : digestJson(tools),
+          cursor: typeof cursor === "string" ? cursor : undefined,
+          next_cursor: typeof next === "string" ? next : undefined,
+          ms,
+          reason,
+          error_code: errorCode,
+        });
+        return true;
+      }
+      case "resources/read": {
+        const uri = getField(params, "uri");
+        this.o.rows.row("resource_read", {
+          uri: typeof uri === "string" ? uri : undefined,
+          rpc_id: p.id,
+          result_digest: resultDigest,
+          status: outcome,
+          ms,
+          reason,
+          error_code: errorCode,
+          result: raw ? answerValue : undefined,
+        });
+        return true;
+      }
+      case "prompts/get": {
+        const name = getField(params, "name");
+        this.o.rows.row("prompt_get", {
+          prompt: typeof name === "string" ? name : undefined,
+          rpc_id: p.id,
+          args_digest: argsDigest(params),
+          result_digest: resultDigest,
+          status: outcome,
+          ms,
+          reason,
+          error_code: errorCode,
+          args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
+          result: raw ? answerValue : undefined,
+        });
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+}
+
+export function isRowed(method: string): boolean {
+  return ROWED_CLIENT_METHODS.has(method);
+}
+
+/** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
+function statusOf(error: Json | undefined, result: Json | undefined): string {
+  if (error !== undefined) return "error";
+  if (result !== undefined && isObject(result)) {
+    if (getField(result, "isError") === true) return "error";
+    if (getField(result, "resultType") === "input_required") return "input_required";
+  }
+  return "ok";
+}
+
+/** Digest of params.arguments; a call without arguments digests as `{}`. */
+function argsDigest(params: Json | undefined): string {
+  const args = params === undefined ? undefined : getField(params, "arguments");
+  return digestJson(args === undefined ? new Map() : args);
+}
+
+function decodeFrame(frame: Uint8Array): Json | undefined {
+  let text: string;
+  try {
+    text = decoder.decode(frame);
+  } catch {
+    return undefined;
+  }
+  try {
+    return parseJson(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isBlank(frame: Uint8Array): boolean {
+  for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  return true;
+}

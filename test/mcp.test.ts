@@ -1,0 +1,191 @@
+import { describe, expect, test } from "bun:test";
+import { lineForm } from "../src/canonical.ts";
+import { digestJson } from "../src/digest.ts";
+import { JsonFloat, parseJson } from "../src/json.ts";
+import { type Fields, McpObserver, type ObserverFaults } from "../src/mcp.ts";
+
+const enc = new TextEncoder();
+
+/** Drives an observer with a script of frames; rows come back as (evt, line-form of fields) pairs. */
+function observe(script: [">" | "<", string][], faults?: ObserverFaults, raw = false) {
+  const rows: { evt: string; fields: Fields }[] = [];
+  let t = 0;
+  const o = new McpObserver({
+    rows: {
+      row: (evt, fields) => rows.push({ evt, fields }),
+      durable: async (evt, fields) => {
+        rows.push({ evt, fields });
+        return true;
+      },
+    },
+    raw,
+    writeAhead: false,
+    now: () => (t += 1.5),
+    faults,
+  });
+  for (const [dir, frame] of script) {
+    if (dir === ">") o.fromClient(enc.encode(frame));
+    else o.fromServer(enc.encode(frame));
+  }
+  o.finish("client_eof");
+  const clean = rows.map(({ evt, fields }) => {
+    const kept: Record<string, unknown> = { evt };
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) kept[k] = v;
+    return kept;
+  });
+  return { rows: clean.map((r) => lineForm(r as never)), counts: o.counts };
+}
+
+const call = (id: string, name = "echo", args = `{"x":1}`) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
+const ok = (id: string, result = `{"content":[]}`) => `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
+const ARGS = digestJson(parseJson(`{"x":1}`));
+const RES = digestJson(parseJson(`{"content":[]}`));
+
+describe("McpObserver pairing", () => {
+  test("an answered call is one ok row with digests and ms", () => {
+    const { rows, counts } = observe([[">", call("1")], ["<", ok("1")]]);
+    expect(rows).toEqual([
+      `{"evt": "tool_call", "tool": "echo", "rpc_id": 1, "args_digest": "${ARGS}", "result_digest": "${RES}", "status": "ok", "ms": 1.5}`,
+    ]);
+    expect(counts.calls).toBe(1);
+  });
+
+  test("1 and \"1\" are different ids; the answer to \"1\" does not close 1", () => {
+    const { rows } = observe([[">", call("1")], [">", call(`"1"`)], ["<", ok(`"1"`)]]);
+    expect(rows[0]).toContain(`"rpc_id": "1", "args_digest"`);
+    expect(rows[0]).toContain(`"status": "ok"`);
+    expect(rows[1]).toContain(`"rpc_id": 1, "args_digest"`);
+    expect(rows[1]).toContain(`"status": "unanswered", "ms": 4.5, "reason": "client_eof"`);
+  });
+
+  test("ids beyond 2^53 pair exactly and are written exactly", () => {
+    const { rows } = observe([[">", call("18446744073709551617")], [">", call("18446744073709551616")], ["<", ok("18446744073709551616")]]);
+    expect(rows[0]).toContain(`"rpc_id": 18446744073709551616, "args_digest"`);
+    expect(rows[0]).toContain(`"status": "ok"`);
+    expect(rows[1]).toContain(`"rpc_id": 18446744073709551617, "args_digest"`);
+    expect(rows[1]).toContain(`"status": "unanswered"`);
+  });
+
+  test("a server request with the id of an open client call does not complete it", () => {
+    const script: [">" | "<", string][] = [
+      [">", call("8", "ask")],
+      ["<", `{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage","params":{}}`],
+      [">", ok("8", `{"role":"assistant"}`)],
+      ["<", ok("8")],
+    ];
+    const { rows } = observe(script);
+    expect(rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).toEqual(["server_request:ok", "tool_call:ok"]);
+    expect(rows[1]).toContain(`"result_digest": "${RES}"`);
+    // RED: one id table for both directions lets the client's answer to the server close the call.
+    const red = observe(script, { sharedIdTable: true });
+    expect(red.rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).not.toEqual(["server_request:ok", "tool_call:ok"]);
+    expect(red.rows[0]).toContain(`"evt": "tool_call"`);
+    expect(red.rows[0]).toContain(`"result_digest": "${digestJson(parseJson(`{"role":"assistant"}`))}"`);
+  });
+
+  test("duplicate open ids pair first in, first out", () => {
+    const { rows } = observe([[">", call("9", "a")], [">", call("9", "b")], ["<", ok("9")], ["<", `{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}}`]]);
+    expect(rows[0]).toContain(`"tool": "a"`);
+    expect(rows[0]).toContain(`"status": "ok"`);
+    expect(rows[1]).toContain(`"tool": "b"`);
+    expect(rows[1]).toContain(`"status": "error", "ms": 3.0, "error_code": -1`);
+  });
+
+  test("batches are taken element by element", () => {
+    const { rows } = observe([[">", `[${call("10")},${call("11")}]`], ["<", `[${ok("11")},${ok("10")}]`]]);
+    expect(rows.map((r) => JSON.parse(r).rpc_id)).toEqual([11, 10]);
+  });
+
+  test("statuses: error, isError, input_required", () => {
+    const { rows } = observe([
+      [">", call("1")],
+      ["<", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`],
+      [">", call("2")],
+      ["<", ok("2", `{"content":[],"isError":true}`)],
+      [">", call("3")],
+      ["<", ok("3", `{"resultType":"input_required"}`)],
+    ]);
+    expect(rows.map((r) => JSON.parse(r).status)).toEqual(["error", "error", "input_required"]);
+    expect(rows[0]).toContain(`"error_code": -32602`);
+    expect(rows[0]).toContain(`"result_digest": "${digestJson(parseJson(`{"code":-32602,"message":"bad"}`))}"`);
+  });
+
+  test("a cancelled call is rowed once; its late answer is counted, not re-rowed", () => {
+    const { rows, counts } = observe([
+      [">", call("13", "wait")],
+      [">", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":13,"reason":"gave up"}}`],
+      ["<", ok("13")],
+    ]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain(`"status": "cancelled", "ms": 1.5, "reason": "gave up"`);
+    expect(counts).toMatchObject({ cancelled: 1, late_responses: 1, unmatched_responses: 0 });
+  });
+
+  test("invalid ids still leave a row, written when seen", () => {
+    const { rows } = observe([
+      [">", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}`],
+      [">", call("1.5")],
+      [">", call("null")],
+      [">", call("{}")],
+    ]);
+    expect(rows.map((r) => [JSON.parse(r).status, r.match(/"rpc_id": ([^,]*),/)?.[1] ?? "-"])).toEqual([
+      ["invalid_id", "-"],
+      ["invalid_id", "1.5"],
+      ["invalid_id", "null"],
+      ["invalid_id", "{}"],
+    ]);
+    expect(rows[0]).toContain(`"args_digest": "${digestJson(new Map())}"`);
+  });
+
+  test("unanswered calls are rowed at the end; RED without the flush", () => {
+    const script: [">" | "<", string][] = [[">", call("16", "never")]];
+    expect(observe(script).rows).toEqual([
+      `{"evt": "tool_call", "tool": "never", "rpc_id": 16, "args_digest": "${ARGS}", "status": "unanswered", "ms": 1.5, "reason": "client_eof"}`,
+    ]);
+    expect(observe(script, { noUnansweredFlush: true }).rows).toEqual([]);
+  });
+
+  test("one row per call; RED with the double-row fault", () => {
+    const script: [">" | "<", string][] = [[">", call("1")], ["<", ok("1")]];
+    expect(observe(script).rows).toHaveLength(1);
+    expect(observe(script, { doubleRow: true }).rows).toHaveLength(2);
+  });
+
+  test("initialize, tools/list, resources/read, prompts/get and server requests", () => {
+    const { rows } = observe([
+      [">", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"c","version":"1"}}}`],
+      ["<", ok("0", `{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"2"}}`)],
+      [">", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"p2"}}`],
+      ["<", ok("1", `{"tools":[{"name":"\u{1F600}"},{"name":"\uFB00"},{"name":"b"}],"nextCursor":"p3"}`)],
+      [">", `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}`],
+      ["<", ok("2")],
+      [">", `{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p"}}`],
+      ["<", ok("3")],
+      ["<", `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`],
+    ]);
+    expect(rows[0]).toBe(
+      `{"evt": "mcp_initialize", "rpc_id": 0, "status": "ok", "client_info": {"name": "c", "version": "1"}, "server_info": {"name": "s", "version": "2"}, "protocol_version": "2025-06-18", "result_digest": "${digestJson(parseJson(`{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"2"}}`))}", "ms": 1.5}`,
+    );
+    expect(rows[1]).toContain(`"tools": ["b", "\uFB00", "\u{1F600}"], "tool_count": 3, "tools_digest": "sha256:json-c14n:v1:`);
+    expect(rows[1]).toContain(`"cursor": "p2", "next_cursor": "p3"`);
+    expect(rows[2]).toStartWith(`{"evt": "resource_read", "uri": "file:///x", "rpc_id": 2,`);
+    expect(rows[3]).toStartWith(`{"evt": "prompt_get", "prompt": "p", "rpc_id": 3, "args_digest": "${digestJson(new Map())}"`);
+    expect(rows[4]).toStartWith(`{"evt": "server_request", "method": "roots/list", "rpc_id": 0, "params_digest": "${digestJson(null)}", "status": "unanswered"`);
+  });
+
+  test("frames that are not JSON-RPC are counted; blank ones are not", () => {
+    const { counts, rows } = observe([[">", ""], [">", " \t\r"], [">", "hello"], [">", `{"jsonrpc":`], [">", "42"], [">", "\xff"]]);
+    expect(rows).toEqual([]);
+    expect(counts.unparsed_frames).toBe(4);
+  });
+
+  test("--raw records arguments and results as they were", () => {
+    const { rows } = observe([[">", call("1", "echo", `{"n":1.0,"big":123456789012345678901}`)], ["<", ok("1")]], undefined, true);
+    expect(rows[0]).toContain(`"args": {"n": 1.0, "big": 123456789012345678901}, "result": {"content": []}}`);
+  });
+});
+
+test("JsonFloat ms keeps integral milliseconds a float", () => {
+  expect(lineForm(new JsonFloat(6))).toBe("6.0");
+});
