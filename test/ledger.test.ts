@@ -1,0 +1,434 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JsonFloat } from "../src/json.ts";
+import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger.ts";
+import { openAppend as openBun } from "../src/runtime/file-bun.ts";
+import { openAppend as openNode } from "../src/runtime/file-node.ts";
+import type { AppendFile } from "../src/runtime/types.ts";
+import { checkChain } from "./ledger-check.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const NOW = () => new Date(Date.UTC(2026, 10, 30, 3, 24, 7, 123));
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), "seam-ledger-"));
+}
+
+interface Opened {
+  w: LedgerWriter;
+  warnings: string[];
+}
+
+async function openLedger(path: string, extra: Partial<LedgerConfig> = {}): Promise<Opened> {
+  const warnings: string[] = [];
+  const w = await LedgerWriter.open({
+    path,
+    session: "s-golden",
+    server: "srv",
+    fsync: "batch",
+    openAppend: openBun,
+    now: NOW,
+    warn: (m) => warnings.push(m),
+    ...extra,
+  });
+  return { w, warnings };
+}
+
+const read = (path: string) => readFileSync(path, "utf8");
+
+// Expected lines computed independently with Python's json.dumps / hashlib (see the chain rule in src/chain.ts).
+const OTHER_BEGIN =
+  `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-other", "seq": 1, "server": "other", "pid": 7, "ts": "2026-11-30T03:24:07.123Z", "chain": "95821ff431e1fc7528d1c9fa7cc4710c"}\n`;
+const BEGIN_AFTER_OTHER =
+  `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "96650e6947669ba8edce441004322d78"}\n`;
+
+describe.each([
+  ["bun", openBun],
+  ["node", openNode],
+] as const)("LedgerWriter over file-%s", (_impl, openAppend) => {
+  test("golden: a fresh ledger's exact bytes (field order, seq, omitted fields, chains, session_end counters)", async () => {
+    const path = join(tmp(), "sub", "l.jsonl");
+    const { w, warnings } = await openLedger(path, { openAppend });
+    void w.append("session_begin", {
+      command: ["npx", "-y", "pkg", "--token", "<redacted>"],
+      command_redactions: 1,
+      pid: 42,
+      raw_payloads: false,
+      max_frame: 67108864,
+      write_ahead: undefined,
+    });
+    void w.append("tool_call", {
+      tool: "echo",
+      rpc_id: 18446744073709551616n,
+      args: { text: "héllo 🔒 \u2028", n: [1, new JsonFloat(2), new JsonFloat(-0), new JsonFloat(1e21), null, true] },
+      status: "ok",
+      ms: 1.5,
+      // reserved names are the writer's own; a field cannot override them
+      seq: 99,
+      chain: "x",
+    });
+    expect(await w.append("tool_call", { tool: "echo", rpc_id: "1", status: "error", error_code: -32601 })).toBe(true);
+    const ended = await w.end({
+      reason: "child_exit",
+      exit_code: 0,
+      signal: undefined,
+      calls: 2,
+      unanswered: undefined,
+      bytes: new Map([
+        ["c2s", 10],
+        ["s2c", 20],
+      ]),
+    });
+    expect(ended).toBe(true);
+    expect(read(path)).toBe(
+      `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "command": ["npx", "-y", "pkg", "--token", "<redacted>"], "command_redactions": 1, "pid": 42, "raw_payloads": false, "max_frame": 67108864, "ts": "2026-11-30T03:24:07.123Z", "chain": "128e2ea49d76818218c40a74ca4ebb81"}\n` +
+        `{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 2, "server": "srv", "tool": "echo", "rpc_id": 18446744073709551616, "args": {"text": "héllo 🔒 \u2028", "n": [1, 2.0, -0.0, 1e+21, null, true]}, "status": "ok", "ms": 1.5, "ts": "2026-11-30T03:24:07.123Z", "chain": "ecc9889f39306af9b74aec2d68306453"}\n` +
+        `{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 3, "server": "srv", "tool": "echo", "rpc_id": "1", "status": "error", "error_code": -32601, "ts": "2026-11-30T03:24:07.123Z", "chain": "dd7ca021281002b7daa758ea3c737d09"}\n` +
+        `{"evt": "session_end", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 4, "server": "srv", "reason": "child_exit", "exit_code": 0, "rows_before_end": 3, "calls": 2, "bytes": {"c2s": 10, "s2c": 20}, "ts": "2026-11-30T03:24:07.123Z", "chain": "b86beff4572298bc7ab8b7cf0c754b05"}\n`,
+    );
+    expect([w.rowsWritten, w.rowsUnlogged, w.repairs]).toEqual([4, 0, 0]);
+    expect(warnings).toEqual([]);
+  });
+
+  test("golden: a torn last line is healed with \\n and a ledger_repair row chained from the row before it", async () => {
+    const path = join(tmp(), "l.jsonl");
+    const torn = `{"evt": "tool_call", "seam": "mcp-st`;
+    writeFileSync(path, OTHER_BEGIN + torn);
+    const { w } = await openLedger(path, { openAppend });
+    expect(await w.append("session_begin", { pid: 42 })).toBe(true);
+    expect(read(path)).toBe(
+      OTHER_BEGIN +
+        torn +
+        "\n" +
+        `{"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 2, "torn_bytes": 36, "torn_digest": "sha256:raw-bytes:v1:85ce959e95a8336aaaa9a20c5471e3204b41b1414b1648317abdae6de0a07ed7", "ts": "2026-11-30T03:24:07.123Z", "chain": "456755491e8add15092edf66072dc401"}\n` +
+        `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "55d6dce6928374e4d71f3742bbfce385"}\n`,
+    );
+    expect(w.repairs).toBe(1);
+    await w.end({ reason: "done" });
+    // the repair row is no row of the session's sequence
+    expect(read(path).split("\n").at(-2)).toContain(`"seq": 2, "server": "srv", "reason": "done", "rows_before_end": 1,`);
+  });
+
+  test("golden: blank, unparseable, non-object and non-string-chain lines are passed over to the last chained row", async () => {
+    const path = join(tmp(), "l.jsonl");
+    const existing = OTHER_BEGIN + "\n  \t\r\nnot json\n[1, 2]\n" + `{"chain": 5}\n\n`;
+    writeFileSync(path, existing);
+    const { w } = await openLedger(path, { openAppend });
+    await w.append("session_begin", { pid: 42 });
+    expect(read(path)).toBe(existing + BEGIN_AFTER_OTHER);
+    await w.end({});
+  });
+
+  test("golden: a row with a falsy chain restarts the chain from genesis", async () => {
+    const path = join(tmp(), "l.jsonl");
+    const existing = OTHER_BEGIN + `{"x": 1, "chain": ""}\n`;
+    writeFileSync(path, existing);
+    const { w } = await openLedger(path, { openAppend });
+    await w.append("session_begin", { pid: 42 });
+    expect(read(path)).toBe(
+      existing +
+        `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "41c4b1a6e75d06b4f10ebdbc50924e86"}\n`,
+    );
+    await w.end({});
+  });
+
+  test("golden: a complete last row without its \\n only gets the \\n (no repair)", async () => {
+    const path = join(tmp(), "l.jsonl");
+    writeFileSync(path, OTHER_BEGIN.slice(0, -1));
+    const { w } = await openLedger(path, { openAppend });
+    await w.append("session_begin", { pid: 42 });
+    expect(read(path)).toBe(OTHER_BEGIN + BEGIN_AFTER_OTHER);
+    expect(w.repairs).toBe(0);
+    await w.end({});
+  });
+
+  test("a whitespace-only unterminated tail only gets its \\n", async () => {
+    const path = join(tmp(), "l.jsonl");
+    writeFileSync(path, OTHER_BEGIN + "  ");
+    const { w } = await openLedger(path, { openAppend });
+    await w.append("session_begin", { pid: 42 });
+    expect(read(path)).toBe(OTHER_BEGIN + "  \n" + BEGIN_AFTER_OTHER);
+    await w.end({});
+  });
+});
+
+test("the chain continues from rows another writer appended meanwhile (one chain, two sessions)", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const a = (await openLedger(path, { session: "a" })).w;
+  const b = (await openLedger(path, { session: "b" })).w;
+  for (let i = 0; i < 5; i++) {
+    await a.append("tool_call", { i });
+    await b.append("tool_call", { i });
+  }
+  await a.end({ calls: 5 });
+  await b.end({ calls: 5 });
+  const check = checkChain(read(path));
+  expect(check).toEqual({ rows: 12, breaks: [], seqs: { a: [1, 2, 3, 4, 5, 6], b: [1, 2, 3, 4, 5, 6] } });
+});
+
+test("a torn line in front of a long row is found however many chunks back it starts", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const w1 = (await openLedger(path, { session: "big" })).w;
+  await w1.append("tool_call", { blob: "x".repeat(300_000) });
+  await w1.end({});
+  writeFileSync(path, read(path) + "\n".repeat(3) + `{"torn": "${"y".repeat(200_000)}`);
+  const w2 = (await openLedger(path)).w;
+  await w2.append("session_begin", {});
+  await w2.end({});
+  const text = read(path);
+  expect(checkChain(text).breaks).toEqual(["line 6: unparseable"]);
+  expect(text.split("\n")[6]).toContain(`"torn_line": 6, "torn_bytes": 200010,`);
+});
+
+// ---- failure: never throws, counts, warns once ----
+
+describe("an unwritable ledger", () => {
+  async function useUnwritable(path: string): Promise<{ w: LedgerWriter; warnings: string[]; results: boolean[] }> {
+    const { w, warnings } = await openLedger(path);
+    const results = await Promise.all([
+      w.append("session_begin", {}),
+      w.append("tool_call", {}),
+      w.appendDurable("tool_call_intent", {}),
+    ]);
+    results.push(await w.end({ calls: 0 }));
+    return { w, warnings, results };
+  }
+
+  test("a directory as the ledger: every row unlogged, one warning", async () => {
+    const dir = tmp();
+    const { w, warnings, results } = await useUnwritable(dir);
+    expect(results).toEqual([false, false, false, false]);
+    expect([w.rowsWritten, w.rowsUnlogged]).toEqual([0, 4]);
+    expect(warnings).toEqual([`ledger ${dir} cannot be written: illegal operation on a directory`]);
+  });
+
+  test("a full disk: every row unlogged, one warning", async () => {
+    const path = join(tmp(), "l.jsonl");
+    symlinkSync("/dev/full", path);
+    const { w, warnings, results } = await useUnwritable(path);
+    expect(results).toEqual([false, false, false, false]);
+    expect([w.rowsWritten, w.rowsUnlogged]).toEqual([0, 4]);
+    expect(warnings).toEqual([`ledger ${path} cannot be written: no space left on device`]);
+  });
+
+  test("a read-only directory: every row unlogged, one warning (run as nobody when root)", () => {
+    const dir = tmp();
+    const ro = join(dir, "ro");
+    mkdirSync(ro);
+    chmodSync(ro, 0o555);
+    chmodSync(dir, 0o755);
+    const path = join(ro, "l.jsonl");
+    const cmd = [process.execPath, `${ROOT}test/fixtures/ledger-writer.ts`, path, "s", "3"];
+    const p = Bun.spawnSync(process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd);
+    expect(p.stderr.toString()).toBe("");
+    expect(JSON.parse(p.stdout.toString())).toEqual({
+      written: 0,
+      unlogged: 5,
+      warnings: [`ledger ${path} cannot be written: permission denied`],
+      ended: false,
+    });
+  });
+
+  test("a write that fails for a while: rows lost are counted, seq has a gap, session_end says rows_unlogged", async () => {
+    const path = join(tmp(), "l.jsonl");
+    let failing = false;
+    const inner = await openBun(path);
+    const flaky: AppendFile = {
+      ...inner,
+      write: (b) => (failing ? Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })) : inner.write(b)),
+    };
+    const { w, warnings } = await openLedger(path, { openAppend: async () => flaky });
+    expect(await w.append("session_begin", {})).toBe(true);
+    failing = true;
+    expect(await w.append("tool_call", { n: 1 })).toBe(false);
+    expect(await w.append("tool_call", { n: 2 })).toBe(false);
+    failing = false;
+    expect(await w.append("tool_call", { n: 3 })).toBe(true);
+    await w.end({ reason: "r", calls: 1, bytes: new Map([["c2s", 0]]) });
+    const rows = read(path).trimEnd().split("\n");
+    expect(rows.map((l) => /"seq": (\d+)/.exec(l)![1])).toEqual(["1", "4", "5"]);
+    expect(rows[2]).toContain(`"reason": "r", "rows_before_end": 2, "calls": 1, "rows_unlogged": 2, "bytes": {"c2s": 0},`);
+    expect(warnings).toEqual([`ledger ${path} cannot be written: no space left on device`]);
+    expect(checkChain(read(path)).breaks).toEqual([]);
+  });
+
+  test("a short write: whole lines that landed count as written, the torn rest is repaired by the next flush", async () => {
+    const path = join(tmp(), "l.jsonl");
+    const inner = await openBun(path);
+    let cut = -1; // write only this many bytes of the next write, then fail
+    const short: AppendFile = {
+      ...inner,
+      async write(b) {
+        if (cut < 0) return inner.write(b);
+        await inner.write(b.subarray(0, cut));
+        cut = -1;
+        throw Object.assign(new Error("EFBIG: file too large, write"), { code: "EFBIG" });
+      },
+    };
+    const { w } = await openLedger(path, { openAppend: async () => short });
+    await w.append("session_begin", {});
+    const line = `{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 2, "server": "srv", "n": 1, "ts": "2026-11-30T03:24:07.123Z", "chain": "................................"}\n`;
+    cut = line.length + 10; // row 2 whole, 10 bytes of row 3
+    const r = await Promise.all([w.append("tool_call", { n: 1 }), w.append("tool_call", { n: 2 })]);
+    expect(r).toEqual([true, false]);
+    expect([w.rowsWritten, w.rowsUnlogged]).toEqual([2, 1]);
+    expect(await w.append("tool_call", { n: 3 })).toBe(true);
+    await w.end({ calls: 2 });
+    expect(w.repairs).toBe(1);
+    const text = read(path);
+    expect(checkChain(text).breaks).toEqual(["line 3: unparseable"]);
+    expect(text.split("\n")[3]).toContain(`"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 3, "torn_bytes": 10,`);
+    expect(text.split("\n")[5]).toContain(`"seq": 5, "server": "srv", "rows_before_end": 3, "calls": 2, "rows_unlogged": 1,`);
+  });
+
+  test("a lock that cannot be taken: rows are still written, one warning", async () => {
+    const path = join(tmp(), "l.jsonl");
+    const { w, warnings } = await openLedger(path, {
+      lock: () => Promise.reject(Object.assign(new Error("EROFS: read-only file system, open"), { code: "EROFS" })),
+    });
+    expect(await w.append("a", {})).toBe(true);
+    expect(await w.append("b", {})).toBe(true);
+    await w.end({});
+    expect(w.rowsWritten).toBe(3);
+    expect(warnings).toEqual([
+      `ledger lock ${path}.lock cannot be taken (read-only file system): appending without it, so another process writing the same ledger could fork its chain`,
+    ]);
+  });
+});
+
+// ---- durability: fsync policies ----
+
+interface Probe {
+  file: AppendFile;
+  log: string[];
+  /** When set, sync waits for this promise. */
+  gate: Promise<void> | null;
+}
+
+async function probe(path: string): Promise<Probe> {
+  const inner = await openBun(path);
+  const p: Probe = {
+    log: [],
+    gate: null,
+    file: {
+      ...inner,
+      async write(b) {
+        await inner.write(b);
+        p.log.push("write");
+      },
+      async sync() {
+        p.log.push("sync-start");
+        if (p.gate) await p.gate;
+        await inner.sync();
+        p.log.push("sync");
+      },
+    },
+  };
+  return p;
+}
+
+async function policyRun(fsync: FsyncPolicy, batchMs = 40): Promise<{ afterEach: number[]; afterWait: number; afterEnd: number }> {
+  const path = join(tmp(), "l.jsonl");
+  const p = await probe(path);
+  const { w } = await openLedger(path, { fsync, batchMs, openAppend: async () => p.file });
+  const syncs = () => p.log.filter((e) => e === "sync").length;
+  const afterEach: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await w.append("tool_call", { i });
+    afterEach.push(syncs());
+  }
+  await Bun.sleep(batchMs * 3);
+  const afterWait = syncs();
+  await w.end({});
+  return { afterEach, afterWait, afterEnd: syncs() };
+}
+
+test("fsync always: each row is fsynced before its append resolves", async () => {
+  expect(await policyRun("always")).toEqual({ afterEach: [1, 2, 3], afterWait: 3, afterEnd: 4 });
+});
+
+test("fsync batch: rows resolve once written; one fsync within batchMs; one more at end", async () => {
+  expect(await policyRun("batch")).toEqual({ afterEach: [0, 0, 0], afterWait: 1, afterEnd: 2 });
+});
+
+test("fsync never: no fsync at all, not even at end", async () => {
+  expect(await policyRun("never")).toEqual({ afterEach: [0, 0, 0], afterWait: 0, afterEnd: 0 });
+});
+
+test.each(["never", "batch", "always"] as const)("appendDurable (fsync %s) resolves only after the fsync completes", async (fsync) => {
+  const path = join(tmp(), "l.jsonl");
+  const p = await probe(path);
+  let open!: () => void;
+  p.gate = new Promise((r) => (open = r));
+  const { w } = await openLedger(path, { fsync, openAppend: async () => p.file });
+  const state: { settled: boolean | null } = { settled: null };
+  const durable = w.appendDurable("tool_call_intent", { tool: "t" }).then((v) => (state.settled = v));
+  for (let i = 0; i < 20 && !p.log.includes("sync-start"); i++) await Bun.sleep(5);
+  expect(p.log).toEqual(["write", "sync-start"]);
+  await Bun.sleep(20);
+  expect(state.settled).toBe(null);
+  open();
+  await durable;
+  expect(state.settled).toBe(true);
+  expect(p.log).toEqual(["write", "sync-start", "sync"]);
+  await w.end({});
+});
+
+test("appendDurable whose fsync fails resolves false (the row is in the file and counted written)", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const inner = await openBun(path);
+  const file: AppendFile = { ...inner, sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })) };
+  const { w, warnings } = await openLedger(path, { fsync: "never", openAppend: async () => file });
+  expect(await w.appendDurable("tool_call_intent", {})).toBe(false);
+  expect(await w.append("tool_call", {})).toBe(true);
+  expect([w.rowsWritten, w.rowsUnlogged]).toEqual([2, 0]);
+  expect(warnings).toEqual([`ledger ${path} cannot be written: i/o error`]);
+  await w.end({});
+});
+
+// ---- never blocks; batches under load ----
+
+test("append returns at once while a slow write is in flight, and rows queued meanwhile go in one write", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const inner = await openBun(path);
+  const sizes: number[] = [];
+  const slow: AppendFile = {
+    ...inner,
+    async write(b) {
+      sizes.push(b.length);
+      await Bun.sleep(50);
+      await inner.write(b);
+    },
+  };
+  const { w } = await openLedger(path, { openAppend: async () => slow });
+  const first = w.append("tool_call", { i: 0 });
+  await Bun.sleep(10); // the first write is now in flight
+  const t0 = performance.now();
+  const rest = Array.from({ length: 500 }, (_, i) => w.append("tool_call", { i: i + 1 }));
+  expect(performance.now() - t0).toBeLessThan(40);
+  expect(await first).toBe(true);
+  expect((await Promise.all(rest)).every((v) => v)).toBe(true);
+  expect(sizes.length).toBe(2);
+  await w.end({});
+  expect(checkChain(read(path)).rows).toBe(502);
+});
+
+test("append after end resolves false and counts as unlogged", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const { w } = await openLedger(path);
+  await w.end({});
+  expect(await w.append("late", {})).toBe(false);
+  expect(await w.end({})).toBe(false);
+  expect(w.rowsUnlogged).toBe(1);
+});
+
+test("rows appended in one turn of the event loop go in one write", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const p = await probe(path);
+  const { w } = await openLedger(path, { openAppend: async () => p.file });
+  await Promise.all([w.append("a", {}), w.append("b", {}), w.append("c", {})]);
+  expect(p.log.filter((e) => e === "write").length).toBe(1);
+  await w.end({});
+});
