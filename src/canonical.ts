@@ -43,6 +43,27 @@ const CHAIN: Style = { item: ", ", colon: ": ", sort: 1, nan: true, es: false, e
 const LINE: Style = { item: ", ", colon: ": ", sort: 0, nan: true, es: false, escapeLone: true };
 const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escapeLone: false };
 
+/** The styles compactForm and chainForm use: always COMPACT and CHAIN, except inside withCanonicalFault. */
+let compactStyle = COMPACT;
+let chainStyle = CHAIN;
+
+/** The ways a reimplementation gets the recipe wrong; `seam selftest` switches each on to show the vectors catch it. */
+export type CanonicalFault = "unsorted-keys" | "utf16-key-order" | "js-numbers" | "compact-chain";
+
+/** Test-only: runs `run` with one recipe defect switched on inside the real serializer, then restores it. */
+export function withCanonicalFault<T>(fault: CanonicalFault, run: () => T): T {
+  const saved = [compactStyle, chainStyle] as const;
+  if (fault === "unsorted-keys") compactStyle = { ...COMPACT, sort: 0 };
+  else if (fault === "utf16-key-order") compactStyle = { ...COMPACT, sort: 2 };
+  else if (fault === "js-numbers") compactStyle = { ...COMPACT, es: true };
+  else chainStyle = { ...CHAIN, item: ",", colon: ":" };
+  try {
+    return run();
+  } finally {
+    [compactStyle, chainStyle] = saved;
+  }
+}
+
 /**
  * The digest form, `json.dumps(v, sort_keys=True, separators=(",", ":"),
  * ensure_ascii=False, allow_nan=False)` as UTF-8 text, e.g. `{"a":1,"b":[1.0,"é"]}`.
@@ -51,7 +72,7 @@ const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escap
  * occur, as in Python, where dumps raises before the UTF-8 encode is tried.
  */
 export function compactForm(v: Json): string {
-  const out = top(v, COMPACT);
+  const out = top(v, compactStyle);
   if (!isWellFormed(out)) throw new CanonicalError("UnicodeEncodeError", "a lone surrogate cannot be encoded as UTF-8");
   return out;
 }
@@ -63,7 +84,7 @@ export function compactForm(v: Json): string {
  * string (chainOf hashes them with utf8Surrogatepass).
  */
 export function chainForm(v: Json): string {
-  return top(v, CHAIN);
+  return top(v, chainStyle);
 }
 
 /**
@@ -170,8 +191,12 @@ function sortKeys(keys: string[], sort: 1 | 2): string[] {
   return keys;
 }
 
-/** Deep enough for anything parseJson yields; a cycle in a value built in code ends here (Python: ValueError). */
-const MAX_WRITE_DEPTH = 10000;
+/**
+ * Python's json.dumps gives up (RecursionError) a little under 1000 levels;
+ * this is deeper than parseJson's default and well within Node's stack. A
+ * cycle in a value built in code ends here too (Python: ValueError).
+ */
+export const MAX_WRITE_DEPTH = 1000;
 
 function top(v: Json, st: Style): string {
   try {

@@ -8,6 +8,7 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import { CanonicalError, compactForm, jcsForm } from "./canonical.ts";
+import { canonicalText } from "./canonical-text.ts";
 import type { Json } from "./json.ts";
 
 export type Recipe = "json-c14n" | "jcs";
@@ -42,4 +43,16 @@ export class StreamDigest {
   digest(): string {
     return `sha256:raw-bytes:v1:${this.hash.digest("hex")}`;
   }
+}
+
+/**
+ * The digest of JSON text under `recipe`, straight from the text (see
+ * src/canonical-text.ts): equal to digestJson(parseJson(text), recipe) but
+ * without the model, streaming a top-level array. Throws JsonParseError for
+ * text that is not JSON (for jcs, also for a repeated key).
+ */
+export function digestJsonText(text: string, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
+  const hash = createHash("sha256");
+  const outcome = canonicalText(text, recipe, (bytes) => hash.update(bytes), opts);
+  return outcome === "ok" ? `sha256:${recipe}:v1:${hash.digest("hex")}` : `undigestible:${outcome}`;
 }

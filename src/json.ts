@@ -241,6 +241,9 @@ export class JsonScanner {
           case 117: {
             const u = hex4(s, i + 2);
             if (u < 0) this.fail("invalid \\uXXXX escape", i);
+            if (u >= 0xd800 && u <= 0xdfff && this.joinsRawSurrogate(u, i, chunk)) {
+              this.fail("a \\uXXXX surrogate escape next to an unescaped surrogate", i);
+            }
             out += String.fromCharCode(u);
             i += 4;
             break;
@@ -257,6 +260,22 @@ export class JsonScanner {
       i++;
     }
     return this.fail("unterminated string", start - 1);
+  }
+
+  /**
+   * Python pairs an escaped high surrogate only with an escaped low one; an
+   * escape beside a raw surrogate stays two code points there, but would
+   * fuse into one character in a JS string. Such text cannot come from
+   * UTF-8 (which has no raw surrogates), so it is refused rather than read
+   * differently from Python.
+   */
+  private joinsRawSurrogate(u: number, i: number, chunk: number): boolean {
+    if (u <= 0xdbff) {
+      const next = this.s.charCodeAt(i + 6);
+      return next >= 0xdc00 && next <= 0xdfff;
+    }
+    const prev = chunk < i ? this.s.charCodeAt(i - 1) : 0;
+    return prev >= 0xd800 && prev <= 0xdbff;
   }
 }
 
