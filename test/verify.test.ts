@@ -373,3 +373,371 @@ describe("unreadable sources", () => {
     }
   });
 });
+
+/** Chains `rows` in order into a ledger (the chain is intact: only completeness can fail). */
+function chained(rows: Row[]): Uint8Array {
+  const b = new LedgerBuilder();
+  for (const r of rows) b.add(r);
+  return b.bytes();
+}
+const without = (rows: Row[], ...evts: string[]) => rows.filter((r) => !evts.includes(r.evt as string));
+const patch = (row: Row, fields: Row): Row => ({ ...row, ...fields });
+/** Gives rows seq 1..n and makes session_end's counts say what the rows hold. */
+function renumber(rows: Row[]): Row[] {
+  let calls = 0;
+  return rows.map((r, i) => {
+    if (r.evt === "tool_call") calls++;
+    return r.evt === "session_end" ? patch(r, { seq: i + 1, rows_before_end: i, calls }) : patch(r, { seq: i + 1 });
+  });
+}
+
+describe("completeness of seam sessions", () => {
+  const calls: [string, Row[string], string][] = [
+    ["echo", 1, "ok"],
+    ["search", "1", "error"],
+    ["echo", 2, "input_required"],
+  ];
+
+  test("a complete session with write-ahead intents verifies ok", () => {
+    resetClock();
+    const r = verifyBytes(chained(sessionRows({ id: "s1", calls, writeAhead: true })));
+    expect(r.verdict).toBe("ok");
+    expect(r.sessions).toEqual([
+      { id: "s1", server: "echo", rows: 9, calls: 3, statuses: { ok: 1, error: 1, input_required: 1 }, complete: true },
+    ]);
+    expect(r.findings).toEqual([]);
+  });
+
+  const cases: { name: string; rows: () => Row[]; findings: string[]; opts?: VerifyOptions; notes?: string[]; verdict?: VerifyReport["verdict"] }[] = [
+    {
+      name: "missing session_end",
+      rows: () => sessionRows({ id: "s1", calls, noEnd: true }),
+      findings: ["session s1: no session_end (truncated or still running)"],
+    },
+    {
+      name: "missing session_end, writer still alive: open, not a finding",
+      rows: () => sessionRows({ id: "s1", calls, noEnd: true, writeAhead: true }).slice(0, -1),
+      opts: { isWriterAlive: (pid, host) => pid === 4242 && host === "builder" },
+      findings: [],
+      notes: ["session s1: open (its writer, pid 4242 on builder, is still running); 1 call in flight"],
+      verdict: "ok",
+    },
+    {
+      name: "missing session_end, a writer of that pid on another host is not it",
+      rows: () => sessionRows({ id: "s1", calls, noEnd: true, host: "elsewhere" }),
+      opts: { isWriterAlive: (_pid, host) => host === "builder" },
+      findings: ["session s1: no session_end (truncated or still running)"],
+    },
+    {
+      name: "missing session_end, a liveness check that throws counts as dead",
+      rows: () => sessionRows({ id: "s1", noEnd: true }),
+      opts: {
+        isWriterAlive: () => {
+          throw new Error("boom");
+        },
+      },
+      findings: ["session s1: no session_end (truncated or still running)"],
+    },
+    {
+      name: "a row lost in the middle: seq gap and rows_before_end",
+      rows: () => sessionRows({ id: "s1", calls }).filter((r) => r.seq !== 3),
+      findings: [
+        "session s1: line 3: seq jumps from 2 to 4 (3 missing)",
+        "session s1: line 5: session_end says rows_before_end 5, the file holds 4",
+        "session s1: line 5: session_end says calls 3, the file holds 2 tool_call rows",
+      ],
+    },
+    {
+      name: "a seq gap that session_end declares lost",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls }).filter((r) => r.seq !== 3 && r.seq !== 4);
+        rows[rows.length - 1] = patch(rows.at(-1)!, { rows_before_end: 3, calls: 1, rows_unlogged: 2 });
+        return rows;
+      },
+      findings: ["session s1: line 3: seq jumps from 2 to 5 (3..4 missing, declared lost: rows_unlogged 2)"],
+    },
+    {
+      name: "a repeated seq",
+      rows: () => {
+        const rows = sessionRows({ id: "s1" });
+        return [rows[0]!, rows[1]!, patch(rows[1]!, { status: "error" }), rows[2]!];
+      },
+      findings: [
+        "session s1: line 3: seq 2 repeats or goes back (expected 3)",
+        "session s1: line 4: session_end says rows_before_end 2, the file holds 3",
+      ],
+    },
+    {
+      name: "a missing, zero or non-integer seq",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]] });
+        const { seq: _, ...noSeq } = rows[1]!;
+        return [rows[0]!, noSeq, patch(rows[2]!, { seq: new JsonFloat(3) }), rows[3]!];
+      },
+      findings: [
+        "session s1: line 2: seq is missing or not a positive integer",
+        "session s1: line 3: seq is missing or not a positive integer",
+        "session s1: line 4: seq jumps from 1 to 4 (2..3 missing)",
+      ],
+    },
+    {
+      name: "no session_begin",
+      rows: () => without(sessionRows({ id: "s1" }), "session_begin"),
+      findings: [
+        "session s1: line 1: first row is mcp_initialize, not session_begin",
+        "session s1: line 1: seq jumps from 0 to 2 (1 missing)",
+        "session s1: line 2: session_end says rows_before_end 2, the file holds 1",
+      ],
+    },
+    {
+      name: "a second session_begin",
+      rows: () => {
+        const rows = sessionRows({ id: "s1" });
+        return [rows[0]!, rows[1]!, patch(rows[0]!, { seq: 3 }), patch(rows[2]!, { seq: 4, rows_before_end: 3 })];
+      },
+      findings: ["session s1: line 3: session_begin is not the first row"],
+    },
+    {
+      name: "a row after session_end",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]] });
+        return [...rows, seamRow("tool_call", "s1", 5, "echo", { tool: "late", rpc_id: 9, status: "ok" })];
+      },
+      findings: ["session s1: line 5: row after session_end (line 4)"],
+    },
+    {
+      name: "session_end counts that do not match, or are not ints",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls });
+        rows[rows.length - 1] = patch(rows.at(-1)!, { rows_before_end: new JsonFloat(5), calls: "3" });
+        return rows;
+      },
+      findings: [
+        "session s1: line 6: session_end says rows_before_end 5.0, the file holds 5",
+        'session s1: line 6: session_end says calls "3", the file holds 3 tool_call rows',
+      ],
+    },
+    {
+      name: "zero calls may be left out of session_end",
+      rows: () => {
+        const rows = sessionRows({ id: "s1" });
+        const { calls: _, ...end } = rows.at(-1)!;
+        return [...rows.slice(0, -1), end];
+      },
+      findings: [],
+      verdict: "ok",
+    },
+    {
+      name: "an intent without its tool_call (SIGKILL after forwarding)",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"], ["pay", 2, "ok"]], writeAhead: true, noEnd: true });
+        return rows.slice(0, -1);
+      },
+      findings: [
+        'session s1: line 5: tool_call_intent rpc_id 2 (tool "pay") has no tool_call: the call reached the server and left no result',
+        "session s1: no session_end (truncated or still running)",
+      ],
+    },
+    {
+      name: "an intent for id 1 is not answered by a tool_call for id \"1\"",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]], writeAhead: true });
+        rows[3] = patch(rows[3]!, { rpc_id: "1" });
+        return rows;
+      },
+      findings: ['session s1: line 3: tool_call_intent rpc_id 1 (tool "echo") has no tool_call: the call reached the server and left no result'],
+    },
+    {
+      name: "big int ids compare exactly",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 18446744073709551616n, "ok"], ["echo", 18446744073709551617n, "ok"]], writeAhead: true });
+        rows[5] = patch(rows[5]!, { rpc_id: 18446744073709551618n });
+        return rows;
+      },
+      findings: ['session s1: line 5: tool_call_intent rpc_id 18446744073709551617 (tool "echo") has no tool_call: the call reached the server and left no result'],
+    },
+    {
+      name: "an int id does not match the same number as a float",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["echo", 7, "ok"]], writeAhead: true });
+        rows[3] = patch(rows[3]!, { rpc_id: new JsonFloat(7) });
+        return rows;
+      },
+      findings: ['session s1: line 3: tool_call_intent rpc_id 7 (tool "echo") has no tool_call: the call reached the server and left no result'],
+    },
+    {
+      name: "duplicate ids pair first in, first out",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls: [["a", 1, "ok"], ["b", 1, "ok"]], writeAhead: true });
+        return renumber([rows[0]!, rows[1]!, rows[2]!, rows[4]!, rows[3]!, rows[6]!]);
+      },
+      findings: ['session s1: line 4: tool_call_intent rpc_id 1 (tool "b") has no tool_call: the call reached the server and left no result'],
+    },
+    {
+      name: "rows without seam: \"mcp-stdio\" are not sessions",
+      rows: () => [{ ts: "x", tool: "search" }, ...sessionRows({ id: "s1" }), { seam: "other", session: "s9", seq: 5 }],
+      findings: [],
+      verdict: "ok",
+    },
+    {
+      name: "a seam row without a session id",
+      rows: () => [...sessionRows({ id: "s1" }), { evt: "tool_call", seam: "mcp-stdio", session: 5, seq: 1 }],
+      findings: ["line 4: seam row without a session id"],
+    },
+  ];
+
+  for (const c of cases) {
+    test(c.name, () => {
+      resetClock();
+      const r = verifyBytes(chained(c.rows()), c.opts);
+      expect(r.breaks).toBe(0);
+      expect(r.findings).toEqual(c.findings);
+      expect(r.notes).toEqual(c.notes ?? []);
+      expect(r.verdict).toBe(c.verdict ?? "inconclusive");
+      const aboutSessions = c.findings.some((f) => f.startsWith("session ")) || (c.notes ?? []).length > 0;
+      expect(r.sessions.every((s) => s.complete)).toBe(!aboutSessions);
+    });
+  }
+
+  test("findings do not hide a broken chain", () => {
+    resetClock();
+    const lines = new TextDecoder().decode(chained(sessionRows({ id: "s1", calls, noEnd: true }))).split("\n");
+    lines[1] = lines[1]!.replace('"ms": 3', '"ms": 4');
+    const r = verifyBytes(enc(lines.join("\n")));
+    expect(r.verdict).toBe("broken");
+    expect(r.first_break).toEqual({ line: 2, message: "line 2: chain mismatch" });
+    expect(r.findings).toEqual(["session s1: no session_end (truncated or still running)"]);
+  });
+
+  test("two interleaved sessions and a repair row written by a new writer before its session_begin", () => {
+    resetClock();
+    const a = sessionRows({ id: "a", server: "fs", calls: [["read", 1, "ok"]] });
+    const b = sessionRows({ id: "b", server: "web", calls: [["get", 1, "error"], ["get", 2, "ok"]] });
+    const builder = new LedgerBuilder();
+    builder.add(a[0]!);
+    builder.add(b[0]!);
+    builder.add(a[1]!);
+    const torn = lineForm(b[1]!).slice(0, 50);
+    builder.raw(torn);
+    builder.add(seamRow("ledger_repair", "c", undefined, "srv", { torn_line: 4, torn_bytes: enc(torn).length, torn_digest: digestBytes(enc(torn)) }));
+    const c = sessionRows({ id: "c", server: "srv" });
+    for (const r of [b[1]!, a[2]!, b[2]!, a[3]!, c[0]!, b[3]!, c[1]!, b[4]!, c[2]!]) builder.add(r);
+    const r = verifyBytes(builder.bytes());
+    expect(r.findings).toEqual([]);
+    expect(r.notes).toEqual([`line 4: torn line (50 bytes) repaired by the ledger_repair row at line 5`]);
+    expect(r.verdict).toBe("ok");
+    expect(r.sessions).toEqual([
+      { id: "a", server: "fs", rows: 4, calls: 1, statuses: { ok: 1 }, complete: true },
+      { id: "b", server: "web", rows: 5, calls: 2, statuses: { error: 1, ok: 1 }, complete: true },
+      { id: "c", server: "srv", rows: 4, calls: 0, statuses: {}, complete: true },
+    ]);
+  });
+
+  test("findings beyond maxFindings are counted in a note", () => {
+    resetClock();
+    const rows = sessionRows({ id: "s1", calls: Array.from({ length: 10 }, (_, i): [string, Row[string], string] => ["t", i, "ok"]), writeAhead: true });
+    const r = verifyBytes(chained(renumber(rows.filter((x) => x.evt !== "tool_call"))), { maxFindings: 3 });
+    expect(r.findings).toEqual([1, 2, 3].map((i) => `session s1: line ${2 + i}: tool_call_intent rpc_id ${i - 1} (tool "t") has no tool_call: the call reached the server and left no result`));
+    expect(r.notes).toEqual(["7 more findings not listed"]);
+    expect(r.verdict).toBe("inconclusive");
+  });
+});
+
+describe("reports", () => {
+  function sample(): Uint8Array {
+    resetClock();
+    const b = new LedgerBuilder();
+    b.raw('{"note": "written before seam"}');
+    for (const r of sessionRows({ id: "s1", calls: [["echo", 1, "ok"], ["echo", 2, "error"]], noEnd: true })) b.add(r);
+    return b.bytes();
+  }
+
+  test("the --json object, literally", () => {
+    const r = verifyBytes(sample());
+    expect(JSON.parse(JSON.stringify(jsonReport("ledger.jsonl", r)))).toEqual({
+      file: "ledger.jsonl",
+      ok: null,
+      rows: 5,
+      chained: 4,
+      prechain: 1,
+      first_break: null,
+      breaks: 0,
+      verified_scope: "bounded_prechain_skipped",
+      head: "20e6806e377a9b92bc2008cb1b7fa2d1",
+      sessions: [{ id: "s1", server: "echo", rows: 4, calls: 2, statuses: { ok: 1, error: 1 }, complete: false }],
+      findings: ["session s1: no session_end (truncated or still running)"],
+      notes: [],
+    });
+    const broken = verifyBytes(enc('{"a": 1, "chain": "x"}\n'));
+    expect(jsonReport("b.jsonl", broken)).toEqual({
+      file: "b.jsonl",
+      ok: false,
+      rows: 1,
+      chained: 1,
+      prechain: 0,
+      first_break: { line: 1, message: "line 1: chain mismatch" },
+      breaks: 1,
+      verified_scope: "full",
+      head: "x",
+      sessions: [],
+      findings: [],
+      notes: [],
+    });
+    expect(jsonReport("e.jsonl", verifyBytes(new Uint8Array()))).toEqual({
+      file: "e.jsonl",
+      ok: null,
+      rows: 0,
+      chained: 0,
+      prechain: 0,
+      first_break: null,
+      breaks: 0,
+      verified_scope: "empty",
+      head: null,
+      sessions: [],
+      findings: [],
+      notes: [],
+    });
+  });
+
+  test("the human report, literally", () => {
+    expect(humanReport("ledger.jsonl", verifyBytes(sample()))).toBe(
+      [
+        "ledger.jsonl: inconclusive",
+        "  rows      5 (4 chained, 1 prechain skipped)",
+        "  head      20e6806e377a9b92bc2008cb1b7fa2d1",
+        "  sessions  1 (0 complete)",
+        "    s1 (echo): 4 rows, 2 calls (ok 1, error 1), incomplete",
+        "  findings",
+        "    session s1: no session_end (truncated or still running)",
+        "",
+      ].join("\n"),
+    );
+    const b = plain(3);
+    b.raw('{"a": 1, "chain": "x"}');
+    b.raw("{");
+    expect(humanReport("b.jsonl", verifyBytes(b.bytes()), { color: true })).toBe(
+      [
+        "b.jsonl: \x1b[1;31mbroken\x1b[0m",
+        "  rows      5 (4 chained)",
+        "  break     line 4: chain mismatch (2 breaks)",
+        "  head      x",
+        "",
+      ].join("\n"),
+    );
+    const hostile = verifyBytes(chained(sessionRows({ id: "evil\x1b[2J\u202e", server: "a\nb" })));
+    expect(humanReport("h\x07.jsonl", hostile).split("\n").slice(0, 1).concat(humanReport("h", hostile).split("\n")[4]!)).toEqual([
+      "h\\u0007.jsonl: ok",
+      "    evil\\u001b[2J\\u202e (a\\u000ab): 3 rows, 0 calls, complete",
+    ]);
+  });
+
+  test("exit statuses: ok 0, broken 1, inconclusive 3; the worst of several wins", () => {
+    expect(exitCodeFor(verifyBytes(enc(text(base))))).toBe(0);
+    expect(exitCodeFor(verifyBytes(enc('{"a": 1, "chain": "x"}\n')))).toBe(1);
+    expect(exitCodeFor(verifyBytes(new Uint8Array()))).toBe(3);
+    expect(worstExit([])).toBe(0);
+    expect(worstExit([0, 3, 0])).toBe(3);
+    expect(worstExit([3, 1, 0])).toBe(1);
+    expect(worstExit([1, 3])).toBe(1);
+  });
+});
