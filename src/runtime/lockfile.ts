@@ -11,14 +11,13 @@
  *
  * A lock is stale when its holder is a dead pid on this host, or it is older
  * than `staleMs` (a holder on another host, a reused pid, a hung process), or
- * it is empty and older than a few seconds (its holder died between creating
- * and filling it). Breaking a stale lock is itself serialized by
+ * it is not ours to read (another tool's file) and as old. Breaking a stale lock is itself serialized by
  * `<ledger>.lock.break`, and the lock is moved aside and compared before it is
  * deleted, so two waiters that both saw the same stale lock never both end up
  * holding the lock.
  */
 import { randomBytes } from "node:crypto";
-import { link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { link, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 
 export type Release = () => Promise<void>;
@@ -40,7 +39,6 @@ export class LockTimeoutError extends Error {
 
 /** Generous: a lock is held for one write of at most a few frames. */
 export const DEFAULT_STALE_MS = 60_000;
-const EMPTY_STALE_MS = 5_000;
 const BREAK_STALE_MS = 10_000;
 const MAX_DELAY_MS = 25;
 
@@ -77,23 +75,24 @@ function code(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Creates `path` exclusively with `content`; false if it already exists. */
+/**
+ * Creates `path` holding `content`, atomically: the content is written to a
+ * file of our own and hard-linked into place (link fails if `path` exists), so
+ * no one ever sees the lock empty, even if we die halfway. False if `path`
+ * already exists.
+ */
 async function createExclusive(path: string, content: string): Promise<boolean> {
-  let fh;
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  await writeFile(tmp, content, { flag: "wx", mode: 0o644 });
   try {
-    fh = await open(path, "wx", 0o644);
+    await link(tmp, path);
+    return true;
   } catch (e) {
     if (code(e) === "EEXIST") return false;
     throw e;
-  }
-  try {
-    await fh.writeFile(content);
-  } catch {
-    // Ours even if empty: others judge an empty lock by its age.
   } finally {
-    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
   }
-  return true;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -145,7 +144,7 @@ async function isStale(
   const h = parseHolder(seen);
   if (h === null) {
     const st = await stat(lockPath).catch(() => null);
-    return st !== null && now() - st.mtimeMs > EMPTY_STALE_MS;
+    return st !== null && now() - st.mtimeMs > staleMs;
   }
   if (h.host === host) {
     if (h.proc === PROC) return false; // another writer in this very process
