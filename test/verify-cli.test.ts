@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { VIAS, built, runCli, seamArgv } from "./cli.ts";
+import { HAVE_PYTHON, LedgerBuilder, reference, resetClock, sessionRows } from "./verify-helpers.ts";
+
+let dir: string;
+const file = (name: string) => join(dir, name);
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "seam-verify-cli-"));
+  resetClock();
+  const ok = new LedgerBuilder();
+  for (const r of sessionRows({ id: "s1", calls: [["echo", 1, "ok"]], writeAhead: true })) ok.add(r);
+  writeFileSync(file("ok.jsonl"), ok.text());
+  const broken = [...ok.lines];
+  broken[2] = broken[2]!.replace('"tool": "echo"', '"tool": "rm"');
+  writeFileSync(file("broken.jsonl"), broken.join("\n") + "\n");
+  const open = new LedgerBuilder();
+  for (const r of sessionRows({ id: "s2", noEnd: true })) open.add(r);
+  writeFileSync(file("open.jsonl"), open.text());
+  writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
+  writeFileSync(file("empty.jsonl"), "");
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const OK_REPORT = (name: string) =>
+  [
+    `${name}: ok`,
+    "  rows      5 (5 chained)",
+    "  head      a77d19a3467ea7186e0740e84a668563",
+    "  sessions  1 (1 complete)",
+    "    s1 (echo): 5 rows, 1 call (ok 1), complete",
+    "",
+  ].join("\n");
+
+describe.each(VIAS)("seam verify via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+
+  it("an intact ledger: the human report on stdout, nothing on stderr, exit 0", async () => {
+    const r = await runCli(via, ["verify", file("ok.jsonl")]);
+    expect(r.stdout.toString()).toBe(OK_REPORT(file("ok.jsonl")));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("an edited row: broken at its line, exit 1", async () => {
+    const r = await runCli(via, ["verify", file("broken.jsonl")]);
+    expect(r.stdout.toString()).toContain(`${file("broken.jsonl")}: broken\n`);
+    expect(r.stdout.toString()).toContain("\n  break     line 3: chain mismatch (1 break)\n");
+    expect(r.code).toBe(1);
+  });
+
+  it("a session without session_end: inconclusive, exit 3", async () => {
+    const r = await runCli(via, ["verify", file("open.jsonl")]);
+    expect(r.stdout.toString()).toContain("  findings\n    session s2: no session_end (truncated or still running)\n");
+    expect(r.code).toBe(3);
+  });
+
+  it("a missing file: `unreadable: no such file or directory`, exit 1", async () => {
+    const r = await runCli(via, ["verify", "--json", file("nope.jsonl")]);
+    expect(JSON.parse(r.stdout.toString())).toEqual({
+      file: file("nope.jsonl"),
+      ok: false,
+      rows: 0,
+      chained: 0,
+      prechain: 0,
+      first_break: { line: null, message: "unreadable: no such file or directory" },
+      breaks: 1,
+      verified_scope: "empty",
+      head: null,
+      sessions: [],
+      findings: [],
+      notes: [],
+    });
+    expect(r.code).toBe(1);
+  });
+
+  it("several files: one report each, in order; exit is the worst (broken over inconclusive over ok)", async () => {
+    const a = await runCli(via, ["verify", "--json", file("ok.jsonl"), file("open.jsonl"), file("empty.jsonl")]);
+    const lines = a.stdout.toString().trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.file, l.ok, l.verified_scope])).toEqual([
+      [file("ok.jsonl"), true, "full"],
+      [file("open.jsonl"), null, "full"],
+      [file("empty.jsonl"), null, "empty"],
+    ]);
+    expect(a.code).toBe(3);
+    const b = await runCli(via, ["verify", file("open.jsonl"), file("broken.jsonl"), file("ok.jsonl")]);
+    expect(b.code).toBe(1);
+    expect(b.stdout.toString().endsWith(OK_REPORT(file("ok.jsonl")))).toBe(true);
+  });
+
+  it("--json: one object per file, exactly", async () => {
+    const r = await runCli(via, ["verify", "--json", file("ok.jsonl")]);
+    expect(r.stdout.toString()).toBe(
+      JSON.stringify({
+        file: file("ok.jsonl"),
+        ok: true,
+        rows: 5,
+        chained: 5,
+        prechain: 0,
+        first_break: null,
+        breaks: 0,
+        verified_scope: "full",
+        head: "a77d19a3467ea7186e0740e84a668563",
+        sessions: [{ id: "s1", server: "echo", rows: 5, calls: 1, statuses: { ok: 1 }, complete: true }],
+        findings: [],
+        notes: [],
+      }) + "\n",
+    );
+  });
+
+  it("--quiet: nothing at all, only the exit status", async () => {
+    for (const [name, code] of [["ok.jsonl", 0], ["broken.jsonl", 1], ["open.jsonl", 3]] as const) {
+      const r = await runCli(via, ["verify", "--quiet", file(name)]);
+      expect({ name, out: r.stdout.length, err: r.stderr, code: r.code }).toEqual({ name, out: 0, err: "", code });
+    }
+  });
+
+  it("prechain rows: skipped (exit 3), or rejected with --strict (exit 1)", async () => {
+    const lax = await runCli(via, ["verify", file("prechain.jsonl")]);
+    expect(lax.stdout.toString()).toContain("  rows      6 (5 chained, 1 prechain skipped)\n");
+    expect(lax.code).toBe(3);
+    const strict = await runCli(via, ["verify", "--strict", file("prechain.jsonl")]);
+    expect(strict.stdout.toString()).toContain(
+      "  rows      6 (5 chained, 1 prechain rejected)\n  break     line 1: unchained (prechain) row rejected in strict mode (1 break)\n",
+    );
+    expect(strict.code).toBe(1);
+  });
+
+  it("'-' reads the ledger from stdin", async () => {
+    const r = await runCli(via, ["verify", "-"], { input: readFileSync(file("ok.jsonl")) });
+    expect(r.stdout.toString()).toBe(OK_REPORT("-"));
+    expect(r.code).toBe(0);
+  });
+
+  it("no colour when stdout is not a terminal, even without NO_COLOR", async () => {
+    const r = await runCli(via, ["verify", file("broken.jsonl")], { env: { NO_COLOR: undefined } });
+    expect(r.stdout.toString()).not.toContain("\x1b");
+    expect(r.stderr).toBe("");
+  });
+
+  it("usage errors exit 2 with a message on stderr and nothing on stdout", async () => {
+    const cases: [string[], string][] = [
+      [[], "seam: error: missing required positional argument: PATH\nseam: hint: run 'seam verify --help' for usage\n"],
+      [["--bogus", "x"], "seam: error: unknown flag --bogus for 'seam verify'\nseam: hint: run 'seam verify --help' for the flags it takes\n"],
+      [["--json", "--quiet", "x"], "seam: error: --json and --quiet do not go together\nseam: hint: run 'seam verify --help' for usage\n"],
+    ];
+    for (const [args, err] of cases) {
+      const r = await runCli(via, ["verify", ...args]);
+      expect({ args, code: r.code, out: r.stdout.toString(), err: r.stderr }).toEqual({ args, code: 2, out: "", err });
+    }
+  });
+
+  it("a ledger written by `seam wrap` (two sessions, one with --write-ahead) verifies ok, as the reference agrees", async () => {
+    const ledger = file(`wrapped-${via}.jsonl`);
+    const seam = seamArgv(via);
+    for (const [script, extra] of [["awkward", ["--write-ahead"]], ["demo", []]] as const) {
+      const run = spawnSync(seam[0]!, [...seam.slice(1), "fixture", "client", "--script", script, "--", ...seam, "wrap", "--ledger", ledger, ...extra, "--", ...seam, "fixture", "server"], {
+        stdio: ["ignore", "ignore", "pipe"],
+        timeout: 60_000,
+      });
+      expect({ script, status: run.status, stderr: run.stderr.toString() }).toEqual({ script, status: 0, stderr: "" });
+    }
+    const r = await runCli(via, ["verify", "--json", ledger]);
+    const report = JSON.parse(r.stdout.toString());
+    expect({ ok: report.ok, breaks: report.breaks, findings: report.findings, notes: report.notes }).toEqual({ ok: true, breaks: 0, findings: [], notes: [] });
+    expect(report.sessions.map((s: { complete: boolean }) => s.complete)).toEqual([true, true]);
+    expect(r.code).toBe(0);
+    if (HAVE_PYTHON) {
+      const [ref] = reference([readFileSync(ledger)]);
+      expect({ verdict: ref!.verdict, rows: ref!.rows, head: ref!.head }).toEqual({ verdict: "ok", rows: report.rows, head: report.head });
+    }
+  });
+});
+
+describe("seam verify on a terminal (through script(1))", () => {
+  const HAVE_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+  const it = HAVE_SCRIPT ? test : test.skip;
+  /** Runs the command with stdout and stderr on a pseudo-terminal; returns what the terminal showed. */
+  function onTty(args: string[], env: Record<string, string | undefined> = {}): { out: string; code: number | null } {
+    const quoted = [...seamArgv("bun"), ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+    const r = spawnSync("script", ["-qec", quoted, "/dev/null"], { env: { ...process.env, ...env }, timeout: 120_000 });
+    return { out: r.stdout.toString(), code: r.status };
+  }
+
+  it("the verdict is coloured on a terminal, unless NO_COLOR is set", () => {
+    const coloured = onTty(["verify", file("ok.jsonl")], { NO_COLOR: undefined });
+    expect(coloured.out).toContain(`${file("ok.jsonl")}: \x1b[32mok\x1b[0m\r\n`);
+    expect(coloured.code).toBe(0);
+    const plain = onTty(["verify", file("broken.jsonl")], { NO_COLOR: "1" });
+    expect(plain.out).toContain(`${file("broken.jsonl")}: broken\r\n`);
+    expect(plain.out).not.toContain("\x1b[");
+    expect(plain.code).toBe(1);
+  });
+
+  it("a long run shows progress (bytes, rows/s) on a terminal's stderr, then clears it", () => {
+    const big = new LedgerBuilder();
+    resetClock();
+    for (let s = 0; big.lines.length < 150_000; s++) {
+      for (const r of sessionRows({ id: `s${s}`, calls: Array.from({ length: 200 }, (_, i): [string, number, string] => ["echo", i, "ok"]) })) big.add(r);
+    }
+    writeFileSync(file("big.jsonl"), big.text());
+    const r = onTty(["verify", file("big.jsonl")], { NO_COLOR: "1" });
+    expect(r.out).toMatch(new RegExp(`\\rseam: verify ${file("big.jsonl").replace(/[.]/g, "\\.")}: \\d+\\.\\d MB, [\\d,]+ rows/s\\x1b\\[K`));
+    expect(r.out).toContain(`\r\x1b[K${file("big.jsonl")}: ok\r\n`);
+    expect(r.code).toBe(0);
+    // Not on a pipe.
+    const piped = spawnSync(seamArgv("bun")[0]!, [...seamArgv("bun").slice(1), "verify", file("big.jsonl")]);
+    expect(piped.stderr.toString()).toBe("");
+  }, 120_000);
+});
