@@ -71,6 +71,13 @@ function lowerFirst(s: string): string {
 }
 
 const code = await run(process.argv.slice(2));
-// Let stdout drain before leaving: a result cut short by exit is a lie.
-if (process.stdout.writableLength > 0) await new Promise((r) => process.stdout.once("drain", r));
+// Let stdout drain before leaving (a result cut short by exit is a lie),
+// unless its reader has gone away, when nothing more can be delivered.
+if (process.stdout.writableLength > 0 && !process.stdout.destroyed) {
+  await new Promise((r) => {
+    process.stdout.once("drain", r);
+    process.stdout.once("error", r);
+    process.stdout.once("close", r);
+  });
+}
 process.exit(code);

@@ -1,9 +1,73 @@
 import { defineCommand } from "citty";
+import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { UsageError } from "../src/exit.ts";
+import { FAULT_ENV, parseFault } from "../src/faults.ts";
+import { serverLabel } from "../src/label.ts";
+import type { FsyncPolicy } from "../src/ledger.ts";
+import { createLog } from "../src/log.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { runWrap } from "../src/wrap.ts";
+
+const args = {
+  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
+  server: { type: "string", description: "label for the server in every row (default: derived from the command)", valueHint: "NAME" },
+  session: { type: "string", description: "session id (default: a fresh UUIDv4)", valueHint: "ID" },
+  raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
+  maxFrame: { type: "string", description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)", valueHint: "BYTES" },
+  fsync: { type: "enum", options: ["batch", "always", "never"], description: "when rows are fsynced (default batch: at most every 100 ms)" },
+  writeAhead: { type: "boolean", description: "make each tools/call's intent row durable before forwarding the call" },
+  failClosed: { type: "boolean", description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)" },
+} as const;
 
 export default defineCommand({
-  meta: { name: "wrap", description: "not built yet" },
-  run() {
-    throw new UsageError("'seam wrap' is not built yet");
+  meta: { name: "wrap", description: "run an MCP stdio server and record what crosses its stdin and stdout: seam wrap --ledger PATH -- CMD [ARGS…]" },
+  args,
+  async run({ rawArgs, args: a }) {
+    rejectUnknownFlags(rawArgs, args, "wrap");
+    const dd = rawArgs.indexOf("--");
+    const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
+    if (argv.length === 0) {
+      throw new UsageError("no server command given", "put the server's command after '--': seam wrap --ledger seam.jsonl -- npx -y @modelcontextprotocol/server-everything");
+    }
+    const before = dd < 0 ? rawArgs : rawArgs.slice(0, dd);
+    const stray = positionals(before);
+    if (stray.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(stray[0])} before '--'`, "the server's command goes after '--'");
+    const ledger = a.ledger as string | undefined;
+    if (!ledger) throw new UsageError("--ledger is required", "seam wrap --ledger seam.jsonl -- <server command>");
+    const fault = parseFault(process.env[FAULT_ENV]);
+    if (fault === null) throw new UsageError(`${FAULT_ENV} names no known fault`);
+    const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
+    if (!["batch", "always", "never"].includes(fsync)) throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    const session = a.session as string | undefined;
+    if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
+    return runWrap(
+      runtime,
+      {
+        ledger,
+        argv,
+        server: (a.server as string | undefined) || serverLabel(argv),
+        session,
+        raw: Boolean(a.raw),
+        maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
+        fsync,
+        writeAhead: Boolean(a.writeAhead),
+        failClosed: Boolean(a.failClosed),
+        cwd: process.cwd(),
+        fault,
+      },
+      createLog(),
+    );
   },
 });
+
+/** Words before '--' that are not flags or flag values. */
+function positionals(words: string[]): string[] {
+  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync"]);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (valued.has(w)) i++;
+    else if (!w.startsWith("-")) out.push(w);
+  }
+  return out;
+}

@@ -412,6 +412,12 @@ function argsDigest(params: Json | undefined): string {
 }
 
 function decodeFrame(frame: Uint8Array): Json | undefined {
+  // Only an object or a batch can be JSON-RPC: anything else is counted
+  // without paying for a decode and a parse error (a flood of short
+  // non-JSON lines must not slow the relay down).
+  let i = 0;
+  while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
+  if (frame[i] !== 0x7b && frame[i] !== 0x5b) return undefined;
   let text: string;
   try {
     text = decoder.decode(frame);

@@ -23,6 +23,16 @@ function onSignals(signals: readonly string[], handler: (signal: string) => void
   };
 }
 
+/**
+ * The argv that starts this same seam again: the compiled executable alone
+ * (its script lives in Bun's embedded filesystem), else runtime + script.
+ */
+function selfArgv(): string[] {
+  const script = process.argv[1];
+  if (!script || script.startsWith("/$bunfs/") || /^[A-Z]:\\~BUN\\/.test(script)) return [process.execPath];
+  return [process.execPath, script];
+}
+
 export const runtime: Runtime = isBun
   ? {
       name: `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`,
@@ -31,6 +41,7 @@ export const runtime: Runtime = isBun
       stdout: bunStdout,
       openAppend: openAppendBun,
       onSignals,
+      selfArgv,
     }
   : {
       name: `node ${process.versions.node}`,
@@ -39,4 +50,5 @@ export const runtime: Runtime = isBun
       stdout: nodeStdout,
       openAppend: openAppendNode,
       onSignals,
+      selfArgv,
     };

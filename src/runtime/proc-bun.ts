@@ -1,15 +1,20 @@
 /** Child processes and stdio on Bun (Bun.spawn, FileSink). */
 import type { FileSink } from "bun";
 import type { ByteSink, ByteSource, Child, SpawnResult } from "./types.ts";
-import { errorText } from "./proc-node.ts";
+import { errorText, writableSink } from "./proc-node.ts";
 
 /**
  * Wraps a FileSink as a ByteSink. A FileSink buffers; flushing after every
  * chunk keeps latency at zero, and the promise flush() returns while the pipe
  * is full is the backpressure. A closed reader (EPIPE) marks it broken.
  */
-export function fileSink(sink: FileSink): ByteSink & { readonly broken: boolean } {
+export function fileSink(sink: FileSink, readerGone?: Promise<unknown>): ByteSink & { readonly broken: boolean } {
   let broken = false;
+  // A FileSink whose reader has gone logs EPIPE on stderr instead of throwing
+  // (seen with Bun 1.4): stop writing once the reading process has exited.
+  void readerGone?.then(() => {
+    broken = true;
+  });
   const fail = () => {
     broken = true;
   };
@@ -59,7 +64,7 @@ export async function spawnBun(
   const p = proc;
   const child: Child = {
     pid: p.pid,
-    stdin: fileSink(p.stdin),
+    stdin: fileSink(p.stdin, p.exited),
     stdout: p.stdout as unknown as AsyncIterable<Uint8Array>,
     exited: p.exited.then((code) => ({ code: p.signalCode ? null : code, signal: p.signalCode ?? null })),
     kill(signal) {
@@ -75,6 +80,11 @@ export function bunStdin(): ByteSource {
   return Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>;
 }
 
+/**
+ * Bun's process.stdout reports a client that went away as an 'error' event,
+ * where a FileSink on fd 1 only logs it; the Writable path is the one that
+ * lets seam record EPIPE instead of printing it.
+ */
 export function bunStdout(): ByteSink & { readonly broken: boolean } {
-  return fileSink(Bun.stdout.writer());
+  return writableSink(process.stdout);
 }

@@ -58,4 +58,6 @@ export interface Runtime {
   openAppend(path: string): Promise<AppendFile>;
   /** Calls `handler` on each of the signals; returns a function that removes the handlers. */
   onSignals(signals: readonly string[], handler: (signal: string) => void): () => void;
+  /** The argv that runs this same build of seam again (selftest and demo spawn it). */
+  selfArgv(): string[];
 }

@@ -1,0 +1,235 @@
+/**
+ * One wrapped session: spawn the server, relay both directions byte for byte,
+ * observe, record, and end the session properly whatever ends it.
+ *
+ * The core takes its runtime, log and options as arguments; commands/wrap.ts
+ * only parses the command line.
+ */
+import { hostname } from "node:os";
+import { constants as osConstants } from "node:os";
+import { randomUUID } from "node:crypto";
+import { StreamDigest, digestJson } from "./digest.ts";
+import { EXIT } from "./exit.ts";
+import { type Fault, corruptor, observerFaults } from "./faults.ts";
+import { FrameSplitter } from "./frames.ts";
+import type { Json } from "./json.ts";
+import { type FsyncPolicy, LedgerWriter } from "./ledger.ts";
+import type { Log } from "./log.ts";
+import { type Fields, McpObserver, type RowSink } from "./mcp.ts";
+import { redactArgv } from "./redact.ts";
+import { ClientOut, pump, pumpFramed } from "./relay.ts";
+import type { Child, Runtime } from "./runtime/types.ts";
+import { VERSION } from "./version.ts";
+
+export interface WrapOptions {
+  ledger: string;
+  /** The server's argv, verbatim. */
+  argv: string[];
+  server: string;
+  session?: string;
+  raw: boolean;
+  maxFrame: number;
+  fsync: FsyncPolicy;
+  writeAhead: boolean;
+  failClosed: boolean;
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  fault?: Fault;
+}
+
+/** Signals seam passes on to the server, then waits for it to exit. */
+export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
+const DRAIN_AFTER_EXIT_MS = 2000;
+
+/** The JSON-RPC error code seam answers with when --fail-closed refuses a call. */
+export const RECORDING_FAILED_CODE = -32000;
+
+/** Runs one session; resolves to seam's exit status (the child's own). */
+export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<number> {
+  const session = o.session ?? randomUUID();
+  const writeAhead = o.writeAhead || o.failClosed;
+  const ledger = await LedgerWriter.open({
+    path: o.ledger,
+    session,
+    server: o.server,
+    fsync: o.fsync,
+    openAppend: rt.openAppend,
+    warn: (m) => log.warn(m),
+  });
+  const rows: RowSink = {
+    row(evt, fields) {
+      void ledger.append(evt, fields);
+    },
+    durable: (evt, fields) => ledger.appendDurable(evt, fields),
+  };
+  if (o.fault) log.warn(`selftest fault ${o.fault} is on: traffic or rows are deliberately wrong`);
+
+  const redacted = redactArgv(o.argv);
+  rows.row("session_begin", {
+    command: redacted.argv,
+    command_redactions: redacted.redactions || undefined,
+    command_digest: digestJson(o.argv),
+    cwd: o.cwd,
+    pid: process.pid,
+    host: hostname(),
+    runtime: rt.name,
+    raw_payloads: o.raw,
+    max_frame: o.maxFrame,
+    fsync: o.fsync,
+    write_ahead: writeAhead || undefined,
+    fail_closed: o.failClosed || undefined,
+    selftest_fault: o.fault,
+  });
+
+  const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
+  if (!spawned.ok) {
+    log.error(`cannot start ${o.argv[0]}: ${spawned.error}`, "check the command after '--' and your PATH");
+    await ledger.end({ reason: "spawn_failed", error: spawned.error, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
+    return EXIT.SPAWN_FAILED;
+  }
+  const child = spawned.child;
+  return relaySession(rt, child, o, rows, ledger, writeAhead);
+}
+
+async function relaySession(
+  rt: Runtime,
+  child: Child,
+  o: WrapOptions,
+  rows: RowSink,
+  ledger: LedgerWriter,
+  writeAhead: boolean,
+): Promise<number> {
+  const observer = new McpObserver({
+    rows,
+    raw: o.raw,
+    writeAhead,
+    now: () => performance.now(),
+    faults: observerFaults(o.fault),
+  });
+  let endReason: string | undefined;
+  const stopSignals = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
+    endReason ??= `signal:${sig}`;
+    child.kill(sig);
+  });
+
+  const digests = { c2s: new StreamDigest(), s2c: new StreamDigest() };
+  const bytes = { c2s: 0, s2c: 0 };
+  const stdout = rt.stdout();
+  const clientOut = new ClientOut(stdout);
+
+  // server → client
+  const s2cFrames = new FrameSplitter(o.maxFrame, {
+    frame: (f) => observer.fromServer(f),
+    oversize: (n) => observer.oversize("s2c", n),
+  });
+  const s2c = pump(
+    child.stdout,
+    clientOut,
+    (chunk) => {
+      digests.s2c.update(chunk);
+      bytes.s2c += chunk.length;
+      s2cFrames.push(chunk);
+    },
+    corruptor(o.fault),
+  ).then((flow) => {
+    s2cFrames.end();
+    return flow;
+  });
+
+  // client → server
+  const c2sTap = (chunk: Uint8Array) => {
+    digests.c2s.update(chunk);
+    bytes.c2s += chunk.length;
+  };
+  const c2s = (
+    writeAhead
+      ? pumpFramed(rt.stdin(), child.stdin, {
+          maxFrame: o.maxFrame,
+          hold: (f) => observer.fromClient(f),
+          refuse: o.failClosed ? (f) => refuse(f, clientOut) : undefined,
+          oversize: (n) => observer.oversize("c2s", n),
+          tap: c2sTap,
+        })
+      : (() => {
+          const frames = new FrameSplitter(o.maxFrame, {
+            frame: (f) => void observer.fromClient(f),
+            oversize: (n) => observer.oversize("c2s", n),
+          });
+          return pump(
+            rt.stdin(),
+            child.stdin,
+            (chunk) => {
+              c2sTap(chunk);
+              frames.push(chunk);
+            },
+            corruptor(o.fault),
+          ).then((flow) => {
+            frames.end();
+            return flow;
+          });
+        })()
+  );
+  void c2s.then(async () => {
+    // Client EOF: close the server's stdin, which is how MCP asks a stdio server to stop.
+    endReason ??= "client_eof";
+    await child.stdin.end();
+  });
+
+  const status = await child.exited;
+  endReason ??= "child_exit";
+  await Promise.race([s2c, sleep(DRAIN_AFTER_EXIT_MS)]);
+  stopSignals();
+  await clientOut.end();
+  observer.finish(endReason);
+
+  const c = observer.counts;
+  const code = status.code ?? EXIT.SIGNAL_BASE + signalNumber(status.signal);
+  const end: Fields = {
+    reason: endReason,
+    exit_code: code,
+    signal: status.signal ?? undefined,
+    calls: c.calls,
+    unanswered: c.unanswered || undefined,
+    cancelled: c.cancelled || undefined,
+    late_responses: c.late_responses || undefined,
+    unmatched_responses: c.unmatched_responses || undefined,
+    oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
+    unparsed_frames: c.unparsed_frames || undefined,
+    client_gone: stdout.broken || undefined,
+    bytes: new Map<string, Json>([
+      ["c2s", bytes.c2s],
+      ["s2c", bytes.s2c],
+    ]),
+    stream_digests: new Map<string, Json>([
+      ["c2s", digests.c2s.digest()],
+      ["s2c", digests.s2c.digest()],
+    ]),
+  };
+  await ledger.end(end);
+  return code;
+
+  function refuse(frame: Uint8Array, out: ClientOut): void {
+    for (const id of McpObserver.requestIds(frame)) {
+      const answer = `{"jsonrpc":"2.0","id":${jsonId(id)},"error":{"code":${RECORDING_FAILED_CODE},"message":"seam: recording failed: the call was not forwarded because its record could not be made durable"}}\n`;
+      out.inject(new TextEncoder().encode(answer));
+    }
+  }
+}
+
+/** An id written back exactly as the client sent it (integers of any size, strings re-escaped). */
+function jsonId(id: Json): string {
+  if (typeof id === "bigint") return id.toString();
+  if (typeof id === "number") return String(id);
+  return JSON.stringify(id);
+}
+
+function signalNumber(signal: string | null): number {
+  if (!signal) return 0;
+  return (osConstants.signals as Record<string, number>)[signal] ?? 0;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref?.());
+}
