@@ -1,0 +1,69 @@
+/**
+ * Rows per second one LedgerWriter appends under each fsync policy, over
+ * both file sinks, in two patterns:
+ *   burst   the relay's pattern under load: rows appended without awaiting,
+ *           1000 per event-loop turn, then `end()` (which waits for all);
+ *   serial  each row awaited before the next (what --write-ahead costs a call:
+ *           every row is its own flush, lock and, under always, fsync).
+ * Ratios are against `never` for the same sink and pattern.
+ * Usage: bun bench/ledger.ts [burstRows] [serialRows]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FsyncPolicy, LedgerWriter } from "../src/ledger.ts";
+import { openAppend as openBun } from "../src/runtime/file-bun.ts";
+import { openAppend as openNode } from "../src/runtime/file-node.ts";
+import type { AppendFile } from "../src/runtime/types.ts";
+
+const burstRows = Number(process.argv[2] ?? 100_000);
+const serialRows = Number(process.argv[3] ?? 2_000);
+const dir = mkdtempSync(join(tmpdir(), "seam-bench-ledger-"));
+const fields = {
+  tool: "read_file",
+  rpc_id: 12345,
+  args_digest: "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+  result_digest: "sha256:json-c14n:v1:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+  status: "ok",
+  ms: 3.25,
+};
+
+async function run(sink: (p: string) => Promise<AppendFile>, fsync: FsyncPolicy, pattern: "burst" | "serial"): Promise<number> {
+  const path = join(dir, `${fsync}-${pattern}-${Math.random()}.jsonl`);
+  const w = await LedgerWriter.open({ path, session: "bench", server: "bench", fsync, openAppend: sink });
+  const n = pattern === "burst" ? burstRows : serialRows;
+  const t0 = performance.now();
+  if (pattern === "burst") {
+    for (let i = 0; i < n; i++) {
+      void w.append("tool_call", fields);
+      if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
+    }
+  } else {
+    for (let i = 0; i < n; i++) await w.append("tool_call", fields);
+  }
+  await w.end({ reason: "bench", calls: n });
+  const secs = (performance.now() - t0) / 1000;
+  if (w.rowsWritten !== n + 1) throw new Error(`wrote ${w.rowsWritten} of ${n + 1}`);
+  rmSync(path);
+  return (n + 1) / secs;
+}
+
+console.log(`ledger append rows/s (${process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`}; ${dir})`);
+console.log("sink       pattern  policy   rows/s      ratio vs never");
+for (const [name, sink] of [
+  ["file-bun", openBun],
+  ["file-node", openNode],
+] as const) {
+  for (const pattern of ["burst", "serial"] as const) {
+    const rates: Partial<Record<FsyncPolicy, number>> = {};
+    for (const policy of ["never", "batch", "always"] as const) {
+      await run(sink, policy, pattern); // warm-up
+      rates[policy] = await run(sink, policy, pattern);
+      const r = rates[policy]!;
+      console.log(
+        `${name.padEnd(10)} ${pattern.padEnd(8)} ${policy.padEnd(8)} ${Math.round(r).toLocaleString("en-US").padStart(10)}  ${(r / rates.never!).toFixed(3)}`,
+      );
+    }
+  }
+}
+rmSync(dir, { recursive: true, force: true });
