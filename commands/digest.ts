@@ -1,9 +1,102 @@
 import { defineCommand } from "citty";
-import { UsageError } from "../src/exit.ts";
+import { createReadStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { type Recipe, RECIPES, StreamDigest } from "../src/digest.ts";
+import { type DigestOutcome, digestJsonBytes } from "../src/digest-input.ts";
+import { EXIT, UsageError } from "../src/exit.ts";
+import { createLog } from "../src/log.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { rejectUnknownFlags } from "./_args.ts";
 
+const args = {
+  files: { type: "positional", description: "JSON files to digest; '-' or none reads stdin", required: false },
+  "raw-bytes": { type: "boolean", description: "digest the bytes as they are (sha256:raw-bytes:v1) instead of the JSON value" },
+  recipe: { type: "string", description: "json-c14n (default, Python json.dumps sorted and compact) or jcs (RFC 8785)" },
+} as const;
+
+/**
+ * Output, one line per input:
+ *   <digest>\n              for a single input
+ *   <digest>  <name>\n      for more than one (as sha256sum), stdin named "-"
+ * A failed input prints `seam: error: <name>: <reason>` on stderr and nothing
+ * on stdout; the others are still digested, and the exit status is 1.
+ */
 export default defineCommand({
-  meta: { name: "digest", description: "not built yet" },
-  run() {
-    throw new UsageError("'seam digest' is not built yet");
+  meta: { name: "digest", description: "print the content digest of JSON files (exit 0 ok, 1 unreadable/unparseable/undigestible)" },
+  args,
+  async run({ args: a, rawArgs }) {
+    rejectUnknownFlags(rawArgs, args, "digest");
+    const recipe = a.recipe ?? "json-c14n";
+    if (!(RECIPES as readonly string[]).includes(recipe)) {
+      throw new UsageError(`unknown recipe ${JSON.stringify(recipe)}`, `use one of: ${RECIPES.join(", ")}`);
+    }
+    if (a["raw-bytes"] && a.recipe !== undefined) throw new UsageError("--raw-bytes and --recipe do not go together");
+    const names = a._.length ? a._.map(String) : ["-"];
+    if (names.filter((n) => n === "-").length > 1) throw new UsageError("stdin ('-') can be read only once");
+
+    const log = createLog();
+    let code: number = EXIT.OK;
+    for (const name of names) {
+      const result = a["raw-bytes"] ? await rawDigest(name) : await jsonDigest(name, recipe as Recipe);
+      if (!result.ok) {
+        log.error(`${displayName(name)}: ${result.reason}`);
+        code = EXIT.FAIL;
+        continue;
+      }
+      const line = names.length > 1 ? `${result.digest}  ${displayName(name)}\n` : `${result.digest}\n`;
+      if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once("drain", r));
+    }
+    return code;
   },
 });
+
+async function jsonDigest(name: string, recipe: Recipe): Promise<DigestOutcome> {
+  let bytes: Uint8Array;
+  try {
+    bytes = name === "-" ? await readAll(runtime.stdin()) : await readFile(name);
+  } catch (err) {
+    return { ok: false, reason: `unreadable: ${ioReason(err)}` };
+  }
+  return digestJsonBytes(bytes, recipe);
+}
+
+/** Raw bytes stream through the hash: memory stays flat whatever the size. */
+async function rawDigest(name: string): Promise<DigestOutcome> {
+  const d = new StreamDigest();
+  try {
+    const source = name === "-" ? runtime.stdin() : createReadStream(name);
+    for await (const chunk of source) d.update(chunk as Uint8Array);
+  } catch (err) {
+    return { ok: false, reason: `unreadable: ${ioReason(err)}` };
+  }
+  return { ok: true, digest: d.digest() };
+}
+
+async function readAll(source: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of source) chunks.push(c);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+const IO_REASONS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EISDIR: "is a directory",
+  ENOTDIR: "a path component is not a directory",
+  ELOOP: "too many symbolic links",
+  ENAMETOOLONG: "name too long",
+  ERR_FS_FILE_TOO_LARGE: "too large to read",
+};
+
+function ioReason(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code && IO_REASONS[code]) return IO_REASONS[code]!;
+  const message = err instanceof Error ? err.message : String(err);
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}
+
+/** A name kept on one line whatever it holds (JSON-quoted when it has a line break or backslash). */
+function displayName(name: string): string {
+  return /[\n\r\\]/.test(name) ? JSON.stringify(name) : name;
+}

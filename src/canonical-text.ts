@@ -12,7 +12,7 @@
  * no object is open: a top-level array streams; a top-level object is held
  * whole (the value itself, nothing more).
  */
-import { compareCodePoints } from "./canonical.ts";
+import { compareCodePoints, isWellFormed } from "./canonical.ts";
 import type { Recipe } from "./digest.ts";
 import { JsonScanner, guardStack, type ParseOptions } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
@@ -66,14 +66,22 @@ class Utf8Out {
     this.len = o;
   }
 
-  /** Writes a JSON string literal under the shared escaping rules (see src/canonical.ts) as UTF-8. */
-  quoted(s: string): void {
-    const n = s.length;
-    this.room(n * 3 + 2);
+  /** Writes s[a..b), which needs no escape and has no lone surrogate, as a JSON string literal in UTF-8. */
+  plainLong(s: string, a: number, b: number): void {
+    this.room((b - a) * 3 + 2);
+    this.buf[this.len++] = 34;
+    this.len += encoder.encodeInto(s.slice(a, b), this.buf.subarray(this.len)).written;
+    this.buf[this.len++] = 34;
+  }
+
+  /** Writes s[a..b) as a JSON string literal under the shared escaping rules (see src/canonical.ts), in UTF-8. */
+  quoted(s: string, a = 0, b = s.length): void {
+    const n = b;
+    this.room((b - a) * 3 + 2);
     let buf = this.buf;
     let o = this.len;
     buf[o++] = 34;
-    for (let i = 0; i < n; i++) {
+    for (let i = a; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c < 0x80) {
         if (c >= 32 && c !== 34 && c !== 92) {
@@ -132,6 +140,7 @@ class Utf8Out {
   }
 }
 
+const encoder = new TextEncoder();
 const HEX = Uint8Array.from("0123456789abcdef", (ch) => ch.charCodeAt(0));
 
 class CanonicalTextParser extends JsonScanner {
@@ -146,6 +155,9 @@ class CanonicalTextParser extends JsonScanner {
   private top = 0;
   private idx: number[] = [];
 
+  /** No lone surrogate anywhere in the text, so none in an unescaped string. */
+  readonly wellFormed: boolean;
+
   constructor(
     s: string,
     maxDepth: number | undefined,
@@ -153,6 +165,7 @@ class CanonicalTextParser extends JsonScanner {
     readonly jcs: boolean,
   ) {
     super(s, maxDepth);
+    this.wellFormed = isWellFormed(s);
   }
 
   value(): void {
@@ -160,7 +173,13 @@ class CanonicalTextParser extends JsonScanner {
     switch (c) {
       case 123: return this.object();
       case 91: return this.array();
-      case 34: return this.out.quoted(this.scanString());
+      case 34: {
+        const decoded = this.scanStringRaw();
+        if (decoded !== undefined) return this.out.quoted(decoded);
+        // Unescaped text has no quote, backslash or control character to escape: long runs go to the native encoder.
+        if (this.strEnd - this.strStart >= 64 && this.wellFormed) return this.out.plainLong(this.s, this.strStart, this.strEnd);
+        return this.out.quoted(this.s, this.strStart, this.strEnd);
+      }
       case 116: this.literal("true"); return this.out.ascii("true");
       case 102: this.literal("false"); return this.out.ascii("false");
       case 110: this.literal("null"); return this.out.ascii("null");

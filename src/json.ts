@@ -100,8 +100,9 @@ export class JsonScanner {
   /** The int's digit count (sign excluded); its value when at most 15 digits. */
   numDigits = 0;
   numSmall = 0;
-  /** Set by scanString: whether the string had an escape (else its raw text is its own canonical form). */
-  strEscaped = false;
+  /** Set by scanStringRaw for a string without escapes. */
+  strStart = 0;
+  strEnd = 0;
 
   constructor(
     readonly s: string,
@@ -196,6 +197,15 @@ export class JsonScanner {
    * string).
    */
   scanString(): string {
+    return this.scanStringRaw() ?? this.s.slice(this.strStart, this.strEnd);
+  }
+
+  /**
+   * scanString without the copy: for a string with no escape, leaves its
+   * characters at [strStart, strEnd) of the text and returns undefined;
+   * otherwise returns the decoded value.
+   */
+  scanStringRaw(): string | undefined {
     const s = this.s;
     const start = this.i + 1;
     const n = this.n;
@@ -204,8 +214,9 @@ export class JsonScanner {
       const c = s.charCodeAt(i);
       if (c === 34) {
         this.i = i + 1;
-        this.strEscaped = false;
-        return s.slice(start, i);
+        this.strStart = start;
+        this.strEnd = i;
+        return undefined;
       }
       if (c === 92) return this.scanEscapedString(start, i);
       if (c < 32) this.fail("invalid control character in string", i);
@@ -223,7 +234,6 @@ export class JsonScanner {
       const c = s.charCodeAt(i);
       if (c === 34) {
         this.i = i + 1;
-        this.strEscaped = true;
         return out + s.slice(chunk, i);
       }
       if (c === 92) {
