@@ -329,7 +329,7 @@ export class LedgerWriter {
       }
       batch = [];
       try {
-        await file.write(concat(parts, total));
+        await file.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts, total));
       } catch (e) {
         // A short write may have put whole lines in the file before failing; measured under the lock.
         landed = Math.max(0, Math.min(total, (await file.size().catch(() => start)) - start));
@@ -419,17 +419,6 @@ function seal(prev: string, row: JsonObject, add: (b: Uint8Array) => void): stri
   row.set("chain", chain);
   add(encoder.encode(`${lineForm(row)}\n`));
   return chain;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 // ---- reading the file's tail ----

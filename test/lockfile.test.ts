@@ -27,21 +27,25 @@ test("the lock file names its holder and is gone after release; nothing else is 
   expect(readdirSync(join(path, ".."))).toEqual([]);
 });
 
-test("mutual exclusion: 50 concurrent takers never overlap", async () => {
-  const path = lockPath();
+/** Runs `takers` concurrent lock-hold-release rounds; returns the most holders ever inside at once. */
+async function mostInside(path: string, takers: number, holdMs: number): Promise<number> {
   let inside = 0;
-  let maxInside = 0;
+  let most = 0;
   await Promise.all(
-    Array.from({ length: 50 }, async () => {
+    Array.from({ length: takers }, async () => {
       const release = await acquireLock(path, { pid: process.pid });
       inside++;
-      maxInside = Math.max(maxInside, inside);
-      await Bun.sleep(1);
+      most = Math.max(most, inside);
+      await Bun.sleep(holdMs);
       inside--;
       await release();
     }),
   );
-  expect(maxInside).toBe(1);
+  return most;
+}
+
+test("mutual exclusion: 50 concurrent takers never overlap", async () => {
+  expect(await mostInside(lockPath(), 50, 1)).toBe(1);
 });
 
 test("a lock left by a dead process on this host is broken at once", async () => {
@@ -102,19 +106,7 @@ test("an unreadable-as-ours lock (foreign content) is judged by its age", async 
 test("many waiters on one stale lock: exactly one breaks it, and they still never overlap", async () => {
   const path = lockPath();
   writeFileSync(path, holder(deadPid(), Date.now()));
-  let inside = 0;
-  let maxInside = 0;
-  await Promise.all(
-    Array.from({ length: 20 }, async () => {
-      const release = await acquireLock(path, { pid: process.pid });
-      inside++;
-      maxInside = Math.max(maxInside, inside);
-      await Bun.sleep(2);
-      inside--;
-      await release();
-    }),
-  );
-  expect(maxInside).toBe(1);
+  expect(await mostInside(path, 20, 2)).toBe(1);
   expect(existsSync(path)).toBe(false);
 });
 
