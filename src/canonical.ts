@@ -9,7 +9,8 @@
  *   floats    Python's repr (src/pyfloat.ts): `1.0`, `1e-05`, `1e+16`, `-0.0`
  *   objects   keys sorted by Unicode code point where sorted (`"\ufb00"` before `"\U0001F600"`)
  * Plain objects' undefined-valued properties are skipped, as JSON.stringify
- * skips them; every other non-JSON value is a ValueError.
+ * skips them; every other non-JSON value (undefined elsewhere, functions,
+ * symbols, class instances such as Date) is a ValueError.
  */
 import { type Json, JsonFloat, MAX_INT_DIGITS } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
@@ -238,6 +239,10 @@ function write(v: Json, st: Style, depth: number): string {
           out += quote(k, st.escapeLone) + st.colon + write(v.get(k)!, st, depth + 1);
         }
         return out + "}";
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new CanonicalError("ValueError", `a ${proto?.constructor?.name ?? "class"} instance is not a JSON value`);
       }
       const o = v as { readonly [k: string]: Json };
       const keys = Object.keys(o);

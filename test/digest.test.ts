@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { compactForm } from "../src/canonical.ts";
 import { StreamDigest, digestBytes, digestJson } from "../src/digest.ts";
-import { JsonFloat, parseJson } from "../src/json.ts";
+import { type Json, JsonFloat, parseJson } from "../src/json.ts";
 
 interface C14nCase {
   input: string;
@@ -18,5 +18,46 @@ describe("json-c14n-v1 vectors (made by the reference recipe)", () => {
     expect(digestJson(v)).toBe(c.digest);
     if (c.canonical !== undefined) expect(compactForm(v)).toBe(c.canonical);
     else expect(() => compactForm(v)).toThrow();
+  });
+});
+
+describe("raw-bytes digests", () => {
+  test("SHA-256 of the bytes (FIPS 180-2 'abc' and the empty input)", () => {
+    expect(digestBytes(new TextEncoder().encode("abc"))).toBe("sha256:raw-bytes:v1:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(digestBytes(new Uint8Array())).toBe("sha256:raw-bytes:v1:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  });
+  test("StreamDigest over any chunking equals digestBytes of the whole", () => {
+    const all = new Uint8Array(10_000).map((_, i) => (i * 31) & 255);
+    for (const size of [1, 7, 64, 1000, 10_000]) {
+      const d = new StreamDigest();
+      for (let i = 0; i < all.length; i += size) d.update(all.subarray(i, i + size));
+      expect(d.digest()).toBe(digestBytes(all));
+    }
+    expect(new StreamDigest().digest()).toBe(digestBytes(new Uint8Array()));
+  });
+});
+
+describe("digestJson never throws", () => {
+  const cyclic: { [k: string]: Json } = {};
+  cyclic.me = cyclic;
+  const odd: [string, unknown, string][] = [
+    ["NaN number", NaN, "undigestible:ValueError"],
+    ["Infinity JsonFloat", new JsonFloat(Infinity), "undigestible:ValueError"],
+    ["lone surrogate key", { "\udc00": 1 }, "undigestible:UnicodeEncodeError"],
+    ["a cycle", cyclic, "undigestible:ValueError"],
+    ["undefined", undefined, "undigestible:ValueError"],
+    ["a function", () => 1, "undigestible:ValueError"],
+    ["a symbol", Symbol("x"), "undigestible:ValueError"],
+    ["a Date", new Date(0), "undigestible:ValueError"],
+    ["a Set", new Set([1]), "undigestible:ValueError"],
+    ["an object with no prototype", Object.assign(Object.create(null), { a: 1 }), digestJson({ a: 1 })],
+  ];
+  test.each(odd)("%s", (_, v, want) => {
+    expect(digestJson(v as Json)).toBe(want);
+    expect(digestJson(v as Json, "jcs")).toStartWith(want.startsWith("undigestible") ? want : "sha256:jcs:v1:");
+  });
+  test("digests of equal values built in code and parsed agree", () => {
+    const built: Json = { b: [1, new JsonFloat(2), 3.5, 2n ** 64n], a: "é" };
+    expect(digestJson(built)).toBe(digestJson(parseJson('{"a":"\\u00e9","b":[1,2.0,3.5,18446744073709551616]}')));
   });
 });
