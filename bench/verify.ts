@@ -1,0 +1,141 @@
+/**
+ * How fast `seam verify` checks a big ledger, as a ratio against the floor:
+ * merely reading the same file and SHA-256-ing it, on the same runtime.
+ *
+ *   bun bench/verify.ts [--rows 1000000] [--keep]
+ *
+ * Generates a ledger of `--rows` rows shaped as `seam wrap` writes them
+ * (UUID sessions of a few hundred tool calls each, json-c14n digests, ms
+ * timings) into a temp dir, then times, each as its own process under
+ * /usr/bin/time (wall time and peak RSS):
+ *   floor      read in 1 MiB chunks + SHA-256, under Bun and under Node
+ *   verify     `seam verify --quiet` from source under Bun, the Node bundle
+ *              (dist/seam.mjs) and the compiled executable (dist/seam)
+ * Build dist/ first: bun scripts/build.ts --exe
+ */
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lineForm } from "../src/canonical.ts";
+import { GENESIS, chainOf } from "../src/chain.ts";
+import { digestJson } from "../src/digest.ts";
+import type { Json } from "../src/json.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const argv = process.argv.slice(2);
+const rowsWanted = Number(argv[argv.indexOf("--rows") + 1] ?? 0) || 1_000_000;
+const keep = argv.includes("--keep");
+
+if (!existsSync("/usr/bin/time")) {
+  console.error("bench/verify.ts needs /usr/bin/time (GNU time) for peak RSS");
+  process.exit(2);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "seam-bench-verify-"));
+const ledger = join(dir, "ledger.jsonl");
+
+/** Writes `n` rows of wrap-shaped sessions; returns the count of rows and seconds taken. */
+function generate(path: string, n: number): { rows: number; seconds: number } {
+  const t0 = performance.now();
+  const fd = openSync(path, "w");
+  const enc = new TextEncoder();
+  let prev = GENESIS;
+  let rows = 0;
+  let pending: string[] = [];
+  let clock = Date.UTC(2026, 10, 30, 3, 0, 0);
+  const digests = Array.from({ length: 64 }, (_, i) => digestJson({ text: `payload ${i}` }));
+  const put = (row: { [k: string]: Json }) => {
+    row.ts = new Date((clock += 3)).toISOString();
+    const chain = chainOf(prev, row);
+    row.chain = chain;
+    prev = chain;
+    pending.push(lineForm(row));
+    rows++;
+    if (pending.length >= 4096) {
+      writeSync(fd, enc.encode(pending.join("\n") + "\n"));
+      pending = [];
+    }
+  };
+  const head = (evt: string, session: string, seq: number) => ({ evt, seam: "mcp-stdio", seam_impl: "seam/0.1.0", session, seq, server: "server-everything" });
+  for (let s = 0; rows < n; s++) {
+    const session = randomUUID();
+    let seq = 0;
+    // 400 calls a session; the last one takes what is left, so the count is exact.
+    const calls = Math.min(400, Math.max(0, n - rows - 3));
+    put({ ...head("session_begin", session, ++seq), command: ["npx", "-y", "@modelcontextprotocol/server-everything"], command_digest: digests[0]!, cwd: "/home/user/project", pid: 40000 + s, host: "bench", runtime: "bun 1.4.5", raw_payloads: false, max_frame: 67108864, fsync: "batch" });
+    put({ ...head("mcp_initialize", session, ++seq), status: "ok", client_info: { name: "claude-code", version: "2.1.0" }, server_info: { name: "example-servers/everything", version: "1.0.0" }, protocol_version: "2025-06-18", result_digest: digests[1]!, ms: 4.2 });
+    let n2 = 0;
+    for (let c = 0; c < calls; c++, n2++) {
+      put({ ...head("tool_call", session, ++seq), tool: c % 3 ? "echo" : "add", rpc_id: c + 2, args_digest: digests[c % 64]!, result_digest: digests[(c * 7) % 64]!, status: c % 50 ? "ok" : "error", ms: 1 + (c % 97) / 10 });
+    }
+    put({ ...head("session_end", session, ++seq), reason: "client_eof", exit_code: 0, rows_before_end: seq - 1, calls: n2, bytes: { c2s: 12000 * n2, s2c: 34000 * n2 }, stream_digests: { c2s: digests[2]!.replace("json-c14n", "raw-bytes"), s2c: digests[3]!.replace("json-c14n", "raw-bytes") } });
+  }
+  if (pending.length > 0) writeSync(fd, enc.encode(pending.join("\n") + "\n"));
+  closeSync(fd);
+  return { rows, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The floor: read in 1 MiB chunks and SHA-256 everything (the same JS under both runtimes). */
+const FLOOR_JS = `
+const fs = require("node:fs"), { createHash } = require("node:crypto");
+const fd = fs.openSync(process.argv[process.argv.length - 1], "r"); const h = createHash("sha256");
+for (;;) { const b = Buffer.allocUnsafe(1 << 20); const n = fs.readSync(fd, b, 0, b.length, null); if (n === 0) break; h.update(b.subarray(0, n)); }
+process.stdout.write(h.digest("hex") + "\\n");`;
+
+interface Timed {
+  seconds: number;
+  rssMB: number;
+  code: number | null;
+}
+
+/** Runs argv under GNU time: wall seconds and peak RSS of the process. */
+function timed(cmd: string[]): Timed {
+  const r = spawnSync("/usr/bin/time", ["-f", "%e %M", ...cmd], { stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 26 });
+  const last = r.stderr.toString().trim().split("\n").pop()!;
+  const [secs, kb] = last.split(" ").map(Number);
+  return { seconds: secs!, rssMB: kb! / 1024, code: r.status };
+}
+
+function best(cmd: string[], runs = 3): Timed {
+  let out: Timed | undefined;
+  for (let i = 0; i < runs; i++) {
+    const t = timed(cmd);
+    if (out === undefined || t.seconds < out.seconds) out = { ...t, rssMB: Math.max(t.rssMB, out?.rssMB ?? 0) };
+  }
+  return out!;
+}
+
+const gen = generate(ledger, rowsWanted);
+const bytes = statSync(ledger).size;
+const bun = process.execPath;
+console.log(`ledger: ${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(1)} MB (${Math.round(bytes / gen.rows)} bytes/row), generated in ${gen.seconds.toFixed(1)} s`);
+
+const floor = {
+  bun: best([bun, "-e", FLOOR_JS, ledger]),
+  node: best(["node", "-e", FLOOR_JS, ledger]),
+};
+const runs: [string, string[], "bun" | "node"][] = [
+  ["bun (source)", [bun, `${root}commands/seam.ts`, "verify", "--quiet", ledger], "bun"],
+  ["node (dist/seam.mjs)", ["node", `${root}dist/seam.mjs`, "verify", "--quiet", ledger], "node"],
+  ["exe (dist/seam)", [`${root}dist/seam`, "verify", "--quiet", ledger], "bun"],
+];
+
+const row = (name: string, t: Timed, base?: Timed) =>
+  `${name.padEnd(28)} ${t.seconds.toFixed(2).padStart(7)} s ${Math.round(gen.rows / t.seconds).toLocaleString("en-US").padStart(11)} rows/s ${(bytes / 1e6 / t.seconds).toFixed(0).padStart(5)} MB/s ${base ? `${(t.seconds / base.seconds).toFixed(1).padStart(6)}x floor` : "".padStart(13)} ${t.rssMB.toFixed(0).padStart(6)} MB peak RSS${t.code !== 0 && t.code !== null ? ` (exit ${t.code})` : ""}`;
+
+console.log(row("floor bun (read+sha256)", floor.bun));
+console.log(row("floor node (read+sha256)", floor.node));
+for (const [name, cmd, rt] of runs) {
+  if (!existsSync(cmd[0] === "node" ? cmd[1]! : cmd[0]!)) {
+    console.log(`${name.padEnd(28)} skipped: not built (bun scripts/build.ts --exe)`);
+    continue;
+  }
+  const t = best(cmd, 2);
+  if (t.code !== 0) console.log(`${name}: verify exited ${t.code}, expected 0`);
+  console.log(row(`verify ${name}`, t, floor[rt]));
+}
+
+if (keep) console.log(`kept ${ledger}`);
+else rmSync(dir, { recursive: true, force: true });
