@@ -20,6 +20,7 @@ export default defineCommand({
     script: { type: "string" },
     sent: { type: "string" },
     received: { type: "string" },
+    timeoutMs: { type: "string" },
   },
   async run({ rawArgs, args }) {
     if (args.role === "server") {
@@ -38,14 +39,17 @@ export default defineCommand({
       createLog().error(`cannot start ${argv[0]}: ${spawned.error}`);
       return EXIT.SPAWN_FAILED;
     }
+    const run = { sent: [] as Uint8Array[], received: [] as Uint8Array[] };
     try {
-      const run = await runFixtureClient(spawned.child, script);
-      if (args.sent) writeFileSync(args.sent, run.sent);
-      if (args.received) writeFileSync(args.received, run.received);
+      await runFixtureClient(spawned.child, script, run, Number(args.timeoutMs ?? 20000));
     } catch (err) {
       createLog().error(`fixture client: ${(err as Error).message}`);
       spawned.child.kill("SIGKILL");
       return EXIT.FAIL;
+    } finally {
+      // Kept even when the script could not finish: selftest compares what did arrive.
+      if (args.sent) writeFileSync(args.sent, Buffer.concat(run.sent));
+      if (args.received) writeFileSync(args.received, Buffer.concat(run.received));
     }
     const status = await spawned.child.exited;
     return status.code ?? EXIT.FAIL;

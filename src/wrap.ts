@@ -138,7 +138,8 @@ async function relaySession(
     return flow;
   });
 
-  // client → server
+  // client → server (test-only corruption is applied server → client only, so
+  // that the server still answers and the client sees exactly what changed)
   const c2sTap = (chunk: Uint8Array) => {
     digests.c2s.update(chunk);
     bytes.c2s += chunk.length;
@@ -164,7 +165,6 @@ async function relaySession(
               c2sTap(chunk);
               frames.push(chunk);
             },
-            corruptor(o.fault),
           ).then((flow) => {
             frames.end();
             return flow;

@@ -1,0 +1,35 @@
+/** `seam selftest` and `seam demo` from each build a user may run. */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { VIAS, runCli } from "./cli.ts";
+import { ledgerRows, tempDir } from "./proc.ts";
+import { getField } from "../src/json.ts";
+
+describe.each(VIAS)("via %s", (via) => {
+  test("selftest: every arm passes, one line each, and the plain closing count", async () => {
+    const r = await runCli(via, ["selftest"]);
+    const lines = r.stdout.toString().trimEnd().split("\n");
+    expect(lines.filter((l) => !l.startsWith("PASS "))).toEqual([`${lines.length - 1} passed, 0 failed`]);
+    for (const c of ["passthrough_fidelity", "one_row_per_call", "unanswered_call_logged", "ids_not_crossed", "tamper_detected", "digest_recipe_frozen", "chain_recipe_frozen"]) {
+      expect(lines.some((l) => l.startsWith(`PASS ${c} GREEN: `))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`PASS ${c} RED `))).toBe(true);
+    }
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+  });
+
+  test("demo: wraps, verifies, and says what to do next", async () => {
+    const dir = tempDir();
+    const r = await runCli(via, ["demo"], { cwd: dir });
+    const text = r.stdout.toString();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(text).toContain("verify  ok: 9 rows, chain unbroken, 1 session complete\n");
+    expect(text).toContain("  seam verify seam-demo.jsonl ");
+    expect(text).toMatch(/^ +8 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);
+    const rows = ledgerRows(join(dir, "seam-demo.jsonl"));
+    expect(rows.map((row) => getField(row, "evt"))).toEqual([
+      "session_begin", "mcp_initialize", "tools_list", "tool_call", "tool_call", "tool_call", "tool_call", "tool_call", "session_end",
+    ]);
+  });
+});
