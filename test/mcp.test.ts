@@ -163,6 +163,8 @@ describe("McpObserver pairing", () => {
       [">", `{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p"}}`],
       ["<", ok("3")],
       ["<", `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`],
+      [">", `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}`],
+      ["<", ok("4", `{"resultType":"complete","serverInfo":{"name":"d","version":"3"}}`)],
     ]);
     expect(rows[0]).toBe(
       `{"evt": "mcp_initialize", "rpc_id": 0, "status": "ok", "client_info": {"name": "c", "version": "1"}, "server_info": {"name": "s", "version": "2"}, "protocol_version": "2025-06-18", "result_digest": "${digestJson(parseJson(`{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"2"}}`))}", "ms": 1.5}`,
@@ -171,7 +173,8 @@ describe("McpObserver pairing", () => {
     expect(rows[1]).toContain(`"cursor": "p2", "next_cursor": "p3"`);
     expect(rows[2]).toStartWith(`{"evt": "resource_read", "uri": "file:///x", "rpc_id": 2,`);
     expect(rows[3]).toStartWith(`{"evt": "prompt_get", "prompt": "p", "rpc_id": 3, "args_digest": "${digestJson(new Map())}"`);
-    expect(rows[4]).toStartWith(`{"evt": "server_request", "method": "roots/list", "rpc_id": 0, "params_digest": "${digestJson(null)}", "status": "unanswered"`);
+    expect(rows[4]).toStartWith(`{"evt": "mcp_discover", "rpc_id": 4, "status": "ok", "server_info": {"name": "d", "version": "3"}, "result_digest": "sha256:json-c14n:v1:`);
+    expect(rows[5]).toStartWith(`{"evt": "server_request", "method": "roots/list", "rpc_id": 0, "params_digest": "${digestJson(null)}", "status": "unanswered"`);
   });
 
   test("frames that are not JSON-RPC are counted; blank ones are not", () => {

@@ -174,23 +174,51 @@ describe("seam wrap under stress", () => {
     expect(chainHolds(join(dir, "l.jsonl"))).toBe(true);
   });
 
-  test("SIGTERM to seam reaches the server; open calls are rowed and the session ends", async () => {
+  test.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+  ])("%s to seam reaches the server; open calls are rowed and the session ends", async (signal, code) => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
     const p = start([...seamArgv(via), "wrap", "--ledger", ledger, "--", ...fixture, "server"]);
     p.child.stdin!.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"never"}}\n`);
     await until(() => existsSync(ledger) && readFileSync(ledger, "utf8").includes("session_begin"));
     await new Promise((r) => setTimeout(r, 200));
-    p.child.kill("SIGTERM");
+    p.child.kill(signal as NodeJS.Signals);
     const r = await p.done;
-    expect(r.code).toBe(143);
+    expect(r.code).toBe(code);
     const rows = rowsOf(ledger);
     const end = rows.at(-1)!;
     expect(f(end, "evt")).toBe("session_end");
-    expect(f(end, "reason")).toBe("signal:SIGTERM");
-    expect(f(end, "signal")).toBe("SIGTERM");
+    expect(f(end, "reason")).toBe(`signal:${signal}`);
+    expect(f(end, "signal")).toBe(signal);
     const call = rows.find((row) => f(row, "evt") === "tool_call")!;
-    expect([f(call, "status"), f(call, "reason")]).toEqual(["unanswered", "signal:SIGTERM"]);
+    expect([f(call, "status"), f(call, "reason")]).toEqual(["unanswered", `signal:${signal}`]);
+  });
+
+  test("an unwritable ledger does not stop the traffic: it is said once on stderr", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "a-directory");
+    mkdirSync(ledger);
+    const input = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}\n`;
+    const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--", "cat"], { input });
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString()).toBe(input);
+    expect(r.stderr.split("\n").filter(Boolean)).toEqual([expect.stringMatching(/^seam: warning: ledger .*a-directory cannot be written: /)]);
+  });
+
+  test("--max-frame stops observing a frame, not forwarding it, and counts it", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const big = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"s":"${"z".repeat(5000)}"}}}\n`;
+    const small = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}\n`;
+    const r = await run([...seamArgv(via), "wrap", "--max-frame", "4096", "--ledger", ledger, "--", "cat"], { input: big + small });
+    expect(r.stdout.toString()).toBe(big + small);
+    const rows = rowsOf(ledger);
+    // cat sends each frame back, so each crosses twice: the big one is never observed (2 oversize), the small one is a call.
+    expect(rows.filter((row) => f(row, "evt") === "tool_call").map((row) => f(row, "rpc_id"))).toEqual([2]);
+    expect(f(rows.at(-1)!, "oversize_frames_unlogged")).toBe(2);
   });
 
   test("a client that goes away (EPIPE) is recorded, not a crash", async () => {
