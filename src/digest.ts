@@ -7,9 +7,9 @@
  *                                 the value has no canonical form; the words are the Python exception's name
  */
 import { createHash, type Hash } from "node:crypto";
-import { CanonicalError, compactForm, jcsForm } from "./canonical.ts";
-import { canonicalText } from "./canonical-text.ts";
-import type { Json } from "./json.ts";
+import { CanonicalError, compactForm, isWellFormed, jcsForm } from "./canonical.ts";
+import { canonicalBytes } from "./canonical-bytes.ts";
+import { type Json, parseJson } from "./json.ts";
 
 export type Recipe = "json-c14n" | "jcs";
 export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
@@ -46,13 +46,20 @@ export class StreamDigest {
 }
 
 /**
- * The digest of JSON text under `recipe`, straight from the text (see
- * src/canonical-text.ts): equal to digestJson(parseJson(text), recipe) but
- * without the model, streaming a top-level array. Throws JsonParseError for
- * text that is not JSON (for jcs, also for a repeated key).
+ * The digest of UTF-8 JSON under `recipe`, straight from the bytes (see
+ * src/canonical-bytes.ts): equal to digestJson(parseJson(text), recipe) but
+ * with no model and no string, streaming a top-level array. Throws
+ * JsonParseError for input that is not UTF-8 or not JSON (for jcs, also for
+ * a repeated key).
  */
-export function digestJsonText(text: string, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
+export function digestJsonUtf8(bytes: Uint8Array, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
   const hash = createHash("sha256");
-  const outcome = canonicalText(text, recipe, (bytes) => hash.update(bytes), opts);
+  const outcome = canonicalBytes(bytes, recipe, (chunk) => hash.update(chunk), opts);
   return outcome === "ok" ? `sha256:${recipe}:v1:${hash.digest("hex")}` : `undigestible:${outcome}`;
+}
+
+/** digestJsonUtf8 for text already in a string (one with raw lone surrogates goes through the model). */
+export function digestJsonText(text: string, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
+  if (isWellFormed(text)) return digestJsonUtf8(new TextEncoder().encode(text), recipe, opts);
+  return digestJson(parseJson(text, { maxDepth: opts?.maxDepth, rejectDuplicateKeys: recipe === "jcs" }), recipe);
 }

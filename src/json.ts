@@ -33,8 +33,9 @@ export type Json =
   | { readonly [k: string]: Json };
 
 /**
- * The text is not JSON as Python's `json.loads` reads it. `offset` is in
- * UTF-16 code units into the text; `line` and `column` count from 1.
+ * The input is not JSON as Python's `json.loads` reads it. `offset` is in
+ * the input's own units (UTF-16 code units of a string, bytes of UTF-8);
+ * `line` and `column` count from 1, the column in characters.
  */
 export class JsonParseError extends Error {
   override readonly name = "JsonParseError";
@@ -43,23 +44,34 @@ export class JsonParseError extends Error {
   constructor(
     readonly reason: string,
     readonly offset: number,
-    text?: string,
+    input?: string | Uint8Array,
   ) {
-    const { line, column } = text === undefined ? { line: 0, column: 0 } : lineColumn(text, offset);
+    const { line, column } = input === undefined ? { line: 0, column: 0 } : lineColumn(input, offset);
     super(line ? `${reason} at line ${line} column ${column}` : `${reason} at offset ${offset}`);
     this.line = line;
     this.column = column;
   }
 }
 
-function lineColumn(text: string, offset: number): { line: number; column: number } {
+function lineColumn(input: string | Uint8Array, offset: number): { line: number; column: number } {
+  const text = typeof input === "string";
   let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf("\n"); i >= 0 && i < offset; i = text.indexOf("\n", i + 1)) {
-    line++;
-    lineStart = i + 1;
+  let column = 1;
+  const end = Math.min(offset, input.length);
+  for (let i = 0; i < end; i++) {
+    const c = text ? input.charCodeAt(i) : input[i]!;
+    if (c === 10) {
+      line++;
+      column = 1;
+    } else if (text ? c < 0xdc00 || c > 0xdfff || i === 0 || !isHigh(input.charCodeAt(i - 1)) : (c & 0xc0) !== 0x80) {
+      column++; // one per character: not the low half of a pair, not a UTF-8 continuation byte
+    }
   }
-  return { line, column: offset - lineStart + 1 };
+  return { line, column };
+}
+
+function isHigh(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
 }
 
 export interface ParseOptions {
@@ -85,11 +97,8 @@ export const DEFAULT_MAX_DEPTH = 900;
  */
 export const MAX_INT_DIGITS = 4300;
 
-/**
- * Character-level scanning shared by the model parser and the direct
- * text-to-canonical path (src/canonical-text.ts), so both accept the same set.
- */
-export class JsonScanner {
+/** Character-level scanning of a JS string. (src/canonical-bytes.ts reads UTF-8 by the same rules.) */
+class JsonScanner {
   i = 0;
   depth = 0;
   readonly n: number;
@@ -100,9 +109,6 @@ export class JsonScanner {
   /** The int's digit count (sign excluded); its value when at most 15 digits. */
   numDigits = 0;
   numSmall = 0;
-  /** Set by scanStringRaw for a string without escapes. */
-  strStart = 0;
-  strEnd = 0;
 
   constructor(
     readonly s: string,
@@ -197,15 +203,6 @@ export class JsonScanner {
    * string).
    */
   scanString(): string {
-    return this.scanStringRaw() ?? this.s.slice(this.strStart, this.strEnd);
-  }
-
-  /**
-   * scanString without the copy: for a string with no escape, leaves its
-   * characters at [strStart, strEnd) of the text and returns undefined;
-   * otherwise returns the decoded value.
-   */
-  scanStringRaw(): string | undefined {
     const s = this.s;
     const start = this.i + 1;
     const n = this.n;
@@ -214,9 +211,7 @@ export class JsonScanner {
       const c = s.charCodeAt(i);
       if (c === 34) {
         this.i = i + 1;
-        this.strStart = start;
-        this.strEnd = i;
-        return undefined;
+        return s.slice(start, i);
       }
       if (c === 92) return this.scanEscapedString(start, i);
       if (c < 32) this.fail("invalid control character in string", i);
@@ -410,7 +405,7 @@ class ModelParser extends JsonScanner {
  */
 export function parseJson(text: string, opts?: ParseOptions): Json {
   const p = new ModelParser(text, opts?.maxDepth, opts?.rejectDuplicateKeys === true);
-  return guardStack(p, () => {
+  return guardStack(text, () => p.i, () => {
     if (text.charCodeAt(0) === 0xfeff) p.fail("unexpected byte order mark", 0);
     const v = p.value();
     p.end();
@@ -422,12 +417,12 @@ export function parseJson(text: string, opts?: ParseOptions): Json {
  * A maxDepth set beyond what the stack holds must still end in a
  * JsonParseError, not a RangeError from the engine.
  */
-export function guardStack<T>(p: JsonScanner, run: () => T): T {
+export function guardStack<T>(input: string | Uint8Array, at: () => number, run: () => T): T {
   try {
     return run();
   } catch (err) {
     if (err instanceof JsonParseError) throw err;
-    if (err instanceof RangeError) throw new JsonParseError("nesting too deep for the stack", p.i, p.s);
+    if (err instanceof RangeError) throw new JsonParseError("nesting too deep for the stack", at(), input);
     throw err;
   }
 }

@@ -1,12 +1,12 @@
 /**
- * The direct text-to-canonical path (src/canonical-text.ts) must equal the
+ * The direct bytes-to-canonical path (src/canonical-bytes.ts) must equal the
  * model path, compactForm(parseJson(text)) / jcsForm(parseJson(text)), on
  * every input: same bytes, same refusal, same parse error or acceptance.
  */
 import { describe, expect, test } from "bun:test";
 import { CanonicalError, compactForm, jcsForm } from "../src/canonical.ts";
-import { canonicalText } from "../src/canonical-text.ts";
-import { type Recipe, digestJson, digestJsonText } from "../src/digest.ts";
+import { canonicalBytes, firstInvalidUtf8 } from "../src/canonical-bytes.ts";
+import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/digest.ts";
 import { JsonParseError, parseJson } from "../src/json.ts";
 import { Gen } from "./jsongen.ts";
 
@@ -28,11 +28,11 @@ function viaModel(text: string, recipe: Recipe): Result {
   }
 }
 
-function viaText(text: string, recipe: Recipe): Result {
+function viaBytes(text: string, recipe: Recipe): Result {
   const chunks: string[] = [];
   let outcome;
   try {
-    outcome = canonicalText(text, recipe, (b) => chunks.push(hex(b)));
+    outcome = canonicalBytes(new TextEncoder().encode(text), recipe, (b) => chunks.push(hex(b)));
   } catch (e) {
     if (!(e instanceof JsonParseError)) throw e;
     return { parse: "error" };
@@ -44,17 +44,21 @@ function hex(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
 }
 
+/** Text with raw lone surrogates has no UTF-8 form; UTF-8 input never holds one. */
+const isWellFormed = (s: string) => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function same(text: string): void {
+  if (!isWellFormed(text)) return;
   for (const recipe of ["json-c14n", "jcs"] as const) {
     const want = viaModel(text, recipe);
-    const got = viaText(text, recipe);
+    const got = viaBytes(text, recipe);
     if (JSON.stringify(got) !== JSON.stringify(want)) {
-      throw new Error(`${recipe} of ${JSON.stringify(text).slice(0, 300)}: text path ${JSON.stringify(got).slice(0, 200)}, model path ${JSON.stringify(want).slice(0, 200)}`);
+      throw new Error(`${recipe} of ${JSON.stringify(text).slice(0, 300)}: bytes path ${JSON.stringify(got).slice(0, 200)}, model path ${JSON.stringify(want).slice(0, 200)}`);
     }
   }
 }
 
-describe("text path equals model path", () => {
+describe("bytes path equals model path", () => {
   test("on 4000 generated documents", () => {
     const g = new Gen(11);
     for (let i = 0; i < 4000; i++) same(g.document());
@@ -63,9 +67,33 @@ describe("text path equals model path", () => {
     const g = new Gen(12);
     for (let i = 0; i < 4000; i++) same(g.mutant());
   });
-  test("on random bytes", () => {
+  test("on random bytes decoded as UTF-8", () => {
     const g = new Gen(13);
     for (let i = 0; i < 2000; i++) same(new TextDecoder().decode(g.bytes(g.int(40))));
+  });
+  test("on random bytes as they are: only JsonParseError, and invalid UTF-8 is refused where it starts", () => {
+    const g = new Gen(17);
+    for (let i = 0; i < 3000; i++) {
+      const b = g.bytes(g.int(40));
+      const bad = firstInvalidUtf8(b);
+      try {
+        canonicalBytes(b, "json-c14n", () => {});
+        expect(bad).toBe(-1);
+      } catch (e) {
+        expect(e).toBeInstanceOf(JsonParseError);
+        if (bad >= 0) expect((e as JsonParseError).message).toBe(`not UTF-8 at offset ${bad}`);
+      }
+    }
+  });
+  test.each([
+    [[0x22, 0x63, 0x61, 0x66, 0xe9, 0x22], 4], // Latin-1 é
+    [[0xc0, 0x80], 0], // overlong NUL
+    [[0x22, 0xed, 0xa0, 0x80, 0x22], 1], // a surrogate in UTF-8 (CESU)
+    [[0xf4, 0x90, 0x80, 0x80], 0], // above U+10FFFF
+    [[0x22, 0xe2, 0x82], 1], // cut short
+    [[0x22, 0xe2, 0x82, 0xac, 0x22], -1], // "€"
+  ])("firstInvalidUtf8(%j) = %d", (bytes, at) => {
+    expect(firstInvalidUtf8(Uint8Array.from(bytes))).toBe(at);
   });
   const cases = [
     '{"b":1,"a":2}',
@@ -79,6 +107,8 @@ describe("text path equals model path", () => {
     '["\\ud800", NaN]',
     '{"z":{"y":{"b":1,"a":[{"d":1,"c":2}]},"x":0},"a":-0,"-0":-0.0}',
     "-0",
+    "-5",
+    "[-1,-0,-0.0,-10,0,-0e0,-0.5]",
     "1e400",
     "123456789012345678901234567890",
     '{"k":' + "9".repeat(4301) + "}",
@@ -112,7 +142,17 @@ describe("text path equals model path", () => {
     same("{" + items.map((v, i) => `"k${(i * 7919) % items.length}":${v}`).join(",") + "}");
   });
 
-  test("digestJsonText equals digestJson(parseJson(text))", () => {
+  test("a top-level array streams: the sink gets bounded chunks, not the whole output at the end", () => {
+    const row = '{"b":[1,2.5,"x"],"a":{"d":null,"c":"é"}}';
+    const text = "[" + Array.from({ length: 100_000 }, () => row).join(",") + "]";
+    const sizes: number[] = [];
+    expect(canonicalBytes(new TextEncoder().encode(text), "json-c14n", (b) => sizes.push(b.length))).toBe("ok");
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(new TextEncoder().encode(text).length); // already canonical but for the key order
+    expect(sizes.length).toBeGreaterThan(10);
+    expect(Math.max(...sizes)).toBeLessThan(1 << 17);
+  });
+
+  test("digestJsonUtf8 and digestJsonText equal digestJson(parseJson(text))", () => {
     const g = new Gen(16);
     for (let i = 0; i < 500; i++) {
       const text = g.document();
@@ -124,6 +164,7 @@ describe("text path equals model path", () => {
         continue;
       }
       expect(digestJsonText(text)).toBe(digestJson(v));
+      if (isWellFormed(text)) expect(digestJsonUtf8(new TextEncoder().encode(text))).toBe(digestJson(v));
     }
   });
 
@@ -135,6 +176,7 @@ describe("text path equals model path", () => {
 
   test("deep input is a JsonParseError, never a stack overflow", () => {
     expect(() => digestJsonText("[".repeat(1_000_000), "json-c14n", { maxDepth: Infinity })).toThrow(JsonParseError);
+    expect(() => digestJsonText("[".repeat(1_000_000) + "\ud800", "json-c14n", { maxDepth: Infinity })).toThrow(JsonParseError);
     expect(() => digestJsonText('{"a":'.repeat(1_000_000))).toThrow(JsonParseError);
   });
 });

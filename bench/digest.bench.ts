@@ -1,0 +1,71 @@
+/**
+ * Micro-benchmarks of the digest path against the engine's own JSON, on a
+ * row-sized value (an MCP tools/call request) and a ~1 MB value (a tool
+ * result of 2000 such items):
+ *   digest          digestJson(model), digestJsonText(text) vs SHA-256(JSON.stringify)
+ *   serialize       compactForm / chainForm vs JSON.stringify
+ *   parse           parseJson vs JSON.parse
+ * mitata's summary prints each group as ratios to its fastest member.
+ *   bun bench/digest.bench.ts        (or: bun build --target=node … and run under node)
+ */
+import { bench, group, run, summary } from "mitata";
+import { createHash } from "node:crypto";
+import { chainForm, compactForm } from "../src/canonical.ts";
+import { digestJson, digestJsonText } from "../src/digest.ts";
+import { parseJson } from "../src/json.ts";
+
+const rowText = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 4711,
+  method: "tools/call",
+  params: {
+    name: "search_documents",
+    arguments: { query: "quarterly report café 🔒", limit: 25, score: 0.75, filters: { year: 2026, tags: ["finance", "q3"] } },
+    _meta: { progressToken: "tok-4711" },
+  },
+});
+const items = Array.from({ length: 2000 }, (_, i) => ({
+  id: i,
+  title: `Document ${i}: naïve résumé of the meeting`,
+  score: i / 7,
+  ratio: 1.0,
+  tags: ["a", "b", String(i % 13)],
+  body: "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(6),
+  meta: { created: "2026-11-30T03:24:07.123Z", size: i * 1031, ok: i % 3 === 0 },
+}));
+const bigText = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: items, isError: false } }).replace(/"ratio":1/g, '"ratio":1.0');
+const row = parseJson(rowText);
+const big = parseJson(bigText);
+const rowPlain = JSON.parse(rowText);
+const bigPlain = JSON.parse(bigText);
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+
+console.log(`row ${rowText.length} chars, big ${(bigText.length / 1e6).toFixed(2)} MB`);
+
+for (const [name, text, model, plain] of [
+  ["row", rowText, row, rowPlain],
+  ["1 MB", bigText, big, bigPlain],
+] as const) {
+  group(`digest, ${name}`, () => {
+    summary(() => {
+      bench("digestJson(model)", () => digestJson(model));
+      bench("digestJsonText(text)", () => digestJsonText(text));
+      bench("sha256(JSON.stringify(plain))", () => sha(JSON.stringify(plain)));
+    });
+  });
+  group(`serialize, ${name}`, () => {
+    summary(() => {
+      bench("compactForm(model)", () => compactForm(model));
+      bench("chainForm(model)", () => chainForm(model));
+      bench("JSON.stringify(plain)", () => JSON.stringify(plain));
+    });
+  });
+  group(`parse, ${name}`, () => {
+    summary(() => {
+      bench("parseJson(text)", () => parseJson(text));
+      bench("JSON.parse(text)", () => JSON.parse(text));
+    });
+  });
+}
+
+await run();
