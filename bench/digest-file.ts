@@ -124,13 +124,13 @@ const pad = (s: string, n: number) => s.padEnd(n);
 const baselineFor = (name: string) =>
   results.get(name.includes("node") ? "JSON.parse+stringify+sha256 (node)" : "JSON.parse+stringify+sha256 (bun)");
 const py = results.get("python3 json loads+dumps+sha256");
-console.log(`${pad("", 38)} ${pad("seconds", 9)} ${pad("peak RSS", 10)} ${pad("vs JSON same runtime", 22)} vs python3`);
+console.log(`${pad("", 38)} ${pad("seconds", 9)} ${pad("peak RSS (x file)", 18)} ${pad("vs JSON same runtime", 22)} vs python3`);
 for (const [name, r] of results) {
   const base = name.startsWith("seam") ? baselineFor(name) : undefined;
   const vsBase = base ? `${(r.seconds / base.seconds).toFixed(2)}x the time` : "";
   const vsPy = py && name.startsWith("seam") ? `${(r.seconds / py.seconds).toFixed(2)}x the time` : "";
   const rss = r.rssMb === undefined ? "" : `${r.rssMb.toFixed(0)} MB (${(r.rssMb / (size / 2 ** 20)).toFixed(1)}x)`;
-  console.log(`${pad(name, 38)} ${pad(r.seconds.toFixed(2), 9)} ${pad(rss, 10)} ${pad(vsBase, 22)} ${vsPy}`);
+  console.log(`${pad(name, 38)} ${pad(r.seconds.toFixed(2), 9)} ${pad(rss, 18)} ${pad(vsBase, 22)} ${vsPy}`);
 }
 if (py) {
   const agree = [...results].filter(([n]) => n.startsWith("seam")).every(([, r]) => r.out === py.out);

@@ -116,6 +116,9 @@ describe("bytes path equals model path", () => {
     "[".repeat(901) + "]".repeat(901),
     '"\\u0000\\u001f\\u007f\\u2028 \\"\\\\\\/\\b\\f\\n\\r\\t"',
     "\ufeff[]",
+    "\f1",
+    "[1,\u000b2]",
+    " \t\r\n[ 1 ,\n2 ]\r\n ",
   ];
   test.each(cases)("%s", (text) => same(text));
 
