@@ -11,7 +11,7 @@ interface ChainRow {
   hashed_body: string;
   chain: string;
 }
-const rows: ChainRow[] = JSON.parse(readFileSync(new URL("./vectors/chain-v1.json", import.meta.url), "utf8"));
+const rows: ChainRow[] = JSON.parse(readFileSync(new URL("../vectors/chain-v1.json", import.meta.url), "utf8"));
 
 describe("chain-v1 vectors (a 6-row chain made by the reference)", () => {
   test("six rows, linked from genesis", () => {

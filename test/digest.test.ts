@@ -9,7 +9,7 @@ interface C14nCase {
   canonical?: string;
   digest: string;
 }
-const cases: C14nCase[] = JSON.parse(readFileSync(new URL("./vectors/json-c14n-v1.json", import.meta.url), "utf8"));
+const cases: C14nCase[] = JSON.parse(readFileSync(new URL("../vectors/json-c14n-v1.json", import.meta.url), "utf8"));
 
 describe("json-c14n-v1 vectors (made by the reference recipe)", () => {
   test("all 48 are here", () => expect(cases.length).toBe(48));
