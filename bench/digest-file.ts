@@ -6,7 +6,7 @@
  *     in python3 when it exists (the reference recipe itself; its digest must equal seam's)
  * Every measurement is its own process; wall time and, under GNU time, peak RSS.
  *
- *   bun bench/digest-file.ts [--mb 100] [--runs 1] [--keep]
+ *   bun bench/digest-file.ts [--mb 100] [--runs 1] [--keep] [--smoke] [--json FILE]
  *
  * The file: a top-level array of MCP tools/call requests with unsorted keys,
  * ints, floats, non-ASCII and escapes. Build dist/ first (bun scripts/build.ts --exe)
@@ -16,11 +16,12 @@ import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Flags, type Row, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: number) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback);
-const mb = flag("--mb", 100);
+const mb = flag("--mb", argv.includes("--smoke") ? 1 : 100);
 const runs = flag("--runs", 1);
 const keep = argv.includes("--keep");
 const gnuTime = existsSync("/usr/bin/time");
@@ -137,5 +138,23 @@ if (py) {
   console.log(`\nseam's digest ${agree ? "equals" : "DIFFERS FROM"} python3's: ${py.out}`);
   if (!agree) process.exitCode = 1;
 }
+const summary: Row[] = [];
+for (const [name, r] of results) {
+  if (!name.startsWith("seam")) continue;
+  const speedup = py ? py.seconds / r.seconds : undefined;
+  summary.push({
+    section: `digest (${(size / 1e6).toFixed(0)} MB JSON file)`,
+    name,
+    value: `${(size / 1e6 / r.seconds).toFixed(0)} MB/s${r.rssMb === undefined ? "" : `, peak RSS ${r.rssMb.toFixed(0)} MB`}`,
+    ratio: speedup === undefined ? undefined : `${speedup.toFixed(1)}x python3's speed`,
+    goal: speedup === undefined ? undefined : "≥ 5x python3",
+    met: speedup === undefined ? undefined : speedup >= 5,
+  });
+}
+writeResult(new Flags(argv), {
+  script: "digest",
+  rows: summary,
+  details: { bytes: size, rows, runs, results: Object.fromEntries([...results].map(([n, r]) => [n, { seconds: r.seconds, rss_mb: r.rssMb }])) },
+});
 if (keep) console.log(`kept ${dir}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@
  *   parse           parseJson vs JSON.parse
  * mitata's summary prints each group as ratios to its fastest member.
  *   bun bench/digest.bench.ts        (or: bun build --target=node … and run under node)
+ * bench/micro.bench.ts runs the same `digestCases` with the rest of the micro-benchmarks.
  */
 import { bench, group, run, summary } from "mitata";
 import { createHash } from "node:crypto";
@@ -40,32 +41,40 @@ const rowPlain = JSON.parse(rowText);
 const bigPlain = JSON.parse(bigText);
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
-console.log(`row ${rowText.length} chars, big ${(bigText.length / 1e6).toFixed(2)} MB`);
+/** One measured function; the first case of each group is what the others are compared with. */
+export interface MicroCase {
+  group: string;
+  name: string;
+  fn: () => unknown;
+}
 
+export const digestSizes = { rowChars: rowText.length, bigChars: bigText.length };
+
+export const digestCases: MicroCase[] = [];
 for (const [name, text, model, plain] of [
   ["row", rowText, row, rowPlain],
   ["1 MB", bigText, big, bigPlain],
 ] as const) {
-  group(`digest, ${name}`, () => {
-    summary(() => {
-      bench("digestJson(model)", () => digestJson(model));
-      bench("digestJsonText(text)", () => digestJsonText(text));
-      bench("sha256(JSON.stringify(plain))", () => sha(JSON.stringify(plain)));
-    });
-  });
-  group(`serialize, ${name}`, () => {
-    summary(() => {
-      bench("compactForm(model)", () => compactForm(model));
-      bench("chainForm(model)", () => chainForm(model));
-      bench("JSON.stringify(plain)", () => JSON.stringify(plain));
-    });
-  });
-  group(`parse, ${name}`, () => {
-    summary(() => {
-      bench("parseJson(text)", () => parseJson(text));
-      bench("JSON.parse(text)", () => JSON.parse(text));
-    });
-  });
+  digestCases.push(
+    { group: `digest, ${name}`, name: "digestJson(model)", fn: () => digestJson(model) },
+    { group: `digest, ${name}`, name: "digestJsonText(text)", fn: () => digestJsonText(text) },
+    { group: `digest, ${name}`, name: "sha256(JSON.stringify(plain))", fn: () => sha(JSON.stringify(plain)) },
+    { group: `serialize, ${name}`, name: "compactForm(model)", fn: () => compactForm(model) },
+    { group: `serialize, ${name}`, name: "chainForm(model)", fn: () => chainForm(model) },
+    { group: `serialize, ${name}`, name: "JSON.stringify(plain)", fn: () => JSON.stringify(plain) },
+    { group: `parse, ${name}`, name: "parseJson(text)", fn: () => parseJson(text) },
+    { group: `parse, ${name}`, name: "JSON.parse(text)", fn: () => JSON.parse(text) },
+  );
 }
 
-await run();
+if (import.meta.main) {
+  console.log(`row ${rowText.length} chars, big ${(bigText.length / 1e6).toFixed(2)} MB`);
+  for (const g of new Set(digestCases.map((c) => c.group))) {
+    group(g, () => {
+      summary(() => {
+        for (const c of digestCases) if (c.group === g) bench(c.name, c.fn);
+      });
+    });
+  }
+  await run();
+}

@@ -6,7 +6,7 @@
  *   serial  each row awaited before the next (what --write-ahead costs a call:
  *           every row is its own flush, lock and, under always, fsync).
  * Ratios are against `never` for the same sink and pattern.
- * Usage: bun bench/ledger.ts [burstRows] [serialRows]
+ * Usage: bun bench/ledger.ts [burstRows] [serialRows] [--smoke] [--json FILE]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,9 +15,13 @@ import { type FsyncPolicy, LedgerWriter } from "../src/ledger.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
+import { Flags, type Row, writeResult } from "./lib.ts";
 
-const burstRows = Number(process.argv[2] ?? 100_000);
-const serialRows = Number(process.argv[3] ?? 2_000);
+const flags = new Flags();
+const sizes = process.argv.slice(2).filter((a) => /^\d+$/.test(a));
+const burstRows = Number(sizes[0] ?? (flags.has("--smoke") ? 2_000 : 100_000));
+const serialRows = Number(sizes[1] ?? (flags.has("--smoke") ? 50 : 2_000));
+const summary: Row[] = [];
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-ledger-"));
 const fields = {
   tool: "read_file",
@@ -63,7 +67,11 @@ for (const [name, sink] of [
       console.log(
         `${name.padEnd(10)} ${pattern.padEnd(8)} ${policy.padEnd(8)} ${Math.round(r).toLocaleString("en-US").padStart(10)}  ${(r / rates.never!).toFixed(3)}`,
       );
+      if (name === "file-bun") {
+        summary.push({ section: "ledger append (LedgerWriter to a file, Bun)", name: `${pattern}, --fsync ${policy}`, value: `${Math.round(r).toLocaleString("en-US")} rows/s`, ratio: policy === "never" ? undefined : `${(r / rates.never!).toFixed(2)}x never` });
+      }
     }
   }
 }
 rmSync(dir, { recursive: true, force: true });
+writeResult(flags, { script: "ledger", rows: summary, details: { burstRows, serialRows, rows: summary } });

@@ -2,7 +2,7 @@
  * How fast `seam verify` checks a big ledger, as a ratio against the floor:
  * merely reading the same file and SHA-256-ing it, on the same runtime.
  *
- *   bun bench/verify.ts [--rows 1000000] [--keep]
+ *   bun bench/verify.ts [--rows 1000000] [--keep] [--smoke] [--json FILE]
  *
  * Generates a ledger of `--rows` rows shaped as `seam wrap` writes them
  * (UUID sessions of a few hundred tool calls each, json-c14n digests, ms
@@ -22,10 +22,13 @@ import { lineForm } from "../src/canonical.ts";
 import { GENESIS, chainOf } from "../src/chain.ts";
 import { digestJson } from "../src/digest.ts";
 import type { Json } from "../src/json.ts";
+import { Flags, type Row, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const argv = process.argv.slice(2);
-const rowsWanted = Number(argv[argv.indexOf("--rows") + 1] ?? 0) || 1_000_000;
+const flags = new Flags(argv);
+const rowsWanted = flags.number("--rows", 1_000_000, 2_000);
+const smokeRuns = flags.has("--smoke") ? 1 : undefined;
 const keep = argv.includes("--keep");
 
 if (!existsSync("/usr/bin/time")) {
@@ -98,7 +101,7 @@ function timed(cmd: string[]): Timed {
   return { seconds: secs!, rssMB: kb! / 1024, code: r.status };
 }
 
-function best(cmd: string[], runs = 3): Timed {
+function best(cmd: string[], runs = smokeRuns ?? 3): Timed {
   let out: Timed | undefined;
   for (let i = 0; i < runs; i++) {
     const t = timed(cmd);
@@ -127,15 +130,29 @@ const row = (name: string, t: Timed, base?: Timed) =>
 
 console.log(row("floor bun (read+sha256)", floor.bun));
 console.log(row("floor node (read+sha256)", floor.node));
+const summary: Row[] = [];
+const details: Record<string, unknown>[] = [];
 for (const [name, cmd, rt] of runs) {
   if (!existsSync(cmd[0] === "node" ? cmd[1]! : cmd[0]!)) {
     console.log(`${name.padEnd(28)} skipped: not built (bun scripts/build.ts --exe)`);
     continue;
   }
-  const t = best(cmd, 2);
+  const t = best(cmd, smokeRuns ?? 2);
   if (t.code !== 0) console.log(`${name}: verify exited ${t.code}, expected 0`);
   console.log(row(`verify ${name}`, t, floor[rt]));
+  const rate = gen.rows / t.seconds;
+  const goal = name.startsWith("bun");
+  summary.push({
+    section: `verify (${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(0)} MB)`,
+    name: `seam verify ${name}`,
+    value: `${Math.round(rate).toLocaleString("en-US")} rows/s, peak RSS ${t.rssMB.toFixed(0)} MB`,
+    ratio: `${(t.seconds / floor[rt].seconds).toFixed(1)}x the time of read+sha256`,
+    goal: goal ? "≥ 100,000 rows/s" : undefined,
+    met: goal ? rate >= 100_000 && t.code === 0 : undefined,
+  });
+  details.push({ name, seconds: t.seconds, rows_per_s: rate, rss_mb: t.rssMB, exit: t.code, floor_seconds: floor[rt].seconds });
 }
+writeResult(flags, { script: "verify", rows: summary, details: { rows: gen.rows, bytes, floor, runs: details } });
 
 if (keep) console.log(`kept ${ledger}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,192 @@
+/**
+ * In-process micro-benchmarks (mitata's `measure`); in each group seam's own
+ * code is compared with the engine's way of doing the same job, in the same run:
+ *   digest / serialize / parse, row and 1 MB   the cases of bench/digest.bench.ts
+ *   chain append, per row                      a wrap-shaped tool_call row through
+ *       LedgerWriter.append into an in-memory file, 1000 rows a burst (what the
+ *       relay does under load); chainOf + lineForm alone; vs JSON.stringify + SHA-256
+ *   verify, per row                            LedgerVerifier over 1000 such rows
+ *       (parse, chain, sessions) vs JSON.parse + JSON.stringify + SHA-256 of each line
+ *
+ *   bun bench/micro.bench.ts [--smoke] [--json FILE]
+ * --smoke runs every case a few times only, to prove the scripts still run.
+ */
+import { measure } from "mitata";
+import { createHash } from "node:crypto";
+import { lineForm } from "../src/canonical.ts";
+import { GENESIS, chainOf } from "../src/chain.ts";
+import type { Json, JsonObject } from "../src/json.ts";
+import { LedgerWriter } from "../src/ledger.ts";
+import type { AppendFile } from "../src/runtime/types.ts";
+import { LedgerVerifier } from "../src/verify.ts";
+import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
+import { Flags, type Row, fmt, writeResult } from "./lib.ts";
+
+const flags = new Flags();
+const smoke = flags.has("--smoke");
+const BURST = 1000;
+
+/** An AppendFile in memory: the writer's own code path, without the disk. */
+function memoryFile(): AppendFile & { bytes: () => Uint8Array; reset: () => void } {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  return {
+    async write(b) {
+      parts.push(b);
+      size += b.length;
+    },
+    async sync() {},
+    async size() {
+      return size;
+    },
+    async readAt(position, length) {
+      return Buffer.concat(parts).subarray(position, position + length);
+    },
+    async close() {},
+    bytes: () => Buffer.concat(parts),
+    reset() {
+      parts = [];
+      size = 0;
+    },
+  };
+}
+
+const fields = {
+  tool: "search_documents",
+  rpc_id: 4711,
+  args_digest: "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+  result_digest: "sha256:json-c14n:v1:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+  status: "ok",
+  ms: 3.25,
+};
+
+async function openWriter(file: AppendFile): Promise<LedgerWriter> {
+  return LedgerWriter.open({
+    path: "memory.jsonl",
+    session: "0b7c6a52-8f43-4c1e-9d1a-3f0f4b8e2a61",
+    server: "bench",
+    fsync: "never",
+    openAppend: async () => file,
+    lock: async () => async () => {},
+  });
+}
+
+// One writer for the whole run (its seq keeps counting); the file is emptied per burst.
+const appendFile = memoryFile();
+const writer = await openWriter(appendFile);
+async function appendBurst(): Promise<void> {
+  appendFile.reset();
+  let last: Promise<boolean> | undefined;
+  for (let i = 0; i < BURST; i++) last = writer.append("tool_call", fields);
+  await last;
+}
+
+// A 1000-row ledger of one session, written by the real writer.
+const ledgerFile = memoryFile();
+const ledgerWriter = await openWriter(ledgerFile);
+void ledgerWriter.append("session_begin", { command: ["bench"], runtime: "bench", raw_payloads: false });
+for (let i = 0; i < BURST - 2; i++) void ledgerWriter.append("tool_call", { ...fields, rpc_id: i });
+await ledgerWriter.end({ reason: "client_eof", exit_code: 0, calls: BURST - 2 });
+const ledger = ledgerFile.bytes();
+const ledgerLines = new TextDecoder().decode(ledger).split("\n").filter(Boolean);
+if (ledgerLines.length !== BURST) throw new Error(`expected ${BURST} ledger rows, got ${ledgerLines.length}`);
+{
+  const v = new LedgerVerifier();
+  v.push(ledger);
+  const r = v.end();
+  if (r.verdict !== "ok") throw new Error(`the generated ledger does not verify: ${r.verdict}`);
+}
+
+const rowModel: JsonObject = new Map<string, Json>([
+  ["evt", "tool_call"],
+  ["seam", "mcp-stdio"],
+  ["seam_impl", "seam/0.1.0"],
+  ["session", "0b7c6a52-8f43-4c1e-9d1a-3f0f4b8e2a61"],
+  ["seq", 7],
+  ["server", "bench"],
+  ...Object.entries(fields),
+  ["ts", "2026-11-30T03:24:07.123Z"],
+]);
+const rowPlain = Object.fromEntries(rowModel);
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const enc = new TextEncoder();
+
+interface Case extends MicroCase {
+  /** Operations one call of fn performs (results are per operation). */
+  per?: number;
+  fn: () => unknown;
+}
+
+const cases: Case[] = [
+  ...digestCases,
+  { group: "chain append, per row", name: "JSON.stringify + sha256 (floor)", fn: () => sha(JSON.stringify(rowPlain)) },
+  {
+    group: "chain append, per row",
+    name: "chainOf + lineForm",
+    fn: () => {
+      rowModel.delete("chain");
+      rowModel.set("chain", chainOf(GENESIS, rowModel));
+      return enc.encode(`${lineForm(rowModel)}\n`);
+    },
+  },
+  { group: "chain append, per row", name: `LedgerWriter.append (burst of ${BURST})`, per: BURST, fn: appendBurst },
+  {
+    group: "verify, per row",
+    name: "JSON.parse + stringify + sha256 (floor)",
+    per: BURST,
+    fn: () => {
+      for (const l of ledgerLines) sha(JSON.stringify(JSON.parse(l)));
+    },
+  },
+  {
+    group: "verify, per row",
+    name: `LedgerVerifier (${BURST}-row ledger)`,
+    per: BURST,
+    fn: () => {
+      const v = new LedgerVerifier();
+      v.push(ledger);
+      return v.end();
+    },
+  },
+];
+
+const tune = smoke ? { min_cpu_time: 1e6, min_samples: 2, max_samples: 3, warmup_samples: 0, batch_samples: 2, batch_threshold: 0 } : {};
+
+interface Result {
+  group: string;
+  name: string;
+  /** Nanoseconds per operation. */
+  avg: number;
+  p75: number;
+  p99: number;
+  samples: number;
+}
+
+const results: Result[] = [];
+const time = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);
+console.log(`micro: row ${digestSizes.rowChars} chars, big ${(digestSizes.bigChars / 1e6).toFixed(2)} MB${smoke ? " (smoke: not timings)" : ""}`);
+let lastGroup = "";
+for (const c of cases) {
+  const s = await measure(c.fn, tune);
+  const per = c.per ?? 1;
+  const r: Result = { group: c.group, name: c.name, avg: s.avg / per, p75: s.p75 / per, p99: s.p99 / per, samples: s.samples.length };
+  results.push(r);
+  const base = results.find((x) => x.group === c.group)!;
+  if (c.group !== lastGroup) console.log(`• ${(lastGroup = c.group)}`);
+  console.log(`  ${c.name.padEnd(40)} ${time(r.avg).padStart(10)}/op ${fmt.int(1e9 / r.avg).padStart(12)} op/s ${base === r ? "" : `${fmt.x(r.avg / base.avg)} the time of ${base.name}`}`);
+}
+
+/** The engine's own way of doing a group's job, which seam's ways are compared with in the table. */
+const isBaseline = (name: string) => name.startsWith("JSON.") || name.startsWith("sha256(") || name.includes("(floor)");
+
+/** The table of `npm run bench`: seam's own paths, each against its group's baseline. */
+const rows: Row[] = [];
+for (const group of new Set(results.map((r) => r.group))) {
+  const members = results.filter((r) => r.group === group);
+  const base = members.find((r) => isBaseline(r.name))!;
+  for (const r of members) {
+    if (r === base) continue;
+    rows.push({ section: "micro", name: `${group}: ${r.name}`, value: `${time(r.avg)} (${fmt.int(1e9 / r.avg)}/s)`, ratio: `${fmt.x(r.avg / base.avg)} the time of ${base.name}` });
+  }
+}
+writeResult(flags, { script: "micro", rows, details: { runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`, smoke, results } });

@@ -1,0 +1,374 @@
+/**
+ * Whole-process benchmarks of `seam wrap`, each a ratio measured side by side
+ * in the same run against talking to the server directly and through a bare
+ * byte relay in the same runtime (bench/bare-relay.mjs), so that the figure
+ * is seam's own cost and not this machine's:
+ *
+ *   round trip   sequential tools/call request → answer latency (median of all
+ *                calls of all rounds); seam's added latency over direct, and its
+ *                ratio to the bare relay's added latency. Under Bun, Node
+ *                (dist/seam.mjs) and the compiled executable (dist/seam, against
+ *                the Bun bare relay), and under Bun for each durability mode.
+ *   pipelined    --calls tools/call written at once after initialize; calls/s
+ *                until the last answer, as a share of the bare relay's. Every
+ *                call must have its ok row in the ledger and `seam verify` must
+ *                say ok. Under Bun, for each durability mode.
+ *   large        --large-mib of --frame-mib answers (server → client) through
+ *                seam and the bare relay: MB/s, and the relay process's peak
+ *                RSS (VmHWM from /proc/<pid>/status, polled until it exits).
+ * Durability modes: --fsync batch (the default), never, always, and --write-ahead.
+ *
+ *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 3] [--calls 20000]
+ *                      [--pipe-rounds 2] [--large-mib 1024] [--frame-mib 4]
+ *                      [--server-runtime bun|node] [--only rt,pipe,large] [--json FILE] [--keep]
+ *
+ * The client is this process (Bun.spawn, one pipe each way); the server is
+ * bench/echo-server.mjs. Build dist/ first (bun scripts/build.ts --exe) to
+ * include Node and the compiled executable.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { seamArgv, type Via } from "../test/cli.ts";
+import { Flags, ROOT, type Row, built, fmt, median, quantile, writeResult } from "./lib.ts";
+
+const flags = new Flags();
+const rtCalls = flags.number("--rt-calls", 1000, 20);
+const rtWarmup = Math.min(200, rtCalls);
+const rtRounds = flags.number("--rt-rounds", 3, 1);
+const pipeCalls = flags.number("--calls", 20_000, 200);
+const pipeRounds = flags.number("--pipe-rounds", 2, 1);
+const largeMiB = flags.number("--large-mib", 1024, 8);
+const frameMiB = flags.number("--frame-mib", 4, 4);
+const serverRuntime = flags.string("--server-runtime") ?? "bun";
+const only = new Set((flags.string("--only") ?? "rt,pipe,large").split(","));
+const keep = flags.has("--keep");
+
+const BUN = process.execPath;
+const SERVER = [serverRuntime === "node" ? "node" : BUN, `${ROOT}bench/echo-server.mjs`];
+const have = built();
+const dir = mkdtempSync(join(tmpdir(), "seam-bench-relay-"));
+
+type Mode = "batch" | "never" | "always" | "write-ahead";
+const MODE_FLAGS: Record<Mode, string[]> = {
+  batch: [], // the default
+  never: ["--fsync", "never"],
+  always: ["--fsync", "always"],
+  "write-ahead": ["--write-ahead"],
+};
+
+interface Target {
+  name: string;
+  kind: "direct" | "bare" | "seam";
+  /** The runtime the relay runs on (the bare relay to compare with). */
+  runtime: "bun" | "node";
+  via?: Via;
+  mode?: Mode;
+  ledger?: string;
+}
+
+const direct: Target = { name: "direct", kind: "direct", runtime: "bun" };
+const bare = (runtime: "bun" | "node"): Target => ({ name: `bare relay (${runtime})`, kind: "bare", runtime });
+function seam(via: Via, mode: Mode = "batch"): Target {
+  const label = via === "bun" ? "bun" : via === "node" ? "node dist/seam.mjs" : "exe dist/seam";
+  const name = `seam wrap (${label})${mode === "batch" ? "" : ` ${MODE_FLAGS[mode].join(" ")}`}`;
+  return { name, kind: "seam", runtime: via === "node" ? "node" : "bun", via, mode };
+}
+
+function argvOf(t: Target, ledger: string): string[] {
+  switch (t.kind) {
+    case "direct":
+      return SERVER;
+    case "bare":
+      return [t.runtime === "node" ? "node" : BUN, `${ROOT}bench/bare-relay.mjs`, "--", ...SERVER];
+    case "seam":
+      return [...seamArgv(t.via!), "wrap", "--ledger", ledger, ...MODE_FLAGS[t.mode!], "--", ...SERVER];
+  }
+}
+
+/** Peak RSS (VmHWM) and CPU time of a process, polled from /proc until it is gone. */
+class ProcWatch {
+  hwmKB = 0;
+  cpuSeconds = 0;
+  private timer: ReturnType<typeof setInterval>;
+  private static readonly TICK = 100; // USER_HZ on Linux
+
+  constructor(private readonly pid: number) {
+    this.timer = setInterval(() => this.sample(), 20);
+    this.sample();
+  }
+
+  sample(): void {
+    try {
+      const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.pid}/status`, "utf8"));
+      if (kb) this.hwmKB = Math.max(this.hwmKB, Number(kb[1]));
+      // Fields after the command's closing paren: state is 3rd, utime 14th, stime 15th.
+      const stat = readFileSync(`/proc/${this.pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ticks = Number(f[11]) + Number(f[12]);
+      if (Number.isFinite(ticks)) this.cpuSeconds = Math.max(this.cpuSeconds, ticks / ProcWatch.TICK);
+    } catch {}
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** One client connection: a spawned target with a pipe each way. */
+class Conn {
+  readonly proc: Subprocess<"pipe", "pipe", "inherit">;
+  readonly ledger: string;
+  lines = 0;
+  bytes = 0;
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly watch?: ProcWatch;
+
+  constructor(
+    readonly target: Target,
+    ledger: string,
+    watch = false,
+  ) {
+    this.ledger = ledger;
+    this.proc = Bun.spawn({ cmd: argvOf(target, ledger), stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+    this.reader = this.proc.stdout.getReader();
+    if (watch) this.watch = new ProcWatch(this.proc.pid);
+  }
+
+  write(data: string | Uint8Array): void {
+    this.proc.stdin.write(data);
+    void this.proc.stdin.flush();
+  }
+
+  /** Reads until `lines` newlines have arrived in all. */
+  async until(lines: number): Promise<void> {
+    while (this.lines < lines) {
+      const { value, done } = await this.reader.read();
+      if (done) throw new Error(`${this.target.name}: output ended after ${this.lines} of ${lines} lines`);
+      this.bytes += value.length;
+      for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) this.lines++;
+    }
+  }
+
+  async initialize(): Promise<void> {
+    this.write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"seam-bench","version":"1.0.0"}}}\n`);
+    await this.until(1);
+    this.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}\n`);
+  }
+
+  /** Closes stdin and waits for the target to exit; its exit code. */
+  async close(): Promise<number> {
+    await this.proc.stdin.end();
+    for (;;) {
+      const { done } = await this.reader.read();
+      if (done) break;
+    }
+    const code = await this.proc.exited;
+    this.watch?.sample();
+    this.watch?.stop();
+    if (code !== 0) throw new Error(`${this.target.name} exited ${code}`);
+    return code;
+  }
+}
+
+const call = (id: number, name = "echo", args = `{"text":"hello ${id}","n":${id}}`) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}\n`;
+
+/** Checks a ledger: `want` ok tool_call rows, and `seam verify` says ok. */
+function checkLedger(path: string, want: number): { ok: boolean; calls: number; verdict: string } {
+  let calls = 0;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (line.startsWith('{"evt": "tool_call"') && line.includes('"status": "ok"')) calls++;
+  }
+  const v = Bun.spawnSync({ cmd: [...seamArgv("bun"), "verify", "--json", path], stdout: "pipe", stderr: "pipe" });
+  let verdict = `exit ${v.exitCode}`;
+  try {
+    const ok = JSON.parse(v.stdout.toString()).ok;
+    verdict = ok === true ? "ok" : ok === false ? "broken" : "inconclusive";
+  } catch {}
+  return { ok: calls === want && verdict === "ok", calls, verdict };
+}
+
+const ledgerPath = (t: Target, section: string) => join(dir, `${section}-${t.name.replace(/[^a-z0-9]+/gi, "_")}.jsonl`);
+const available = (t: Target) => t.kind !== "seam" || t.via === "bun" || (t.via === "node" ? have.node : have.exe);
+const rows: Row[] = [];
+const details: Record<string, unknown> = { server: SERVER[0] === BUN ? "bun" : "node" };
+let failures = 0;
+
+function ledgerRow(section: string, t: Target, want: number): void {
+  const c = checkLedger(t.ledger!, want);
+  if (!c.ok) failures++;
+  rows.push({
+    section,
+    name: `${t.name}: ledger`,
+    value: `${fmt.int(c.calls)}/${fmt.int(want)} ok rows, verify ${c.verdict}`,
+    goal: "every call rowed, verify ok",
+    met: c.ok,
+  });
+}
+
+// ---- round trip ----
+
+async function roundTrip(): Promise<void> {
+  const targets = [
+    direct,
+    bare("bun"),
+    seam("bun"),
+    seam("exe"),
+    bare("node"),
+    seam("node"),
+    seam("bun", "never"),
+    seam("bun", "always"),
+    seam("bun", "write-ahead"),
+  ].filter(available);
+  const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
+  for (const t of targets) t.ledger = ledgerPath(t, "rt");
+  for (let r = 0; r < rtRounds; r++) {
+    for (const t of targets) {
+      const c = new Conn(t, t.ledger!);
+      await c.initialize();
+      let id = 1;
+      for (let i = 0; i < rtWarmup; i++, id++) {
+        c.write(call(id));
+        await c.until(1 + id);
+      }
+      const out = lat.get(t)!;
+      for (let i = 0; i < rtCalls; i++, id++) {
+        const line = call(id);
+        const t0 = performance.now();
+        c.write(line);
+        await c.until(1 + id);
+        out.push(performance.now() - t0);
+      }
+      await c.close();
+    }
+  }
+  const med = (t: Target) => median(lat.get(t)!);
+  const d = med(direct);
+  const table: Record<string, unknown>[] = [];
+  for (const t of targets) {
+    const m = med(t);
+    const added = m - d;
+    const b = targets.find((x) => x.kind === "bare" && x.runtime === t.runtime);
+    const bareAdded = b ? med(b) - d : NaN;
+    const ratio = t.kind === "seam" ? added / bareAdded : undefined;
+    table.push({ name: t.name, median_ms: m, p90_ms: quantile(lat.get(t)!, 0.9), mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length, added_ms: added, ratio_vs_bare_added: ratio });
+    const goal = t.kind === "seam" && t.mode === "batch";
+    rows.push({
+      section: "round trip",
+      name: t.name,
+      value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}`}`,
+      ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
+      goal: goal ? "added ≤ 2x bare's" : undefined,
+      met: goal ? ratio! <= 2 : undefined,
+    });
+  }
+  for (const t of targets) if (t.kind === "seam") ledgerRow("round trip", t, rtRounds * (rtWarmup + rtCalls));
+  details.round_trip = { calls_per_round: rtCalls, warmup: rtWarmup, rounds: rtRounds, targets: table };
+}
+
+// ---- pipelined ----
+
+async function pipelined(): Promise<void> {
+  const targets = [direct, bare("bun"), seam("bun"), seam("bun", "never"), seam("bun", "always"), seam("bun", "write-ahead")];
+  for (const t of targets) t.ledger = ledgerPath(t, "pipe");
+  const payload = Array.from({ length: pipeCalls }, (_, i) => call(i + 1)).join("");
+  const best = new Map<Target, { seconds: number; exitSeconds: number; cpu: number; hwmKB: number }>();
+  for (let r = 0; r < pipeRounds; r++) {
+    for (const t of targets) {
+      const c = new Conn(t, t.ledger!, true);
+      await c.initialize();
+      const t0 = performance.now();
+      c.write(payload);
+      await c.until(1 + pipeCalls);
+      const t1 = performance.now();
+      await c.close();
+      const t2 = performance.now();
+      const res = { seconds: (t1 - t0) / 1000, exitSeconds: (t2 - t1) / 1000, cpu: c.watch!.cpuSeconds, hwmKB: c.watch!.hwmKB };
+      const prev = best.get(t);
+      if (!prev || res.seconds < prev.seconds) best.set(t, res);
+    }
+  }
+  const rate = (t: Target) => pipeCalls / best.get(t)!.seconds;
+  const bareRate = rate(targets[1]!);
+  const table: Record<string, unknown>[] = [];
+  for (const t of targets) {
+    const b = best.get(t)!;
+    const share = rate(t) / bareRate;
+    table.push({ name: t.name, calls_per_s: rate(t), seconds: b.seconds, exit_seconds: b.exitSeconds, cpu_seconds: b.cpu, peak_rss_mb: b.hwmKB / 1024, share_of_bare: share, share_of_direct: rate(t) / rate(direct) });
+    const goal = t.kind === "seam" && t.mode === "batch";
+    rows.push({
+      section: "pipelined",
+      name: t.name,
+      value: `${fmt.int(rate(t))} calls/s`,
+      ratio: t.kind === "direct" ? undefined : t.kind === "bare" ? `${(100 * rate(t) / rate(direct)).toFixed(0)}% of direct` : `${(100 * share).toFixed(0)}% of bare`,
+      goal: goal ? "≥ 90% of bare" : undefined,
+      met: goal ? share >= 0.9 : undefined,
+    });
+  }
+  for (const t of targets) if (t.kind === "seam") ledgerRow("pipelined", t, pipeRounds * pipeCalls);
+  details.pipelined = { calls: pipeCalls, rounds: pipeRounds, best_of_rounds: true, targets: table };
+}
+
+// ---- large frames ----
+
+async function large(): Promise<void> {
+  const frame = Math.round(frameMiB * 2 ** 20);
+  const count = Math.max(1, Math.round((largeMiB * 2 ** 20) / frame));
+  const targets = [direct, bare("bun"), seam("bun")];
+  for (const t of targets) t.ledger = ledgerPath(t, "large");
+  const payload = Array.from({ length: count }, (_, i) => call(i + 1, "blob", `{"bytes":${frame}}`)).join("");
+  const table: Record<string, unknown>[] = [];
+  const res = new Map<Target, { seconds: number; hwmKB: number; cpu: number }>();
+  for (const t of targets) {
+    const c = new Conn(t, t.ledger!, true);
+    await c.initialize();
+    const before = c.bytes;
+    const t0 = performance.now();
+    c.write(payload);
+    await c.until(1 + count);
+    const t1 = performance.now();
+    await c.close();
+    if (c.bytes - before !== count * frame) throw new Error(`${t.name}: ${c.bytes - before} bytes, expected ${count * frame}`);
+    res.set(t, { seconds: (t1 - t0) / 1000, hwmKB: c.watch!.hwmKB, cpu: c.watch!.cpuSeconds });
+  }
+  const mbps = (t: Target) => (count * frame) / 2 ** 20 / res.get(t)!.seconds;
+  for (const t of targets) {
+    const r = res.get(t)!;
+    table.push({ name: t.name, mb_per_s: mbps(t), seconds: r.seconds, peak_rss_mb: r.hwmKB / 1024, cpu_seconds: r.cpu });
+    rows.push({
+      section: `large (${fmt.int((count * frame) / 2 ** 20)} MiB in ${frameMiB} MiB frames)`,
+      name: t.name,
+      value: `${fmt.int(mbps(t))} MB/s${t.kind === "direct" ? "" : `, peak RSS ${fmt.mb(r.hwmKB * 1024)}`}`,
+      ratio: t.kind === "seam" ? `${(100 * mbps(t) / mbps(targets[1]!)).toFixed(0)}% of bare` : undefined,
+      goal: t.kind === "seam" ? "peak RSS < 200 MB" : undefined,
+      met: t.kind === "seam" ? r.hwmKB * 1024 < 200e6 : undefined,
+    });
+  }
+  ledgerRow(rows.at(-1)!.section, targets[2]!, count);
+  details.large = { frame_bytes: frame, frames: count, direction: "server to client", targets: table };
+}
+
+console.log(`relay bench: server ${SERVER[0] === BUN ? "bun" : "node"} echo-server.mjs; ledgers in ${dir}`);
+if (!have.node || !have.exe) console.log("dist/ not built: Node and exe rows skipped (bun scripts/build.ts --exe)");
+try {
+  for (const [key, run] of [
+    ["rt", roundTrip],
+    ["pipe", pipelined],
+    ["large", large],
+  ] as const) {
+    if (!only.has(key)) continue;
+    const t0 = performance.now();
+    await run();
+    console.log(`  ${key}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+} finally {
+  if (!keep) rmSync(dir, { recursive: true, force: true });
+}
+for (const r of rows) console.log(`${r.section.padEnd(34)} ${r.name.padEnd(44)} ${r.value.padEnd(30)} ${(r.ratio ?? "").padEnd(18)} ${r.goal ? `${r.goal}: ${r.met ? "met" : "MISSED"}` : ""}`);
+writeResult(flags, { script: "relay", rows, details });
+if (failures > 0) {
+  console.error(`relay bench: ${failures} ledger check(s) failed`);
+  process.exitCode = 1;
+}
