@@ -12,7 +12,9 @@ export const VIAS: Via[] = ["bun", "node", "exe"];
 export function seamArgv(via: Via): string[] {
   switch (via) {
     case "bun":
-      return [process.execPath, `${ROOT}commands/seam.ts`];
+      // From source, Bun would otherwise load a .env and a bunfig.toml from the
+      // working directory: the first into seam's environment (and so the server's).
+      return [process.execPath, "--no-env-file", `--config=${ROOT}bunfig.toml`, `${ROOT}commands/seam.ts`];
     case "node":
       return ["node", `${ROOT}dist/seam.mjs`];
     case "exe":

@@ -4,7 +4,7 @@
  * under Bun, as the Node bundle and as the compiled executable.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestBytes } from "../src/digest.ts";
 import { type Json, getField } from "../src/json.ts";
@@ -141,6 +141,16 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
     }
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(ledger)).toBe(false);
+  });
+
+  test("a .env or bunfig.toml where seam starts never reaches the server's environment", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, ".env"), "SEAM_ENV_PROBE=leaked\n");
+    writeFileSync(join(dir, "bunfig.toml"), `preload = ["./nope.ts"]\n`);
+    const r = await start([...seamArgv(via), "wrap", "--ledger", join(dir, "l.jsonl"), "--", "sh", "-c", 'echo "[$SEAM_ENV_PROBE]"'], { cwd: dir }).done;
+    expect(r.stderr).toBe("");
+    expect(r.stdout.toString()).toBe("[]\n");
+    expect(r.code).toBe(0);
   });
 
   test("flags after -- belong to the server, --help included", async () => {

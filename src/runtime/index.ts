@@ -30,7 +30,8 @@ function onSignals(signals: readonly string[], handler: (signal: string) => void
 function selfArgv(): string[] {
   const script = process.argv[1];
   if (!script || script.startsWith("/$bunfs/") || /^[A-Z]:\\~BUN\\/.test(script)) return [process.execPath];
-  return [process.execPath, script];
+  // From source under Bun, keep a .env in the working directory out of the children too.
+  return isBun ? [process.execPath, "--no-env-file", script] : [process.execPath, script];
 }
 
 export const runtime: Runtime = isBun
