@@ -1,10 +1,13 @@
+import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
+import type { ActionRecorder } from "../src/actions.ts";
+import { actionsUrl } from "../src/endpoint.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { UsageError } from "../src/exit.ts";
 import { FAULT_ENV, parseFault } from "../src/faults.ts";
 import { serverLabel } from "../src/label.ts";
-import type { FsyncPolicy } from "../src/ledger.ts";
-import { createLog } from "../src/log.ts";
+import { type FsyncPolicy, describeWriteError } from "../src/ledger.ts";
+import { type Log, createLog } from "../src/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap.ts";
 
@@ -17,6 +20,13 @@ const args = {
   fsync: { type: "enum", options: ["batch", "always", "never"], description: "when rows are fsynced (default batch: at most every 100 ms)" },
   writeAhead: { type: "boolean", description: "make each tools/call's intent row durable before forwarding the call" },
   failClosed: { type: "boolean", description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)" },
+  map: { type: "string", description: "action mapping (JSON or YAML): mapped tools/calls become actions, recorded (and posted) before forwarding (default: $COMMITLAYER_RECORDER_MAP)", valueHint: "FILE" },
+  apiUrl: { type: "string", description: "post each action to URL/v1/actions with $COMMITLAYER_API_KEY (default: $COMMITLAYER_API_URL)", valueHint: "URL" },
+  agentId: { type: "string", description: "agent_id of every action (overrides the mapping's)", valueHint: "ID" },
+  workflowId: { type: "string", description: "workflow_id of every action (overrides the mapping's)", valueHint: "ID" },
+  timeout: { type: "string", description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)", valueHint: "SECONDS" },
+  failOpen: { type: "boolean", default: true, description: "forward a call whose action could not be posted", negativeDescription: "refuse a call whose action could not be posted (JSON-RPC error -32000)" },
+  warnUnmapped: { type: "boolean", description: "warn once for each called tool the mapping does not name" },
 } as const;
 
 export default defineCommand({
@@ -40,6 +50,8 @@ export default defineCommand({
     if (!["batch", "always", "never"].includes(fsync)) throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
+    const log = createLog();
+    const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     return runWrap(
       runtime,
       {
@@ -54,15 +66,16 @@ export default defineCommand({
         failClosed: Boolean(a.failClosed),
         cwd: process.cwd(),
         fault,
+        actions,
       },
-      createLog(),
+      log,
     );
   },
 });
 
 /** Words before '--' that are not flags or flag values. */
 function positionals(words: string[]): string[] {
-  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync"]);
+  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync", ...ACTION_VALUED]);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -70,4 +83,65 @@ function positionals(words: string[]): string[] {
     else if (!w.startsWith("-")) out.push(w);
   }
   return out;
+}
+
+const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
+
+/**
+ * The --map family. A flag of it without a mapping is a usage error; the
+ * environment (COMMITLAYER_RECORDER_MAP, COMMITLAYER_API_URL,
+ * COMMITLAYER_API_KEY) is read only when a mapping is given, and the key
+ * never leaves the endpoint's header. The mapping is loaded and validated
+ * here, so a bad one stops seam before the server starts.
+ */
+async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: Log): Promise<ActionRecorder | undefined> {
+  for (const flag of ["map", "apiUrl", "agentId", "workflowId", "timeout"]) {
+    if (a[flag] === "") throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must not be empty`);
+  }
+  const env = process.env;
+  const given = (name: string) => (a[name] as string | undefined) || undefined;
+  const mapPath = given("map") ?? (env.COMMITLAYER_RECORDER_MAP || undefined);
+  const own = rawArgs.slice(0, rawArgs.includes("--") ? rawArgs.indexOf("--") : rawArgs.length);
+  if (mapPath === undefined) {
+    const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|fail-open|warn-unmapped)(=|$)/.test(w));
+    if (stray !== undefined) throw new UsageError(`${stray.split("=")[0]} needs an action mapping`, "give one with --map FILE (or COMMITLAYER_RECORDER_MAP)");
+    return undefined;
+  }
+  const { ActionRecorder, parseActionMap } = await import("../src/actions.ts");
+  let text: string;
+  try {
+    text = readFileSync(mapPath, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read mapping ${mapPath}: ${describeWriteError(err)}`);
+  }
+  const map = await parseActionMap(text, mapPath);
+  const apiUrl = given("apiUrl") ?? (env.COMMITLAYER_API_URL || undefined);
+  let endpoint: { url: string; key?: string; timeoutMs: number } | undefined;
+  if (apiUrl !== undefined) {
+    const u = actionsUrl(apiUrl);
+    if ("error" in u) throw new UsageError(`${given("apiUrl") ? "--api-url" : "COMMITLAYER_API_URL"}: ${u.error}`);
+    endpoint = { url: u.url, key: env.COMMITLAYER_API_KEY || undefined, timeoutMs: timeoutMs(given("timeout")) };
+  }
+  const failOpen = !own.includes("--no-fail-open");
+  return new ActionRecorder(
+    {
+      map,
+      agentId: given("agentId"),
+      workflowId: given("workflowId"),
+      endpoint,
+      failOpen,
+      warnUnmapped: Boolean(a.warnUnmapped),
+    },
+    { warn: (m) => log.warn(m) },
+  );
+}
+
+/** --timeout SECONDS: a positive number (fractions allowed), at most an hour. */
+function timeoutMs(value: string | undefined): number {
+  if (value === undefined) return 5000;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 3600) {
+    throw new UsageError(`--timeout takes a number of seconds above 0 and at most 3600, not ${JSON.stringify(value)}`);
+  }
+  return Math.round(n * 1000);
 }

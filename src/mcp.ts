@@ -14,7 +14,7 @@
  */
 import { compareCodePoints } from "./canonical.ts";
 import { digestJson } from "./digest.ts";
-import { type Json, JsonFloat, getField, isObject, parseJson } from "./json.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "./json.ts";
 
 export type Fields = Record<string, Json | undefined>;
 
@@ -35,10 +35,38 @@ export interface ObserverFaults {
   sharedIdTable?: boolean;
 }
 
+/**
+ * What the observer asks of --map (src/actions.ts), once for each tools/call
+ * with a valid id, synchronously when it is seen. undefined: the tool is not
+ * mapped. `skipped`: mapped, but no action could be made (the call goes on).
+ * Otherwise the action and its posting, a promise that never rejects.
+ */
+export interface ActionHook {
+  make(tool: string | undefined, id: Json, params: Json | undefined): ActionMade | undefined;
+}
+export type ActionMade = { skipped: string } | { action: JsonObject; posting: Promise<ActionPosting> };
+export interface ActionPosting {
+  /** Whether the POST succeeded; undefined when none was tried (no endpoint, or no key). */
+  posted?: boolean;
+  /** Why it was not posted. */
+  error?: string;
+  /** The call must not be forwarded (--no-fail-open). */
+  refuse?: boolean;
+}
+
+/** The JSON-RPC error code of seam's own answer to a call it refuses. */
+export const REFUSED_CODE = -32000;
+/** The message when --fail-closed refuses a call whose intent row could not be made durable. */
+export const NOT_DURABLE = "seam: recording failed: the call was not forwarded because its record could not be made durable";
+
 export interface ObserverOptions {
   rows: RowSink;
   raw: boolean;
   writeAhead: boolean;
+  /** A call whose intent row cannot be made durable is refused (else it is forwarded anyway). */
+  failClosed?: boolean;
+  /** --map: actions for tools/call requests. */
+  actions?: ActionHook;
   /** Monotonic milliseconds. */
   now: () => number;
   faults?: ObserverFaults;
@@ -53,6 +81,11 @@ interface Pending {
   id: Json;
   params: Json | undefined;
   seen: number;
+  /** --map: the call's action (or why none was made) and how posting it went. */
+  action?: ActionMade;
+  posting?: ActionPosting;
+  /** Why the call is refused, once it is. */
+  refusal?: string;
 }
 
 /** Counters reported in session_end. */
@@ -67,6 +100,7 @@ export interface ObserverCounts {
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
 
 /** Methods a client sends whose answers make rows; every other request is paired silently. */
 const ROWED_CLIENT_METHODS = new Set(["initialize", "server/discover", "tools/list", "tools/call", "resources/read", "prompts/get"]);
@@ -102,8 +136,10 @@ export class McpObserver {
   private readonly open: Record<Dir, Map<string, Pending[]>>;
   /** Ids of cancelled requests whose answer may still arrive. */
   private readonly cancelledIds: Record<Dir, Map<string, number>> = { c2s: new Map(), s2c: new Map() };
-  /** Holds for write-ahead intents of the frame being observed. */
+  /** Holds for write-ahead intents and action postings of the frame being observed. */
   private holds: Promise<boolean>[] = [];
+  /** The calls of the last client frame that was held (what `refuse` refuses). */
+  private held: Pending[] = [];
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, Pending[]>();
@@ -111,17 +147,51 @@ export class McpObserver {
   }
 
   /**
-   * A frame the client sent. Under --write-ahead, returns a promise that
-   * resolves once every tools/call in it has a durable intent row (true) or
-   * one could not be made durable (false); the relay forwards after it.
+   * A frame the client sent. Under --write-ahead or --map, returns a promise
+   * that resolves once every tools/call in it is recorded as it must be before
+   * it is forwarded: true to forward the frame, false to refuse it (then
+   * `refuse` answers its calls instead). The relay observes one client frame
+   * at a time and forwards or refuses it before the next.
    */
   fromClient(frame: Uint8Array): Promise<boolean> | undefined {
     this.holds = [];
+    this.held = [];
     this.observe("c2s", frame);
     if (this.holds.length === 0) return undefined;
     const holds = this.holds;
     this.holds = [];
     return Promise.all(holds).then((oks) => oks.every(Boolean));
+  }
+
+  /**
+   * The last held client frame is refused: each of its calls gets a
+   * `tool_call` row with status `refused`, and seam's answer line for the
+   * client, a JSON-RPC error with code -32000:
+   *
+   *   {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"recording failed: endpoint answered 500; the call was not forwarded"}}
+   */
+  refuse(): Uint8Array[] {
+    const calls = this.held;
+    this.held = [];
+    const now = this.o.now();
+    const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const lines: Uint8Array[] = [];
+    for (const p of calls) {
+      const message = p.refusal ?? first;
+      lines.push(encoder.encode(`{"jsonrpc":"2.0","id":${jsonId(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`));
+      const key = idKey(p.id)!;
+      const q = this.open.c2s.get(key);
+      const at = q?.indexOf(p) ?? -1;
+      if (at < 0) continue; // its row is written already (the session ended while it was held)
+      q!.splice(at, 1);
+      if (q!.length === 0) this.open.c2s.delete(key);
+      const error = new Map<string, Json>([
+        ["code", REFUSED_CODE],
+        ["message", message],
+      ]);
+      this.rowFor(p, { error, result: undefined }, now, "refused", message);
+    }
+    return lines;
   }
 
   fromServer(frame: Uint8Array): void {
@@ -130,20 +200,6 @@ export class McpObserver {
 
   oversize(_dir: Dir, _length: number): void {
     this.counts.oversize_frames_unlogged++;
-  }
-
-  /** Ids of the tools/call requests in a client frame (for the --fail-closed error answers). */
-  static requestIds(frame: Uint8Array): Json[] {
-    const msg = decodeFrame(frame);
-    if (msg === undefined) return [];
-    const items = Array.isArray(msg) ? msg : [msg];
-    const ids: Json[] = [];
-    for (const m of items) {
-      if (!isObject(m) || getField(m, "method") !== "tools/call") continue;
-      const id = getField(m, "id");
-      if (idKey(id) !== null) ids.push(id!);
-    }
-    return ids;
   }
 
   /** The session is over: every request still open gets its row, with `reason`. */
@@ -227,7 +283,12 @@ export class McpObserver {
     this.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
   }
 
-  /** A tools/call request was seen: the write-ahead intent, and the test-only double row. */
+  /**
+   * A tools/call request was seen. With --map, a mapped call's action is made
+   * now (so requested_at precedes every effect) and posted; its intent row
+   * follows the posting, with `action_posted` (+ `action_post_error`). Under
+   * --write-ahead every call has an intent row, durable before forwarding.
+   */
   private requested(p: Pending): void {
     const tool = getField(p.params ?? null, "name");
     const fields: Fields = {
@@ -235,8 +296,33 @@ export class McpObserver {
       rpc_id: p.id,
       args_digest: argsDigest(p.params),
     };
-    if (this.o.writeAhead) this.holds.push(this.o.rows.durable("tool_call_intent", fields));
+    const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
+    p.action = made;
+    if (made !== undefined && "action" in made) {
+      this.held.push(p);
+      this.holds.push(
+        made.posting.then((posting) => {
+          p.posting = posting;
+          if (posting.refuse) p.refusal = `recording failed: ${posting.error ?? "the action could not be posted"}; the call was not forwarded`;
+          return this.intent(p, { ...fields, ...actionFields(p) });
+        }),
+      );
+    } else if (this.o.writeAhead) {
+      this.held.push(p);
+      this.holds.push(this.intent(p, { ...fields, ...actionFields(p) }));
+    }
     if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  /** Writes a call's intent row; resolves whether the call may be forwarded. */
+  private intent(p: Pending, fields: Fields): Promise<boolean> {
+    const written = this.o.writeAhead ? this.o.rows.durable("tool_call_intent", fields) : (this.o.rows.row("tool_call_intent", fields), Promise.resolve(true));
+    return written.then((durable) => {
+      if (p.refusal !== undefined) return false;
+      if (durable || !this.o.failClosed) return true;
+      p.refusal = NOT_DURABLE;
+      return false;
+    });
   }
 
   private invalidCall(id: Json | undefined, params: Json | undefined): void {
@@ -268,7 +354,8 @@ export class McpObserver {
 
   /**
    * Writes the row for a finished request: answered (`answer` given) or closed
-   * without one (`closed` = "cancelled" | "unanswered"). Returns whether a row was written.
+   * without one (`closed` = "cancelled" | "unanswered"), or refused by seam
+   * (`closed` = "refused", `answer` = seam's own error). Returns whether a row was written.
    */
   private rowFor(
     p: Pending,
@@ -279,7 +366,7 @@ export class McpObserver {
   ): boolean {
     const raw = this.o.raw;
     const ms = msSince(p.seen, now);
-    const outcome = answer ? statusOf(answer.error, answer.result) : closed!;
+    const outcome = closed ?? statusOf(answer!.error, answer!.result);
     const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
     const resultDigest = answerValue === undefined ? undefined : digestJson(answerValue);
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
@@ -313,6 +400,7 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          ...actionFields(p),
           args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
           result: raw ? answerValue : undefined,
         });
@@ -389,6 +477,21 @@ export class McpObserver {
         return false;
     }
   }
+}
+
+/** A call's action fields for its rows: `action`, `action_posted`, `action_post_error`, or `action_skipped`. */
+function actionFields(p: Pending): Fields {
+  const made = p.action;
+  if (made === undefined) return {};
+  if ("skipped" in made) return { action_skipped: made.skipped };
+  return { action: made.action, action_posted: p.posting?.posted, action_post_error: p.posting?.error };
+}
+
+/** An id written back exactly as the client sent it (integers of any size, strings re-escaped). */
+function jsonId(id: Json): string {
+  if (typeof id === "bigint") return id.toString();
+  if (typeof id === "number") return String(id);
+  return JSON.stringify(id);
 }
 
 export function isRowed(method: string): boolean {

@@ -15,6 +15,7 @@ import { FrameSplitter } from "./frames.ts";
 import type { Json } from "./json.ts";
 import { type FsyncPolicy, LedgerWriter } from "./ledger.ts";
 import type { Log } from "./log.ts";
+import type { ActionRecorder } from "./actions.ts";
 import { type Fields, McpObserver, type RowSink } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
 import { ClientOut, pump, pumpFramed } from "./relay.ts";
@@ -35,6 +36,8 @@ export interface WrapOptions {
   cwd: string;
   env?: Record<string, string | undefined>;
   fault?: Fault;
+  /** --map: make (and post) an action for each mapped tools/call before forwarding it. */
+  actions?: ActionRecorder;
 }
 
 /** Signals seam passes on to the server, then waits for it to exit. */
@@ -42,9 +45,6 @@ export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
 const DRAIN_AFTER_EXIT_MS = 2000;
-
-/** The JSON-RPC error code seam answers with when --fail-closed refuses a call. */
-export const RECORDING_FAILED_CODE = -32000;
 
 /** Runs one session; resolves to seam's exit status (the child's own). */
 export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<number> {
@@ -80,6 +80,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     fsync: o.fsync,
     write_ahead: writeAhead || undefined,
     fail_closed: o.failClosed || undefined,
+    ...o.actions?.beginFields(),
     selftest_fault: o.fault,
   });
 
@@ -105,6 +106,8 @@ async function relaySession(
     rows,
     raw: o.raw,
     writeAhead,
+    failClosed: o.failClosed,
+    actions: o.actions,
     now: () => performance.now(),
     faults: observerFaults(o.fault),
   });
@@ -144,12 +147,15 @@ async function relaySession(
     digests.c2s.update(chunk);
     bytes.c2s += chunk.length;
   };
+  // Framed (a call waits for its record) under --write-ahead and --map.
   const c2s = (
-    writeAhead
+    writeAhead || o.actions
       ? pumpFramed(rt.stdin(), child.stdin, {
           maxFrame: o.maxFrame,
           hold: (f) => observer.fromClient(f),
-          refuse: o.failClosed ? (f) => refuse(f, clientOut) : undefined,
+          refuse: () => {
+            for (const line of observer.refuse()) clientOut.inject(line);
+          },
           oversize: (n) => observer.oversize("c2s", n),
           tap: c2sTap,
         })
@@ -209,20 +215,6 @@ async function relaySession(
   };
   await ledger.end(end);
   return code;
-
-  function refuse(frame: Uint8Array, out: ClientOut): void {
-    for (const id of McpObserver.requestIds(frame)) {
-      const answer = `{"jsonrpc":"2.0","id":${jsonId(id)},"error":{"code":${RECORDING_FAILED_CODE},"message":"seam: recording failed: the call was not forwarded because its record could not be made durable"}}\n`;
-      out.inject(new TextEncoder().encode(answer));
-    }
-  }
-}
-
-/** An id written back exactly as the client sent it (integers of any size, strings re-escaped). */
-function jsonId(id: Json): string {
-  if (typeof id === "bigint") return id.toString();
-  if (typeof id === "number") return String(id);
-  return JSON.stringify(id);
 }
 
 function signalNumber(signal: string | null): number {
