@@ -115,12 +115,13 @@ async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: L
     throw new UsageError(`cannot read mapping ${mapPath}: ${describeWriteError(err)}`);
   }
   const map = await parseActionMap(text, mapPath);
+  const timeout = timeoutMs(given("timeout"));
   const apiUrl = given("apiUrl") ?? (env.COMMITLAYER_API_URL || undefined);
   let endpoint: { url: string; key?: string; timeoutMs: number } | undefined;
   if (apiUrl !== undefined) {
     const u = actionsUrl(apiUrl);
     if ("error" in u) throw new UsageError(`${given("apiUrl") ? "--api-url" : "COMMITLAYER_API_URL"}: ${u.error}`);
-    endpoint = { url: u.url, key: env.COMMITLAYER_API_KEY || undefined, timeoutMs: timeoutMs(given("timeout")) };
+    endpoint = { url: u.url, key: env.COMMITLAYER_API_KEY || undefined, timeoutMs: timeout };
   }
   const failOpen = !own.includes("--no-fail-open");
   return new ActionRecorder(
