@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { UsageError } from "../src/exit.ts";
+import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
 import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify.ts";
 import { rejectUnknownFlags } from "./_args.ts";
@@ -23,16 +24,21 @@ export default defineCommand({
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+    // A reader that goes away (`seam verify … | head -1`) only stops the
+    // output: every file is still verified, so the exit status stays true.
+    const out = runtime.stdout();
+    const encoder = new TextEncoder();
     const codes: number[] = [];
     for (const path of paths) {
       const report = await verifyOne(path, a.strict === true, process.stderr.isTTY === true && !a.quiet);
       codes.push(exitCodeFor(report));
-      if (a.quiet) continue;
+      if (a.quiet || out.broken) continue;
       const text = a.json
         ? JSON.stringify(jsonReport(path, report)) + "\n"
         : humanReport(path, report, { color, strict: a.strict === true });
-      if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once("drain", r));
+      await out.write(encoder.encode(text));
     }
+    await out.end();
     return worstExit(codes);
   },
 });

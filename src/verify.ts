@@ -555,15 +555,24 @@ export async function verifyLedger(
   opts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void } = {},
 ): Promise<VerifyReport> {
   const v = new LedgerVerifier(opts);
+  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> =
+    Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
   try {
-    for await (const chunk of source) {
-      v.push(chunk);
+    for (;;) {
+      let step: IteratorResult<Uint8Array>;
+      // Only the source's own failures are `unreadable`; nothing else here throws.
+      try {
+        step = await it.next();
+      } catch (err) {
+        return v.fail(describeReadError(err));
+      }
+      if (step.done) return v.end();
+      v.push(step.value);
       opts.onProgress?.(v.progress);
     }
-  } catch (err) {
-    return v.fail(describeReadError(err));
+  } finally {
+    await it.return?.()?.catch?.(() => {});
   }
-  return v.end();
 }
 
 /** Verifies bytes already in memory (tests, small files). */

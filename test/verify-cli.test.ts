@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -153,6 +153,19 @@ describe.each(VIAS)("seam verify via %s", (via) => {
       expect({ args, code: r.code, out: r.stdout.toString(), err: r.stderr }).toEqual({ args, code: 2, out: "", err });
     }
   });
+
+  it("a reader that goes away stops the output, not the verifying: the exit status still covers every file", async () => {
+    const [cmd, ...pre] = seamArgv(via);
+    // Far more report than a pipe holds, so the writes after the reader left fail with EPIPE.
+    const child = spawn(cmd!, [...pre, "verify", ...Array<string>(2000).fill(file("ok.jsonl")), file("broken.jsonl")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+    expect({ code, err }).toEqual({ code: 1, err: "" });
+  }, 60_000);
 
   it("a ledger written by `seam wrap` (two sessions, one with --write-ahead) verifies ok, as the reference agrees", async () => {
     const ledger = file(`wrapped-${via}.jsonl`);

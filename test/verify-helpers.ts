@@ -151,15 +151,3 @@ export function reference(ledgers: readonly Uint8Array[], strict = false): RefVe
   if (out.length !== ledgers.length) throw new Error(`reference gave ${out.length} verdicts for ${ledgers.length} ledgers`);
   return out.map((l) => JSON.parse(l) as RefVerdict);
 }
-
-/** A small deterministic PRNG (mulberry32), so a failing fuzz case can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

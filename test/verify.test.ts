@@ -7,7 +7,7 @@ import { lineForm } from "../src/canonical.ts";
 import { digestBytes } from "../src/digest.ts";
 import { JsonFloat } from "../src/json.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks, verifyBytes, verifyLedger } from "../src/verify.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks, pyTruthy, verifyBytes, verifyLedger } from "../src/verify.ts";
 import {
   HAVE_PYTHON,
   LedgerBuilder,
@@ -341,6 +341,13 @@ function verifyChunked(file: Uint8Array, size: number, opts: VerifyOptions = {})
   for (let i = 0; i < file.length; i += size) v.push(file.slice(i, i + size));
   return v.end();
 }
+
+test("pyTruthy is Python's bool() on parsed JSON", () => {
+  const falsy = [undefined, null, false, 0, -0, "", [], new Map(), {}, new JsonFloat(0), new JsonFloat(-0), 0n];
+  const truthy = [true, 1, -1, 0.5, "0", " ", [0], new Map([["a", null]]), { a: null }, new JsonFloat(NaN), new JsonFloat(Infinity), new JsonFloat(1), 10n ** 30n];
+  expect(falsy.map((v) => pyTruthy(v))).toEqual(falsy.map(() => false));
+  expect(truthy.map((v) => pyTruthy(v))).toEqual(truthy.map(() => true));
+});
 
 describe("unreadable sources", () => {
   test("a source that throws is `unreadable: <reason>`, broken, line null", async () => {
