@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { hostname } from "node:os";
 import { UsageError } from "../src/exit.ts";
+import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
 import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify.ts";
@@ -50,17 +50,6 @@ async function verifyOne(path: string, strict: boolean, progress: boolean): Prom
     return await verifyLedger(source, { strict, isWriterAlive, onProgress: meter?.update });
   } finally {
     meter?.clear();
-  }
-}
-
-/** A session's writer is alive when it ran on this host and its pid still answers signal 0. */
-function isWriterAlive(pid: number, host: string): boolean {
-  if (host !== hostname()) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { VIAS, built, runCli, seamArgv } from "./cli.ts";
 import { HAVE_PYTHON, LedgerBuilder, reference, resetClock, sessionRows } from "./verify-helpers.ts";
@@ -23,6 +23,11 @@ beforeAll(() => {
   writeFileSync(file("open.jsonl"), open.text());
   writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
   writeFileSync(file("empty.jsonl"), "");
+  for (const [name, pid] of [["alive.jsonl", process.pid], ["dead.jsonl", 2 ** 22 + 17]] as const) {
+    const b = new LedgerBuilder();
+    for (const r of sessionRows({ id: "s3", noEnd: true, pid, host: hostname() })) b.add(r);
+    writeFileSync(file(name), b.text());
+  }
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -152,6 +157,20 @@ describe.each(VIAS)("seam verify via %s", (via) => {
       const r = await runCli(via, ["verify", ...args]);
       expect({ args, code: r.code, out: r.stdout.toString(), err: r.stderr }).toEqual({ args, code: 2, out: "", err });
     }
+  });
+
+  it("a session without session_end whose writer still runs on this host is open, not a finding", async () => {
+    const alive = await runCli(via, ["verify", "--json", file("alive.jsonl")]);
+    const r = JSON.parse(alive.stdout.toString());
+    expect({ ok: r.ok, findings: r.findings, notes: r.notes }).toEqual({
+      ok: true,
+      findings: [],
+      notes: [`session s3: open (its writer, pid ${process.pid} on ${hostname()}, is still running)`],
+    });
+    expect(alive.code).toBe(0);
+    const dead = await runCli(via, ["verify", "--json", file("dead.jsonl")]);
+    expect(JSON.parse(dead.stdout.toString()).findings).toEqual(["session s3: no session_end (truncated or still running)"]);
+    expect(dead.code).toBe(3);
   });
 
   it("a reader that goes away stops the output, not the verifying: the exit status still covers every file", async () => {
