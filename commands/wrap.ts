@@ -25,7 +25,7 @@ const args = {
   agentId: { type: "string", description: "agent_id of every action (overrides the mapping's)", valueHint: "ID" },
   workflowId: { type: "string", description: "workflow_id of every action (overrides the mapping's)", valueHint: "ID" },
   timeout: { type: "string", description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)", valueHint: "SECONDS" },
-  failOpen: { type: "boolean", default: true, description: "forward a call whose action could not be posted", negativeDescription: "refuse a call whose action could not be posted (JSON-RPC error -32000)" },
+  noFailOpen: { type: "boolean", description: "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning" },
   warnUnmapped: { type: "boolean", description: "warn once for each called tool the mapping does not name" },
 } as const;
 
@@ -103,7 +103,7 @@ async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: L
   const mapPath = given("map") ?? (env.COMMITLAYER_RECORDER_MAP || undefined);
   const own = rawArgs.slice(0, rawArgs.includes("--") ? rawArgs.indexOf("--") : rawArgs.length);
   if (mapPath === undefined) {
-    const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|fail-open|warn-unmapped)(=|$)/.test(w));
+    const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|warn-unmapped)(=|$)/.test(w));
     if (stray !== undefined) throw new UsageError(`${stray.split("=")[0]} needs an action mapping`, "give one with --map FILE (or COMMITLAYER_RECORDER_MAP)");
     return undefined;
   }
@@ -123,7 +123,7 @@ async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: L
     if ("error" in u) throw new UsageError(`${given("apiUrl") ? "--api-url" : "COMMITLAYER_API_URL"}: ${u.error}`);
     endpoint = { url: u.url, key: env.COMMITLAYER_API_KEY || undefined, timeoutMs: timeout };
   }
-  const failOpen = !own.includes("--no-fail-open");
+  const failOpen = !a.noFailOpen && !own.includes("--no-fail-open");
   return new ActionRecorder(
     {
       map,
