@@ -109,7 +109,7 @@ export function built(): { node: boolean; exe: boolean } {
 export const fmt = {
   int: (n: number) => Math.round(n).toLocaleString("en-US"),
   x: (r: number) => `${r.toFixed(r >= 10 ? 0 : r >= 1 ? 2 : 3)}x`,
-  us: (ms: number) => `${Math.round(ms * 1000)} µs`,
+  us: (ms: number) => `${ms < 0.01 ? (ms * 1000).toFixed(1) : Math.round(ms * 1000)} µs`,
   mb: (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`,
 };
 

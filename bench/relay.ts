@@ -21,12 +21,16 @@
  *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 3] [--calls 20000]
  *                      [--pipe-rounds 2] [--large-mib 1024] [--frame-mib 4]
  *                      [--server-runtime bun|node] [--only rt,pipe,large] [--json FILE] [--keep]
+ *                      [--profile DIR] [--seam-args "ARG …"]
  *
+ * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024).
+ * --profile DIR runs each seam and bare relay under its runtime's CPU profiler (--cpu-prof),
+ * one .cpuprofile per run in DIR; `bun bench/profile.ts DIR/<file>` sums it up.
  * The client is this process (Bun.spawn, one pipe each way); the server is
  * bench/echo-server.mjs. Build dist/ first (bun scripts/build.ts --exe) to
  * include Node and the compiled executable.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -35,7 +39,8 @@ import { Flags, ROOT, type Row, built, fmt, median, quantile, writeResult } from
 
 const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
-const rtWarmup = Math.min(200, rtCalls);
+// Long enough for the JIT to have compiled the hot paths (its threads compete for the same cores).
+const rtWarmup = Math.min(1000, rtCalls);
 const rtRounds = flags.number("--rt-rounds", 3, 1);
 const pipeCalls = flags.number("--calls", 20_000, 200);
 const pipeRounds = flags.number("--pipe-rounds", 2, 1);
@@ -44,6 +49,9 @@ const frameMiB = flags.number("--frame-mib", 4, 4);
 const serverRuntime = flags.string("--server-runtime") ?? "bun";
 const only = new Set((flags.string("--only") ?? "rt,pipe,large").split(","));
 const keep = flags.has("--keep");
+const profileDir = flags.string("--profile");
+const seamArgs = flags.string("--seam-args")?.split(" ").filter(Boolean) ?? [];
+let profiled = 0;
 
 const BUN = process.execPath;
 const SERVER = [serverRuntime === "node" ? "node" : BUN, `${ROOT}bench/echo-server.mjs`];
@@ -76,23 +84,46 @@ function seam(via: Via, mode: Mode = "batch"): Target {
   return { name, kind: "seam", runtime: via === "node" ? "node" : "bun", via, mode };
 }
 
+/** The runtime's CPU profiler flags under --profile (none for the executable, which takes no runtime flags). */
+function profileFlags(t: Target): string[] {
+  if (profileDir === undefined || t.via === "exe") return [];
+  const name = `${String(++profiled).padStart(2, "0")}-${t.name.replace(/[^a-z0-9]+/gi, "_")}.cpuprofile`;
+  return ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}`];
+}
+
 function argvOf(t: Target, ledger: string): string[] {
   switch (t.kind) {
     case "direct":
       return SERVER;
     case "bare":
-      return [t.runtime === "node" ? "node" : BUN, `${ROOT}bench/bare-relay.mjs`, "--", ...SERVER];
-    case "seam":
-      return [...seamArgv(t.via!), "wrap", "--ledger", ledger, ...MODE_FLAGS[t.mode!], "--", ...SERVER];
+      return [t.runtime === "node" ? "node" : BUN, ...profileFlags(t), `${ROOT}bench/bare-relay.mjs`, "--", ...SERVER];
+    case "seam": {
+      const [exe, ...rest] = seamArgv(t.via!);
+      return [exe!, ...profileFlags(t), ...rest, "wrap", "--ledger", ledger, ...MODE_FLAGS[t.mode!], ...seamArgs, "--", ...SERVER];
+    }
   }
 }
 
-/** Peak RSS (VmHWM) and CPU time of a process, polled from /proc until it is gone. */
+/**
+ * CPU time a process has used so far, all its threads, in nanoseconds: the
+ * first field of /proc/<pid>/task/<tid>/schedstat (0 when unreadable).
+ */
+function cpuNs(pid: number): number {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {}
+    }
+  } catch {}
+  return ns;
+}
+
+/** Peak RSS (VmHWM from /proc/<pid>/status), polled until the process is gone. */
 class ProcWatch {
   hwmKB = 0;
-  cpuSeconds = 0;
   private timer: ReturnType<typeof setInterval>;
-  private static readonly TICK = 100; // USER_HZ on Linux
 
   constructor(private readonly pid: number) {
     this.timer = setInterval(() => this.sample(), 20);
@@ -103,11 +134,6 @@ class ProcWatch {
     try {
       const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.pid}/status`, "utf8"));
       if (kb) this.hwmKB = Math.max(this.hwmKB, Number(kb[1]));
-      // Fields after the command's closing paren: state is 3rd, utime 14th, stime 15th.
-      const stat = readFileSync(`/proc/${this.pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ticks = Number(f[11]) + Number(f[12]);
-      if (Number.isFinite(ticks)) this.cpuSeconds = Math.max(this.cpuSeconds, ticks / ProcWatch.TICK);
     } catch {}
   }
 
@@ -223,6 +249,9 @@ async function roundTrip(): Promise<void> {
     seam("bun", "write-ahead"),
   ].filter(available);
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
+  /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls. */
+  const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
+  const cpuPerCall = (t: Target) => cpu.get(t)! / 1e6 / (rtRounds * rtCalls);
   for (const t of targets) t.ledger = ledgerPath(t, "rt");
   for (let r = 0; r < rtRounds; r++) {
     for (const t of targets) {
@@ -234,6 +263,7 @@ async function roundTrip(): Promise<void> {
         await c.until(1 + id);
       }
       const out = lat.get(t)!;
+      const cpu0 = cpuNs(c.proc.pid);
       for (let i = 0; i < rtCalls; i++, id++) {
         const line = call(id);
         const t0 = performance.now();
@@ -241,6 +271,7 @@ async function roundTrip(): Promise<void> {
         await c.until(1 + id);
         out.push(performance.now() - t0);
       }
+      cpu.set(t, cpu.get(t)! + cpuNs(c.proc.pid) - cpu0);
       await c.close();
     }
   }
@@ -253,12 +284,12 @@ async function roundTrip(): Promise<void> {
     const b = targets.find((x) => x.kind === "bare" && x.runtime === t.runtime);
     const bareAdded = b ? med(b) - d : NaN;
     const ratio = t.kind === "seam" ? added / bareAdded : undefined;
-    table.push({ name: t.name, median_ms: m, p90_ms: quantile(lat.get(t)!, 0.9), mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length, added_ms: added, ratio_vs_bare_added: ratio });
+    table.push({ name: t.name, median_ms: m, p90_ms: quantile(lat.get(t)!, 0.9), mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length, added_ms: added, ratio_vs_bare_added: ratio, cpu_ms_per_call: cpuPerCall(t) });
     const goal = t.kind === "seam" && t.mode === "batch";
     rows.push({
       section: "round trip",
       name: t.name,
-      value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}`}`,
+      value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
       goal: goal ? "added ≤ 2x bare's" : undefined,
       met: goal ? ratio! <= 2 : undefined,
@@ -268,24 +299,45 @@ async function roundTrip(): Promise<void> {
   details.round_trip = { calls_per_round: rtCalls, warmup: rtWarmup, rounds: rtRounds, targets: table };
 }
 
+// ---- pipelined and large: a burst of requests written at once ----
+
+interface Burst {
+  /** From writing the requests to reading the last answer. */
+  seconds: number;
+  /** From closing stdin to the target's exit (seam: finishing the ledger). */
+  exitSeconds: number;
+  /** CPU the relay (or, direct, the server) used until the last answer. */
+  cpu: number;
+  hwmKB: number;
+  /** Bytes of the answers. */
+  bytes: number;
+}
+
+async function burst(t: Target, payload: string, answers: number): Promise<Burst> {
+  const c = new Conn(t, t.ledger!, true);
+  await c.initialize();
+  const before = c.bytes;
+  const cpu0 = cpuNs(c.proc.pid);
+  const t0 = performance.now();
+  c.write(payload);
+  await c.until(1 + answers);
+  const t1 = performance.now();
+  const cpu = (cpuNs(c.proc.pid) - cpu0) / 1e9;
+  const bytes = c.bytes - before;
+  await c.close();
+  return { seconds: (t1 - t0) / 1000, exitSeconds: (performance.now() - t1) / 1000, cpu, hwmKB: c.watch!.hwmKB, bytes };
+}
+
 // ---- pipelined ----
 
 async function pipelined(): Promise<void> {
   const targets = [direct, bare("bun"), seam("bun"), seam("bun", "never"), seam("bun", "always"), seam("bun", "write-ahead")];
   for (const t of targets) t.ledger = ledgerPath(t, "pipe");
   const payload = Array.from({ length: pipeCalls }, (_, i) => call(i + 1)).join("");
-  const best = new Map<Target, { seconds: number; exitSeconds: number; cpu: number; hwmKB: number }>();
+  const best = new Map<Target, Burst>();
   for (let r = 0; r < pipeRounds; r++) {
     for (const t of targets) {
-      const c = new Conn(t, t.ledger!, true);
-      await c.initialize();
-      const t0 = performance.now();
-      c.write(payload);
-      await c.until(1 + pipeCalls);
-      const t1 = performance.now();
-      await c.close();
-      const t2 = performance.now();
-      const res = { seconds: (t1 - t0) / 1000, exitSeconds: (t2 - t1) / 1000, cpu: c.watch!.cpuSeconds, hwmKB: c.watch!.hwmKB };
+      const res = await burst(t, payload, pipeCalls);
       const prev = best.get(t);
       if (!prev || res.seconds < prev.seconds) best.set(t, res);
     }
@@ -296,12 +348,12 @@ async function pipelined(): Promise<void> {
   for (const t of targets) {
     const b = best.get(t)!;
     const share = rate(t) / bareRate;
-    table.push({ name: t.name, calls_per_s: rate(t), seconds: b.seconds, exit_seconds: b.exitSeconds, cpu_seconds: b.cpu, peak_rss_mb: b.hwmKB / 1024, share_of_bare: share, share_of_direct: rate(t) / rate(direct) });
+    table.push({ name: t.name, calls_per_s: rate(t), seconds: b.seconds, exit_seconds: b.exitSeconds, cpu_seconds_until_last_answer: b.cpu, peak_rss_mb: b.hwmKB / 1024, share_of_bare: share, share_of_direct: rate(t) / rate(direct) });
     const goal = t.kind === "seam" && t.mode === "batch";
     rows.push({
       section: "pipelined",
       name: t.name,
-      value: `${fmt.int(rate(t))} calls/s`,
+      value: `${fmt.int(rate(t))} calls/s${t.kind === "direct" ? "" : `; ${fmt.us((1000 * b.cpu) / pipeCalls)} CPU/call`}`,
       ratio: t.kind === "direct" ? undefined : t.kind === "bare" ? `${(100 * rate(t) / rate(direct)).toFixed(0)}% of direct` : `${(100 * share).toFixed(0)}% of bare`,
       goal: goal ? "≥ 90% of bare" : undefined,
       met: goal ? share >= 0.9 : undefined,
@@ -320,18 +372,11 @@ async function large(): Promise<void> {
   for (const t of targets) t.ledger = ledgerPath(t, "large");
   const payload = Array.from({ length: count }, (_, i) => call(i + 1, "blob", `{"bytes":${frame}}`)).join("");
   const table: Record<string, unknown>[] = [];
-  const res = new Map<Target, { seconds: number; hwmKB: number; cpu: number }>();
+  const res = new Map<Target, Burst>();
   for (const t of targets) {
-    const c = new Conn(t, t.ledger!, true);
-    await c.initialize();
-    const before = c.bytes;
-    const t0 = performance.now();
-    c.write(payload);
-    await c.until(1 + count);
-    const t1 = performance.now();
-    await c.close();
-    if (c.bytes - before !== count * frame) throw new Error(`${t.name}: ${c.bytes - before} bytes, expected ${count * frame}`);
-    res.set(t, { seconds: (t1 - t0) / 1000, hwmKB: c.watch!.hwmKB, cpu: c.watch!.cpuSeconds });
+    const b = await burst(t, payload, count);
+    if (b.bytes !== count * frame) throw new Error(`${t.name}: ${b.bytes} bytes, expected ${count * frame}`);
+    res.set(t, b);
   }
   const mbps = (t: Target) => (count * frame) / 2 ** 20 / res.get(t)!.seconds;
   for (const t of targets) {

@@ -13,6 +13,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { Flags, ROOT, type Row, type ScriptResult, built, machine } from "./lib.ts";
 
 const flags = new Flags();
@@ -41,6 +42,8 @@ if (!smoke || !have.node || !have.exe) {
 }
 
 mkdirSync(RESULTS, { recursive: true });
+/** Other work on the machine skews every figure; the table says how busy it was. */
+const loadAtStart = loadavg()[0]!;
 const started = performance.now();
 const outcome: Record<string, { seconds: number; exit: number | null; result?: ScriptResult }> = {};
 for (const s of SCRIPTS) {
@@ -86,6 +89,7 @@ function table(rs: Row[]): string {
 const m = machine();
 console.log(`\n== seam benchmarks${smoke ? " (smoke: sizes too small for the figures to mean anything)" : ""}`);
 console.log(`machine: ${m.cpus} cores ${m.cpu}, ${m.memory_gb} GB, ${m.os}; bun ${m.bun}, node ${m.node ?? "none"}, python ${m.python ?? "none"}`);
+console.log(`load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}${loadAtStart > 0.5 ? ": other work was running, figures are noisy" : ""}`);
 console.log(table(rows));
 const goals = rows.filter((r) => r.met !== undefined);
 console.log(`\ngoals: ${goals.filter((r) => r.met).length} met, ${goals.filter((r) => !r.met).length} missed; ${total.toFixed(0)} s in all`);
@@ -99,6 +103,7 @@ writeFileSync(
       command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
       smoke,
       machine: m,
+      load_average: { start: loadAtStart, end: loadavg()[0] },
       seconds: total,
       scripts: Object.fromEntries(Object.entries(outcome).map(([k, o]) => [k, { seconds: o.seconds, exit: o.exit }])),
       rows,
