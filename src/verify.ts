@@ -92,15 +92,19 @@ export interface VerifyOptions {
    */
   isWriterAlive?: (pid: number, host: string) => boolean;
   /**
-   * A longer line is not parsed (a JS string cannot hold much more): it counts
-   * as unparseable, with a note. Default: V8's string limit, 2^29 - 24 bytes.
+   * A longer line is not parsed (its model would not fit; a JS string cannot
+   * hold twice as much): it counts as unparseable, with a note. Default
+   * DEFAULT_MAX_LINE_BYTES, 256 MiB, the limit the ledger writer reads the
+   * file's last row with.
    */
   maxLineBytes?: number;
   /** Findings listed at most (the rest are counted in a note). Default 1000. */
   maxFindings?: number;
+  /** Sees each object row once checked (its `chain` taken out) with its line number: where src/verify-seal.ts checks checkpoint rows. */
+  onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number) => void;
 }
 
-export const DEFAULT_MAX_LINE_BYTES = 2 ** 29 - 24;
+export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 const NL = 0x0a;
 
 /** A line too long to parse: only its length and digest are kept. */
@@ -155,6 +159,7 @@ export class LedgerVerifier {
   private readonly maxLine: number;
   private readonly maxFindings: number;
   private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
+  private readonly onRow: VerifyOptions["onRow"];
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   private parts: Uint8Array[] = [];
@@ -187,6 +192,7 @@ export class LedgerVerifier {
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
+    this.onRow = opts.onRow;
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -379,10 +385,11 @@ export class LedgerVerifier {
       try {
         computed = chainOf(this.prev, withoutChain(row));
       } catch (err) {
-        // Kept for the reference's sake: Python can fail to serialize a row it
-        // parsed (RecursionError just under its parse limit). chainForm does
-        // not refuse NaN or lone surrogates, so only a stack overflow on
-        // extreme nesting could land here.
+        // Python can fail to serialize a row it parsed (RecursionError just
+        // under its own parse limit), hence the message. Here it cannot
+        // happen to a parsed row: chainForm takes NaN and lone surrogates,
+        // and parseJson stops at 900 levels and 4300-digit ints, well inside
+        // what chainForm writes. Kept so a failure would be a break, not a throw.
         this.addBreak(n, `line ${n}: unhashable row (${failureName(err)})`);
       }
       if (computed !== null && computed !== claimed) this.addBreak(n, `line ${n}: chain mismatch`);
@@ -390,6 +397,7 @@ export class LedgerVerifier {
       this.head = claimed;
     }
     this.observe(row, n);
+    this.onRow?.(row, n);
   }
 
   private addBreak(line: number | null, message: string): void {
@@ -406,7 +414,7 @@ export class LedgerVerifier {
 
   /**
    * Per session (rows with seam == "mcp-stdio"): seq dense from 1 in file
-   * order (ledger_repair rows have none and are exempt), session_begin first,
+   * order (ledger_repair and checkpoint rows have none and are exempt), session_begin first,
    * session_end present and last, its rows_before_end and calls equal to the
    * rows and tool_call rows before it, and every tool_call_intent followed by
    * a tool_call with the same rpc_id (exactly: 1 and "1" differ).
@@ -445,7 +453,7 @@ export class LedgerVerifier {
     }
     this.last = s;
     s.rows++;
-    if (evt === "ledger_repair") return;
+    if (evt === "ledger_repair" || evt === "checkpoint") return;
 
     if (s.endLine !== null) this.find(s, n, `line ${n}: row after session_end (line ${s.endLine})`);
     if (s.counted === 0) {
@@ -553,8 +561,9 @@ export class LedgerVerifier {
 export async function verifyLedger(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void } = {},
+  /** What the bytes go to: a LedgerVerifier, or one that wraps it (src/verify-seal.ts). */
+  v: Pick<LedgerVerifier, "push" | "fail" | "end" | "progress"> = new LedgerVerifier(opts),
 ): Promise<VerifyReport> {
-  const v = new LedgerVerifier(opts);
   const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> =
     Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
   try {
