@@ -34,6 +34,9 @@
  * grow with load. fsync: `always` before any row resolves; `batch` at the
  * latest `batchMs` after a write and at end; `never` not at all (the OS
  * decides). `appendDurable` rows are fsynced whatever the policy.
+ *
+ * With `seal` (wrap --sign), signed `checkpoint` rows join the queue too;
+ * src/seal.ts says what they hold and when they come.
  */
 import { lineForm } from "./canonical.ts";
 import { GENESIS, chainOf } from "./chain.ts";
@@ -42,6 +45,7 @@ import { type Json, type JsonObject, getField, isObject, parseJson } from "./jso
 import { acquireLock, type Release } from "./runtime/lockfile.ts";
 import type { AppendFile } from "./runtime/types.ts";
 import { pyTruthy } from "./verify.ts";
+import { type SealConfig, type SealMark, Sealer } from "./seal.ts";
 import { VERSION } from "./version.ts";
 
 export type FsyncPolicy = "batch" | "always" | "never";
@@ -64,6 +68,8 @@ export interface LedgerConfig {
   pid?: number;
   /** Longest time a written row waits for its fsync under `batch`. */
   batchMs?: number;
+  /** Sign checkpoints of the file's Merkle root (src/seal.ts). */
+  seal?: SealConfig;
 }
 
 /** Keys the writer sets itself; a field of the same name is ignored. */
@@ -78,6 +84,8 @@ interface Pending {
   row: JsonObject;
   durable: boolean;
   resolve: (written: boolean) => void;
+  /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
+  checkpoint?: boolean;
 }
 
 /** `EACCES: permission denied, open '…'` → `permission denied` (Bun and Node word errors alike). */
@@ -107,6 +115,12 @@ export class LedgerWriter {
   private written = 0;
   private unlogged = 0;
   private repaired = 0;
+  private sealer: Sealer | null = null;
+  /** The sealer's first read of the file; the first write waits for it. */
+  private sealReady: Promise<void> | null = null;
+  private checkpointsWritten = 0;
+  /** The promise of the checkpoint last queued. */
+  private pendingCheckpoint: Promise<boolean> | null = null;
 
   private constructor(
     private readonly cfg: LedgerConfig,
@@ -129,6 +143,10 @@ export class LedgerWriter {
   get repairs(): number {
     return this.repaired;
   }
+  /** checkpoint rows this writer wrote. */
+  get checkpoints(): number {
+    return this.checkpointsWritten;
+  }
 
   /** Never rejects: an unwritable ledger is a state (warned once; every row then counts as unlogged). */
   static async open(cfg: LedgerConfig): Promise<LedgerWriter> {
@@ -141,6 +159,13 @@ export class LedgerWriter {
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
+    if (file !== null && cfg.seal) {
+      const sealer = new Sealer(cfg.seal, { openAppend: cfg.openAppend, warn: (m) => cfg.warn?.(m), describe: describeWriteError, sync: cfg.fsync !== "never" });
+      w.sealer = sealer;
+      // A failed size() leaves it all to the first write's catch-up, under the lock.
+      w.sealReady = file.size().then((size) => sealer.catchUp(file, size), () => {});
+      sealer.startTimer(() => void w.queueCheckpoint());
+    }
     return w;
   }
 
@@ -186,8 +211,10 @@ export class LedgerWriter {
     }
     for (const k of pending) entries.push([k, counters[k]]);
     const done = this.enqueue("session_end", entries, this.cfg.fsync !== "never");
+    const sealed = this.sealer ? this.queueCheckpoint(true) : null;
     this.ended = true;
     const ok = await done;
+    await sealed;
     while (this.draining) await this.draining;
     await this.close();
     return ok;
@@ -233,7 +260,24 @@ export class LedgerWriter {
     return new Promise<boolean>((resolve) => {
       this.queue.push({ row, durable, resolve });
       this.draining ??= this.drain();
+      if (this.sealer?.rowAdded()) void this.queueCheckpoint();
     });
+  }
+
+  /**
+   * Queues a checkpoint behind every row queued so far (one already last in
+   * the queue serves instead); resolves whether it was written. After end
+   * only the final one is taken.
+   */
+  private queueCheckpoint(final = false): Promise<boolean> {
+    if (this.ended && !final) return Promise.resolve(false);
+    if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
+    this.sealer!.queued();
+    this.pendingCheckpoint = new Promise<boolean>((resolve) => {
+      this.queue.push({ row: new Map(), durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
+      this.draining ??= this.drain();
+    });
+    return this.pendingCheckpoint;
   }
 
   private async drain(): Promise<void> {
@@ -256,7 +300,8 @@ export class LedgerWriter {
 
   /** `inFile`: the row's line is in the file (counted written, else unlogged); `result`: what its promise says. */
   private settle(p: Pending, inFile: boolean, result: boolean): void {
-    if (inFile) this.written++;
+    if (p.checkpoint) this.checkpointsWritten += inFile ? 1 : 0;
+    else if (inFile) this.written++;
     else this.unlogged++;
     p.resolve(result);
   }
@@ -288,13 +333,16 @@ export class LedgerWriter {
       for (const p of batch) this.settle(p, false, false);
       return;
     }
+    if (this.sealReady) await this.sealReady;
     const release = await this.takeLock();
     const parts: Uint8Array[] = [];
     let total = 0;
     const add = (b: Uint8Array) => {
       parts.push(b);
       total += b.length;
+      this.sealer?.feed(b);
     };
+    let mark: SealMark | undefined; // the tree before this write, to go back to if it fails
     let repairEnd = -1; // where the ledger_repair line ends within this write, if there is one
     const ends: number[] = []; // where each row's line ends within this write
     let rows: Pending[] = [];
@@ -302,6 +350,10 @@ export class LedgerWriter {
     let landed = -1; // bytes of this write in the file: -1 all of them
     try {
       start = await file.size();
+      if (this.sealer) {
+        await this.sealer.catchUp(file, start);
+        mark = this.sealer.mark();
+      }
       let prev = this.lastChain;
       if (start !== this.lastEnd) {
         const tail = await inspectTail(file, start);
@@ -320,6 +372,7 @@ export class LedgerWriter {
       }
       for (const p of batch) {
         try {
+          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.sealer!.fields());
           prev = seal(prev, p.row, add);
           rows.push(p);
           ends.push(total);
@@ -339,6 +392,7 @@ export class LedgerWriter {
       this.lastChain = prev;
     } catch (e) {
       this.writeFailed(e);
+      if (mark) this.sealer!.rewind(mark);
       rows = [...batch, ...rows]; // batch: rows not yet sealed when it failed
       if (landed < 0) landed = 0;
     } finally {
@@ -357,6 +411,7 @@ export class LedgerWriter {
     }
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.sync() : true;
+    if (this.sealer && synced) await this.sealer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.scheduleSync();
   }
@@ -407,6 +462,7 @@ export class LedgerWriter {
     const file = this.file;
     this.file = null;
     if (file) await file.close().catch(() => {});
+    await this.sealer?.close();
   }
 }
 

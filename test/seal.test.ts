@@ -1,0 +1,185 @@
+/**
+ * The writer's checkpoints: where they land, what they commit to (every
+ * line before them, whoever wrote it), golden bytes, the witness file,
+ * the timer, reading only new bytes, and rewinding after a failed write.
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkpointText, ledgerOrigin, parseCheckpointText, parseWitnessLine } from "../src/checkpoint.ts";
+import { getField, parseJson } from "../src/json.ts";
+import { LedgerWriter } from "../src/ledger.ts";
+import { leafHash, rootOf } from "../src/merkle.ts";
+import { openNote } from "../src/note.ts";
+import { openAppend } from "../src/runtime/file-node.ts";
+import type { AppendFile } from "../src/runtime/types.ts";
+import { verifySealed } from "../src/verify-seal.ts";
+import { fileChunks, verifyBytes } from "../src/verify.ts";
+import { tempDir } from "./proc.ts";
+import { KEY, checkpointLines, linesOf, signer, verifier, writeSealed } from "./seal-helpers.ts";
+
+const enc = new TextEncoder();
+const rootOfLines = (ls: readonly string[]) => Buffer.from(rootOf(ls.map((l) => leafHash(enc.encode(l))))).toString("base64");
+
+describe("checkpoint rows", () => {
+  test("every 3 rows and after session_end; each commits to exactly the lines before it, outside the session's seq", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const s = await writeSealed(path, { calls: 5, every: 3 });
+    const ls = linesOf(path);
+    const evts = ls.map((l) => getField(parseJson(l), "evt"));
+    expect(evts).toEqual(["session_begin", "tool_call", "tool_call", "checkpoint", "tool_call", "tool_call", "tool_call", "checkpoint", "session_end", "checkpoint"]);
+    expect(s.writer.checkpoints).toBe(3);
+    expect(s.warnings).toEqual([]);
+    const origin = ledgerOrigin(leafHash(enc.encode(ls[0]!)));
+    for (const i of checkpointLines(ls)) {
+      const row = parseJson(ls[i]!);
+      expect(getField(row, "seq")).toBeUndefined();
+      expect(getField(row, "size")).toBe(i);
+      expect(getField(row, "root")).toBe(rootOfLines(ls.slice(0, i)));
+      const opened = openNote(getField(row, "note") as string, [verifier]);
+      expect(parseCheckpointText(opened.text)).toEqual({ origin, size: i, root: Buffer.from(getField(row, "root") as string, "base64") });
+    }
+    const end = parseJson(ls[8]!);
+    expect([getField(end, "seq"), getField(end, "rows_before_end")]).toEqual([7, 6]);
+    // The chain verifier sees a complete session: checkpoint rows are exempt from its seq.
+    const plain = verifyBytes(new Uint8Array(readFileSync(path)));
+    expect([plain.verdict, plain.findings]).toEqual(["ok", []]);
+    const sealed = await verifySealed(fileChunks(path), {}, { keys: [verifier], witness: { name: "w", text: readFileSync(s.witness, "utf8") } });
+    expect([sealed.report.verdict, sealed.seal.sealed_through, sealed.seal.unsealed_rows, sealed.seal.valid]).toEqual(["ok", 9, 0, 3]);
+  });
+
+  test("golden bytes: a checkpoint row and its witness line, with a fixed key and clock", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const s = await writeSealed(path, { calls: 1, every: 1000, session: "golden", fixedTime: true });
+    const ls = linesOf(path);
+    expect(ls.length).toBe(4);
+    expect(ls[0]).toBe(
+      `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "golden", "seq": 1, "server": "fixture", "pid": 1, "ts": "2026-11-30T03:24:07.123Z", "chain": "cb18ff95ee5956eea9be3ddfb49745bd"}`,
+    );
+    const origin = ledgerOrigin(leafHash(enc.encode(ls[0]!)));
+    expect(origin).toBe("seam-ledger/411cce59e81a07a3ad2d09ff18b89b1f");
+    // Cross-checked with Python's hashlib and the cryptography package's Ed25519.
+    expect(ls[3]).toBe(
+      `{"evt": "checkpoint", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "golden", "server": "fixture", "size": 3, "root": "munEq8lKF9kSVj8dMWDTr9cQrm0/vUav7yigQTvqWgA=", "note": "seam-ledger/411cce59e81a07a3ad2d09ff18b89b1f\\n3\\nmunEq8lKF9kSVj8dMWDTr9cQrm0/vUav7yigQTvqWgA=\\n\\n— seam-test 37avk1ae30/kKm47OXOHhS62ktBSbpCnxLT7eLURJnC25RvamtmrMBp7zglZN+N0t1weEGPzwXyzcRr4BQZLWj+vSg4=\\n", "ts": "2026-11-30T03:24:07.123Z", "chain": "67d5a25364593d2ddec17b9662f891da"}`,
+    );
+    expect(KEY.verifierKey).toBe("seam-test+dfb6af93+AepKbGPinFIKvvVQexMuxfmVR3auvr57kkIe6mkURtIs");
+    expect(readFileSync(s.witness, "utf8")).toBe(
+      `{"origin": "seam-ledger/411cce59e81a07a3ad2d09ff18b89b1f", "size": 3, "root": "munEq8lKF9kSVj8dMWDTr9cQrm0/vUav7yigQTvqWgA=", "note": "seam-ledger/411cce59e81a07a3ad2d09ff18b89b1f\\n3\\nmunEq8lKF9kSVj8dMWDTr9cQrm0/vUav7yigQTvqWgA=\\n\\n— seam-test 37avk1ae30/kKm47OXOHhS62ktBSbpCnxLT7eLURJnC25RvamtmrMBp7zglZN+N0t1weEGPzwXyzcRr4BQZLWj+vSg4=\\n"}\n`,
+    );
+  });
+
+  test("the witness file holds every checkpoint, in the ledger's order, each one verifying", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const s = await writeSealed(path, { calls: 9, every: 2 });
+    const ls = linesOf(path);
+    const w = readFileSync(s.witness, "utf8").trimEnd().split("\n").map(parseWitnessLine);
+    expect(w.map((e) => e.checkpoint.size)).toEqual(checkpointLines(ls));
+    expect(w.map((e) => e.note)).toEqual(checkpointLines(ls).map((i) => getField(parseJson(ls[i]!), "note")));
+  });
+
+  test("lines another process appended (and a torn line it left) are in the next checkpoint's tree", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend, seal: { signer, every: 2, intervalMs: 0 } });
+    await w.append("session_begin", {});
+    appendFileSync(path, `{"foreign": 1}\n\nnot json\n{"torn`);
+    await w.append("tool_call", { tool: "a" });
+    await w.append("tool_call", { tool: "b" });
+    await w.end({ calls: 2 });
+    const ls = linesOf(path);
+    expect(ls[4]).toBe(`{"torn`);
+    expect(getField(parseJson(ls[5]!), "evt")).toBe("ledger_repair");
+    for (const i of checkpointLines(ls)) expect(getField(parseJson(ls[i]!), "root")).toBe(rootOfLines(ls.slice(0, i)));
+    expect(checkpointLines(ls).length).toBe(2);
+  });
+
+  test("the file is read once at open, then only the bytes others appended: never reread per checkpoint", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const existing = `${'{"old": "row"}\n'.repeat(2000)}`;
+    writeFileSync(path, existing);
+    let read = 0;
+    const counting = async (p: string): Promise<AppendFile> => {
+      const f = await openAppend(p);
+      return { ...f, readAt: async (pos, len) => { const b = await f.readAt(pos, len); read += b.length; return b; } };
+    };
+    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend: counting, seal: { signer, every: 5, intervalMs: 0 } });
+    for (let i = 0; i < 50; i++) await w.append("tool_call", { tool: "t" });
+    const foreign = '{"foreign": "row"}\n';
+    appendFileSync(path, foreign);
+    await w.append("tool_call", { tool: "t" });
+    await w.end({ calls: 51 });
+    expect(w.checkpoints).toBe(11); // after rows 5, 10, …, 50 and after session_end
+    // The whole file once (the first read), the foreign line once, and the tail reads the chain needs.
+    expect(read).toBeGreaterThanOrEqual(existing.length + foreign.length);
+    expect(read).toBeLessThan(existing.length + 4 * 64 * 1024);
+    const ls = linesOf(path);
+    for (const i of checkpointLines(ls)) expect(getField(parseJson(ls[i]!), "root")).toBe(rootOfLines(ls.slice(0, i)));
+  });
+
+  test("a write that fails part way rewinds the tree; the next checkpoint reads back what landed", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    let failNext = false;
+    const flaky = async (p: string): Promise<AppendFile> => {
+      const f = await openAppend(p);
+      return {
+        ...f,
+        write: async (bytes) => {
+          if (!failNext) return f.write(bytes);
+          failNext = false;
+          const cut = bytes.indexOf(0x0a) + 1; // one whole line lands, then the disk is full
+          await f.write(bytes.subarray(0, cut));
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        },
+      };
+    };
+    const warnings: string[] = [];
+    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend: flaky, warn: (m) => warnings.push(m), seal: { signer, every: 1000, intervalMs: 0 } });
+    await w.append("session_begin", {});
+    failNext = true;
+    const a = w.append("tool_call", { tool: "lands" });
+    const b = w.append("tool_call", { tool: "lost" });
+    expect([await a, await b]).toEqual([true, false]);
+    await w.append("tool_call", { tool: "after" });
+    await w.end({ calls: 3 });
+    expect(warnings).toEqual(["ledger l.jsonl cannot be written: no space left on device".replace("l.jsonl", path)]);
+    const ls = linesOf(path);
+    const cps = checkpointLines(ls);
+    expect(cps).toEqual([ls.length - 1]);
+    expect(getField(parseJson(ls.at(-1)!), "root")).toBe(rootOfLines(ls.slice(0, -1)));
+  });
+
+  test("the timer seals an active session between counts; an idle one is left alone", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend, seal: { signer, every: 1000, intervalMs: 40 } });
+    await w.append("session_begin", {});
+    await w.append("tool_call", { tool: "t" });
+    await new Promise((r) => setTimeout(r, 150));
+    const cps = checkpointLines(linesOf(path));
+    expect(cps).toEqual([2]);
+    await w.end({ calls: 1 });
+    expect(checkpointLines(linesOf(path))).toEqual([2, 4]);
+  });
+
+  test("two writers on one file, each signing: every checkpoint holds", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    const open = (session: string) => LedgerWriter.open({ path, session, server: "x", fsync: "never", openAppend, seal: { signer, every: 3, intervalMs: 0 } });
+    const [a, b] = await Promise.all([open("a"), open("b")]);
+    for (let i = 0; i < 20; i++) {
+      void a.append("tool_call", { tool: "a" });
+      void b.append("tool_call", { tool: "b" });
+      if (i % 4 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all([a.end({ calls: 20 }), b.end({ calls: 20 })]);
+    const { report, seal } = await verifySealed(fileChunks(path), {}, { keys: [verifier] });
+    expect([report.breaks, seal.valid, seal.checkpoints]).toEqual([0, a.checkpoints + b.checkpoints, a.checkpoints + b.checkpoints]);
+    expect(seal.valid).toBeGreaterThan(10);
+    expect(seal.sealed_through).toBe(linesOf(path).length - 1);
+  });
+
+  test("checkpointText of the tree the verifier rebuilds equals what the note says", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    await writeSealed(path, { calls: 2, every: 1000 });
+    const ls = linesOf(path);
+    const note = getField(parseJson(ls.at(-1)!), "note") as string;
+    expect(note.slice(0, note.indexOf("\n\n") + 1)).toBe(checkpointText({ origin: ledgerOrigin(leafHash(enc.encode(ls[0]!))), size: ls.length - 1, root: Buffer.from(rootOfLines(ls.slice(0, -1)), "base64") }));
+  });
+});
