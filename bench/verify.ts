@@ -89,16 +89,18 @@ process.stdout.write(h.digest("hex") + "\\n");`;
 
 interface Timed {
   seconds: number;
+  /** user + sys: what one core spent, whatever else the machine was doing. */
+  cpu: number;
   rssMB: number;
   code: number | null;
 }
 
 /** Runs argv under GNU time: wall seconds and peak RSS of the process. */
 function timed(cmd: string[]): Timed {
-  const r = spawnSync("/usr/bin/time", ["-f", "%e %M", ...cmd], { stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 26 });
+  const r = spawnSync("/usr/bin/time", ["-f", "%e %M %U %S", ...cmd], { stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 26 });
   const last = r.stderr.toString().trim().split("\n").pop()!;
-  const [secs, kb] = last.split(" ").map(Number);
-  return { seconds: secs!, rssMB: kb! / 1024, code: r.status };
+  const [secs, kb, user, sys] = last.split(" ").map(Number);
+  return { seconds: secs!, cpu: user! + sys!, rssMB: kb! / 1024, code: r.status };
 }
 
 function best(cmd: string[], runs = smokeRuns ?? 3): Timed {
@@ -126,7 +128,16 @@ const runs: [string, string[], "bun" | "node"][] = [
 ];
 
 const row = (name: string, t: Timed, base?: Timed) =>
-  `${name.padEnd(28)} ${t.seconds.toFixed(2).padStart(7)} s ${Math.round(gen.rows / t.seconds).toLocaleString("en-US").padStart(11)} rows/s ${(bytes / 1e6 / t.seconds).toFixed(0).padStart(5)} MB/s ${base ? `${(t.seconds / base.seconds).toFixed(1).padStart(6)}x floor` : "".padStart(13)} ${t.rssMB.toFixed(0).padStart(6)} MB peak RSS${t.code !== 0 && t.code !== null ? ` (exit ${t.code})` : ""}`;
+  [
+    name.padEnd(28),
+    `${t.seconds.toFixed(2).padStart(6)} s`,
+    `${Math.round(gen.rows / t.seconds).toLocaleString("en-US").padStart(10)} rows/s`,
+    `${(bytes / 1e6 / t.seconds).toFixed(0).padStart(5)} MB/s`,
+    `cpu ${t.cpu.toFixed(2).padStart(6)} s`,
+    base ? `${(t.seconds / base.seconds).toFixed(1).padStart(5)}x floor` : "".padStart(11),
+    `${t.rssMB.toFixed(0).padStart(5)} MB peak RSS`,
+    t.code !== 0 && t.code !== null ? `(exit ${t.code})` : "",
+  ].join("  ").trimEnd();
 
 console.log(row("floor bun (read+sha256)", floor.bun));
 console.log(row("floor node (read+sha256)", floor.node));
