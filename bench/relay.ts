@@ -21,9 +21,10 @@
  *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 3] [--calls 20000]
  *                      [--pipe-rounds 2] [--large-mib 1024] [--frame-mib 4]
  *                      [--server-runtime bun|node] [--only rt,pipe,large] [--json FILE] [--keep]
- *                      [--profile DIR] [--seam-args "ARG …"]
+ *                      [--profile DIR] [--seam-args "ARG …"] [--seam-cmd "CMD …"]
  *
- * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024).
+ * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024);
+ * --seam-cmd "CMD …" runs CMD in place of the Bun seam (to measure another build).
  * --profile DIR runs each seam and bare relay under its runtime's CPU profiler (--cpu-prof),
  * one .cpuprofile per run in DIR; `bun bench/profile.ts DIR/<file>` sums it up.
  * The client is this process (Bun.spawn, one pipe each way); the server is
@@ -51,6 +52,7 @@ const only = new Set((flags.string("--only") ?? "rt,pipe,large").split(","));
 const keep = flags.has("--keep");
 const profileDir = flags.string("--profile");
 const seamArgs = flags.string("--seam-args")?.split(" ").filter(Boolean) ?? [];
+const seamCmd = flags.string("--seam-cmd")?.split(" ").filter(Boolean);
 let profiled = 0;
 
 const BUN = process.execPath;
@@ -98,7 +100,7 @@ function argvOf(t: Target, ledger: string): string[] {
     case "bare":
       return [t.runtime === "node" ? "node" : BUN, ...profileFlags(t), `${ROOT}bench/bare-relay.mjs`, "--", ...SERVER];
     case "seam": {
-      const [exe, ...rest] = seamArgv(t.via!);
+      const [exe, ...rest] = t.via === "bun" && seamCmd ? seamCmd : seamArgv(t.via!);
       return [exe!, ...profileFlags(t), ...rest, "wrap", "--ledger", ledger, ...MODE_FLAGS[t.mode!], ...seamArgs, "--", ...SERVER];
     }
   }
