@@ -1,16 +1,27 @@
 import { defineCommand } from "citty";
-import { UsageError } from "../src/exit.ts";
+import { readFileSync } from "node:fs";
+import { EXIT, UsageError } from "../src/exit.ts";
+import type { Json } from "../src/json.ts";
+import { KeyFileError, readVerifierKeys } from "../src/keyfile.ts";
+import { createLog } from "../src/log.ts";
+import { StateDir } from "../src/seal-state.ts";
+import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from "../src/verify-seal-run.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
-import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify.ts";
-import { rejectUnknownFlags } from "./_args.ts";
+import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify.ts";
+import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s) to check; '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s) to check; '-' reads stdin", required: false },
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
+  key: { type: "string", description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed", valueHint: "VKEY" },
+  witness: { type: "string", description: "require the ledger to extend every checkpoint in this witness file (needs --key)", valueHint: "PATH" },
+  state: { type: "string", description: "remember the highest checkpoint per ledger here and refuse to go backwards (needs --key)", valueHint: "DIR" },
+  prove: { type: "string", description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint", valueHint: "LINE" },
+  checkProof: { type: "string", description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin", valueHint: "FILE" },
 } as const;
 
 export default defineCommand({
@@ -23,6 +34,10 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "verify");
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
+    const setup = sealSetup(a, paths);
+    if (a.checkProof !== undefined) return checkProofCommand(a.checkProof, setup?.keys ?? [], a);
+    if (paths.length === 0) throw new UsageError("no ledger given", "seam verify LEDGER… (or --check-proof FILE)");
+    if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.
@@ -30,12 +45,12 @@ export default defineCommand({
     const encoder = new TextEncoder();
     const codes: number[] = [];
     for (const path of paths) {
-      const report = await verifyOne(path, a.strict === true, process.stderr.isTTY === true && !a.quiet);
+      const { report, extra, json } = await verifyOne(path, a.strict === true, process.stderr.isTTY === true && !a.quiet, setup);
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
       const text = a.json
-        ? JSON.stringify(jsonReport(path, report)) + "\n"
-        : humanReport(path, report, { color, strict: a.strict === true });
+        ? JSON.stringify(json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) + "\n"
+        : humanReport(path, report, { color, strict: a.strict === true, extra });
       await out.write(encoder.encode(text));
     }
     await out.end();
@@ -43,11 +58,18 @@ export default defineCommand({
   },
 });
 
-async function verifyOne(path: string, strict: boolean, progress: boolean): Promise<VerifyReport> {
+async function verifyOne(
+  path: string,
+  strict: boolean,
+  progress: boolean,
+  setup: SealSetup | null,
+): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    return await verifyLedger(source, { strict, isWriterAlive, onProgress: meter?.update });
+    const vopts = { strict, isWriterAlive, onProgress: meter?.update };
+    if (setup !== null) return await verifySealedSource(path, source, vopts, setup);
+    return { report: await verifyLedger(source, vopts) };
   } finally {
     meter?.clear();
   }
@@ -71,4 +93,77 @@ function progressMeter(path: string) {
       if (drawn) process.stderr.write("\r\x1b[K");
     },
   };
+}
+
+/** The checkpoint flags; null when none is given (a plain chain check). */
+function sealSetup(a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string }, paths: string[]): SealSetup | null {
+  for (const f of ["key", "witness", "state", "prove", "checkProof"] as const) {
+    if (a[f] === "") throw new UsageError(`--${f === "checkProof" ? "check-proof" : f} must not be empty`);
+  }
+  if (a.checkProof !== undefined && (paths.length > 0 || a.prove !== undefined || a.witness !== undefined || a.state !== undefined)) {
+    throw new UsageError("--check-proof takes the proof alone: no ledger, --prove, --witness or --state", "seam verify --check-proof FILE --key VKEY");
+  }
+  if (a.key === undefined) {
+    if (a.witness !== undefined || a.state !== undefined) {
+      throw new UsageError(`--${a.witness !== undefined ? "witness" : "state"} needs --key VKEY`, "give the verifier key that seam keygen printed");
+    }
+    return a.prove !== undefined || a.checkProof !== undefined ? { keys: [] } : null;
+  }
+  let keys;
+  try {
+    keys = readVerifierKeys(a.key);
+  } catch (e) {
+    if (e instanceof KeyFileError) throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
+    throw e;
+  }
+  const setup: SealSetup = { keys };
+  if (a.witness !== undefined) {
+    if (paths.length !== 1) throw new UsageError("--witness checks one ledger at a time");
+    try {
+      setup.witness = { name: a.witness, text: readFileSync(a.witness, "utf8") };
+    } catch (e) {
+      throw new UsageError(`cannot read witness file ${a.witness}: ${describeReadError(e)}`);
+    }
+  }
+  if (a.state !== undefined) setup.state = new StateDir(a.state);
+  return setup;
+}
+
+/** --prove LINE: the proof on stdout, or an error (exit 1). */
+async function proveCommand(paths: string[], lineText: string, strict: boolean, keys: SealSetup["keys"]): Promise<number> {
+  const line = intFlag(lineText, "--prove", 0, 1);
+  if (paths.length !== 1 || paths[0] === "-") throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
+  const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
+  if ("error" in r) {
+    createLog().error(r.error, r.hint);
+    return EXIT.FAIL;
+  }
+  const out = runtime.stdout();
+  await out.write(new TextEncoder().encode(r.proof));
+  await out.end();
+  return EXIT.OK;
+}
+
+/** --check-proof FILE: its report (human, --json or --quiet); exit 0 ok, 1 broken, 3 inconclusive. */
+async function checkProofCommand(file: string, keys: SealSetup["keys"], a: { json?: boolean; quiet?: boolean }): Promise<number> {
+  let text: string;
+  try {
+    if (file === "-") {
+      const parts: Uint8Array[] = [];
+      for await (const c of process.stdin as AsyncIterable<Uint8Array>) parts.push(c);
+      text = Buffer.concat(parts).toString("utf8");
+    } else {
+      text = readFileSync(file, "utf8");
+    }
+  } catch (e) {
+    createLog().error(`cannot read ${file}: ${describeReadError(e)}`);
+    return EXIT.FAIL;
+  }
+  const r = checkProofFile(file, text, keys);
+  if (!a.quiet) {
+    const out = runtime.stdout();
+    await out.write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
+    await out.end();
+  }
+  return r.code;
 }

@@ -10,6 +10,8 @@ import { type FsyncPolicy, describeWriteError } from "../src/ledger.ts";
 import { type Log, createLog } from "../src/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap.ts";
+import { KeyFileError, readSignerFile } from "../src/keyfile.ts";
+import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/seal.ts";
 
 const args = {
   ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
@@ -27,6 +29,9 @@ const args = {
   timeout: { type: "string", description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)", valueHint: "SECONDS" },
   noFailOpen: { type: "boolean", description: "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning" },
   warnUnmapped: { type: "boolean", description: "warn once for each called tool the mapping does not name" },
+  sign: { type: "string", description: "sign checkpoints of the ledger's Merkle root with this private key (from seam keygen): every --checkpoint-every rows, every 60 s while rows come, and at session end", valueHint: "KEYFILE" },
+  checkpointEvery: { type: "string", description: "rows between signed checkpoints (default 1000; needs --sign)", valueHint: "N" },
+  witness: { type: "string", description: "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)", valueHint: "PATH" },
 } as const;
 
 export default defineCommand({
@@ -52,6 +57,7 @@ export default defineCommand({
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
+    const seal = sealFlags(a as Record<string, unknown>, log);
     return runWrap(
       runtime,
       {
@@ -67,6 +73,7 @@ export default defineCommand({
         cwd: process.cwd(),
         fault,
         actions,
+        seal,
       },
       log,
     );
@@ -75,7 +82,7 @@ export default defineCommand({
 
 /** Words before '--' that are not flags or flag values. */
 function positionals(words: string[]): string[] {
-  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync", ...ACTION_VALUED]);
+  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync", ...ACTION_VALUED, "--sign", "--checkpoint-every", "--witness"]);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -86,6 +93,27 @@ function positionals(words: string[]): string[] {
 }
 
 const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
+
+/** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
+function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined {
+  const sign = a.sign as string | undefined;
+  const every = a.checkpointEvery as string | undefined;
+  const witness = a.witness as string | undefined;
+  if (sign === "" || witness === "") throw new UsageError(`--${sign === "" ? "sign" : "witness"} must not be empty`);
+  if (sign === undefined) {
+    if (every !== undefined || witness !== undefined) throw new UsageError(`--${every !== undefined ? "checkpoint-every" : "witness"} needs --sign KEYFILE`, "make a key with: seam keygen --out seam.key");
+    return undefined;
+  }
+  let key: ReturnType<typeof readSignerFile>;
+  try {
+    key = readSignerFile(sign);
+  } catch (e) {
+    if (e instanceof KeyFileError) throw new UsageError(e.message, "make a key with: seam keygen --out seam.key");
+    throw e;
+  }
+  if (key.warning) log.warn(key.warning);
+  return { signer: key.signer, every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1), intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS, witness };
+}
 
 /**
  * The --map family. A flag of it without a mapping is a usage error; the

@@ -72,11 +72,12 @@ const SESSIONS_SHOWN = 20;
  *     break     line 3: chain mismatch (2 breaks)
  * and at the end `findings` and `notes`, one per line, indented under their
  * heading. `rows` adds ", P prechain skipped" (or "rejected" with --strict).
+ * `extra` lines (the checkpoint layer's: src/verify-seal.ts) go before the findings.
  * Control characters from the ledger (session ids, servers) are shown escaped,
  * so a hostile file cannot drive the terminal. Colour (the verdict only) when
  * `color`.
  */
-export function humanReport(file: string, r: VerifyReport, opts: { color?: boolean; strict?: boolean } = {}): string {
+export function humanReport(file: string, r: VerifyReport, opts: { color?: boolean; strict?: boolean; extra?: readonly string[] } = {}): string {
   const out: string[] = [];
   out.push(`${printable(file)}: ${paint(r.verdict, opts.color === true)}`);
   const pre = r.prechain > 0 ? `, ${r.prechain} prechain ${opts.strict ? "rejected" : "skipped"}` : "";
@@ -91,6 +92,7 @@ export function humanReport(file: string, r: VerifyReport, opts: { color?: boole
     for (const s of r.sessions.slice(0, SESSIONS_SHOWN)) out.push(`    ${sessionLine(s)}`);
     if (r.sessions.length > SESSIONS_SHOWN) out.push(`    … ${r.sessions.length - SESSIONS_SHOWN} more`);
   }
+  for (const l of opts.extra ?? []) out.push(printable(l));
   if (r.findings.length > 0) {
     out.push("  findings");
     for (const f of r.findings) out.push(`    ${printable(f)}`);

@@ -108,6 +108,8 @@ export class SealVerifier {
   private valid = 0;
   private unsealed = 0;
   private ignoredSignatures = 0;
+  /** Sessions whose session_begin names a checkpoint key among the given ones, and whether a checkpoint of theirs held. */
+  private readonly announced = new Map<string, boolean>();
   private readonly breaks: Break[] = [];
   private readonly evidence: SealFinding[] = [];
   private readonly notes: string[] = [];
@@ -179,13 +181,18 @@ export class SealVerifier {
   }
 
   private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
-    if (getField(row, "evt") !== "checkpoint" || getField(row, "seam") !== "mcp-stdio") {
+    const evt = getField(row, "evt");
+    const session = getField(row, "session");
+    if (evt !== "checkpoint" || getField(row, "seam") !== "mcp-stdio") {
       this.unsealed++;
+      const key = getField(row, "checkpoint_key");
+      if (evt === "session_begin" && typeof session === "string" && typeof key === "string" && this.keyLabels.includes(key)) this.announced.set(session, false);
       return;
     }
     this.checkpoints++;
     const problem = this.checkCheckpoint(row, n);
     if (problem !== null) this.breaks.push({ line: n, message: `line ${n}: ${problem}` });
+    else if (typeof session === "string" && this.announced.has(session)) this.announced.set(session, true);
   }
 
   /** null when the checkpoint row on line n holds; else what does not. */
@@ -228,6 +235,7 @@ export class SealVerifier {
     if (!(e instanceof NoteError)) return `note cannot be read: ${String(e)}`;
     if (e.kind === "unverified") return `not signed by ${this.keyLabels.join(" or ")}`;
     if (e.kind === "malformed") return "note is malformed";
+    if (e.kind === "invalid-signature") return `has an ${e.message}`;
     return e.message;
   }
 
@@ -281,6 +289,9 @@ export class SealVerifier {
     }
     const findings: string[] = [];
     if (this.opts.keys.length > 0 && this.valid === 0 && chain.rows > 0) findings.push(`no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
+    for (const [session, sealed] of this.announced) {
+      if (!sealed) findings.push(`session ${session}: its session_begin announces checkpoints, but none of its own holds (still running, or removed)`);
+    }
     if (this.ignoredSignatures > 0) this.notes.push(`${this.ignoredSignatures} checkpoint signature${this.ignoredSignatures === 1 ? "" : "s"} by other keys ignored`);
     if (this.opts.keys.length === 0 && this.checkpoints > 0) this.notes.push("checkpoint signatures not checked (no key given)");
     const seal: SealReport = {
@@ -319,7 +330,7 @@ export class SealVerifier {
     if (longest !== null && longest.checkpoint.size > lines) {
       this.flag(`${kind}: truncated or rolled back: ${label(longest)} has size ${longest.checkpoint.size}; the ledger holds ${lines} line${lines === 1 ? "" : "s"}`, [
         { label: label(longest), note: longest.note },
-        this.ledgerSide(lines),
+        this.latest !== null ? { label: `ledger's latest checkpoint (line ${this.latest.line})`, note: this.latest.note } : this.ledgerSide(lines),
       ]);
     }
     const forked = mine
@@ -418,7 +429,7 @@ export function sealLines(s: SealReport, stateNow?: number | null): string[] {
     out.push(`  evidence  ${f.message}`);
     for (const e of f.evidence) {
       out.push(`    ${e.label}:`);
-      for (const l of e.note.replace(/\n$/, "").split("\n")) out.push(`      ${l}`);
+      for (const l of e.note.replace(/\n$/, "").split("\n")) out.push(l === "" ? "" : `      ${l}`);
     }
   }
   return out;

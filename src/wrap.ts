@@ -16,6 +16,8 @@ import type { Json } from "./json.ts";
 import { type FsyncPolicy, LedgerWriter } from "./ledger.ts";
 import type { Log } from "./log.ts";
 import type { ActionRecorder } from "./actions.ts";
+import { keyLabel } from "./note.ts";
+import type { SealConfig } from "./seal.ts";
 import { type Fields, McpObserver, type RowSink } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
 import { ClientOut, pump, pumpFramed } from "./relay.ts";
@@ -38,6 +40,8 @@ export interface WrapOptions {
   fault?: Fault;
   /** --map: make (and post) an action for each mapped tools/call before forwarding it. */
   actions?: ActionRecorder;
+  /** --sign: append signed checkpoints of the ledger's Merkle root (src/seal.ts). */
+  seal?: SealConfig;
 }
 
 /** Signals seam passes on to the server, then waits for it to exit. */
@@ -57,6 +61,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     fsync: o.fsync,
     openAppend: rt.openAppend,
     warn: (m) => log.warn(m),
+    seal: o.seal,
   });
   const rows: RowSink = {
     row(evt, fields) {
@@ -81,6 +86,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     write_ahead: writeAhead || undefined,
     fail_closed: o.failClosed || undefined,
     ...o.actions?.beginFields(),
+    checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
     selftest_fault: o.fault,
   });
 

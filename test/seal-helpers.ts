@@ -27,7 +27,7 @@ export interface Sealed {
 /** Writes a session of `calls` tool_call rows, checkpoints every `every` rows, with a witness file next to it. */
 export async function writeSealed(
   path: string,
-  o: { calls: number; every: number; session?: string; intervalMs?: number; open?: (p: string) => Promise<AppendFile>; fixedTime?: boolean } = { calls: 5, every: 3 },
+  o: { calls: number; every: number; session?: string; intervalMs?: number; open?: (p: string) => Promise<AppendFile>; fixedTime?: boolean; begin?: Record<string, Json> } = { calls: 5, every: 3 },
 ): Promise<Sealed> {
   const warnings: string[] = [];
   const witness = `${path}.witness`;
@@ -41,7 +41,7 @@ export async function writeSealed(
     now: o.fixedTime ? FIXED_NOW : undefined,
     seal: { signer, every: o.every, intervalMs: o.intervalMs ?? 0, witness },
   });
-  void writer.append("session_begin", { pid: 1 });
+  void writer.append("session_begin", { pid: 1, ...o.begin });
   for (let i = 0; i < o.calls; i++) void writer.append("tool_call", { tool: "echo", rpc_id: i + 1, status: "ok" });
   await writer.end({ reason: "client_eof", calls: o.calls });
   return { path, witness, warnings, writer };
