@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
 import { runDemo } from "../src/demo.ts";
 import { EXIT } from "../src/exit.ts";
 import { createLog } from "../src/log.ts";
@@ -21,7 +22,7 @@ export default defineCommand({
       createLog().error(`the demo session failed; the ledger is ${ledger}`, "run 'seam selftest' to see which part of seam is not working here");
       return EXIT.FAIL;
     }
-    process.stdout.write(r.text);
+    await print(r.text);
     return r.ok ? EXIT.OK : EXIT.FAIL;
   },
 });

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { print } from "./_out.ts";
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { type Recipe, RECIPES, StreamDigest } from "../src/digest.ts";
@@ -44,7 +45,7 @@ export default defineCommand({
         continue;
       }
       const line = names.length > 1 ? `${result.digest}  ${displayName(name)}\n` : `${result.digest}\n`;
-      if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once("drain", r));
+      await print(line);
     }
     return code;
   },

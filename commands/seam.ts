@@ -8,6 +8,7 @@ import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { EXIT, UsageError } from "../src/exit.ts";
 import { createLog } from "../src/log.ts";
 import { VERSION } from "../src/version.ts";
+import { flushOut, print } from "./_out.ts";
 
 type Lazy = () => Promise<CommandDef<any>>;
 const subCommands: Record<string, Lazy> = {
@@ -33,11 +34,11 @@ async function run(argv: string[]): Promise<number> {
   const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
   const name = argv[0];
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write((await renderUsage(main)) + "\n");
+    await print((await renderUsage(main)) + "\n");
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (name === "--version" || name === "-v") {
-    process.stdout.write(`seam ${VERSION}\n`);
+    await print(`seam ${VERSION}\n`);
     return EXIT.OK;
   }
   const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
@@ -47,7 +48,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const cmd = await load();
   if (own.includes("--help") || own.includes("-h")) {
-    process.stdout.write((await renderUsage(cmd, main)) + "\n");
+    await print((await renderUsage(cmd, main)) + "\n");
     return EXIT.OK;
   }
   try {
@@ -74,11 +75,5 @@ function lowerFirst(s: string): string {
 const code = await run(process.argv.slice(2));
 // Let stdout drain before leaving (a result cut short by exit is a lie),
 // unless its reader has gone away, when nothing more can be delivered.
-if (process.stdout.writableLength > 0 && !process.stdout.destroyed) {
-  await new Promise((r) => {
-    process.stdout.once("drain", r);
-    process.stdout.once("error", r);
-    process.stdout.once("close", r);
-  });
-}
+await flushOut();
 process.exit(code);

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
 import { EXIT } from "../src/exit.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { type Arm, runSelftest } from "../src/selftest.ts";
@@ -19,10 +20,10 @@ export default defineCommand({
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "selftest");
     const started = performance.now();
-    const result = await runSelftest(runtime.selfArgv(), a.json ? undefined : (arm) => process.stdout.write(line(arm)));
+    const result = await runSelftest(runtime.selfArgv(), a.json ? undefined : (arm) => void print(line(arm)));
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    if (a.json) process.stdout.write(`${JSON.stringify({ ...result, runtime: runtime.name, seconds: Number(seconds) })}\n`);
-    else process.stdout.write(`${result.passed} passed, ${result.failed} failed\n`);
+    if (a.json) await print(`${JSON.stringify({ ...result, runtime: runtime.name, seconds: Number(seconds) })}\n`);
+    else await print(`${result.passed} passed, ${result.failed} failed\n`);
     return result.failed === 0 ? EXIT.OK : EXIT.FAIL;
   },
 });

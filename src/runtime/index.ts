@@ -34,12 +34,18 @@ function selfArgv(): string[] {
   return isBun ? [process.execPath, "--no-env-file", script] : [process.execPath, script];
 }
 
+/** One sink for fd 1 per process, whoever asks: two would interleave. */
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= make());
+}
+
 export const runtime: Runtime = isBun
   ? {
       name: `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`,
       spawn: spawnBun,
       stdin: bunStdin,
-      stdout: bunStdout,
+      stdout: once(bunStdout),
       openAppend: openAppendBun,
       onSignals,
       selfArgv,
@@ -48,7 +54,7 @@ export const runtime: Runtime = isBun
       name: `node ${process.versions.node}`,
       spawn: spawnNode,
       stdin: nodeStdin,
-      stdout: nodeStdout,
+      stdout: once(nodeStdout),
       openAppend: openAppendNode,
       onSignals,
       selfArgv,

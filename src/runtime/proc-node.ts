@@ -31,7 +31,13 @@ export function writableSink(stream: Writable): ByteSink & { readonly broken: bo
     },
     write(chunk) {
       if (broken || stream.destroyed || stream.writableEnded) return;
-      if (stream.write(chunk)) return;
+      try {
+        if (stream.write(chunk)) return;
+      } catch {
+        // Bun's process.stdout can throw EPIPE from write itself.
+        broken = true;
+        return;
+      }
       return new Promise<void>((resolve) => {
         waiting = resolve;
       });
