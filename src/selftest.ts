@@ -153,6 +153,7 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
 
     tamperArms(green.ledger, record);
     for (const a of recipeArms()) record(a.case, a.arm, a.pass, a.detail);
+    for (const a of await (await import("./selftest-checkpoints.ts")).checkpointArms(self, dir)) record(a.case, a.arm, a.pass, a.detail);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

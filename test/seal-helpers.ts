@@ -1,13 +1,12 @@
 /** Helpers for the checkpoint tests: a fixed key, sealed ledgers written by the real writer, and an attacker's re-chaining. */
 import { readFileSync } from "node:fs";
-import { lineForm } from "../src/canonical.ts";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import { checkpointText, parseCheckpointText } from "../src/checkpoint.ts";
+import type { Checkpoint } from "../src/checkpoint.ts";
 import { type Json, getField, parseJson } from "../src/json.ts";
 import { LedgerWriter } from "../src/ledger.ts";
 import { generateKey, newSigner, newVerifier, signNote } from "../src/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
+import { rechainLines, reforgeCheckpoint } from "../src/selftest-checkpoints.ts";
 
 /** A key made from a fixed seed, so that signatures (Ed25519 is deterministic) are golden. */
 export const KEY = generateKey("seam-test", new Uint8Array(32).fill(7));
@@ -57,17 +56,7 @@ export function linesOf(path: string): string[] {
 export const joinLines = (ls: readonly string[]) => new TextEncoder().encode(ls.map((l) => `${l}\n`).join(""));
 
 /** Re-chains lines from index `from` on, as someone who can write the file would after changing them. */
-export function rechain(ls: readonly string[], from: number): string[] {
-  let prev = from === 0 ? GENESIS : (getField(parseJson(ls[from - 1]!), "chain") as string);
-  return ls.map((l, i) => {
-    if (i < from) return l;
-    const m = new Map(parseJson(l) as Map<string, Json>);
-    m.delete("chain");
-    prev = chainOf(prev, m);
-    m.set("chain", prev);
-    return lineForm(m);
-  });
-}
+export const rechain = rechainLines;
 
 /** Index of every checkpoint line. */
 export function checkpointLines(ls: readonly string[]): number[] {
@@ -81,16 +70,7 @@ export function checkpointLines(ls: readonly string[]): number[] {
   return ls.flatMap((l, i) => (evt(l) === "checkpoint" ? [i] : []));
 }
 
-/** The checkpoint row at index `i` with its note re-made by `sign` from (origin, size, root) changed by `change`. */
-export function reforge(ls: readonly string[], i: number, change: (c: ReturnType<typeof parseCheckpointText>) => void, sign = (text: string) => signNote(text, [signer])): string[] {
-  const row = new Map(parseJson(ls[i]!) as Map<string, Json>);
-  const note = row.get("note") as string;
-  const c = parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1));
-  change(c);
-  row.set("size", c.size);
-  row.set("root", Buffer.from(c.root).toString("base64"));
-  row.set("note", sign(checkpointText(c)));
-  const out = ls.slice();
-  out[i] = lineForm(row);
-  return rechain(out, i);
+/** The checkpoint row at index `i` with (origin, size, root) changed by `change`, signed anew by `sign`, re-chained. */
+export function reforge(ls: readonly string[], i: number, change: (c: Checkpoint) => void, sign = (text: string) => signNote(text, [signer])): string[] {
+  return reforgeCheckpoint(ls, i, change, sign);
 }

@@ -74,7 +74,7 @@ describe("checkpoint rows", () => {
     const ls = linesOf(path);
     const w = readFileSync(s.witness, "utf8").trimEnd().split("\n").map(parseWitnessLine);
     expect(w.map((e) => e.checkpoint.size)).toEqual(checkpointLines(ls));
-    expect(w.map((e) => e.note)).toEqual(checkpointLines(ls).map((i) => getField(parseJson(ls[i]!), "note")));
+    expect(w.map((e) => e.note)).toEqual(checkpointLines(ls).map((i) => getField(parseJson(ls[i]!), "note") as string));
   });
 
   test("lines another process appended (and a torn line it left) are in the next checkpoint's tree", async () => {
