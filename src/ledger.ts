@@ -521,7 +521,8 @@ class BackReader {
 
 type LineVerdict = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; chain: string | null };
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM: a line that starts with a BOM is unparseable to verify (as to Python), so it must be to the writer too.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
 async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {

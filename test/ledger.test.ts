@@ -111,9 +111,10 @@ describe.each([
     expect(read(path).split("\n").at(-2)).toContain(`"seq": 2, "server": "srv", "reason": "done", "rows_before_end": 1,`);
   });
 
-  test("golden: blank, unparseable, non-object and non-string-chain lines are passed over to the last chained row", async () => {
+  test("golden: blank, unparseable (a BOM too), non-object and non-string-chain lines are passed over to the last chained row", async () => {
     const path = join(tmp(), "l.jsonl");
-    const existing = OTHER_BEGIN + "\n  \t\r\nnot json\n[1, 2]\n" + `{"chain": 5}\n\n`;
+    // A row behind a BOM is unparseable to verify and to Python, so the writer must not chain from it either.
+    const existing = OTHER_BEGIN + "\n  \t\r\nnot json\n[1, 2]\n" + `{"chain": 5}\n\n` + `\ufeff{"chain": "0123456789abcdef0123456789abcdef"}\n`;
     writeFileSync(path, existing);
     const { w } = await openLedger(path, { openAppend });
     await w.append("session_begin", { pid: 42 });
