@@ -14,7 +14,10 @@
  *     lines 1..L-1 as this file holds them.
  * The latest checkpoint that holds seals the file through its size: the
  * report says `sealed through line X; unsealed tail: Y rows` (Y counts the
- * object rows after line X, checkpoint rows not included).
+ * object rows after line X, checkpoint rows not included). With a key, a
+ * file where no checkpoint holds is a finding (inconclusive), and so is a
+ * session whose session_begin names one of the keys (`checkpoint_key`, as
+ * `wrap --sign` writes it) without a holding checkpoint of its own.
  *
  * Against what the writer cannot roll back:
  *   - a witness file (what `wrap --witness` appended): every checkpoint in it
