@@ -36,7 +36,8 @@ export default defineCommand({
     const paths = a._.map(String);
     const setup = sealSetup(a, paths);
     if (a.checkProof !== undefined) return checkProofCommand(a.checkProof, setup?.keys ?? [], a);
-    if (paths.length === 0) throw new UsageError("no ledger given", "seam verify LEDGER… (or --check-proof FILE)");
+    // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
+    if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the

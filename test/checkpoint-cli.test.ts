@@ -94,7 +94,7 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       [["verify", "l", "--witness", "w"], "seam: error: --witness needs --key VKEY\nseam: hint: give the verifier key that seam keygen printed\n"],
       [["verify", "l", "--key", "nonsense"], "seam: error: --key nonsense is neither a verifier key (<name>+<id>+<key>) nor a readable file: no such file or directory\nseam: hint: give the verifier key that seam keygen printed, or a file of them\n"],
       [["verify", "l", "--check-proof", "p"], "seam: error: --check-proof takes the proof alone: no ledger, --prove, --witness or --state\nseam: hint: seam verify --check-proof FILE --key VKEY\n"],
-      [["verify"], "seam: error: no ledger given\nseam: hint: seam verify LEDGER… (or --check-proof FILE)\n"],
+      [["verify", "--prove", "3"], "seam: error: missing required positional argument: PATH\nseam: hint: run 'seam verify --help' for usage\n"],
       [["verify", "l", "--prove", "0"], 'seam: error: --prove takes a whole number of at least 1, not "0"\nseam: hint: run \'seam verify --help\' for usage\n'],
     ];
     for (const [args, stderr] of table) {
