@@ -4,6 +4,7 @@ import { KeyFileError, writeKeyFile } from "../src/keyfile.ts";
 import { createLog } from "../src/log.ts";
 import { generateKey, isValidKeyName } from "../src/note.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
 
 export const DEFAULT_KEY_NAME = "seam";
 export const DEFAULT_KEY_FILE = "seam.key";
@@ -36,7 +37,7 @@ export default defineCommand({
       log.error(e.message, "choose another --out, or move the old key away first");
       return EXIT.FAIL;
     }
-    process.stdout.write(`${verifierKey}\n`);
+    await print(`${verifierKey}\n`);
     log.info(`private key written to ${out} (keep it secret); pin the verifier key above where the ledger's writer cannot change it`);
     return EXIT.OK;
   },
