@@ -139,9 +139,8 @@ async function proveCommand(paths: string[], lineText: string, strict: boolean, 
     createLog().error(r.error, r.hint);
     return EXIT.FAIL;
   }
-  const out = runtime.stdout();
-  await out.write(new TextEncoder().encode(r.proof));
-  await out.end();
+  // The entry point ends stdout once everything is written (a second end() never returns under Bun when stdout is a file).
+  await runtime.stdout().write(new TextEncoder().encode(r.proof));
   return EXIT.OK;
 }
 
@@ -161,10 +160,6 @@ async function checkProofCommand(file: string, keys: SealSetup["keys"], a: { jso
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);
-  if (!a.quiet) {
-    const out = runtime.stdout();
-    await out.write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
-    await out.end();
-  }
+  if (!a.quiet) await runtime.stdout().write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
   return r.code;
 }

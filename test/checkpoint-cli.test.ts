@@ -73,7 +73,10 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     const proof = await runCli(via, ["verify", p("l.jsonl"), "--key", vkey, "--prove", "3"]);
     expect([proof.code, proof.stderr]).toEqual([0, ""]);
     expect(proof.stdout.toString()).toMatch(/^c2sp\.org\/tlog-proof@v1\nextra [A-Za-z0-9+/=]+\nindex 2\n/);
-    writeFileSync(p("p.tlog-proof"), proof.stdout);
+    // Into a regular file, as the README shows it: the same bytes, and the process ends.
+    const quoted = (a: string[]) => a.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" ");
+    const toFile = await run(["sh", "-c", `${quoted([...seamArgv(via), "verify", p("l.jsonl"), "--key", vkey, "--prove", "3"])} > ${quoted([p("p.tlog-proof")])}`]);
+    expect([toFile.code, readFileSync(p("p.tlog-proof"), "utf8")]).toEqual([0, proof.stdout.toString()]);
     const checked = await runCli(via, ["verify", "--check-proof", p("p.tlog-proof"), "--key", vkey]);
     expect(checked.code).toBe(0);
     expect(checked.stdout.toString()).toMatch(new RegExp(`^${p("p.tlog-proof")}: ok\n  origin    seam-ledger/[0-9a-f]{32}\n  entry     line 3 of ${last} \\(index 2\\)\n  signed    by cli\\+[0-9a-f]{8}\n  row       \\{"evt": "tools_list"`));
