@@ -12,19 +12,13 @@ import {
   witnessLine,
 } from "../src/checkpoint.ts";
 import { leafHash } from "../src/merkle.ts";
+import { refusal } from "./seal-helpers.ts";
 
 const ROOT = new Uint8Array(32).map((_, i) => i);
 const ROOT_B64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const ORIGIN = "seam-ledger/0123456789abcdef0123456789abcdef";
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-    return "accepted";
-  } catch (e) {
-    return e instanceof FormatError ? e.message : `other: ${String(e)}`;
-  }
-}
+const refused = (f: () => unknown) => refusal(f, FormatError);
 
 describe("checkpoint text", () => {
   test("golden form, and back", () => {
@@ -50,7 +44,7 @@ describe("checkpoint text", () => {
       [`${ORIGIN}\n12\n${ROOT_B64.replace("=", "")}\n`, "the checkpoint's root is not the base64 of 32 bytes"],
       [`${ORIGIN}\n12\n${ROOT_B64}\n\n`, "a checkpoint's extension lines must not be empty"],
     ];
-    expect(table.map(([t]) => [t, refusal(() => parseCheckpointText(t))])).toEqual(table);
+    expect(table.map(([t]) => [t, refused(() => parseCheckpointText(t))])).toEqual(table);
   });
 
   test("decimals: no leading zeroes, no signs, up to 2^53 - 1", () => {
@@ -78,7 +72,7 @@ describe("witness line", () => {
       [`{"origin": "x", "size": 12, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`, "origin, size or root differ from the note's"],
       [`{"origin": "${ORIGIN}", "size": 12.0, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`, "origin, size or root differ from the note's"],
     ];
-    expect(table.map(([t]) => [t, refusal(() => parseWitnessLine(t))])).toEqual(table);
+    expect(table.map(([t]) => [t, refused(() => parseWitnessLine(t))])).toEqual(table);
   });
 });
 
@@ -105,6 +99,6 @@ describe("tlog-proof", () => {
       [`c2sp.org/tlog-proof@v1\nindex 1\nAAEC\n\n${cp}`, "line 3: not the base64 of a 32-byte hash"],
       [`c2sp.org/tlog-proof@v1\nindex 1\n${`${ROOT_B64}\n`.repeat(65)}\n${cp}`, "more than 64 proof hashes"],
     ];
-    expect(table.map(([t]) => [t, refusal(() => parseTlogProof(t))])).toEqual(table);
+    expect(table.map(([t]) => [t, refused(() => parseTlogProof(t))])).toEqual(table);
   });
 });

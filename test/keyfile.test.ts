@@ -4,16 +4,9 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeyFileError, readSignerFile, readVerifierKeys, writeKeyFile } from "../src/keyfile.ts";
 import { tempDir } from "./proc.ts";
-import { KEY, OTHER } from "./seal-helpers.ts";
+import { KEY, OTHER, refusal } from "./seal-helpers.ts";
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-    return "accepted";
-  } catch (e) {
-    return e instanceof KeyFileError ? e.message : `other: ${String(e)}`;
-  }
-}
+const refused = (f: () => unknown) => refusal(f, KeyFileError);
 
 test("writeKeyFile: one line, mode 0600, never over an existing file", () => {
   const dir = tempDir();
@@ -21,9 +14,9 @@ test("writeKeyFile: one line, mode 0600, never over an existing file", () => {
   writeKeyFile(path, KEY.privateKey);
   expect(readFileSync(path, "utf8")).toBe(`${KEY.privateKey}\n`);
   expect(statSync(path).mode & 0o777).toBe(0o600);
-  expect(refusal(() => writeKeyFile(path, OTHER.privateKey))).toBe(`${path} already exists; it is not overwritten`);
+  expect(refused(() => writeKeyFile(path, OTHER.privateKey))).toBe(`${path} already exists; it is not overwritten`);
   expect(readFileSync(path, "utf8")).toBe(`${KEY.privateKey}\n`);
-  expect(refusal(() => writeKeyFile(join(dir, "no", "such", "dir"), KEY.privateKey))).toBe(`cannot create ${join(dir, "no", "such", "dir")}: no such file or directory`);
+  expect(refused(() => writeKeyFile(join(dir, "no", "such", "dir"), KEY.privateKey))).toBe(`cannot create ${join(dir, "no", "such", "dir")}: no such file or directory`);
 });
 
 test("readSignerFile: the key, a warning when group or others may read it, refusals in words", () => {
@@ -35,8 +28,8 @@ test("readSignerFile: the key, a warning when group or others may read it, refus
   chmodSync(path, 0o644);
   expect(readSignerFile(path).warning).toBe(`key file ${path} can be read by others (mode 644); chmod 600 it`);
   writeFileSync(join(dir, "v"), `${KEY.verifierKey}\n`);
-  expect(refusal(() => readSignerFile(join(dir, "v")))).toBe(`${join(dir, "v")} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
-  expect(refusal(() => readSignerFile(join(dir, "none")))).toBe(`cannot read key file ${join(dir, "none")}: no such file or directory`);
+  expect(refused(() => readSignerFile(join(dir, "v")))).toBe(`${join(dir, "v")} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
+  expect(refused(() => readSignerFile(join(dir, "none")))).toBe(`cannot read key file ${join(dir, "none")}: no such file or directory`);
 });
 
 test("readVerifierKeys: a key itself, or a file of keys with comments and blank lines", () => {
@@ -46,8 +39,8 @@ test("readVerifierKeys: a key itself, or a file of keys with comments and blank 
   writeFileSync(file, `# the log\n${KEY.verifierKey}\n\n  ${OTHER.verifierKey}  \n`);
   expect(readVerifierKeys(file).map((v) => v.name)).toEqual(["seam-test", "other"]);
   writeFileSync(file, `${KEY.verifierKey}\n${KEY.privateKey}\n`);
-  expect(refusal(() => readVerifierKeys(file))).toBe(`${file} line 2 is not a verifier key (<name>+<id>+<key>)`);
+  expect(refused(() => readVerifierKeys(file))).toBe(`${file} line 2 is not a verifier key (<name>+<id>+<key>)`);
   writeFileSync(file, "# nothing\n");
-  expect(refusal(() => readVerifierKeys(file))).toBe(`${file} holds no verifier key`);
-  expect(refusal(() => readVerifierKeys(join(dir, "nope")))).toBe(`--key ${join(dir, "nope")} is neither a verifier key (<name>+<id>+<key>) nor a readable file: no such file or directory`);
+  expect(refused(() => readVerifierKeys(file))).toBe(`${file} holds no verifier key`);
+  expect(refused(() => readVerifierKeys(join(dir, "nope")))).toBe(`--key ${join(dir, "nope")} is neither a verifier key (<name>+<id>+<key>) nor a readable file: no such file or directory`);
 });

@@ -74,3 +74,13 @@ export function checkpointLines(ls: readonly string[]): number[] {
 export function reforge(ls: readonly string[], i: number, change: (c: Checkpoint) => void, sign = (text: string) => signNote(text, [signer])): string[] {
   return reforgeCheckpoint(ls, i, change, sign);
 }
+
+/** The message `f` throws when it is a `cls` error; "accepted" when it returns; anything else as "other: …". */
+export function refusal(f: () => unknown, cls: abstract new (...args: never[]) => Error): string {
+  try {
+    f();
+    return "accepted";
+  } catch (e) {
+    return e instanceof cls ? e.message : `other: ${String(e)}`;
+  }
+}
