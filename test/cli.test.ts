@@ -1,5 +1,9 @@
-import { describe, expect, test } from "bun:test";
-import { VIAS, runCli } from "./cli.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, VIAS, runCli, seamArgv } from "./cli.ts";
 
 describe.each(VIAS)("seam via %s", (via) => {
   test("--version prints the package version on stdout", async () => {
@@ -13,5 +17,37 @@ describe.each(VIAS)("seam via %s", (via) => {
     expect(r.code).toBe(2);
     expect(r.stdout.length).toBe(0);
     expect(r.stderr).toBe(`seam: error: unknown command "frobnicate"\nseam: hint: run 'seam --help' for the list of commands\n`);
+  });
+});
+
+const made = mkdtempSync(join(tmpdir(), "seam-ledger-"));
+const demoLedger = join(made, "demo.jsonl");
+beforeAll(async () => {
+  expect((await runCli("bun", ["demo", "--ledger", demoLedger])).code).toBe(0);
+});
+
+describe.each(VIAS)("stdout into a regular file via %s", (via) => {
+  // Regression: a second end() of the stdout sink never called back under Bun
+  // when stdout was a file, and the command spun forever.
+  test.each([
+    [["--version"], /^seam \d+\.\d+\.\d+\n$/],
+    [["digest", `${ROOT}examples/tool-call.json`], /^sha256:json-c14n:v1:[0-9a-f]{64}\n$/],
+    [["verify", demoLedger], /: ok\n/],
+  ])("seam %p finishes and the file holds the result", async (args, expected) => {
+    const dir = mkdtempSync(join(tmpdir(), "seam-out-"));
+    const outPath = join(dir, "out.txt");
+    const fd = openSync(outPath, "w");
+    const [cmd, ...pre] = seamArgv(via);
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(cmd!, [...pre, ...args], { stdio: ["ignore", fd, "inherit"], env: { ...process.env, NO_COLOR: "1" } });
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15000);
+      child.on("close", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    closeSync(fd);
+    expect(code).toBe(0);
+    expect(readFileSync(outPath, "utf8")).toMatch(expected);
   });
 });

@@ -13,6 +13,7 @@ import type { ByteSink, ByteSource, Child, ExitStatus, SpawnResult } from "./typ
  */
 export function writableSink(stream: Writable): ByteSink & { readonly broken: boolean } {
   let broken = false;
+  let ending: Promise<void> | undefined;
   let waiting: (() => void) | null = null;
   const release = () => {
     const w = waiting;
@@ -43,11 +44,14 @@ export function writableSink(stream: Writable): ByteSink & { readonly broken: bo
       });
     },
     end() {
-      return new Promise<void>((resolve) => {
+      // One ending, however often asked: a second stream.end() on a file
+      // under Bun never calls back (writableEnded is not set there).
+      ending ??= new Promise<void>((resolve) => {
         if (broken || stream.destroyed || stream.writableEnded) return resolve();
         stream.end(() => resolve());
         stream.once("error", () => resolve());
       });
+      return ending;
     },
   };
 }
