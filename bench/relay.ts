@@ -18,10 +18,10 @@
  *                RSS (VmHWM from /proc/<pid>/status, polled until it exits).
  * Durability modes: --fsync batch (the default), never, always, and --write-ahead.
  *
- *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 3] [--calls 20000]
- *                      [--pipe-rounds 2] [--large-mib 1024] [--frame-mib 4]
+ *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 5] [--calls 20000]
+ *                      [--pipe-rounds 3] [--large-mib 1024] [--frame-mib 4]
  *                      [--server-runtime bun|node] [--only rt,pipe,large] [--json FILE] [--keep]
- *                      [--profile DIR] [--seam-args "ARG …"] [--seam-cmd "CMD …"]
+ *                      [--profile DIR] [--seam-args "ARG …"] [--seam-cmd "CMD …"] [--limit-s 300]
  *
  * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024);
  * --seam-cmd "CMD …" runs CMD in place of the Bun seam (to measure another build).
@@ -42,14 +42,16 @@ const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
 // Long enough for the JIT to have compiled the hot paths (its threads compete for the same cores).
 const rtWarmup = Math.min(1000, rtCalls);
-const rtRounds = flags.number("--rt-rounds", 3, 1);
+const rtRounds = flags.number("--rt-rounds", 5, 1);
 const pipeCalls = flags.number("--calls", 20_000, 200);
-const pipeRounds = flags.number("--pipe-rounds", 2, 1);
+const pipeRounds = flags.number("--pipe-rounds", 3, 1);
 const largeMiB = flags.number("--large-mib", 1024, 8);
 const frameMiB = flags.number("--frame-mib", 4, 4);
 const serverRuntime = flags.string("--server-runtime") ?? "bun";
 const only = new Set((flags.string("--only") ?? "rt,pipe,large").split(","));
 const keep = flags.has("--keep");
+/** Longest one connection may take before its target is taken to hang. */
+const CONN_LIMIT_MS = flags.number("--limit-s", 300, 30) * 1000;
 const profileDir = flags.string("--profile");
 const seamArgs = flags.string("--seam-args")?.split(" ").filter(Boolean) ?? [];
 const seamCmd = flags.string("--seam-cmd")?.split(" ").filter(Boolean);
@@ -152,6 +154,9 @@ class Conn {
   bytes = 0;
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly watch?: ProcWatch;
+  /** A target that hangs is killed, so that the bench (and its smoke test) ends. */
+  private readonly deadline: ReturnType<typeof setTimeout>;
+  private timedOut = false;
 
   constructor(
     readonly target: Target,
@@ -162,6 +167,10 @@ class Conn {
     this.proc = Bun.spawn({ cmd: argvOf(target, ledger), stdin: "pipe", stdout: "pipe", stderr: "inherit" });
     this.reader = this.proc.stdout.getReader();
     if (watch) this.watch = new ProcWatch(this.proc.pid);
+    this.deadline = setTimeout(() => {
+      this.timedOut = true;
+      this.proc.kill("SIGKILL");
+    }, CONN_LIMIT_MS);
   }
 
   write(data: string | Uint8Array): void {
@@ -173,7 +182,7 @@ class Conn {
   async until(lines: number): Promise<void> {
     while (this.lines < lines) {
       const { value, done } = await this.reader.read();
-      if (done) throw new Error(`${this.target.name}: output ended after ${this.lines} of ${lines} lines`);
+      if (done) throw new Error(`${this.target.name}: output ended after ${this.lines} of ${lines} lines${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`);
       this.bytes += value.length;
       for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) this.lines++;
     }
@@ -193,9 +202,10 @@ class Conn {
       if (done) break;
     }
     const code = await this.proc.exited;
+    clearTimeout(this.deadline);
     this.watch?.sample();
     this.watch?.stop();
-    if (code !== 0) throw new Error(`${this.target.name} exited ${code}`);
+    if (code !== 0) throw new Error(`${this.target.name} exited ${code}${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`);
     return code;
   }
 }
@@ -209,7 +219,7 @@ function checkLedger(path: string, want: number): { ok: boolean; calls: number; 
   for (const line of readFileSync(path, "utf8").split("\n")) {
     if (line.startsWith('{"evt": "tool_call"') && line.includes('"status": "ok"')) calls++;
   }
-  const v = Bun.spawnSync({ cmd: [...seamArgv("bun"), "verify", "--json", path], stdout: "pipe", stderr: "pipe" });
+  const v = Bun.spawnSync({ cmd: [...seamArgv("bun"), "verify", "--json", path], stdout: "pipe", stderr: "pipe", timeout: CONN_LIMIT_MS });
   let verdict = `exit ${v.exitCode}`;
   try {
     const ok = JSON.parse(v.stdout.toString()).ok;

@@ -55,7 +55,8 @@ for (const s of SCRIPTS) {
   for (const f of s.takes) if (flags.string(f) !== undefined) args.push(f, flags.string(f)!);
   console.log(`\n== ${s.name}: bun bench/${s.file}${args.slice(3).length ? ` ${args.slice(3).join(" ")}` : ""}`);
   const t0 = performance.now();
-  const p = spawnSync(BUN, args, { stdio: "inherit" });
+  // A script that hangs is stopped, so that the run (and the smoke test) still ends with its table.
+  const p = spawnSync(BUN, args, { stdio: "inherit", timeout: (smoke ? 60 : 900) * 1000 });
   const seconds = (performance.now() - t0) / 1000;
   let result: ScriptResult | undefined;
   try {
