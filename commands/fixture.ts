@@ -16,11 +16,11 @@ export default defineCommand({
   meta: { name: "fixture", description: "built-in fixture server and scripted client (for selftest, demo and tests)" },
   args: {
     role: { type: "positional", description: "server or client" },
-    recordIn: { type: "string" },
+    "record-in": { type: "string" },
     script: { type: "string" },
     sent: { type: "string" },
     received: { type: "string" },
-    timeoutMs: { type: "string" },
+    "timeout-ms": { type: "string" },
   },
   async run({ rawArgs, args }) {
     if (args.role === "server") {

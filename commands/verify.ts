@@ -21,7 +21,7 @@ const args = {
   witness: { type: "string", description: "require the ledger to extend every checkpoint in this witness file (needs --key)", valueHint: "PATH" },
   state: { type: "string", description: "remember the highest checkpoint per ledger here and refuse to go backwards (needs --key)", valueHint: "DIR" },
   prove: { type: "string", description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint", valueHint: "LINE" },
-  checkProof: { type: "string", description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin", valueHint: "FILE" },
+  "check-proof": { type: "string", description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin", valueHint: "FILE" },
 } as const;
 
 export default defineCommand({
