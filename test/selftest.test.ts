@@ -14,6 +14,11 @@ describe.each(VIAS)("via %s", (via) => {
       expect(lines.some((l) => l.startsWith(`PASS ${c} GREEN: `))).toBe(true);
       expect(lines.some((l) => l.startsWith(`PASS ${c} RED `))).toBe(true);
     }
+    expect(lines.some((l) => l.startsWith("PASS checkpoints_sealed GREEN: "))).toBe(true);
+    for (const arm of ["a deleted tail under a checkpoint", "a rollback to an older copy with witness state present", "a re-chained edit under a signed checkpoint", "a checkpoint with a wrong size", "a checkpoint with a wrong root", "a checkpoint with a wrong signature", "a known key with a bad signature"]) {
+      expect(lines.some((l) => l.startsWith(`PASS checkpoint_tamper_detected RED on ${arm}: `))).toBe(true);
+    }
+    expect(lines.some((l) => l.startsWith("PASS checkpoint_tamper_detected GREEN with an unknown extra signature (ignored): "))).toBe(true);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
   });
