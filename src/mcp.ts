@@ -388,24 +388,10 @@ export class McpObserver {
     }
     const result = answer?.result;
     switch (p.method) {
-      case "tools/call": {
-        const tool = getField(params, "name");
+      case "tools/call":
         this.counts.calls++;
-        this.o.rows.row("tool_call", {
-          tool: typeof tool === "string" ? tool : undefined,
-          rpc_id: p.id,
-          args_digest: argsDigest(params),
-          result_digest: resultDigest,
-          status: outcome,
-          ms,
-          reason,
-          error_code: errorCode,
-          ...actionFields(p),
-          args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
-          result: raw ? answerValue : undefined,
-        });
+        this.namedRow("tool_call", "tool", p, { resultDigest, outcome, ms, reason, errorCode, answerValue }, actionFields(p));
         return true;
-      }
       case "initialize":
       case "server/discover": {
         const clientInfo = getField(params, "clientInfo");
@@ -457,25 +443,41 @@ export class McpObserver {
         });
         return true;
       }
-      case "prompts/get": {
-        const name = getField(params, "name");
-        this.o.rows.row("prompt_get", {
-          prompt: typeof name === "string" ? name : undefined,
-          rpc_id: p.id,
-          args_digest: argsDigest(params),
-          result_digest: resultDigest,
-          status: outcome,
-          ms,
-          reason,
-          error_code: errorCode,
-          args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
-          result: raw ? answerValue : undefined,
-        });
+      case "prompts/get":
+        this.namedRow("prompt_get", "prompt", p, { resultDigest, outcome, ms, reason, errorCode, answerValue });
         return true;
-      }
       default:
         return false;
     }
+  }
+
+  /**
+   * The row of a request that names something and carries arguments:
+   * tool_call (`tool`) and prompt_get (`prompt`), in the same field order.
+   */
+  private namedRow(
+    evt: string,
+    nameKey: "tool" | "prompt",
+    p: Pending,
+    a: { resultDigest?: string; outcome: string; ms: Json; reason?: string; errorCode?: Json; answerValue?: Json },
+    extra: Fields = {},
+  ): void {
+    const params = p.params ?? null;
+    const name = getField(params, "name");
+    const raw = this.o.raw;
+    this.o.rows.row(evt, {
+      [nameKey]: typeof name === "string" ? name : undefined,
+      rpc_id: p.id,
+      args_digest: argsDigest(params),
+      result_digest: a.resultDigest,
+      status: a.outcome,
+      ms: a.ms,
+      reason: a.reason,
+      error_code: a.errorCode,
+      ...extra,
+      args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
+      result: raw ? a.answerValue : undefined,
+    });
   }
 }
 
@@ -492,6 +494,7 @@ function jsonId(id: Json): string {
   if (typeof id === "bigint") return id.toString();
   if (typeof id === "number") return String(id);
   return JSON.stringify(id);
+
 }
 
 export function isRowed(method: string): boolean {
