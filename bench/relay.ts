@@ -6,9 +6,11 @@
  *
  *   round trip   sequential tools/call request → answer latency (median of all
  *                calls of all rounds); seam's added latency over direct, and its
- *                ratio to the bare relay's added latency. Under Bun, Node
- *                (dist/seam.mjs) and the compiled executable (dist/seam, against
- *                the Bun bare relay), and under Bun for each durability mode.
+ *                ratio to the bare relay's added latency; CPU per call (all threads,
+ *                /proc/<pid>/task/<tid>/schedstat). Under Bun, Node (dist/seam.mjs)
+ *                and the compiled executable (dist/seam, against the Bun bare
+ *                relay), and under Bun for each durability mode. Then again with
+ *                every process on one core (rt1; see roundTrip).
  *   pipelined    --calls tools/call written at once after initialize; calls/s
  *                until the last answer, as a share of the bare relay's. Every
  *                call must have its ok row in the ledger and `seam verify` must
@@ -20,7 +22,7 @@
  *
  *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-rounds 5] [--calls 20000]
  *                      [--pipe-rounds 3] [--large-mib 1024] [--frame-mib 4]
- *                      [--server-runtime bun|node] [--only rt,pipe,large] [--json FILE] [--keep]
+ *                      [--server-runtime bun|node] [--only rt,rt1,pipe,large] [--json FILE] [--keep]
  *                      [--profile DIR] [--seam-args "ARG …"] [--seam-cmd "CMD …"] [--limit-s 300]
  *
  * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024);
@@ -32,7 +34,7 @@
  * include Node and the compiled executable.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/cli.ts";
@@ -48,7 +50,7 @@ const pipeRounds = flags.number("--pipe-rounds", 3, 1);
 const largeMiB = flags.number("--large-mib", 1024, 8);
 const frameMiB = flags.number("--frame-mib", 4, 4);
 const serverRuntime = flags.string("--server-runtime") ?? "bun";
-const only = new Set((flags.string("--only") ?? "rt,pipe,large").split(","));
+const only = new Set((flags.string("--only") ?? "rt,rt1,pipe,large").split(","));
 const keep = flags.has("--keep");
 /** Longest one connection may take before its target is taken to hang. */
 const CONN_LIMIT_MS = flags.number("--limit-s", 300, 30) * 1000;
@@ -60,6 +62,7 @@ let profiled = 0;
 const BUN = process.execPath;
 const SERVER = [serverRuntime === "node" ? "node" : BUN, `${ROOT}bench/echo-server.mjs`];
 const have = built();
+const hasTaskset = process.platform === "linux" && Bun.which("taskset") !== null;
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-relay-"));
 
 type Mode = "batch" | "never" | "always" | "write-ahead";
@@ -72,6 +75,8 @@ const MODE_FLAGS: Record<Mode, string[]> = {
 
 interface Target {
   name: string;
+  /** Run on CPU 0 only (taskset). */
+  pin?: boolean;
   kind: "direct" | "bare" | "seam";
   /** The runtime the relay runs on (the bare relay to compare with). */
   runtime: "bun" | "node";
@@ -96,6 +101,16 @@ function profileFlags(t: Target): string[] {
 }
 
 function argvOf(t: Target, ledger: string): string[] {
+  return t.pin ? ["taskset", "-c", "0", ...unpinnedArgv(t, ledger)] : unpinnedArgv(t, ledger);
+}
+
+/** Sets this process's CPU affinity, all its threads (the client side of a pinned round trip). */
+function pinSelf(cpuList: string): void {
+  const r = Bun.spawnSync({ cmd: ["taskset", "-a", "-p", "-c", cpuList, String(process.pid)], stdout: "ignore", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`taskset failed: ${r.stderr.toString().trim()}`);
+}
+
+function unpinnedArgv(t: Target, ledger: string): string[] {
   switch (t.kind) {
     case "direct":
       return SERVER;
@@ -248,23 +263,25 @@ function ledgerRow(section: string, t: Target, want: number): void {
 
 // ---- round trip ----
 
-async function roundTrip(): Promise<void> {
-  const targets = [
-    direct,
-    bare("bun"),
-    seam("bun"),
-    seam("exe"),
-    bare("node"),
-    seam("node"),
-    seam("bun", "never"),
-    seam("bun", "always"),
-    seam("bun", "write-ahead"),
-  ].filter(available);
+/**
+ * Unpinned, the latency of a quiet pipe round trip on a VM is mostly how fast
+ * an idle core wakes up, which other work on the machine changes from run to
+ * run (a relay still busy recording when the next request comes may even
+ * answer sooner than an idle one). With every process on one core (taskset),
+ * it is the work done per call, and repeats.
+ */
+async function roundTrip(oneCore: boolean): Promise<void> {
+  const section = oneCore ? "round trip, all on one core" : "round trip";
+  const all = [direct, bare("bun"), seam("bun"), seam("exe"), bare("node"), seam("node")];
+  if (!oneCore) all.push(seam("bun", "never"), seam("bun", "always"), seam("bun", "write-ahead"));
+  const targets = all.filter(available).map((t) => ({ ...t, pin: oneCore }));
+  const directT = targets[0]!;
+  if (oneCore) pinSelf("0");
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
   /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls. */
   const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   const cpuPerCall = (t: Target) => cpu.get(t)! / 1e6 / (rtRounds * rtCalls);
-  for (const t of targets) t.ledger = ledgerPath(t, "rt");
+  for (const t of targets) t.ledger = ledgerPath(t, oneCore ? "rt1" : "rt");
   for (let r = 0; r < rtRounds; r++) {
     for (const t of targets) {
       const c = new Conn(t, t.ledger!);
@@ -287,8 +304,9 @@ async function roundTrip(): Promise<void> {
       await c.close();
     }
   }
+  if (oneCore) pinSelf(`0-${cpus().length - 1}`);
   const med = (t: Target) => median(lat.get(t)!);
-  const d = med(direct);
+  const d = med(directT);
   const table: Record<string, unknown>[] = [];
   for (const t of targets) {
     const m = med(t);
@@ -299,7 +317,7 @@ async function roundTrip(): Promise<void> {
     table.push({ name: t.name, median_ms: m, p90_ms: quantile(lat.get(t)!, 0.9), mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length, added_ms: added, ratio_vs_bare_added: ratio, cpu_ms_per_call: cpuPerCall(t) });
     const goal = t.kind === "seam" && t.mode === "batch";
     rows.push({
-      section: "round trip",
+      section,
       name: t.name,
       value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
@@ -307,8 +325,8 @@ async function roundTrip(): Promise<void> {
       met: goal ? ratio! <= 2 : undefined,
     });
   }
-  for (const t of targets) if (t.kind === "seam") ledgerRow("round trip", t, rtRounds * (rtWarmup + rtCalls));
-  details.round_trip = { calls_per_round: rtCalls, warmup: rtWarmup, rounds: rtRounds, targets: table };
+  for (const t of targets) if (t.kind === "seam") ledgerRow(section, t, rtRounds * (rtWarmup + rtCalls));
+  details[oneCore ? "round_trip_one_core" : "round_trip"] = { calls_per_round: rtCalls, warmup: rtWarmup, rounds: rtRounds, targets: table };
 }
 
 // ---- pipelined and large: a burst of requests written at once ----
@@ -411,7 +429,8 @@ console.log(`relay bench: server ${SERVER[0] === BUN ? "bun" : "node"} echo-serv
 if (!have.node || !have.exe) console.log("dist/ not built: Node and exe rows skipped (bun scripts/build.ts --exe)");
 try {
   for (const [key, run] of [
-    ["rt", roundTrip],
+    ["rt", () => roundTrip(false)],
+    ["rt1", () => (hasTaskset ? roundTrip(true) : Promise.resolve(void console.log("  rt1: skipped, no taskset")))],
     ["pipe", pipelined],
     ["large", large],
   ] as const) {
