@@ -433,3 +433,41 @@ test("rows appended in one turn of the event loop go in one write", async () => 
   expect(p.log.filter((e) => e === "write").length).toBe(1);
   await w.end({});
 });
+
+test("the lock is kept across back-to-back flushes, let go when idle, and gone after end", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
+  const path = join(dir, "l.jsonl");
+  const events: string[] = [];
+  const lock = async () => {
+    events.push("take");
+    return async () => {
+      events.push("release");
+    };
+  };
+  const { w } = await openLedger(path, { lock });
+  for (let i = 0; i < 50; i++) await w.append("tool_call", { rpc_id: i });
+  // 50 flushes one after another: one lock, still held.
+  expect(events).toEqual(["take"]);
+  await new Promise((r) => setTimeout(r, 30));
+  expect(events).toEqual(["take", "release"]);
+  await w.append("tool_call", { rpc_id: 50 });
+  await w.end({});
+  expect(events).toEqual(["take", "release", "take", "release"]);
+  expect(checkChain(read(path)).breaks).toEqual([]);
+});
+
+test("the lock is let go after a long run of flushes, so other writers get their turn", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
+  let takes = 0;
+  const lock = async () => {
+    takes++;
+    return async () => {};
+  };
+  const { w } = await openLedger(join(dir, "l.jsonl"), { lock });
+  const t0 = performance.now();
+  let i = 0;
+  while (performance.now() - t0 < 160) await w.append("tool_call", { rpc_id: i++ });
+  await w.end({});
+  // held at most 50 ms at a time: at least 3 takes in 160 ms of back-to-back flushes
+  expect(takes).toBeGreaterThanOrEqual(3);
+});
