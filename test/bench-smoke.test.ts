@@ -14,7 +14,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
   expect(r.status).toBe(0);
   const out = r.stdout;
   expect(out).toContain("== seam benchmarks (smoke");
-  for (const section of ["micro", "ledger append", "round trip", "pipelined", "large (", "verify (", "digest ("]) {
+  for (const section of ["micro", "ledger append", "round trip", "pipelined", "large (", "verify (", "digest (", "checkpoints"]) {
     expect(out).toMatch(new RegExp(`^${section.replace(/[()]/g, "\\$&")}.*figure`, "m"));
   }
   expect(out).toMatch(/^goals: \d+ met, \d+ missed; \d+ s in all$/m);
