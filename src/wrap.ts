@@ -47,6 +47,9 @@ export interface WrapOptions {
 /** Signals seam passes on to the server, then waits for it to exit. */
 export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
+/** Bytes of observed frames between two requests to the runtime to reclaim memory. */
+const RECLAIM_EVERY = 8 * 1024 * 1024;
+
 /** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
 const DRAIN_AFTER_EXIT_MS = 2000;
 
@@ -128,9 +131,23 @@ async function relaySession(
   const stdout = rt.stdout();
   const clientOut = new ClientOut(stdout);
 
+  // Observed frames leave garbage several times their size; past RECLAIM_EVERY
+  // bytes of it, ask the runtime to give the memory back (peak RSS relaying
+  // large answers: bench/relay.ts, large).
+  let observedSinceReclaim = 0;
+  const reclaimAfter = (n: number) => {
+    observedSinceReclaim += n;
+    if (observedSinceReclaim < RECLAIM_EVERY) return;
+    observedSinceReclaim = 0;
+    rt.reclaim();
+  };
+
   // server → client
   const s2cFrames = new FrameSplitter(o.maxFrame, {
-    frame: (f) => observer.fromServer(f),
+    frame: (f) => {
+      observer.fromServer(f);
+      reclaimAfter(f.length);
+    },
     oversize: (n) => observer.oversize("s2c", n),
   });
   const s2c = pump(
@@ -158,7 +175,11 @@ async function relaySession(
     writeAhead || o.actions
       ? pumpFramed(rt.stdin(), child.stdin, {
           maxFrame: o.maxFrame,
-          hold: (f) => observer.fromClient(f),
+          hold: (f) => {
+            const h = observer.fromClient(f);
+            reclaimAfter(f.length);
+            return h;
+          },
           refuse: () => {
             for (const line of observer.refuse()) clientOut.inject(line);
           },
@@ -167,7 +188,10 @@ async function relaySession(
         })
       : (() => {
           const frames = new FrameSplitter(o.maxFrame, {
-            frame: (f) => void observer.fromClient(f),
+            frame: (f) => {
+              void observer.fromClient(f);
+              reclaimAfter(f.length);
+            },
             oversize: (n) => observer.oversize("c2s", n),
           });
           return pump(

@@ -60,4 +60,10 @@ export interface Runtime {
   onSignals(signals: readonly string[], handler: (signal: string) => void): () => void;
   /** The argv that runs this same build of seam again (selftest and demo spawn it). */
   selfArgv(): string[];
+  /**
+   * Gives back the memory of garbage now, where the runtime lets a program ask
+   * (Bun); elsewhere nothing. Observing large frames makes short-lived copies
+   * several times their size, which a lazy collector lets pile up.
+   */
+  reclaim(): void;
 }
