@@ -7,6 +7,7 @@ import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
+import { runAsNobody } from "./as-nobody.ts";
 import { checkChain } from "./ledger-check.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -221,10 +222,13 @@ describe("an unwritable ledger", () => {
     chmodSync(ro, 0o555);
     chmodSync(dir, 0o755);
     const path = join(ro, "l.jsonl");
-    const cmd = [process.execPath, `${ROOT}test/fixtures/ledger-writer.ts`, path, "s", "3"];
-    const p = Bun.spawnSync(process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd);
-    expect(p.stderr.toString()).toBe("");
-    expect(JSON.parse(p.stdout.toString())).toEqual({
+    const writer = `${ROOT}test/fixtures/ledger-writer.ts`;
+    const p =
+      process.getuid?.() === 0
+        ? runAsNobody(`import ${JSON.stringify(writer)};`, [path, "s", "3"])
+        : (({ stdout, stderr }) => ({ stdout: stdout.toString(), stderr: stderr.toString() }))(Bun.spawnSync([process.execPath, writer, path, "s", "3"]));
+    expect(p.stderr).toBe("");
+    expect(JSON.parse(p.stdout)).toEqual({
       written: 0,
       unlogged: 5,
       warnings: [`ledger ${path} cannot be written: permission denied`],

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
+import { runAsNobody } from "./as-nobody.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const IMPLS: [string, (path: string) => Promise<AppendFile>][] = [
@@ -104,8 +105,8 @@ describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
     // root ignores permissions: try as nobody instead
     const code = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file-${impl}.ts`)};
       try { await openAppend(${JSON.stringify(path)}); console.log("resolved"); } catch (e) { console.log(e.code); }`;
-    const p = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", code]);
-    expect(p.stdout.toString().trim()).toBe("EACCES");
+    const p = runAsNobody(code);
+    expect(p.stdout.trim()).toBe("EACCES");
   });
 
   test("a write cut short by a file-size limit rejects, and a later write never replays its bytes", () => {
