@@ -28,7 +28,7 @@ import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/
 import { runtime } from "../src/runtime/index.ts";
 import { verifySealed } from "../src/verify-seal.ts";
 import { fileChunks, verifyLedger } from "../src/verify.ts";
-import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
+import { Flags, ROOT, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 
 const flags = new Flags();
 const rows = flags.number("--rows", 100_000, 3_000);
@@ -39,14 +39,7 @@ const dir = mkdtempSync(join(tmpdir(), "seam-bench-checkpoint-"));
 const key = generateKey("bench");
 const signer = newSigner(key.privateKey);
 const verifier = newVerifier(key.verifierKey);
-const fields = {
-  tool: "read_file",
-  rpc_id: 12345,
-  args_digest: "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-  result_digest: "sha256:json-c14n:v1:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
-  status: "ok",
-  ms: 3.25,
-};
+const fields = TOOL_CALL_FIELDS;
 
 /** Appends n rows in bursts of 1000 a turn; seconds taken. */
 async function write(path: string, n: number, sign: boolean): Promise<number> {

@@ -15,7 +15,7 @@ import { type FsyncPolicy, LedgerWriter } from "../src/ledger.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { Flags, type Row, writeResult } from "./lib.ts";
+import { Flags, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 
 const flags = new Flags();
 const sizes = process.argv.slice(2).filter((a) => /^\d+$/.test(a));
@@ -23,14 +23,7 @@ const burstRows = Number(sizes[0] ?? (flags.has("--smoke") ? 2_000 : 100_000));
 const serialRows = Number(sizes[1] ?? (flags.has("--smoke") ? 50 : 2_000));
 const summary: Row[] = [];
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-ledger-"));
-const fields = {
-  tool: "read_file",
-  rpc_id: 12345,
-  args_digest: "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-  result_digest: "sha256:json-c14n:v1:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
-  status: "ok",
-  ms: 3.25,
-};
+const fields = TOOL_CALL_FIELDS;
 
 async function run(sink: (p: string) => Promise<AppendFile>, fsync: FsyncPolicy, pattern: "burst" | "serial"): Promise<number> {
   const path = join(dir, `${fsync}-${pattern}-${Math.random()}.jsonl`);

@@ -14,6 +14,16 @@ import { dirname } from "node:path";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 
+/** The fields of a typical tool_call row, for the benchmarks that append rows. */
+export const TOOL_CALL_FIELDS = {
+  tool: "read_file",
+  rpc_id: 12345,
+  args_digest: "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+  result_digest: "sha256:json-c14n:v1:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+  status: "ok",
+  ms: 3.25,
+};
+
 /** One line of the summary table. `met` is set only where a goal applies. */
 export interface Row {
   section: string;
