@@ -34,7 +34,7 @@ async function run(argv: string[]): Promise<number> {
   const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
   const name = argv[0];
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    await print((await renderUsage(main)) + "\n");
+    await print(usage(await renderUsage(main)));
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (name === "--version" || name === "-v") {
@@ -48,7 +48,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const cmd = await load();
   if (own.includes("--help") || own.includes("-h")) {
-    await print((await renderUsage(cmd, main)) + "\n");
+    await print(usage(await renderUsage(cmd, main)));
     return EXIT.OK;
   }
   try {
@@ -66,6 +66,12 @@ async function run(argv: string[]): Promise<number> {
     log.error(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return EXIT.FAIL;
   }
+}
+
+/** citty colours its usage text; only a terminal should get the escape codes. */
+function usage(text: string): string {
+  const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
+  return `${plain}\n`;
 }
 
 function lowerFirst(s: string): string {

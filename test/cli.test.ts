@@ -12,6 +12,14 @@ describe.each(VIAS)("seam via %s", (via) => {
     expect(r.stdout.toString()).toMatch(/^seam \d+\.\d+\.\d+\n$/);
     expect(r.stderr).toBe("");
   });
+  test("--help goes to stdout, without colour escapes when stdout is no terminal", async () => {
+    const r = await runCli(via, ["wrap", "--help"], { env: { NO_COLOR: undefined, CI: undefined, TEST: undefined } });
+    expect(r.code).toBe(0);
+    const text = r.stdout.toString();
+    expect(text).toContain("--max-frame");
+    expect(text).not.toContain("\x1b[");
+    expect(r.stderr).toBe("");
+  });
   test("an unknown command is a usage error on stderr, exit 2", async () => {
     const r = await runCli(via, ["frobnicate"]);
     expect(r.code).toBe(2);

@@ -45,7 +45,7 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const child = spawn(cmd!, [...pre, ...args], {
       cwd: opts.cwd ?? ROOT,
-      env: { ...process.env, NO_COLOR: "1", ...opts.env },
+      env: definedOnly({ ...process.env, NO_COLOR: "1", ...opts.env }),
       stdio: ["pipe", "pipe", "pipe"],
     });
     const out: Buffer[] = [];
@@ -60,4 +60,11 @@ export function runCli(
     if (opts.input !== undefined) child.stdin.end(opts.input);
     else child.stdin.end();
   });
+}
+
+/** An environment without the variables set to undefined (a test's way to unset one). */
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
 }
