@@ -79,7 +79,14 @@ interface Pending {
   from: Dir;
   method: string;
   id: Json;
+  /**
+   * What the row will need of the request's params, taken when it is seen
+   * (see `keepOf`): never the whole params once the request is queued, so a
+   * client that leaves many large requests unanswered cannot make seam hold them.
+   */
   params: Json | undefined;
+  /** Digest of params.arguments (tools/call, prompts/get) or of the params (server requests). */
+  digest?: string;
   seen: number;
   /** --map: the call's action (or why none was made) and how posting it went. */
   action?: ActionMade;
@@ -101,6 +108,9 @@ export interface ObserverCounts {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
+
+/** The params fields a row reads (tool or prompt name, client info, list cursor, resource uri). */
+const KEPT_PARAMS = ["name", "clientInfo", "cursor", "uri"] as const;
 
 /** Methods a client sends whose answers make rows; every other request is paired silently. */
 const ROWED_CLIENT_METHODS = new Set(["initialize", "server/discover", "tools/list", "tools/call", "resources/read", "prompts/get"]);
@@ -257,6 +267,7 @@ export class McpObserver {
       if (q) q.push(p);
       else table.set(key, [p]);
       if (dir === "c2s" && method === "tools/call") this.requested(p);
+      this.keepOf(p);
       return;
     }
     if (!hasId) {
@@ -294,7 +305,7 @@ export class McpObserver {
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: argsDigest(p.params),
+      args_digest: (p.digest = argsDigest(p.params)),
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
@@ -375,7 +386,7 @@ export class McpObserver {
       this.o.rows.row("server_request", {
         method: p.method,
         rpc_id: p.id,
-        params_digest: digestJson(params),
+        params_digest: p.digest,
         result_digest: resultDigest,
         status: outcome,
         ms,
@@ -451,6 +462,31 @@ export class McpObserver {
     }
   }
 
+  /** Replaces a queued request's params with what its row needs (and its digest). */
+  private keepOf(p: Pending): void {
+    const full = p.params ?? null;
+    if (p.from === "s2c") {
+      p.digest = digestJson(full);
+      if (!this.o.raw) p.params = undefined;
+      return;
+    }
+    if (!ROWED_CLIENT_METHODS.has(p.method)) {
+      p.params = undefined;
+      return;
+    }
+    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
+    const kept = new Map<string, Json>();
+    for (const k of KEPT_PARAMS) {
+      const v = getField(full, k);
+      if (v !== undefined) kept.set(k, v);
+    }
+    if (this.o.raw) {
+      const args = getField(full, "arguments");
+      if (args !== undefined) kept.set("arguments", args);
+    }
+    p.params = kept;
+  }
+
   /**
    * The row of a request that names something and carries arguments:
    * tool_call (`tool`) and prompt_get (`prompt`), in the same field order.
@@ -468,7 +504,7 @@ export class McpObserver {
     this.o.rows.row(evt, {
       [nameKey]: typeof name === "string" ? name : undefined,
       rpc_id: p.id,
-      args_digest: argsDigest(params),
+      args_digest: p.digest,
       result_digest: a.resultDigest,
       status: a.outcome,
       ms: a.ms,

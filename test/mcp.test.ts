@@ -192,3 +192,19 @@ describe("McpObserver pairing", () => {
 test("JsonFloat ms keeps integral milliseconds a float", () => {
   expect(lineForm(new JsonFloat(6))).toBe("6.0");
 });
+
+test("an open request keeps only what its row needs, never the whole params (raw keeps the arguments)", () => {
+  for (const raw of [false, true]) {
+    const o = new McpObserver({ rows: { row: () => {}, durable: async () => true }, raw, writeAhead: false, now: () => 0 });
+    o.fromClient(enc.encode(call("1", "echo", `{"big":"${"x".repeat(100_000)}"}`)));
+    o.fromServer(enc.encode(`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"big":"${"y".repeat(100_000)}"}}`));
+    // White-box: the queued requests, as the observer holds them until answered.
+    const open = (o as unknown as { open: Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>> }).open;
+    const c = open.c2s.get("i1")![0]!;
+    const s = open.s2c.get("i7")![0]!;
+    expect([...(c.params as Map<string, unknown>).keys()]).toEqual(raw ? ["name", "arguments"] : ["name"]);
+    expect(c.digest).toBe(digestJson(parseJson(`{"big":"${"x".repeat(100_000)}"}`)));
+    expect(s.params === undefined).toBe(!raw);
+    expect(s.digest).toBe(digestJson(parseJson(`{"big":"${"y".repeat(100_000)}"}`)));
+  }
+});
