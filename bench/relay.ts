@@ -180,7 +180,7 @@ class Conn {
   ) {
     this.ledger = ledger;
     this.proc = Bun.spawn({ cmd: argvOf(target, ledger), stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-    this.reader = this.proc.stdout.getReader();
+    this.reader = this.proc.stdout.getReader() as unknown as ReadableStreamDefaultReader<Uint8Array>;
     if (watch) this.watch = new ProcWatch(this.proc.pid);
     this.deadline = setTimeout(() => {
       this.timedOut = true;

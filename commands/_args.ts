@@ -12,7 +12,7 @@ export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, com
     if (arg.type === "positional") continue;
     known.add(name);
     known.add(kebab(name));
-    for (const alias of ([] as string[]).concat(arg.alias ?? [])) known.add(alias);
+    for (const alias of ([] as string[]).concat(("alias" in arg ? arg.alias : undefined) ?? [])) known.add(alias);
     if (arg.type === "boolean") known.add(`no-${kebab(name)}`);
   }
   for (let i = 0; i < rawArgs.length; i++) {

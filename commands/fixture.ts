@@ -25,8 +25,9 @@ export default defineCommand({
   async run({ rawArgs, args }) {
     if (args.role === "server") {
       const chunks: Uint8Array[] = [];
-      await runFixtureServer(runtime.stdin(), runtime.stdout(), args.recordIn ? (c) => chunks.push(c.slice()) : undefined);
-      if (args.recordIn) writeFileSync(args.recordIn, Buffer.concat(chunks));
+      const recordIn = args["record-in"];
+      await runFixtureServer(runtime.stdin(), runtime.stdout(), recordIn ? (c) => chunks.push(c.slice()) : undefined);
+      if (recordIn) writeFileSync(recordIn, Buffer.concat(chunks));
       return EXIT.OK;
     }
     if (args.role !== "client") throw new UsageError("fixture takes 'server' or 'client'");

@@ -34,8 +34,9 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "verify");
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
-    const setup = sealSetup(a, paths);
-    if (a.checkProof !== undefined) return checkProofCommand(a.checkProof, setup?.keys ?? [], a);
+    const checkProof = a["check-proof"];
+    const setup = sealSetup({ ...a, checkProof }, paths);
+    if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);

@@ -19,7 +19,7 @@ const args = {
   session: { type: "string", description: "session id (default: a fresh UUIDv4)", valueHint: "ID" },
   raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
   "max-frame": { type: "string", description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)", valueHint: "BYTES" },
-  fsync: { type: "enum", options: ["batch", "always", "never"], description: "when rows are fsynced (default batch: at most every 100 ms)" },
+  fsync: { type: "enum", options: ["batch", "always", "never"] as string[], description: "when rows are fsynced (default batch: at most every 100 ms)" },
   "write-ahead": { type: "boolean", description: "make each tools/call's intent row durable before forwarding the call" },
   "fail-closed": { type: "boolean", description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)" },
   map: { type: "string", description: "action mapping (JSON or YAML): mapped tools/calls become actions, recorded (and posted) before forwarding (default: $COMMITLAYER_RECORDER_MAP)", valueHint: "FILE" },

@@ -580,7 +580,7 @@ export async function verifyLedger(
       opts.onProgress?.(v.progress);
     }
   } finally {
-    await it.return?.()?.catch?.(() => {});
+    await Promise.resolve(it.return?.()).catch(() => {});
   }
 }
 

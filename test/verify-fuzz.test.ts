@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/canonical.ts";
 import { DEFAULT_MAX_DEPTH, JsonFloat, parseJson } from "../src/json.ts";
-import { LedgerVerifier, type VerifyReport, verifyBytes } from "../src/verify.ts";
+import { type Break, LedgerVerifier, type Verdict, type VerifyReport, verifyBytes } from "../src/verify.ts";
 import { Gen } from "./jsongen.ts";
 import { HAVE_PYTHON, LedgerBuilder, type RefVerdict, type Row, enc, reference, resetClock, seamRow, sessionRows } from "./verify-helpers.ts";
 
@@ -201,12 +201,12 @@ function agree(r: VerifyReport, ref: RefVerdict, what: string): void {
   const tornAt = r.findings.map((f) => f.match(/^line (\d+): torn final line$/)).find((m) => m !== null);
   const repaired = r.notes.filter((n) => / repaired by the ledger_repair row /.test(n)).length;
   expect(repaired).toBe(0); // the generators never write a valid repair row
-  let want = { verdict: r.verdict === "broken" ? "broken" : r.rows === 0 || r.prechain > 0 ? "inconclusive" : "ok", first: r.first_break, breaks: r.breaks, rows: r.rows };
+  let want: { verdict: Verdict; first: Break | null; breaks: number; rows: number } = { verdict: r.verdict === "broken" ? "broken" : r.rows === 0 || r.prechain > 0 ? "inconclusive" : "ok", first: r.first_break, breaks: r.breaks, rows: r.rows };
   if (tornAt) {
     const line = Number(tornAt[1]);
     want = { verdict: "broken", first: r.first_break ?? { line, message: `line ${line}: unparseable` }, breaks: r.breaks + 1, rows: r.rows + 1 };
   }
-  expect({ what, verdict: ref.verdict, first: ref.first_break, breaks: ref.breaks, rows: ref.rows }).toEqual({ what, ...want });
+  expect({ what, verdict: ref.verdict, first: ref.first_break, breaks: ref.breaks, rows: ref.rows } as Record<string, unknown>).toEqual({ what, ...want });
   expect({ what, chained: ref.chained, prechain: ref.prechain, head: ref.head }).toEqual({ what, chained: r.chained, prechain: r.prechain, head: r.head });
 }
 
