@@ -55,6 +55,12 @@ const DRAIN_AFTER_EXIT_MS = 2000;
 
 /** Runs one session; resolves to seam's exit status (the child's own). */
 export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<number> {
+  // A signal that comes before the server runs is kept and passed on once it
+  // does, so that even then the session ends with its session_end row.
+  let early: string | undefined;
+  const stopEarly = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
+    early ??= sig;
+  });
   const session = o.session ?? randomUUID();
   const writeAhead = o.writeAhead || o.failClosed;
   const ledger = await LedgerWriter.open({
@@ -94,13 +100,14 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
   });
 
   const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
+  stopEarly();
   if (!spawned.ok) {
     log.error(`cannot start ${o.argv[0]}: ${spawned.error}`, "check the command after '--' and your PATH");
     await ledger.end({ reason: "spawn_failed", error: spawned.error, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
     return EXIT.SPAWN_FAILED;
   }
   const child = spawned.child;
-  return relaySession(rt, child, o, rows, ledger, writeAhead);
+  return relaySession(rt, child, o, rows, ledger, writeAhead, early);
 }
 
 async function relaySession(
@@ -110,6 +117,7 @@ async function relaySession(
   rows: RowSink,
   ledger: LedgerWriter,
   writeAhead: boolean,
+  early: string | undefined,
 ): Promise<number> {
   const observer = new McpObserver({
     rows,
@@ -121,10 +129,12 @@ async function relaySession(
     faults: observerFaults(o.fault),
   });
   let endReason: string | undefined;
-  const stopSignals = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
+  const forward = (sig: string) => {
     endReason ??= `signal:${sig}`;
     child.kill(sig);
-  });
+  };
+  const stopSignals = rt.onSignals(FORWARDED_SIGNALS, forward);
+  if (early) forward(early);
 
   const digests = { c2s: new StreamDigest(), s2c: new StreamDigest() };
   const bytes = { c2s: 0, s2c: 0 };
