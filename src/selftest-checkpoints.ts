@@ -13,32 +13,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineForm } from "./canonical.ts";
-import { GENESIS, chainOf } from "./chain.ts";
 import { type Checkpoint, checkpointText, parseCheckpointText } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField, parseJson } from "./json.ts";
 import { leafHash } from "./merkle.ts";
 import { type Signer, generateKey, keyLabel, newSigner, newVerifier, signNote } from "./note.ts";
 import { exec } from "./runtime/exec.ts";
 import { StateDir } from "./seal-state.ts";
+import { flipArgsDigest, rechainLines } from "./selftest-tamper.ts";
 import type { Arm } from "./selftest.ts";
 import { type SealSetup, verifySealedSource } from "./verify-seal-run.ts";
 import { type VerifyReport, verifyBytes } from "./verify.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/** Re-chains lines from index `from` on, as someone who can write the file would after changing them. */
-export function rechainLines(lines: readonly string[], from: number): string[] {
-  let prev = from === 0 ? GENESIS : (getField(parseJson(lines[from - 1]!), "chain") as string);
-  return lines.map((l, i) => {
-    if (i < from) return l;
-    const m = new Map(parseJson(l) as JsonObject);
-    m.delete("chain");
-    prev = chainOf(prev, m);
-    m.set("chain", prev);
-    return lineForm(m);
-  });
-}
 
 /**
  * The checkpoint row at index `i` with its (origin, size, root) changed by
@@ -116,7 +103,6 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   const c = "checkpoint_tamper_detected";
   const other = newSigner(generateKey("stranger").privateKey);
   const callLine = lines.findIndex((l, i) => i < cps[0]! && l.includes(`"evt": "tool_call"`) && l.includes(`"args_digest": "sha256:`));
-  const flipDigit = (l: string) => l.replace(/"args_digest": "sha256:json-c14n:v1:./, (m) => m.slice(0, -1) + (m.endsWith("0") ? "1" : "0"));
   const flipSig = (ls: readonly string[], i: number) => {
     const row = new Map(parseJson(ls[i]!) as JsonObject);
     const note = row.get("note") as string;
@@ -144,7 +130,7 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
     },
     {
       arm: "RED on a re-chained edit under a signed checkpoint",
-      mutate: () => rechainLines(lines.map((l, i) => (i === callLine ? flipDigit(l) : l)), callLine),
+      mutate: () => rechainLines(lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l)), callLine),
       want: `line ${cps[0]! + 1}: checkpoint root does not match lines 1..${cps[0]}`,
     },
     {

@@ -12,7 +12,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chainOf, GENESIS } from "./chain.ts";
+import { chainOf } from "./chain.ts";
 import { DROP_OFFSET, FAULT_ENV, type Fault } from "./faults.ts";
 import { SCRIPT_CALLS } from "./fixture/client.ts";
 import { digestJson } from "./digest.ts";
@@ -21,6 +21,7 @@ import { lineForm } from "./canonical.ts";
 import { exec } from "./runtime/exec.ts";
 import { type VerifyReport, verifyBytes } from "./verify.ts";
 import { recipeArms } from "./selftest-recipes.ts";
+import { flipArgsDigest, rechainLines } from "./selftest-tamper.ts";
 
 export interface Arm {
   case: string;
@@ -186,18 +187,6 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
   const base = verify(ledger);
   record(c, "GREEN", base.verdict === "ok", `verify says ${base.verdict} on the untouched ledger (${base.rows} rows)`);
 
-  /** Re-chains lines from index `from` on, as an attacker who can write the file would. */
-  const rechain = (ls: string[], from: number): string[] => {
-    let prev = from === 0 ? GENESIS : (getField(parseJson(ls[from - 1]!), "chain") as string);
-    return ls.map((l, i) => {
-      if (i < from) return l;
-      const m = new Map(parseJson(l) as Map<string, Json>);
-      m.delete("chain");
-      prev = chainOf(prev, m);
-      m.set("chain", prev);
-      return lineForm(m);
-    });
-  };
   const callLine = lines.findIndex((l) => l.includes(`"evt": "tool_call"`) && l.includes(`"args_digest": "sha256:`));
   const cases: { name: string; mutate: () => Uint8Array; want: (r: VerifyReport) => boolean; expect: string }[] = [
     {
@@ -214,7 +203,7 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
     },
     {
       name: "an edited args_digest with the old chain kept",
-      mutate: () => join(lines.map((l, i) => (i === callLine ? l.replace(/"args_digest": "sha256:json-c14n:v1:./, (m) => m.slice(0, -1) + (m.endsWith("0") ? "1" : "0")) : l))),
+      mutate: () => join(lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l))),
       want: (r) => r.first_break?.message === `line ${callLine + 1}: chain mismatch` && r.breaks === 1,
       expect: `broken, line ${callLine + 1}: chain mismatch, 1 break`,
     },
@@ -248,7 +237,7 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
     },
     {
       name: "a deleted row, re-chained",
-      mutate: () => join(rechain(lines.filter((_, i) => i !== callLine), callLine)),
+      mutate: () => join(rechainLines(lines.filter((_, i) => i !== callLine), callLine)),
       want: (r) => r.verdict === "inconclusive" && r.breaks === 0 && r.findings.some((f) => f.includes("seq jumps from")),
       expect: "inconclusive: the chain holds, the completeness checks find the seq gap",
     },
@@ -277,8 +266,8 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
   }
 
   // A re-chained edit keeps every row and every count: a bare chain cannot see it. Said, not hidden.
-  const edited = rechain(
-    lines.map((l, i) => (i === callLine ? l.replace(/"args_digest": "sha256:json-c14n:v1:./, (m) => m.slice(0, -1) + (m.endsWith("0") ? "1" : "0")) : l)),
+  const edited = rechainLines(
+    lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l)),
     callLine,
   );
   const r = verify(join(edited));

@@ -6,7 +6,8 @@ import { LedgerWriter } from "../src/ledger.ts";
 import { generateKey, newSigner, newVerifier, signNote } from "../src/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { rechainLines, reforgeCheckpoint } from "../src/selftest-checkpoints.ts";
+import { reforgeCheckpoint } from "../src/selftest-checkpoints.ts";
+import { rechainLines } from "../src/selftest-tamper.ts";
 
 /** A key made from a fixed seed, so that signatures (Ed25519 is deterministic) are golden. */
 export const KEY = generateKey("seam-test", new Uint8Array(32).fill(7));
