@@ -188,7 +188,7 @@ export class McpObserver {
     const lines: Uint8Array[] = [];
     for (const p of calls) {
       const message = p.refusal ?? first;
-      lines.push(encoder.encode(`{"jsonrpc":"2.0","id":${jsonId(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`));
+      lines.push(encoder.encode(`{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`));
       const key = idKey(p.id)!;
       const q = this.open.c2s.get(key);
       const at = q?.indexOf(p) ?? -1;
@@ -525,12 +525,15 @@ function actionFields(p: Pending): Fields {
   return { action: made.action, action_posted: p.posting?.posted, action_post_error: p.posting?.error };
 }
 
-/** An id written back exactly as the client sent it (integers of any size, strings re-escaped). */
-function jsonId(id: Json): string {
+/**
+ * A JSON-RPC id as JSON text, for writing it back in an answer: integers of
+ * any size exactly, strings quoted; anything else is no id (undefined).
+ */
+export function idJson(id: Json | undefined): string | undefined {
   if (typeof id === "bigint") return id.toString();
   if (typeof id === "number") return String(id);
-  return JSON.stringify(id);
-
+  if (typeof id === "string") return JSON.stringify(id);
+  return undefined;
 }
 
 export function isRowed(method: string): boolean {
