@@ -536,10 +536,6 @@ export function idJson(id: Json | undefined): string | undefined {
   return undefined;
 }
 
-export function isRowed(method: string): boolean {
-  return ROWED_CLIENT_METHODS.has(method);
-}
-
 /** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
 function statusOf(error: Json | undefined, result: Json | undefined): string {
   if (error !== undefined) return "error";
