@@ -10,11 +10,6 @@
  */
 import type { ByteSink, ByteSource } from "./runtime/types.ts";
 
-export interface Flow {
-  /** Bytes that crossed (after any test-only fault). */
-  bytes: number;
-}
-
 /** A test-only corruption of forwarded bytes; see src/faults.ts. */
 export type Corruptor = (chunk: Uint8Array) => Uint8Array;
 
@@ -28,20 +23,17 @@ export async function pump(
   dst: ByteSink,
   observe: (chunk: Uint8Array) => void,
   corrupt?: Corruptor,
-): Promise<Flow> {
-  const flow: Flow = { bytes: 0 };
+): Promise<void> {
   try {
     for await (const chunk of src) {
       const out = corrupt ? corrupt(chunk) : chunk;
       const wait = dst.write(out);
-      flow.bytes += out.length;
       observe(out);
       if (wait) await wait;
     }
   } catch {
     // A read error on a pipe is its end; the session records how it ended.
   }
-  return flow;
 }
 
 const NL = 0x0a;
@@ -65,8 +57,7 @@ export async function pumpFramed(
     oversize: (length: number) => void;
     tap: (chunk: Uint8Array) => void;
   },
-): Promise<Flow> {
-  const flow: Flow = { bytes: 0 };
+): Promise<void> {
   let parts: Uint8Array[] = [];
   let partLen = 0;
   /** Streaming an oversize frame through; its length so far. */
@@ -74,7 +65,6 @@ export async function pumpFramed(
   const send = async (bytes: Uint8Array) => {
     if (bytes.length === 0) return;
     const wait = dst.write(bytes);
-    flow.bytes += bytes.length;
     o.tap(bytes);
     if (wait) await wait;
   };
@@ -136,7 +126,6 @@ export async function pumpFramed(
     if (!ok && o.refuse) o.refuse(last);
     else await send(last);
   }
-  return flow;
 }
 
 /**

@@ -169,10 +169,7 @@ async function relaySession(
       s2cFrames.push(chunk);
     },
     corruptor(o.fault),
-  ).then((flow) => {
-    s2cFrames.end();
-    return flow;
-  });
+  ).then(() => s2cFrames.end());
 
   // client → server (test-only corruption is applied server → client only, so
   // that the server still answers and the client sees exactly what changed)
@@ -211,10 +208,7 @@ async function relaySession(
               c2sTap(chunk);
               frames.push(chunk);
             },
-          ).then((flow) => {
-            frames.end();
-            return flow;
-          });
+          ).then(() => frames.end());
         })()
   );
   void c2s.then(async () => {
