@@ -21,13 +21,13 @@ import { existsSync } from "node:fs";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkpointText } from "../src/checkpoint.ts";
-import { LedgerWriter } from "../src/ledger.ts";
-import { CompactRange, leafHash } from "../src/merkle.ts";
-import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/note.ts";
+import { checkpointText } from "../src/checkpoint/checkpoint.ts";
+import { LedgerWriter } from "../src/ledger/writer.ts";
+import { CompactRange, leafHash } from "../src/checkpoint/merkle.ts";
+import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/checkpoint/note.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { verifySealed } from "../src/verify-seal.ts";
-import { fileChunks, verifyLedger } from "../src/verify.ts";
+import { verifySealed } from "../src/checkpoint/verifier.ts";
+import { fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { Flags, ROOT, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 
 const flags = new Flags();
@@ -109,14 +109,20 @@ const floor = await best(() =>
 let chainV = Infinity;
 let sealV = Infinity;
 for (let i = 0; i < runs; i++) {
-  chainV = Math.min(chainV, await timed(async () => {
-    const r = await verifyLedger(fileChunks(ledger));
-    if (r.verdict !== "ok") throw new Error(`chain: ${r.verdict}`);
-  }));
-  sealV = Math.min(sealV, await timed(async () => {
-    const { report, seal } = await verifySealed(fileChunks(ledger), {}, { keys: [verifier] });
-    if (report.verdict !== "ok" || seal.valid < 1) throw new Error(`sealed: ${report.verdict}`);
-  }));
+  chainV = Math.min(
+    chainV,
+    await timed(async () => {
+      const r = await verifyLedger(fileChunks(ledger));
+      if (r.verdict !== "ok") throw new Error(`chain: ${r.verdict}`);
+    }),
+  );
+  sealV = Math.min(
+    sealV,
+    await timed(async () => {
+      const { report, seal } = await verifySealed(fileChunks(ledger), {}, { keys: [verifier] });
+      if (report.verdict !== "ok" || seal.valid < 1) throw new Error(`sealed: ${report.verdict}`);
+    }),
+  );
 }
 
 // the CLI, three ways
@@ -144,7 +150,11 @@ for (const [via, argv] of vias) {
 const range = new CompactRange();
 for (let i = 0; i < 1_000_003; i++) range.append(leafHash(new Uint8Array([i & 255, i >> 8])));
 const rootUs = perCall(2000, () => range.root());
-const text = checkpointText({ origin: "seam-ledger/0123456789abcdef0123456789abcdef", size: range.size, root: range.root() });
+const text = checkpointText({
+  origin: "seam-ledger/0123456789abcdef0123456789abcdef",
+  size: range.size,
+  root: range.root(),
+});
 const signUs = perCall(2000, () => signNote(text, [signer]));
 const note = signNote(text, [signer]);
 const openUs = perCall(2000, () => openNote(note, [verifier]));
@@ -155,13 +165,22 @@ const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 const perRowUs = (a: number, b: number, n: number) => (((a - b) / n) * 1e6).toFixed(2);
 console.log(`\nwrite ${rows} rows (checkpoint every ${every})`);
 console.log(`  plain   ${rate(rows, plainW)} rows/s`);
-console.log(`  --sign  ${rate(rows, signW)} rows/s   ${ratio(signW, plainW)} the time, +${perRowUs(signW, plainW, rows)} µs a row`);
-console.log(`\nverify ${lines} lines, ${(bytes / 1e6).toFixed(1)} MB, ${Math.ceil((verifyRows + 2) / every)} checkpoints`);
+console.log(
+  `  --sign  ${rate(rows, signW)} rows/s   ${ratio(signW, plainW)} the time, +${perRowUs(signW, plainW, rows)} µs a row`,
+);
+console.log(
+  `\nverify ${lines} lines, ${(bytes / 1e6).toFixed(1)} MB, ${Math.ceil((verifyRows + 2) / every)} checkpoints`,
+);
 console.log(`  read + SHA-256  ${rate(lines, floor)} lines/s`);
 console.log(`  chain           ${rate(lines, chainV)} lines/s   ${ratio(chainV, floor)} the floor`);
-console.log(`  chain + --key   ${rate(lines, sealV)} lines/s   ${ratio(sealV, chainV)} the chain alone, +${perRowUs(sealV, chainV, lines)} µs a line`);
+console.log(
+  `  chain + --key   ${rate(lines, sealV)} lines/s   ${ratio(sealV, chainV)} the chain alone, +${perRowUs(sealV, chainV, lines)} µs a line`,
+);
 console.log(`\nseam verify --quiet, as a process (wall time, best of ${runs})`);
-for (const c of cli) console.log(`  ${c.via.padEnd(4)}  chain ${c.chain.toFixed(2)} s   --key ${c.sealed.toFixed(2)} s   ${ratio(c.sealed, c.chain)}`);
+for (const c of cli)
+  console.log(
+    `  ${c.via.padEnd(4)}  chain ${c.chain.toFixed(2)} s   --key ${c.sealed.toFixed(2)} s   ${ratio(c.sealed, c.chain)}`,
+  );
 console.log(`\none checkpoint (tree of ${range.size} leaves)`);
 console.log(`  root of the compact range  ${rootUs.toFixed(1)} µs`);
 console.log(`  signNote (Ed25519)         ${signUs.toFixed(1)} µs`);
@@ -169,14 +188,40 @@ console.log(`  openNote (verify)          ${openUs.toFixed(1)} µs`);
 console.log(`  one leaf hash (300 bytes)  ${leafUs.toFixed(2)} µs`);
 
 const out: Row[] = [
-  { section: "checkpoints", name: `write --sign (${rt})`, value: `${rate(rows, signW)} rows/s`, ratio: `${ratio(signW, plainW)} plain` },
-  { section: "checkpoints", name: `verify --key (${rt})`, value: `${rate(lines, sealV)} lines/s`, ratio: `${ratio(sealV, chainV)} chain only` },
-  ...cli.map((c) => ({ section: "checkpoints", name: `seam verify --key (${c.via})`, value: `${rate(lines, c.sealed)} lines/s`, ratio: `${ratio(c.sealed, c.chain)} without --key` })),
+  {
+    section: "checkpoints",
+    name: `write --sign (${rt})`,
+    value: `${rate(rows, signW)} rows/s`,
+    ratio: `${ratio(signW, plainW)} plain`,
+  },
+  {
+    section: "checkpoints",
+    name: `verify --key (${rt})`,
+    value: `${rate(lines, sealV)} lines/s`,
+    ratio: `${ratio(sealV, chainV)} chain only`,
+  },
+  ...cli.map((c) => ({
+    section: "checkpoints",
+    name: `seam verify --key (${c.via})`,
+    value: `${rate(lines, c.sealed)} lines/s`,
+    ratio: `${ratio(c.sealed, c.chain)} without --key`,
+  })),
   { section: "checkpoints", name: `sign one checkpoint (${rt})`, value: `${(rootUs + signUs).toFixed(0)} µs` },
 ];
 writeResult(flags, {
   script: "checkpoint",
   rows: out,
-  details: { runtime: rt, rows, verifyRows, lines, bytes, every, runs, seconds: { plainW, signW, floor, chainV, sealV }, cli, us: { root: rootUs, sign: signUs, open: openUs, leaf: leafUs } },
+  details: {
+    runtime: rt,
+    rows,
+    verifyRows,
+    lines,
+    bytes,
+    every,
+    runs,
+    seconds: { plainW, signW, floor, chainV, sealV },
+    cli,
+    us: { root: rootUs, sign: signUs, open: openUs, leaf: leafUs },
+  },
 });
 rmSync(dir, { recursive: true, force: true });

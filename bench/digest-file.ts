@@ -20,7 +20,8 @@ import { Flags, type Row, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const argv = process.argv.slice(2);
-const flag = (name: string, fallback: number) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback);
+const flag = (name: string, fallback: number) =>
+  argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback;
 const mb = flag("--mb", argv.includes("--smoke") ? 1 : 100);
 const runs = flag("--runs", 1);
 const keep = argv.includes("--keep");
@@ -32,7 +33,15 @@ const file = join(dir, "big.json");
 
 function generate(path: string, bytes: number): number {
   const fd = openSync(path, "w");
-  const words = ["weather", "héllo wörld", "日本語テキスト", "🔒 locked", "line\nbreak", 'quote"d', "plain ascii search text of moderate length"];
+  const words = [
+    "weather",
+    "héllo wörld",
+    "日本語テキスト",
+    "🔒 locked",
+    "line\nbreak",
+    'quote"d',
+    "plain ascii search text of moderate length",
+  ];
   let size = 0;
   let i = 0;
   let batch: string[] = [];
@@ -40,7 +49,12 @@ function generate(path: string, bytes: number): number {
   while (size < bytes) {
     const row =
       `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"search","arguments":` +
-      JSON.stringify({ query: `${words[i % words.length]} ${i}`, limit: i % 100, score: (i % 997) / 13, tags: ["a", "b", String(i % 7)] }).replace(/}$/, "") +
+      JSON.stringify({
+        query: `${words[i % words.length]} ${i}`,
+        limit: i % 100,
+        score: (i % 997) / 13,
+        tags: ["a", "b", String(i % 7)],
+      }).replace(/}$/, "") +
       `,"ratio":${i % 11 ? (1.5e-7 * i).toString() : "1.0"},"big":${i % 5 ? i : "123456789012345678901234567890"},"nested":{"z":true,"y":null,"x":[1,2,3]}}}}`;
     batch.push(row);
     size += row.length + 1;
@@ -108,8 +122,10 @@ const bun = process.execPath;
 const cases: [string, string[]][] = [
   ["seam digest (bun, source)", [bun, join(root, "commands/seam.ts"), "digest", file]],
 ];
-if (existsSync(join(root, "dist/seam.mjs")) && has("node")) cases.push(["seam digest (node bundle)", ["node", join(root, "dist/seam.mjs"), "digest", file]]);
-if (existsSync(join(root, "dist/seam"))) cases.push(["seam digest (compiled exe)", [join(root, "dist/seam"), "digest", file]]);
+if (existsSync(join(root, "dist/seam.mjs")) && has("node"))
+  cases.push(["seam digest (node bundle)", ["node", join(root, "dist/seam.mjs"), "digest", file]]);
+if (existsSync(join(root, "dist/seam")))
+  cases.push(["seam digest (compiled exe)", [join(root, "dist/seam"), "digest", file]]);
 cases.push(["JSON.parse+stringify+sha256 (bun)", [bun, baselineJs, file]]);
 if (has("node")) cases.push(["JSON.parse+stringify+sha256 (node)", ["node", baselineJs, file]]);
 const python = has("python3");
@@ -125,7 +141,9 @@ const pad = (s: string, n: number) => s.padEnd(n);
 const baselineFor = (name: string) =>
   results.get(name.includes("node") ? "JSON.parse+stringify+sha256 (node)" : "JSON.parse+stringify+sha256 (bun)");
 const py = results.get("python3 json loads+dumps+sha256");
-console.log(`${pad("", 38)} ${pad("seconds", 9)} ${pad("peak RSS (x file)", 18)} ${pad("vs JSON same runtime", 22)} vs python3`);
+console.log(
+  `${pad("", 38)} ${pad("seconds", 9)} ${pad("peak RSS (x file)", 18)} ${pad("vs JSON same runtime", 22)} vs python3`,
+);
 for (const [name, r] of results) {
   const base = name.startsWith("seam") ? baselineFor(name) : undefined;
   const vsBase = base ? `${(r.seconds / base.seconds).toFixed(2)}x the time` : "";
@@ -154,7 +172,12 @@ for (const [name, r] of results) {
 writeResult(new Flags(argv), {
   script: "digest",
   rows: summary,
-  details: { bytes: size, rows, runs, results: Object.fromEntries([...results].map(([n, r]) => [n, { seconds: r.seconds, rss_mb: r.rssMb }])) },
+  details: {
+    bytes: size,
+    rows,
+    runs,
+    results: Object.fromEntries([...results].map(([n, r]) => [n, { seconds: r.seconds, rss_mb: r.rssMb }])),
+  },
 });
 if (keep) console.log(`kept ${dir}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -11,9 +11,9 @@
  */
 import { bench, group, run, summary } from "mitata";
 import { createHash } from "node:crypto";
-import { chainForm, compactForm } from "../src/canonical.ts";
-import { digestJson, digestJsonText } from "../src/digest.ts";
-import { parseJson } from "../src/json.ts";
+import { chainForm, compactForm } from "../src/core/canonical.ts";
+import { digestJson, digestJsonText } from "../src/core/digest.ts";
+import { parseJson } from "../src/core/json.ts";
 
 const rowText = JSON.stringify({
   jsonrpc: "2.0",
@@ -21,7 +21,12 @@ const rowText = JSON.stringify({
   method: "tools/call",
   params: {
     name: "search_documents",
-    arguments: { query: "quarterly report café 🔒", limit: 25, score: 0.75, filters: { year: 2026, tags: ["finance", "q3"] } },
+    arguments: {
+      query: "quarterly report café 🔒",
+      limit: 25,
+      score: 0.75,
+      filters: { year: 2026, tags: ["finance", "q3"] },
+    },
     _meta: { progressToken: "tok-4711" },
   },
 });
@@ -34,7 +39,10 @@ const items = Array.from({ length: 2000 }, (_, i) => ({
   body: "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(6),
   meta: { created: "2026-11-30T03:24:07.123Z", size: i * 1031, ok: i % 3 === 0 },
 }));
-const bigText = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: items, isError: false } }).replace(/"ratio":1/g, '"ratio":1.0');
+const bigText = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: items, isError: false } }).replace(
+  /"ratio":1/g,
+  '"ratio":1.0',
+);
 const row = parseJson(rowText);
 const big = parseJson(bigText);
 const rowPlain = JSON.parse(rowText);

@@ -57,7 +57,11 @@ function answer(line) {
       return result({
         tools: [
           { name: "echo", description: "answers with its arguments", inputSchema: { type: "object" } },
-          { name: "blob", description: "answers with a line of `bytes` bytes", inputSchema: { type: "object", properties: { bytes: { type: "integer" } } } },
+          {
+            name: "blob",
+            description: "answers with a line of `bytes` bytes",
+            inputSchema: { type: "object", properties: { bytes: { type: "integer" } } },
+          },
         ],
       });
     case "tools/call": {
@@ -86,5 +90,6 @@ for await (const chunk of process.stdin) {
     }
   }
   rest = data.subarray(start);
-  if (out.length > 0 && !process.stdout.write(out.length === 1 ? out[0] : Buffer.concat(out))) await once(process.stdout, "drain");
+  if (out.length > 0 && !process.stdout.write(out.length === 1 ? out[0] : Buffer.concat(out)))
+    await once(process.stdout, "drain");
 }

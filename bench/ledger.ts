@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type FsyncPolicy, LedgerWriter } from "../src/ledger.ts";
+import { type FsyncPolicy, LedgerWriter } from "../src/ledger/writer.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
@@ -25,7 +25,11 @@ const summary: Row[] = [];
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-ledger-"));
 const fields = TOOL_CALL_FIELDS;
 
-async function run(sink: (p: string) => Promise<AppendFile>, fsync: FsyncPolicy, pattern: "burst" | "serial"): Promise<number> {
+async function run(
+  sink: (p: string) => Promise<AppendFile>,
+  fsync: FsyncPolicy,
+  pattern: "burst" | "serial",
+): Promise<number> {
   const path = join(dir, `${fsync}-${pattern}-${Math.random()}.jsonl`);
   const w = await LedgerWriter.open({ path, session: "bench", server: "bench", fsync, openAppend: sink });
   const n = pattern === "burst" ? burstRows : serialRows;
@@ -45,7 +49,9 @@ async function run(sink: (p: string) => Promise<AppendFile>, fsync: FsyncPolicy,
   return (n + 1) / secs;
 }
 
-console.log(`ledger append rows/s (${process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`}; ${dir})`);
+console.log(
+  `ledger append rows/s (${process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`}; ${dir})`,
+);
 console.log("sink       pattern  policy   rows/s      ratio vs never");
 for (const [name, sink] of [
   ["file-bun", openBun],
@@ -61,7 +67,12 @@ for (const [name, sink] of [
         `${name.padEnd(10)} ${pattern.padEnd(8)} ${policy.padEnd(8)} ${Math.round(r).toLocaleString("en-US").padStart(10)}  ${(r / rates.never!).toFixed(3)}`,
       );
       if (name === "file-bun") {
-        summary.push({ section: "ledger append (LedgerWriter to a file, Bun)", name: `${pattern}, --fsync ${policy}`, value: `${Math.round(r).toLocaleString("en-US")} rows/s`, ratio: policy === "never" ? undefined : `${(r / rates.never!).toFixed(2)}x never` });
+        summary.push({
+          section: "ledger append (LedgerWriter to a file, Bun)",
+          name: `${pattern}, --fsync ${policy}`,
+          value: `${Math.round(r).toLocaleString("en-US")} rows/s`,
+          ratio: policy === "never" ? undefined : `${(r / rates.never!).toFixed(2)}x never`,
+        });
       }
     }
   }

@@ -83,7 +83,9 @@ export interface Machine {
 
 function versionOf(cmd: string, args: string[]): string | null {
   try {
-    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().replace(/^v|^Python /, "");
+    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+      .trim()
+      .replace(/^v|^Python /, "");
   } catch {
     return null;
   }

@@ -13,12 +13,12 @@
  */
 import { measure } from "mitata";
 import { createHash } from "node:crypto";
-import { lineForm } from "../src/canonical.ts";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import type { Json, JsonObject } from "../src/json.ts";
-import { LedgerWriter } from "../src/ledger.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { GENESIS, chainOf } from "../src/core/chain.ts";
+import type { Json, JsonObject } from "../src/core/json.ts";
+import { LedgerWriter } from "../src/ledger/writer.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { LedgerVerifier } from "../src/verify.ts";
+import { LedgerVerifier } from "../src/verify/verifier.ts";
 import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
 import { Flags, type Row, fmt, writeResult } from "./lib.ts";
 
@@ -150,7 +150,9 @@ const cases: Case[] = [
   },
 ];
 
-const tune = smoke ? { min_cpu_time: 1e6, min_samples: 2, max_samples: 3, warmup_samples: 0, batch_samples: 2, batch_threshold: 0 } : {};
+const tune = smoke
+  ? { min_cpu_time: 1e6, min_samples: 2, max_samples: 3, warmup_samples: 0, batch_samples: 2, batch_threshold: 0 }
+  : {};
 
 interface Result {
   group: string;
@@ -163,17 +165,29 @@ interface Result {
 }
 
 const results: Result[] = [];
-const time = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);
-console.log(`micro: row ${digestSizes.rowChars} chars, big ${(digestSizes.bigChars / 1e6).toFixed(2)} MB${smoke ? " (smoke: not timings)" : ""}`);
+const time = (ns: number) =>
+  ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
+console.log(
+  `micro: row ${digestSizes.rowChars} chars, big ${(digestSizes.bigChars / 1e6).toFixed(2)} MB${smoke ? " (smoke: not timings)" : ""}`,
+);
 let lastGroup = "";
 for (const c of cases) {
   const s = await measure(c.fn, tune);
   const per = c.per ?? 1;
-  const r: Result = { group: c.group, name: c.name, avg: s.avg / per, p75: s.p75 / per, p99: s.p99 / per, samples: s.samples.length };
+  const r: Result = {
+    group: c.group,
+    name: c.name,
+    avg: s.avg / per,
+    p75: s.p75 / per,
+    p99: s.p99 / per,
+    samples: s.samples.length,
+  };
   results.push(r);
   const base = results.find((x) => x.group === c.group)!;
   if (c.group !== lastGroup) console.log(`• ${(lastGroup = c.group)}`);
-  console.log(`  ${c.name.padEnd(40)} ${time(r.avg).padStart(10)}/op ${fmt.int(1e9 / r.avg).padStart(12)} op/s ${base === r ? "" : `${fmt.x(r.avg / base.avg)} the time of ${base.name}`}`);
+  console.log(
+    `  ${c.name.padEnd(40)} ${time(r.avg).padStart(10)}/op ${fmt.int(1e9 / r.avg).padStart(12)} op/s ${base === r ? "" : `${fmt.x(r.avg / base.avg)} the time of ${base.name}`}`,
+  );
 }
 
 /** The engine's own way of doing a group's job, which seam's ways are compared with in the table. */
@@ -186,7 +200,20 @@ for (const group of new Set(results.map((r) => r.group))) {
   const base = members.find((r) => isBaseline(r.name))!;
   for (const r of members) {
     if (r === base) continue;
-    rows.push({ section: "micro", name: `${group}: ${r.name}`, value: `${time(r.avg)} (${fmt.int(1e9 / r.avg)}/s)`, ratio: `${fmt.x(r.avg / base.avg)} the time of ${base.name}` });
+    rows.push({
+      section: "micro",
+      name: `${group}: ${r.name}`,
+      value: `${time(r.avg)} (${fmt.int(1e9 / r.avg)}/s)`,
+      ratio: `${fmt.x(r.avg / base.avg)} the time of ${base.name}`,
+    });
   }
 }
-writeResult(flags, { script: "micro", rows, details: { runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`, smoke, results } });
+writeResult(flags, {
+  script: "micro",
+  rows,
+  details: {
+    runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
+    smoke,
+    results,
+  },
+});

@@ -106,7 +106,11 @@ function argvOf(t: Target, ledger: string): string[] {
 
 /** Sets this process's CPU affinity, all its threads (the client side of a pinned round trip). */
 function pinSelf(cpuList: string): void {
-  const r = Bun.spawnSync({ cmd: ["taskset", "-a", "-p", "-c", cpuList, String(process.pid)], stdout: "ignore", stderr: "pipe" });
+  const r = Bun.spawnSync({
+    cmd: ["taskset", "-a", "-p", "-c", cpuList, String(process.pid)],
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`taskset failed: ${r.stderr.toString().trim()}`);
 }
 
@@ -118,7 +122,18 @@ function unpinnedArgv(t: Target, ledger: string): string[] {
       return [t.runtime === "node" ? "node" : BUN, ...profileFlags(t), `${ROOT}bench/bare-relay.mjs`, "--", ...SERVER];
     case "seam": {
       const [exe, ...rest] = t.via === "bun" && seamCmd ? seamCmd : seamArgv(t.via!);
-      return [exe!, ...profileFlags(t), ...rest, "wrap", "--ledger", ledger, ...MODE_FLAGS[t.mode!], ...seamArgs, "--", ...SERVER];
+      return [
+        exe!,
+        ...profileFlags(t),
+        ...rest,
+        "wrap",
+        "--ledger",
+        ledger,
+        ...MODE_FLAGS[t.mode!],
+        ...seamArgs,
+        "--",
+        ...SERVER,
+      ];
     }
   }
 }
@@ -197,14 +212,19 @@ class Conn {
   async until(lines: number): Promise<void> {
     while (this.lines < lines) {
       const { value, done } = await this.reader.read();
-      if (done) throw new Error(`${this.target.name}: output ended after ${this.lines} of ${lines} lines${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`);
+      if (done)
+        throw new Error(
+          `${this.target.name}: output ended after ${this.lines} of ${lines} lines${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`,
+        );
       this.bytes += value.length;
       for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) this.lines++;
     }
   }
 
   async initialize(): Promise<void> {
-    this.write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"seam-bench","version":"1.0.0"}}}\n`);
+    this.write(
+      `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"seam-bench","version":"1.0.0"}}}\n`,
+    );
     await this.until(1);
     this.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}\n`);
   }
@@ -220,7 +240,10 @@ class Conn {
     clearTimeout(this.deadline);
     this.watch?.sample();
     this.watch?.stop();
-    if (code !== 0) throw new Error(`${this.target.name} exited ${code}${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`);
+    if (code !== 0)
+      throw new Error(
+        `${this.target.name} exited ${code}${this.timedOut ? ` (killed after ${CONN_LIMIT_MS / 1000} s)` : ""}`,
+      );
     return code;
   }
 }
@@ -234,7 +257,12 @@ function checkLedger(path: string, want: number): { ok: boolean; calls: number; 
   for (const line of readFileSync(path, "utf8").split("\n")) {
     if (line.startsWith('{"evt": "tool_call"') && line.includes('"status": "ok"')) calls++;
   }
-  const v = Bun.spawnSync({ cmd: [...seamArgv("bun"), "verify", "--json", path], stdout: "pipe", stderr: "pipe", timeout: CONN_LIMIT_MS });
+  const v = Bun.spawnSync({
+    cmd: [...seamArgv("bun"), "verify", "--json", path],
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: CONN_LIMIT_MS,
+  });
   let verdict = `exit ${v.exitCode}`;
   try {
     const ok = JSON.parse(v.stdout.toString()).ok;
@@ -314,7 +342,15 @@ async function roundTrip(oneCore: boolean): Promise<void> {
     const b = targets.find((x) => x.kind === "bare" && x.runtime === t.runtime);
     const bareAdded = b ? med(b) - d : NaN;
     const ratio = t.kind === "seam" ? added / bareAdded : undefined;
-    table.push({ name: t.name, median_ms: m, p90_ms: quantile(lat.get(t)!, 0.9), mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length, added_ms: added, ratio_vs_bare_added: ratio, cpu_ms_per_call: cpuPerCall(t) });
+    table.push({
+      name: t.name,
+      median_ms: m,
+      p90_ms: quantile(lat.get(t)!, 0.9),
+      mean_ms: lat.get(t)!.reduce((a, x) => a + x, 0) / lat.get(t)!.length,
+      added_ms: added,
+      ratio_vs_bare_added: ratio,
+      cpu_ms_per_call: cpuPerCall(t),
+    });
     const goal = t.kind === "seam" && t.mode === "batch";
     rows.push({
       section,
@@ -326,7 +362,12 @@ async function roundTrip(oneCore: boolean): Promise<void> {
     });
   }
   for (const t of targets) if (t.kind === "seam") ledgerRow(section, t, rtRounds * (rtWarmup + rtCalls));
-  details[oneCore ? "round_trip_one_core" : "round_trip"] = { calls_per_round: rtCalls, warmup: rtWarmup, rounds: rtRounds, targets: table };
+  details[oneCore ? "round_trip_one_core" : "round_trip"] = {
+    calls_per_round: rtCalls,
+    warmup: rtWarmup,
+    rounds: rtRounds,
+    targets: table,
+  };
 }
 
 // ---- pipelined and large: a burst of requests written at once ----
@@ -361,7 +402,14 @@ async function burst(t: Target, payload: string, answers: number): Promise<Burst
 // ---- pipelined ----
 
 async function pipelined(): Promise<void> {
-  const targets = [direct, bare("bun"), seam("bun"), seam("bun", "never"), seam("bun", "always"), seam("bun", "write-ahead")];
+  const targets = [
+    direct,
+    bare("bun"),
+    seam("bun"),
+    seam("bun", "never"),
+    seam("bun", "always"),
+    seam("bun", "write-ahead"),
+  ];
   for (const t of targets) t.ledger = ledgerPath(t, "pipe");
   const payload = Array.from({ length: pipeCalls }, (_, i) => call(i + 1)).join("");
   const best = new Map<Target, Burst>();
@@ -378,13 +426,27 @@ async function pipelined(): Promise<void> {
   for (const t of targets) {
     const b = best.get(t)!;
     const share = rate(t) / bareRate;
-    table.push({ name: t.name, calls_per_s: rate(t), seconds: b.seconds, exit_seconds: b.exitSeconds, cpu_seconds_until_last_answer: b.cpu, peak_rss_mb: b.hwmKB / 1024, share_of_bare: share, share_of_direct: rate(t) / rate(direct) });
+    table.push({
+      name: t.name,
+      calls_per_s: rate(t),
+      seconds: b.seconds,
+      exit_seconds: b.exitSeconds,
+      cpu_seconds_until_last_answer: b.cpu,
+      peak_rss_mb: b.hwmKB / 1024,
+      share_of_bare: share,
+      share_of_direct: rate(t) / rate(direct),
+    });
     const goal = t.kind === "seam" && t.mode === "batch";
     rows.push({
       section: "pipelined",
       name: t.name,
       value: `${fmt.int(rate(t))} calls/s${t.kind === "direct" ? "" : `; ${fmt.us((1000 * b.cpu) / pipeCalls)} CPU/call`}`,
-      ratio: t.kind === "direct" ? undefined : t.kind === "bare" ? `${(100 * rate(t) / rate(direct)).toFixed(0)}% of direct` : `${(100 * share).toFixed(0)}% of bare`,
+      ratio:
+        t.kind === "direct"
+          ? undefined
+          : t.kind === "bare"
+            ? `${((100 * rate(t)) / rate(direct)).toFixed(0)}% of direct`
+            : `${(100 * share).toFixed(0)}% of bare`,
       goal: goal ? "≥ 90% of bare" : undefined,
       met: goal ? share >= 0.9 : undefined,
     });
@@ -411,12 +473,18 @@ async function large(): Promise<void> {
   const mbps = (t: Target) => (count * frame) / 2 ** 20 / res.get(t)!.seconds;
   for (const t of targets) {
     const r = res.get(t)!;
-    table.push({ name: t.name, mb_per_s: mbps(t), seconds: r.seconds, peak_rss_mb: r.hwmKB / 1024, cpu_seconds: r.cpu });
+    table.push({
+      name: t.name,
+      mb_per_s: mbps(t),
+      seconds: r.seconds,
+      peak_rss_mb: r.hwmKB / 1024,
+      cpu_seconds: r.cpu,
+    });
     rows.push({
       section: `large (${fmt.int((count * frame) / 2 ** 20)} MiB in ${frameMiB} MiB frames)`,
       name: t.name,
       value: `${fmt.int(mbps(t))} MB/s${t.kind === "direct" ? "" : `, peak RSS ${fmt.mb(r.hwmKB * 1024)}`}`,
-      ratio: t.kind === "seam" ? `${(100 * mbps(t) / mbps(targets[1]!)).toFixed(0)}% of bare` : undefined,
+      ratio: t.kind === "seam" ? `${((100 * mbps(t)) / mbps(targets[1]!)).toFixed(0)}% of bare` : undefined,
       goal: t.kind === "seam" ? "peak RSS < 200 MB" : undefined,
       met: t.kind === "seam" ? r.hwmKB * 1024 < 200e6 : undefined,
     });
@@ -442,7 +510,10 @@ try {
 } finally {
   if (!keep) rmSync(dir, { recursive: true, force: true });
 }
-for (const r of rows) console.log(`${r.section.padEnd(34)} ${r.name.padEnd(44)} ${r.value.padEnd(30)} ${(r.ratio ?? "").padEnd(18)} ${r.goal ? `${r.goal}: ${r.met ? "met" : "MISSED"}` : ""}`);
+for (const r of rows)
+  console.log(
+    `${r.section.padEnd(34)} ${r.name.padEnd(44)} ${r.value.padEnd(30)} ${(r.ratio ?? "").padEnd(18)} ${r.goal ? `${r.goal}: ${r.met ? "met" : "MISSED"}` : ""}`,
+  );
 writeResult(flags, { script: "relay", rows, details });
 if (failures > 0) {
   console.error(`relay bench: ${failures} ledger check(s) failed`);

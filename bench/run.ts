@@ -73,9 +73,18 @@ const failed = Object.entries(outcome).filter(([, o]) => o.exit !== 0 || !o.resu
 /** Plain text, fixed width: it goes into the README as it prints. */
 function table(rs: Row[]): string {
   const head = ["", "figure", "ratio (same run)", "goal"];
-  const cells = rs.map((r) => [`  ${r.name}`, r.value, r.ratio ?? "", r.goal ? `${r.goal}: ${r.met ? "met" : "MISSED"}` : ""]);
+  const cells = rs.map((r) => [
+    `  ${r.name}`,
+    r.value,
+    r.ratio ?? "",
+    r.goal ? `${r.goal}: ${r.met ? "met" : "MISSED"}` : "",
+  ]);
   const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(w[i]!)).join("  ").trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(w[i]!))
+      .join("  ")
+      .trimEnd();
   const out: string[] = [];
   let section = "";
   for (let i = 0; i < rs.length; i++) {
@@ -90,12 +99,19 @@ function table(rs: Row[]): string {
 
 const m = machine();
 console.log(`\n== seam benchmarks${smoke ? " (smoke: sizes too small for the figures to mean anything)" : ""}`);
-console.log(`machine: ${m.cpus} cores ${m.cpu}, ${m.memory_gb} GB, ${m.os}; bun ${m.bun}, node ${m.node ?? "none"}, python ${m.python ?? "none"}`);
-console.log(`load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}${loadAtStart > 0.5 ? ": other work was running, figures are noisy" : ""}`);
+console.log(
+  `machine: ${m.cpus} cores ${m.cpu}, ${m.memory_gb} GB, ${m.os}; bun ${m.bun}, node ${m.node ?? "none"}, python ${m.python ?? "none"}`,
+);
+console.log(
+  `load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}${loadAtStart > 0.5 ? ": other work was running, figures are noisy" : ""}`,
+);
 console.log(table(rows));
 const goals = rows.filter((r) => r.met !== undefined);
-console.log(`\ngoals: ${goals.filter((r) => r.met).length} met, ${goals.filter((r) => !r.met).length} missed; ${total.toFixed(0)} s in all`);
-for (const [name, o] of failed) console.error(`bench: ${name} ${o.exit !== 0 ? `exited ${o.exit}` : "wrote no result"}`);
+console.log(
+  `\ngoals: ${goals.filter((r) => r.met).length} met, ${goals.filter((r) => !r.met).length} missed; ${total.toFixed(0)} s in all`,
+);
+for (const [name, o] of failed)
+  console.error(`bench: ${name} ${o.exit !== 0 ? `exited ${o.exit}` : "wrote no result"}`);
 
 writeFileSync(
   `${RESULTS}${smoke ? "smoke" : "latest"}.json`,

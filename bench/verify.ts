@@ -18,10 +18,10 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineForm } from "../src/canonical.ts";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import { digestJson } from "../src/digest.ts";
-import type { Json } from "../src/json.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { digestJson } from "../src/core/digest.ts";
+import type { Json } from "../src/core/json.ts";
 import { Flags, type Row, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -61,19 +61,64 @@ function generate(path: string, n: number): { rows: number; seconds: number } {
       pending = [];
     }
   };
-  const head = (evt: string, session: string, seq: number) => ({ evt, seam: "mcp-stdio", seam_impl: "seam/0.1.0", session, seq, server: "server-everything" });
+  const head = (evt: string, session: string, seq: number) => ({
+    evt,
+    seam: "mcp-stdio",
+    seam_impl: "seam/0.1.0",
+    session,
+    seq,
+    server: "server-everything",
+  });
   for (let s = 0; rows < n; s++) {
     const session = randomUUID();
     let seq = 0;
     // 400 calls a session; the last one takes what is left, so the count is exact.
     const calls = Math.min(400, Math.max(0, n - rows - 3));
-    put({ ...head("session_begin", session, ++seq), command: ["npx", "-y", "@modelcontextprotocol/server-everything"], command_digest: digests[0]!, cwd: "/home/user/project", pid: 40000 + s, host: "bench", runtime: "bun 1.4.5", raw_payloads: false, max_frame: 67108864, fsync: "batch" });
-    put({ ...head("mcp_initialize", session, ++seq), status: "ok", client_info: { name: "claude-code", version: "2.1.0" }, server_info: { name: "example-servers/everything", version: "1.0.0" }, protocol_version: "2025-06-18", result_digest: digests[1]!, ms: 4.2 });
+    put({
+      ...head("session_begin", session, ++seq),
+      command: ["npx", "-y", "@modelcontextprotocol/server-everything"],
+      command_digest: digests[0]!,
+      cwd: "/home/user/project",
+      pid: 40000 + s,
+      host: "bench",
+      runtime: "bun 1.4.5",
+      raw_payloads: false,
+      max_frame: 67108864,
+      fsync: "batch",
+    });
+    put({
+      ...head("mcp_initialize", session, ++seq),
+      status: "ok",
+      client_info: { name: "claude-code", version: "2.1.0" },
+      server_info: { name: "example-servers/everything", version: "1.0.0" },
+      protocol_version: "2025-06-18",
+      result_digest: digests[1]!,
+      ms: 4.2,
+    });
     let n2 = 0;
     for (let c = 0; c < calls; c++, n2++) {
-      put({ ...head("tool_call", session, ++seq), tool: c % 3 ? "echo" : "add", rpc_id: c + 2, args_digest: digests[c % 64]!, result_digest: digests[(c * 7) % 64]!, status: c % 50 ? "ok" : "error", ms: 1 + (c % 97) / 10 });
+      put({
+        ...head("tool_call", session, ++seq),
+        tool: c % 3 ? "echo" : "add",
+        rpc_id: c + 2,
+        args_digest: digests[c % 64]!,
+        result_digest: digests[(c * 7) % 64]!,
+        status: c % 50 ? "ok" : "error",
+        ms: 1 + (c % 97) / 10,
+      });
     }
-    put({ ...head("session_end", session, ++seq), reason: "client_eof", exit_code: 0, rows_before_end: seq - 1, calls: n2, bytes: { c2s: 12000 * n2, s2c: 34000 * n2 }, stream_digests: { c2s: digests[2]!.replace("json-c14n", "raw-bytes"), s2c: digests[3]!.replace("json-c14n", "raw-bytes") } });
+    put({
+      ...head("session_end", session, ++seq),
+      reason: "client_eof",
+      exit_code: 0,
+      rows_before_end: seq - 1,
+      calls: n2,
+      bytes: { c2s: 12000 * n2, s2c: 34000 * n2 },
+      stream_digests: {
+        c2s: digests[2]!.replace("json-c14n", "raw-bytes"),
+        s2c: digests[3]!.replace("json-c14n", "raw-bytes"),
+      },
+    });
   }
   if (pending.length > 0) writeSync(fd, enc.encode(pending.join("\n") + "\n"));
   closeSync(fd);
@@ -97,7 +142,10 @@ interface Timed {
 
 /** Runs argv under GNU time: wall seconds and peak RSS of the process. */
 function timed(cmd: string[]): Timed {
-  const r = spawnSync("/usr/bin/time", ["-f", "%e %M %U %S", ...cmd], { stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 26 });
+  const r = spawnSync("/usr/bin/time", ["-f", "%e %M %U %S", ...cmd], {
+    stdio: ["ignore", "ignore", "pipe"],
+    maxBuffer: 1 << 26,
+  });
   const last = r.stderr.toString().trim().split("\n").pop()!;
   const [secs, kb, user, sys] = last.split(" ").map(Number);
   return { seconds: secs!, cpu: user! + sys!, rssMB: kb! / 1024, code: r.status };
@@ -115,7 +163,9 @@ function best(cmd: string[], runs = smokeRuns ?? 3): Timed {
 const gen = generate(ledger, rowsWanted);
 const bytes = statSync(ledger).size;
 const bun = process.execPath;
-console.log(`ledger: ${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(1)} MB (${Math.round(bytes / gen.rows)} bytes/row), generated in ${gen.seconds.toFixed(1)} s`);
+console.log(
+  `ledger: ${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(1)} MB (${Math.round(bytes / gen.rows)} bytes/row), generated in ${gen.seconds.toFixed(1)} s`,
+);
 
 const floor = {
   bun: best([bun, "-e", FLOOR_JS, ledger]),
@@ -131,13 +181,17 @@ const row = (name: string, t: Timed, base?: Timed) =>
   [
     name.padEnd(28),
     `${t.seconds.toFixed(2).padStart(6)} s`,
-    `${Math.round(gen.rows / t.seconds).toLocaleString("en-US").padStart(10)} rows/s`,
+    `${Math.round(gen.rows / t.seconds)
+      .toLocaleString("en-US")
+      .padStart(10)} rows/s`,
     `${(bytes / 1e6 / t.seconds).toFixed(0).padStart(5)} MB/s`,
     `cpu ${t.cpu.toFixed(2).padStart(6)} s`,
     base ? `${(t.seconds / base.seconds).toFixed(1).padStart(5)}x floor` : "".padStart(11),
     `${t.rssMB.toFixed(0).padStart(5)} MB peak RSS`,
     t.code !== 0 && t.code !== null ? `(exit ${t.code})` : "",
-  ].join("  ").trimEnd();
+  ]
+    .join("  ")
+    .trimEnd();
 
 console.log(row("floor bun (read+sha256)", floor.bun));
 console.log(row("floor node (read+sha256)", floor.node));
@@ -161,7 +215,14 @@ for (const [name, cmd, rt] of runs) {
     goal: goal ? "≥ 100,000 rows/s" : undefined,
     met: goal ? rate >= 100_000 && t.code === 0 : undefined,
   });
-  details.push({ name, seconds: t.seconds, rows_per_s: rate, rss_mb: t.rssMB, exit: t.code, floor_seconds: floor[rt].seconds });
+  details.push({
+    name,
+    seconds: t.seconds,
+    rows_per_s: rate,
+    rss_mb: t.rssMB,
+    exit: t.code,
+    floor_seconds: floor[rt].seconds,
+  });
 }
 writeResult(flags, { script: "verify", rows: summary, details: { rows: gen.rows, bytes, floor, runs: details } });
 

@@ -1,5 +1,5 @@
 import type { ArgsDef } from "citty";
-import { UsageError } from "../src/exit.ts";
+import { UsageError } from "../src/base/exit.ts";
 
 /**
  * citty parses leniently (an unknown flag is silently kept); a security tool
@@ -21,7 +21,10 @@ export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, com
     if (!a.startsWith("-") || a === "-") continue;
     const name = a.replace(/^--?/, "").split("=")[0]!;
     if (!known.has(name)) {
-      throw new UsageError(`unknown flag ${a.split("=")[0]} for 'seam ${command}'`, `run 'seam ${command} --help' for the flags it takes`);
+      throw new UsageError(
+        `unknown flag ${a.split("=")[0]} for 'seam ${command}'`,
+        `run 'seam ${command} --help' for the flags it takes`,
+      );
     }
     const spec = def[name] ?? def[camel(name)];
     if (spec && (spec.type === "string" || spec.type === "enum") && !a.includes("=")) {

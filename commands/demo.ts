@@ -1,25 +1,35 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import { runDemo } from "../src/demo.ts";
-import { EXIT } from "../src/exit.ts";
-import { createLog } from "../src/log.ts";
+import { runDemo } from "../src/selftest/demo.ts";
+import { EXIT } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 
 const args = {
-  ledger: { type: "string", description: "ledger to write (default seam-demo.jsonl in the current directory)", valueHint: "PATH" },
+  ledger: {
+    type: "string",
+    description: "ledger to write (default seam-demo.jsonl in the current directory)",
+    valueHint: "PATH",
+  },
 } as const;
 
 export default defineCommand({
-  meta: { name: "demo", description: "wrap the built-in example server with a scripted client, verify the ledger, and show what happened" },
+  meta: {
+    name: "demo",
+    description: "wrap the built-in example server with a scripted client, verify the ledger, and show what happened",
+  },
   args,
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "demo");
     const ledger = (a.ledger as string | undefined) || "seam-demo.jsonl";
     const r = await runDemo(runtime.selfArgv(), ledger, isWriterAlive);
     if (!r.text) {
-      createLog().error(`the demo session failed; the ledger is ${ledger}`, "run 'seam selftest' to see which part of seam is not working here");
+      createLog().error(
+        `the demo session failed; the ledger is ${ledger}`,
+        "run 'seam selftest' to see which part of seam is not working here",
+      );
       return EXIT.FAIL;
     }
     await print(r.text);

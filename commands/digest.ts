@@ -2,17 +2,23 @@ import { defineCommand } from "citty";
 import { print } from "./_out.ts";
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { type Recipe, RECIPES, StreamDigest } from "../src/digest.ts";
-import { type DigestOutcome, digestJsonBytes } from "../src/digest-input.ts";
-import { EXIT, UsageError } from "../src/exit.ts";
-import { createLog } from "../src/log.ts";
+import { type Recipe, RECIPES, StreamDigest } from "../src/core/digest.ts";
+import { type DigestOutcome, digestJsonBytes } from "./_digest-input.ts";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 
 const args = {
   files: { type: "positional", description: "JSON files to digest; '-' or none reads stdin", required: false },
-  "raw-bytes": { type: "boolean", description: "digest the bytes as they are (sha256:raw-bytes:v1) instead of the JSON value" },
-  recipe: { type: "string", description: "json-c14n (default, Python json.dumps sorted and compact) or jcs (RFC 8785)" },
+  "raw-bytes": {
+    type: "boolean",
+    description: "digest the bytes as they are (sha256:raw-bytes:v1) instead of the JSON value",
+  },
+  recipe: {
+    type: "string",
+    description: "json-c14n (default, Python json.dumps sorted and compact) or jcs (RFC 8785)",
+  },
 } as const;
 
 /**
@@ -23,7 +29,10 @@ const args = {
  * on stdout; the others are still digested, and the exit status is 1.
  */
 export default defineCommand({
-  meta: { name: "digest", description: "print the content digest of JSON files (exit 0 ok, 1 unreadable/unparseable/undigestible)" },
+  meta: {
+    name: "digest",
+    description: "print the content digest of JSON files (exit 0 ok, 1 unreadable/unparseable/undigestible)",
+  },
   args,
   async run({ args: a, rawArgs }) {
     rejectUnknownFlags(rawArgs, args, "digest");

@@ -6,10 +6,10 @@
  */
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import { EXIT, UsageError } from "../src/exit.ts";
-import { SCRIPTS, runFixtureClient } from "../src/fixture/client.ts";
-import { runFixtureServer } from "../src/fixture/server.ts";
-import { createLog } from "../src/log.ts";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { SCRIPTS, runFixtureClient } from "../src/selftest/fixture-client.ts";
+import { runFixtureServer } from "../src/selftest/fixture-server.ts";
+import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 
 export default defineCommand({
@@ -34,7 +34,8 @@ export default defineCommand({
     const dd = rawArgs.indexOf("--");
     const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
     const script = SCRIPTS[(args.script as string | undefined) ?? "awkward"];
-    if (!script || argv.length === 0) throw new UsageError("fixture client needs a known --script and a command after '--'");
+    if (!script || argv.length === 0)
+      throw new UsageError("fixture client needs a known --script and a command after '--'");
     const spawned = await runtime.spawn(argv);
     if (!spawned.ok) {
       createLog().error(`cannot start ${argv[0]}: ${spawned.error}`);

@@ -5,9 +5,9 @@
  * take a `--help` meant for the wrapped server as its own.
  */
 import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
-import { EXIT, UsageError } from "../src/exit.ts";
-import { createLog } from "../src/log.ts";
-import { VERSION } from "../src/version.ts";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
+import { VERSION } from "../src/base/version.ts";
 import { flushOut, print } from "./_out.ts";
 
 type Lazy = () => Promise<CommandDef<any>>;
@@ -24,7 +24,11 @@ const subCommands: Record<string, Lazy> = {
 const hidden = new Set(["fixture"]);
 
 const main = defineCommand({
-  meta: { name: "seam", version: VERSION, description: "record what crosses the MCP stdio seam into a tamper-evident ledger" },
+  meta: {
+    name: "seam",
+    version: VERSION,
+    description: "record what crosses the MCP stdio seam into a tamper-evident ledger",
+  },
   subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !hidden.has(n))),
 });
 
@@ -60,7 +64,10 @@ async function run(argv: string[]): Promise<number> {
       return EXIT.USAGE;
     }
     if (err instanceof Error && err.name === "CLIError") {
-      log.error(lowerFirst(err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "")), `run 'seam ${name} --help' for usage`);
+      log.error(
+        lowerFirst(err.message.replace(/\x1b\[[0-9;]*m/g, "").replace(/\.$/, "")),
+        `run 'seam ${name} --help' for usage`,
+      );
       return EXIT.USAGE;
     }
     log.error(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

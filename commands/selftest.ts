@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import { EXIT } from "../src/exit.ts";
+import { EXIT } from "../src/base/exit.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { type Arm, runSelftest } from "../src/selftest.ts";
+import { type Arm, runSelftest } from "../src/selftest/run.ts";
 
 const args = {
   json: { type: "boolean", description: "print one JSON object instead of lines" },
@@ -15,7 +15,10 @@ function line(a: Arm): string {
 }
 
 export default defineCommand({
-  meta: { name: "selftest", description: "prove that every check seam makes holds, and fails when the defect it guards against is injected" },
+  meta: {
+    name: "selftest",
+    description: "prove that every check seam makes holds, and fails when the defect it guards against is injected",
+  },
   args,
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "selftest");

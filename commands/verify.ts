@@ -1,15 +1,15 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
-import { EXIT, UsageError } from "../src/exit.ts";
-import type { Json } from "../src/json.ts";
-import { KeyFileError, readVerifierKeys } from "../src/keyfile.ts";
-import { createLog } from "../src/log.ts";
-import { StateDir } from "../src/seal-state.ts";
-import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from "../src/verify-seal-run.ts";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import type { Json } from "../src/core/json.ts";
+import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { createLog } from "../src/base/log.ts";
+import { StateDir } from "../src/checkpoint/state.ts";
+import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from "../src/checkpoint/verify-file.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
-import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
+import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
@@ -17,11 +17,31 @@ const args = {
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
-  key: { type: "string", description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed", valueHint: "VKEY" },
-  witness: { type: "string", description: "require the ledger to extend every checkpoint in this witness file (needs --key)", valueHint: "PATH" },
-  state: { type: "string", description: "remember the highest checkpoint per ledger here and refuse to go backwards (needs --key)", valueHint: "DIR" },
-  prove: { type: "string", description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint", valueHint: "LINE" },
-  "check-proof": { type: "string", description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin", valueHint: "FILE" },
+  key: {
+    type: "string",
+    description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
+    valueHint: "VKEY",
+  },
+  witness: {
+    type: "string",
+    description: "require the ledger to extend every checkpoint in this witness file (needs --key)",
+    valueHint: "PATH",
+  },
+  state: {
+    type: "string",
+    description: "remember the highest checkpoint per ledger here and refuse to go backwards (needs --key)",
+    valueHint: "DIR",
+  },
+  prove: {
+    type: "string",
+    description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint",
+    valueHint: "LINE",
+  },
+  "check-proof": {
+    type: "string",
+    description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin",
+    valueHint: "FILE",
+  },
 } as const;
 
 export default defineCommand({
@@ -47,7 +67,12 @@ export default defineCommand({
     const encoder = new TextEncoder();
     const codes: number[] = [];
     for (const path of paths) {
-      const { report, extra, json } = await verifyOne(path, a.strict === true, process.stderr.isTTY === true && !a.quiet, setup);
+      const { report, extra, json } = await verifyOne(
+        path,
+        a.strict === true,
+        process.stderr.isTTY === true && !a.quiet,
+        setup,
+      );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
       const text = a.json
@@ -98,16 +123,28 @@ function progressMeter(path: string) {
 }
 
 /** The checkpoint flags; null when none is given (a plain chain check). */
-function sealSetup(a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string }, paths: string[]): SealSetup | null {
+function sealSetup(
+  a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string },
+  paths: string[],
+): SealSetup | null {
   for (const f of ["key", "witness", "state", "prove", "checkProof"] as const) {
     if (a[f] === "") throw new UsageError(`--${f === "checkProof" ? "check-proof" : f} must not be empty`);
   }
-  if (a.checkProof !== undefined && (paths.length > 0 || a.prove !== undefined || a.witness !== undefined || a.state !== undefined)) {
-    throw new UsageError("--check-proof takes the proof alone: no ledger, --prove, --witness or --state", "seam verify --check-proof FILE --key VKEY");
+  if (
+    a.checkProof !== undefined &&
+    (paths.length > 0 || a.prove !== undefined || a.witness !== undefined || a.state !== undefined)
+  ) {
+    throw new UsageError(
+      "--check-proof takes the proof alone: no ledger, --prove, --witness or --state",
+      "seam verify --check-proof FILE --key VKEY",
+    );
   }
   if (a.key === undefined) {
     if (a.witness !== undefined || a.state !== undefined) {
-      throw new UsageError(`--${a.witness !== undefined ? "witness" : "state"} needs --key VKEY`, "give the verifier key that seam keygen printed");
+      throw new UsageError(
+        `--${a.witness !== undefined ? "witness" : "state"} needs --key VKEY`,
+        "give the verifier key that seam keygen printed",
+      );
     }
     return a.prove !== undefined || a.checkProof !== undefined ? { keys: [] } : null;
   }
@@ -115,7 +152,8 @@ function sealSetup(a: { key?: string; witness?: string; state?: string; prove?: 
   try {
     keys = readVerifierKeys(a.key);
   } catch (e) {
-    if (e instanceof KeyFileError) throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
+    if (e instanceof KeyFileError)
+      throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
     throw e;
   }
   const setup: SealSetup = { keys };
@@ -132,9 +170,15 @@ function sealSetup(a: { key?: string; witness?: string; state?: string; prove?: 
 }
 
 /** --prove LINE: the proof on stdout, or an error (exit 1). */
-async function proveCommand(paths: string[], lineText: string, strict: boolean, keys: SealSetup["keys"]): Promise<number> {
+async function proveCommand(
+  paths: string[],
+  lineText: string,
+  strict: boolean,
+  keys: SealSetup["keys"],
+): Promise<number> {
   const line = intFlag(lineText, "--prove", 0, 1);
-  if (paths.length !== 1 || paths[0] === "-") throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
+  if (paths.length !== 1 || paths[0] === "-")
+    throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
   const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
   if ("error" in r) {
     createLog().error(r.error, r.hint);
@@ -146,7 +190,11 @@ async function proveCommand(paths: string[], lineText: string, strict: boolean, 
 }
 
 /** --check-proof FILE: its report (human, --json or --quiet); exit 0 ok, 1 broken, 3 inconclusive. */
-async function checkProofCommand(file: string, keys: SealSetup["keys"], a: { json?: boolean; quiet?: boolean }): Promise<number> {
+async function checkProofCommand(
+  file: string,
+  keys: SealSetup["keys"],
+  a: { json?: boolean; quiet?: boolean },
+): Promise<number> {
   let text: string;
   try {
     if (file === "-") {
@@ -161,6 +209,7 @@ async function checkProofCommand(file: string, keys: SealSetup["keys"], a: { jso
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);
-  if (!a.quiet) await runtime.stdout().write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
+  if (!a.quiet)
+    await runtime.stdout().write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
   return r.code;
 }

@@ -1,58 +1,123 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import type { ActionRecorder } from "../src/actions.ts";
-import { actionsUrl } from "../src/endpoint.ts";
+import type { ActionRecorder } from "../src/wrap/actions.ts";
+import { actionsUrl } from "../src/wrap/endpoint.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
-import { UsageError } from "../src/exit.ts";
-import { FAULT_ENV, parseFault } from "../src/faults.ts";
-import { serverLabel } from "../src/label.ts";
-import { type FsyncPolicy, describeWriteError } from "../src/ledger.ts";
-import { type Log, createLog } from "../src/log.ts";
+import { UsageError } from "../src/base/exit.ts";
+import { FAULT_ENV, parseFault } from "../src/selftest/faults.ts";
+import { serverLabel } from "../src/wrap/label.ts";
+import { type FsyncPolicy, describeWriteError } from "../src/ledger/writer.ts";
+import { type Log, createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { runWrap } from "../src/wrap.ts";
-import { KeyFileError, readSignerFile } from "../src/keyfile.ts";
-import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/seal.ts";
+import { runWrap } from "../src/wrap/session.ts";
+import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/checkpoint/writer.ts";
 
 const args = {
   ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
-  server: { type: "string", description: "label for the server in every row (default: derived from the command)", valueHint: "NAME" },
+  server: {
+    type: "string",
+    description: "label for the server in every row (default: derived from the command)",
+    valueHint: "NAME",
+  },
   session: { type: "string", description: "session id (default: a fresh UUIDv4)", valueHint: "ID" },
   raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
-  "max-frame": { type: "string", description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)", valueHint: "BYTES" },
-  fsync: { type: "enum", options: ["batch", "always", "never"] as string[], description: "when rows are fsynced (default batch: at most every 100 ms)" },
-  "write-ahead": { type: "boolean", description: "make each tools/call's intent row durable before forwarding the call" },
-  "fail-closed": { type: "boolean", description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)" },
-  map: { type: "string", description: "action mapping (JSON or YAML): mapped tools/calls become actions, recorded (and posted) before forwarding (default: $COMMITLAYER_RECORDER_MAP)", valueHint: "FILE" },
-  "api-url": { type: "string", description: "post each action to URL/v1/actions with $COMMITLAYER_API_KEY (default: $COMMITLAYER_API_URL)", valueHint: "URL" },
+  "max-frame": {
+    type: "string",
+    description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)",
+    valueHint: "BYTES",
+  },
+  fsync: {
+    type: "enum",
+    options: ["batch", "always", "never"] as string[],
+    description: "when rows are fsynced (default batch: at most every 100 ms)",
+  },
+  "write-ahead": {
+    type: "boolean",
+    description: "make each tools/call's intent row durable before forwarding the call",
+  },
+  "fail-closed": {
+    type: "boolean",
+    description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)",
+  },
+  map: {
+    type: "string",
+    description:
+      "action mapping (JSON or YAML): mapped tools/calls become actions, recorded (and posted) before forwarding (default: $COMMITLAYER_RECORDER_MAP)",
+    valueHint: "FILE",
+  },
+  "api-url": {
+    type: "string",
+    description: "post each action to URL/v1/actions with $COMMITLAYER_API_KEY (default: $COMMITLAYER_API_URL)",
+    valueHint: "URL",
+  },
   "agent-id": { type: "string", description: "agent_id of every action (overrides the mapping's)", valueHint: "ID" },
-  "workflow-id": { type: "string", description: "workflow_id of every action (overrides the mapping's)", valueHint: "ID" },
-  timeout: { type: "string", description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)", valueHint: "SECONDS" },
-  "no-fail-open": { type: "boolean", description: "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning" },
+  "workflow-id": {
+    type: "string",
+    description: "workflow_id of every action (overrides the mapping's)",
+    valueHint: "ID",
+  },
+  timeout: {
+    type: "string",
+    description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)",
+    valueHint: "SECONDS",
+  },
+  "no-fail-open": {
+    type: "boolean",
+    description:
+      "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning",
+  },
   "warn-unmapped": { type: "boolean", description: "warn once for each called tool the mapping does not name" },
-  sign: { type: "string", description: "sign checkpoints of the ledger's Merkle root with this private key (from seam keygen): every --checkpoint-every rows, every 60 s while rows come, and at session end", valueHint: "KEYFILE" },
-  "checkpoint-every": { type: "string", description: "rows between signed checkpoints (default 1000; needs --sign)", valueHint: "N" },
-  witness: { type: "string", description: "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)", valueHint: "PATH" },
+  sign: {
+    type: "string",
+    description:
+      "sign checkpoints of the ledger's Merkle root with this private key (from seam keygen): every --checkpoint-every rows, every 60 s while rows come, and at session end",
+    valueHint: "KEYFILE",
+  },
+  "checkpoint-every": {
+    type: "string",
+    description: "rows between signed checkpoints (default 1000; needs --sign)",
+    valueHint: "N",
+  },
+  witness: {
+    type: "string",
+    description:
+      "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)",
+    valueHint: "PATH",
+  },
 } as const;
 
 export default defineCommand({
-  meta: { name: "wrap", description: "run an MCP stdio server and record what crosses its stdin and stdout: seam wrap --ledger PATH -- CMD [ARGS…]" },
+  meta: {
+    name: "wrap",
+    description:
+      "run an MCP stdio server and record what crosses its stdin and stdout: seam wrap --ledger PATH -- CMD [ARGS…]",
+  },
   args,
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "wrap");
     const dd = rawArgs.indexOf("--");
     const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
     if (argv.length === 0) {
-      throw new UsageError("no server command given", "put the server's command after '--': seam wrap --ledger seam.jsonl -- npx -y @modelcontextprotocol/server-everything");
+      throw new UsageError(
+        "no server command given",
+        "put the server's command after '--': seam wrap --ledger seam.jsonl -- npx -y @modelcontextprotocol/server-everything",
+      );
     }
     const before = dd < 0 ? rawArgs : rawArgs.slice(0, dd);
     const stray = positionals(before);
-    if (stray.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(stray[0])} before '--'`, "the server's command goes after '--'");
+    if (stray.length > 0)
+      throw new UsageError(
+        `unexpected argument ${JSON.stringify(stray[0])} before '--'`,
+        "the server's command goes after '--'",
+      );
     const ledger = a.ledger as string | undefined;
     if (!ledger) throw new UsageError("--ledger is required", "seam wrap --ledger seam.jsonl -- <server command>");
     const fault = parseFault(process.env[FAULT_ENV]);
     if (fault === null) throw new UsageError(`${FAULT_ENV} names no known fault`);
     const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
-    if (!["batch", "always", "never"].includes(fsync)) throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    if (!["batch", "always", "never"].includes(fsync))
+      throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
@@ -82,7 +147,17 @@ export default defineCommand({
 
 /** Words before '--' that are not flags or flag values. */
 function positionals(words: string[]): string[] {
-  const valued = new Set(["--ledger", "--server", "--session", "--max-frame", "--fsync", ...ACTION_VALUED, "--sign", "--checkpoint-every", "--witness"]);
+  const valued = new Set([
+    "--ledger",
+    "--server",
+    "--session",
+    "--max-frame",
+    "--fsync",
+    ...ACTION_VALUED,
+    "--sign",
+    "--checkpoint-every",
+    "--witness",
+  ]);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -101,7 +176,11 @@ function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined
   const witness = a.witness as string | undefined;
   if (sign === "" || witness === "") throw new UsageError(`--${sign === "" ? "sign" : "witness"} must not be empty`);
   if (sign === undefined) {
-    if (every !== undefined || witness !== undefined) throw new UsageError(`--${every !== undefined ? "checkpoint-every" : "witness"} needs --sign KEYFILE`, "make a key with: seam keygen --out seam.key");
+    if (every !== undefined || witness !== undefined)
+      throw new UsageError(
+        `--${every !== undefined ? "checkpoint-every" : "witness"} needs --sign KEYFILE`,
+        "make a key with: seam keygen --out seam.key",
+      );
     return undefined;
   }
   let key: ReturnType<typeof readSignerFile>;
@@ -112,7 +191,12 @@ function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined
     throw e;
   }
   if (key.warning) log.warn(key.warning);
-  return { signer: key.signer, every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1), intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS, witness };
+  return {
+    signer: key.signer,
+    every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1),
+    intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
+    witness,
+  };
 }
 
 /**
@@ -122,9 +206,14 @@ function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined
  * never leaves the endpoint's header. The mapping is loaded and validated
  * here, so a bad one stops seam before the server starts.
  */
-async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: Log): Promise<ActionRecorder | undefined> {
+async function actionFlags(
+  rawArgs: string[],
+  a: Record<string, unknown>,
+  log: Log,
+): Promise<ActionRecorder | undefined> {
   for (const flag of ["map", "apiUrl", "agentId", "workflowId", "timeout"]) {
-    if (a[flag] === "") throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must not be empty`);
+    if (a[flag] === "")
+      throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must not be empty`);
   }
   const env = process.env;
   const given = (name: string) => (a[name] as string | undefined) || undefined;
@@ -132,10 +221,14 @@ async function actionFlags(rawArgs: string[], a: Record<string, unknown>, log: L
   const own = rawArgs.slice(0, rawArgs.includes("--") ? rawArgs.indexOf("--") : rawArgs.length);
   if (mapPath === undefined) {
     const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|warn-unmapped)(=|$)/.test(w));
-    if (stray !== undefined) throw new UsageError(`${stray.split("=")[0]} needs an action mapping`, "give one with --map FILE (or COMMITLAYER_RECORDER_MAP)");
+    if (stray !== undefined)
+      throw new UsageError(
+        `${stray.split("=")[0]} needs an action mapping`,
+        "give one with --map FILE (or COMMITLAYER_RECORDER_MAP)",
+      );
     return undefined;
   }
-  const { ActionRecorder, parseActionMap } = await import("../src/actions.ts");
+  const { ActionRecorder, parseActionMap } = await import("../src/wrap/actions.ts");
   let text: string;
   try {
     text = readFileSync(mapPath, "utf8");

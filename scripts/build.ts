@@ -28,9 +28,14 @@ chmodSync(`${root}dist/seam.mjs`, 0o755);
 if (process.argv.includes("--exe")) {
   const proc = Bun.spawnSync({
     cmd: [
-      process.execPath, "build", "--compile",
-      "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
-      `${root}commands/seam.ts`, "--outfile", `${root}dist/seam`,
+      process.execPath,
+      "build",
+      "--compile",
+      "--no-compile-autoload-dotenv",
+      "--no-compile-autoload-bunfig",
+      `${root}commands/seam.ts`,
+      "--outfile",
+      `${root}dist/seam`,
     ],
     stdout: "ignore",
     stderr: "inherit",

@@ -1,16 +1,26 @@
 /**
- * Action mapping (src/actions.ts) and its place in the observer (src/mcp.ts):
+ * Action mapping (src/wrap/actions.ts) and its place in the observer (src/wrap/mcp.ts):
  * loading and validation, paths, templates, the action built for a call, the
  * POST body, and holding / refusing a call — all with literal expectations.
  */
 import { describe, expect, test } from "bun:test";
-import { ActionRecorder, type ActionMap, type ActionSettings, buildAction, parseActionMap, parsePath, parseTemplate, resolvePath, ruleFor } from "../src/actions.ts";
-import { compactForm, lineForm } from "../src/canonical.ts";
-import { digestBytes, digestJson } from "../src/digest.ts";
-import type { Endpoint, PostResult } from "../src/endpoint.ts";
-import { UsageError } from "../src/exit.ts";
-import { type Json, parseJson } from "../src/json.ts";
-import { type Fields, McpObserver } from "../src/mcp.ts";
+import {
+  ActionRecorder,
+  type ActionMap,
+  type ActionSettings,
+  buildAction,
+  parseActionMap,
+  parsePath,
+  parseTemplate,
+  resolvePath,
+  ruleFor,
+} from "../src/wrap/actions.ts";
+import { compactForm, lineForm } from "../src/core/canonical.ts";
+import { digestBytes, digestJson } from "../src/core/digest.ts";
+import type { Endpoint, PostResult } from "../src/wrap/endpoint.ts";
+import { UsageError } from "../src/base/exit.ts";
+import { type Json, parseJson } from "../src/core/json.ts";
+import { type Fields, McpObserver } from "../src/wrap/mcp.ts";
 
 const AT = new Date("2026-11-30T03:24:07.123Z");
 
@@ -52,27 +62,95 @@ const tool = (spec: string) => `{"tools": {"pay": ${spec}}}`;
 
 describe("loading and validating a mapping", () => {
   const bad: [string, string, string][] = [
-    ["missing contract_id", tool(`{"subject": "arguments.id"}`), `mapping m.json: tool "pay", key contract_id: missing (every mapped tool needs one)`],
-    ["missing subject", tool(`{"contract_id": "c"}`), `mapping m.json: tool "pay", key subject: missing (every mapped tool needs one)`],
-    ["empty contract_id", tool(`{"contract_id": "", "subject": "a"}`), `mapping m.json: tool "pay", key contract_id: must be a non-empty string`],
-    ["contract_id not a string", tool(`{"contract_id": 7, "subject": "a"}`), `mapping m.json: tool "pay", key contract_id: must be a non-empty string`],
-    ["float contract_version", tool(`{"contract_id": "c", "subject": "a", "contract_version": 1.0}`), `mapping m.json: tool "pay", key contract_version: must be an integer`],
-    ["string contract_version", tool(`{"contract_id": "c", "subject": "a", "contract_version": "2"}`), `mapping m.json: tool "pay", key contract_version: must be an integer`],
-    ["double dot in subject", tool(`{"contract_id": "c", "subject": "arguments..id"}`), `mapping m.json: tool "pay", key subject: "arguments..id" is not a dotted path: an empty segment (two dots, or a dot at an end)`],
-    ["brackets in a param", tool(`{"contract_id": "c", "subject": "a", "params": {"x": "arguments.items[0]"}}`), `mapping m.json: tool "pay", key params.x: "arguments.items[0]" is not a dotted path: brackets are not path syntax (write arguments.items.0 for an array element)`],
-    ["param not a string", tool(`{"contract_id": "c", "subject": "a", "params": {"x": 3}}`), `mapping m.json: tool "pay", key params.x: must be a path (a non-empty string)`],
-    ["params not an object", tool(`{"contract_id": "c", "subject": "a", "params": ["a"]}`), `mapping m.json: tool "pay", key params: must be an object of name → path`],
-    ["unclosed placeholder", tool(`{"contract_id": "c", "subject": "a", "action_id": "refund:{arguments.id"}`), `mapping m.json: tool "pay", key action_id: "refund:{arguments.id" is not a template: the "{" at 8 is never closed`],
-    ["stray close", tool(`{"contract_id": "c", "subject": "a", "action_id": "r}"}`), `mapping m.json: tool "pay", key action_id: "r}" is not a template: a "}" at 2 closes nothing`],
-    ["empty placeholder", tool(`{"contract_id": "c", "subject": "a", "action_id": "r:{}"}`), `mapping m.json: tool "pay", key action_id: "r:{}" is not a template: placeholder {}: it is empty`],
-    ["bad path in placeholder", tool(`{"contract_id": "c", "subject": "a", "action_id": "r:{a.}"}`), `mapping m.json: tool "pay", key action_id: "r:{a.}" is not a template: placeholder {a.}: an empty segment (two dots, or a dot at an end)`],
-    ["nested placeholder", tool(`{"contract_id": "c", "subject": "a", "action_id": "{a{b}}"}`), `mapping m.json: tool "pay", key action_id: "{a{b}}" is not a template: a "{" inside the placeholder at 1`],
-    ["compensates with space", tool(`{"contract_id": "c", "subject": "a", "compensates": "arguments.original id"}`), `mapping m.json: tool "pay", key compensates: "arguments.original id" is not a dotted path: a segment with white space`],
+    [
+      "missing contract_id",
+      tool(`{"subject": "arguments.id"}`),
+      `mapping m.json: tool "pay", key contract_id: missing (every mapped tool needs one)`,
+    ],
+    [
+      "missing subject",
+      tool(`{"contract_id": "c"}`),
+      `mapping m.json: tool "pay", key subject: missing (every mapped tool needs one)`,
+    ],
+    [
+      "empty contract_id",
+      tool(`{"contract_id": "", "subject": "a"}`),
+      `mapping m.json: tool "pay", key contract_id: must be a non-empty string`,
+    ],
+    [
+      "contract_id not a string",
+      tool(`{"contract_id": 7, "subject": "a"}`),
+      `mapping m.json: tool "pay", key contract_id: must be a non-empty string`,
+    ],
+    [
+      "float contract_version",
+      tool(`{"contract_id": "c", "subject": "a", "contract_version": 1.0}`),
+      `mapping m.json: tool "pay", key contract_version: must be an integer`,
+    ],
+    [
+      "string contract_version",
+      tool(`{"contract_id": "c", "subject": "a", "contract_version": "2"}`),
+      `mapping m.json: tool "pay", key contract_version: must be an integer`,
+    ],
+    [
+      "double dot in subject",
+      tool(`{"contract_id": "c", "subject": "arguments..id"}`),
+      `mapping m.json: tool "pay", key subject: "arguments..id" is not a dotted path: an empty segment (two dots, or a dot at an end)`,
+    ],
+    [
+      "brackets in a param",
+      tool(`{"contract_id": "c", "subject": "a", "params": {"x": "arguments.items[0]"}}`),
+      `mapping m.json: tool "pay", key params.x: "arguments.items[0]" is not a dotted path: brackets are not path syntax (write arguments.items.0 for an array element)`,
+    ],
+    [
+      "param not a string",
+      tool(`{"contract_id": "c", "subject": "a", "params": {"x": 3}}`),
+      `mapping m.json: tool "pay", key params.x: must be a path (a non-empty string)`,
+    ],
+    [
+      "params not an object",
+      tool(`{"contract_id": "c", "subject": "a", "params": ["a"]}`),
+      `mapping m.json: tool "pay", key params: must be an object of name → path`,
+    ],
+    [
+      "unclosed placeholder",
+      tool(`{"contract_id": "c", "subject": "a", "action_id": "refund:{arguments.id"}`),
+      `mapping m.json: tool "pay", key action_id: "refund:{arguments.id" is not a template: the "{" at 8 is never closed`,
+    ],
+    [
+      "stray close",
+      tool(`{"contract_id": "c", "subject": "a", "action_id": "r}"}`),
+      `mapping m.json: tool "pay", key action_id: "r}" is not a template: a "}" at 2 closes nothing`,
+    ],
+    [
+      "empty placeholder",
+      tool(`{"contract_id": "c", "subject": "a", "action_id": "r:{}"}`),
+      `mapping m.json: tool "pay", key action_id: "r:{}" is not a template: placeholder {}: it is empty`,
+    ],
+    [
+      "bad path in placeholder",
+      tool(`{"contract_id": "c", "subject": "a", "action_id": "r:{a.}"}`),
+      `mapping m.json: tool "pay", key action_id: "r:{a.}" is not a template: placeholder {a.}: an empty segment (two dots, or a dot at an end)`,
+    ],
+    [
+      "nested placeholder",
+      tool(`{"contract_id": "c", "subject": "a", "action_id": "{a{b}}"}`),
+      `mapping m.json: tool "pay", key action_id: "{a{b}}" is not a template: a "{" inside the placeholder at 1`,
+    ],
+    [
+      "compensates with space",
+      tool(`{"contract_id": "c", "subject": "a", "compensates": "arguments.original id"}`),
+      `mapping m.json: tool "pay", key compensates: "arguments.original id" is not a dotted path: a segment with white space`,
+    ],
     ["tool spec not an object", tool(`"refund"`), `mapping m.json: tool "pay": its mapping must be an object`],
     ["no tools", `{"agent_id": "a"}`, `mapping m.json: no "tools" key, so no tool is mapped`],
     ["tools not an object", `{"tools": []}`, `mapping m.json, key tools: must be an object of tool name → mapping`],
     ["root not an object", `[]`, `mapping m.json: the file must hold an object with a "tools" key`],
-    ["agent_id not a string", `{"agent_id": 1, "tools": {}}`, `mapping m.json, key agent_id: must be a non-empty string`],
+    [
+      "agent_id not a string",
+      `{"agent_id": 1, "tools": {}}`,
+      `mapping m.json, key agent_id: must be a non-empty string`,
+    ],
     ["not JSON", `{"tools": }`, `mapping m.json: not valid JSON: `],
     ["a repeated key", `{"tools": {}, "tools": {}}`, `mapping m.json: not valid JSON: `],
     [
@@ -86,13 +164,19 @@ describe("loading and validating a mapping", () => {
   });
 
   test("invalid JSON says where", async () => {
-    expect(await usageError(`{"tools": }`, "m.json")).toMatch(/^mapping m\.json: not valid JSON: .* at line 1 column 11$/);
+    expect(await usageError(`{"tools": }`, "m.json")).toMatch(
+      /^mapping m\.json: not valid JSON: .* at line 1 column 11$/,
+    );
   });
 
   test("invalid YAML names the file and the problem", async () => {
     expect(await usageError("tools:\n  pay: [unclosed\n", "m.yaml")).toStartWith("mapping m.yaml: not valid YAML: ");
-    expect(await usageError("tools: {}\ntools: {}\n", "m.yml")).toStartWith("mapping m.yml: not valid YAML: Map keys must be unique");
-    expect(await usageError("tools:\n  pay:\n    subject: a\n", "m.yaml")).toBe(`mapping m.yaml: tool "pay", key contract_id: missing (every mapped tool needs one)`);
+    expect(await usageError("tools: {}\ntools: {}\n", "m.yml")).toStartWith(
+      "mapping m.yml: not valid YAML: Map keys must be unique",
+    );
+    expect(await usageError("tools:\n  pay:\n    subject: a\n", "m.yaml")).toBe(
+      `mapping m.yaml: tool "pay", key contract_id: missing (every mapped tool needs one)`,
+    );
     expect(await usageError("tools:\n  pay: {contract_id: c, subject: a, contract_version: 1.0}\n", "m.yaml")).toBe(
       `mapping m.yaml: tool "pay", key contract_version: must be an integer`,
     );
@@ -150,7 +234,10 @@ describe("paths and templates", () => {
     ["arguments.z", `null`],
     ["arguments.order_id.length", "(absent)"],
     ["arguments.missing.deeper", "(absent)"],
-    ["arguments", `{"0":"zero-key","f":1.0,"items":["a",{"sku":7}],"n":18446744073709551616,"order_id":"o-1","t":true,"z":null}`],
+    [
+      "arguments",
+      `{"0":"zero-key","f":1.0,"items":["a",{"sku":7}],"n":18446744073709551616,"order_id":"o-1","t":true,"z":null}`,
+    ],
   ];
   test.each(cases)("%s → %s", (path, expected) => {
     expect(at(path)).toBe(expected);
@@ -168,11 +255,21 @@ describe("paths and templates", () => {
 });
 
 describe("the action built for a call", () => {
-  const build = async (mapText: string, source: string, call: string, id: Json = 7, over: { agentId?: string; workflowId?: string } = {}) => {
+  const build = async (
+    mapText: string,
+    source: string,
+    call: string,
+    id: Json = 7,
+    over: { agentId?: string; workflowId?: string } = {},
+  ) => {
     const map = await parseActionMap(mapText, source);
     const params = parseJson(call);
     const name = (params as Map<string, Json>).get("name") as string;
-    const r = buildAction(ruleFor(map, name)!, { tool: name, id, params, at: AT }, { agentId: over.agentId ?? map.agentId, workflowId: over.workflowId ?? map.workflowId });
+    const r = buildAction(
+      ruleFor(map, name)!,
+      { tool: name, id, params, at: AT },
+      { agentId: over.agentId ?? map.agentId, workflowId: over.workflowId ?? map.workflowId },
+    );
     return "action" in r ? lineForm(r.action) : `skipped: ${r.skipped}`;
   };
   const refund = `{"name": "refund_payment", "arguments": {"order_id": "o-10231", "amount": 180, "currency": "USD", "original_action_id": "pay:o-10231"}}`;
@@ -206,9 +303,27 @@ describe("the action built for a call", () => {
       1,
       `{"action_id": "mcp:pay:1", "contract_id": "c", "subject_id": "pay", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"mcp_tool": "pay", "x": "spoof", "mcp_request_id": 1}, "channel": "mcp"}`,
     ],
-    ["an absent subject makes no action", REFUND_JSON, `{"name": "refund_payment", "arguments": {"amount": 1}}`, 1, "skipped: subject arguments.order_id is absent"],
-    ["a null subject makes no action", REFUND_JSON, `{"name": "refund_payment", "arguments": {"order_id": null}}`, 1, "skipped: subject arguments.order_id is null"],
-    ["an object subject makes no action", REFUND_JSON, `{"name": "refund_payment", "arguments": {"order_id": {"a": 1}}}`, 1, "skipped: subject arguments.order_id is an object, not a string or number"],
+    [
+      "an absent subject makes no action",
+      REFUND_JSON,
+      `{"name": "refund_payment", "arguments": {"amount": 1}}`,
+      1,
+      "skipped: subject arguments.order_id is absent",
+    ],
+    [
+      "a null subject makes no action",
+      REFUND_JSON,
+      `{"name": "refund_payment", "arguments": {"order_id": null}}`,
+      1,
+      "skipped: subject arguments.order_id is null",
+    ],
+    [
+      "an object subject makes no action",
+      REFUND_JSON,
+      `{"name": "refund_payment", "arguments": {"order_id": {"a": 1}}}`,
+      1,
+      "skipped: subject arguments.order_id is an object, not a string or number",
+    ],
     [
       "an absent placeholder makes no action",
       `{"tools": {"pay": {"contract_id": "c", "subject": "name", "action_id": "x:{arguments.a}:{arguments.b}"}}}`,
@@ -234,20 +349,30 @@ describe("the action built for a call", () => {
   });
 
   test("YAML and JSON maps give the same actions", async () => {
-    const calls = [refund, `{"name": "refund_payment", "arguments": {"order_id": 10231, "amount": 180.0}}`, `{"name": "refund_payment", "arguments": {}}`];
+    const calls = [
+      refund,
+      `{"name": "refund_payment", "arguments": {"order_id": 10231, "amount": 180.0}}`,
+      `{"name": "refund_payment", "arguments": {}}`,
+    ];
     for (const c of calls) expect(await build(REFUND_YAML, "m.yaml", c)).toBe(await build(REFUND_JSON, "m.json", c));
     const j = await parseActionMap(REFUND_JSON, "m.json");
     const y = await parseActionMap(REFUND_YAML, "m.YML");
     expect([...y.tools.values()]).toEqual([...j.tools.values()]);
     // YAML ints of any size are exact, as in JSON.
-    const big = await parseActionMap("tools:\n  pay: {contract_id: c, subject: a, contract_version: 18446744073709551616}\n", "m.yaml");
+    const big = await parseActionMap(
+      "tools:\n  pay: {contract_id: c, subject: a, contract_version: 18446744073709551616}\n",
+      "m.yaml",
+    );
     expect(big.tools.get("pay")!.contractVersion).toBe(18446744073709551616n);
   });
 });
 
 // ---- the recorder: body, posting, warnings ----
 
-function recorder(settings: Partial<ActionSettings> & { map: ActionMap }, answer: (body: string) => Promise<PostResult> | PostResult = () => ({ ok: true, status: 201 })) {
+function recorder(
+  settings: Partial<ActionSettings> & { map: ActionMap },
+  answer: (body: string) => Promise<PostResult> | PostResult = () => ({ ok: true, status: 201 }),
+) {
   const warnings: string[] = [];
   const posts: { ep: Endpoint; body: string }[] = [];
   const r = new ActionRecorder(
@@ -264,7 +389,9 @@ function recorder(settings: Partial<ActionSettings> & { map: ActionMap }, answer
   return { r, warnings, posts };
 }
 const EP = { url: "http://127.0.0.1:9/api/v1/actions", key: "sk-test-key", timeoutMs: 5000 };
-const refundParams = parseJson(`{"name": "refund_payment", "arguments": {"order_id": "o-1", "amount": 180.0, "currency": "USD"}}`);
+const refundParams = parseJson(
+  `{"name": "refund_payment", "arguments": {"order_id": "o-1", "amount": 180.0, "currency": "USD"}}`,
+);
 
 describe("ActionRecorder", () => {
   test("the POST body is the action's json-c14n form: sorted keys, exact numbers", async () => {
@@ -278,7 +405,9 @@ describe("ActionRecorder", () => {
     expect(posts[0]!.body).toBe(
       `{"action_id":"refund:o-1","action_type":"refund_order","agent_id":"support-bot","channel":"mcp","contract_id":"refund_workflow","params":{"amount":180.0,"currency":"USD","mcp_request_id":18446744073709551616,"mcp_tool":"refund_payment"},"requested_at":"2026-11-30T03:24:07.123Z","subject_id":"o-1","subject_kind":"order","workflow_id":"refunds"}`,
     );
-    expect(`sha256:json-c14n:v1:${new Bun.CryptoHasher("sha256").update(posts[0]!.body).digest("hex")}`).toBe(digestJson(made.action));
+    expect(`sha256:json-c14n:v1:${new Bun.CryptoHasher("sha256").update(posts[0]!.body).digest("hex")}`).toBe(
+      digestJson(made.action),
+    );
     expect(warnings).toEqual([]);
   });
 
@@ -290,16 +419,29 @@ describe("ActionRecorder", () => {
       expect(made !== undefined && "action" in made && (await made.posting)).toEqual({});
     }
     expect(posts).toHaveLength(0);
-    expect(warnings).toEqual([`COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted to ${EP.url}`]);
-    expect(r.beginFields()).toEqual({ action_map_digest: map.digest, action_endpoint: undefined, action_fail_open: undefined });
+    expect(warnings).toEqual([
+      `COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted to ${EP.url}`,
+    ]);
+    expect(r.beginFields()).toEqual({
+      action_map_digest: map.digest,
+      action_endpoint: undefined,
+      action_fail_open: undefined,
+    });
   });
 
   test("a failed post: fail-open forwards, --no-fail-open refuses; one warning each; the key is never in it", async () => {
     const map = await parseActionMap(REFUND_JSON, "m.json");
     for (const failOpen of [true, false]) {
-      const { r, warnings } = recorder({ map, endpoint: EP, failOpen }, () => ({ ok: false, reason: "endpoint answered 500" }));
+      const { r, warnings } = recorder({ map, endpoint: EP, failOpen }, () => ({
+        ok: false,
+        reason: "endpoint answered 500",
+      }));
       const made = r.make("refund_payment", 3, refundParams);
-      expect(made !== undefined && "action" in made && (await made.posting)).toEqual({ posted: false, error: "endpoint answered 500", refuse: !failOpen });
+      expect(made !== undefined && "action" in made && (await made.posting)).toEqual({
+        posted: false,
+        error: "endpoint answered 500",
+        refuse: !failOpen,
+      });
       expect(warnings).toEqual([
         `action "refund:o-1" for tools/call 3 to "refund_payment" was not posted: endpoint answered 500; ${failOpen ? "the call is forwarded" : "the call is refused"}`,
       ]);
@@ -310,7 +452,11 @@ describe("ActionRecorder", () => {
   test("an action with no JSON form (NaN) is not posted, and says why", async () => {
     const map = await parseActionMap(REFUND_JSON, "m.json");
     const { r, posts } = recorder({ map, endpoint: EP });
-    const made = r.make("refund_payment", 1, parseJson(`{"name": "refund_payment", "arguments": {"order_id": "o", "amount": NaN}}`));
+    const made = r.make(
+      "refund_payment",
+      1,
+      parseJson(`{"name": "refund_payment", "arguments": {"order_id": "o", "amount": NaN}}`),
+    );
     expect(made !== undefined && "action" in made && (await made.posting)).toEqual({
       posted: false,
       error: "the action has no JSON form to send (out of range float value NaN is not JSON compliant)",
@@ -326,7 +472,9 @@ describe("ActionRecorder", () => {
     expect(r.make("echo", 2, parseJson(`{"name": "echo"}`))).toBeUndefined();
     expect(r.make("fail", 3, parseJson(`{"name": "fail"}`))).toBeUndefined();
     expect(r.make(undefined, 4, parseJson(`{}`))).toBeUndefined();
-    expect(r.make("refund_payment", 5, parseJson(`{"name": "refund_payment"}`))).toEqual({ skipped: "subject arguments.order_id is absent" });
+    expect(r.make("refund_payment", 5, parseJson(`{"name": "refund_payment"}`))).toEqual({
+      skipped: "subject arguments.order_id is absent",
+    });
     expect(warnings).toEqual([
       `tool "echo" is not in the mapping: its calls make no action`,
       `tool "fail" is not in the mapping: its calls make no action`,
@@ -370,7 +518,9 @@ function observer(o: { actions: ActionRecorder; writeAhead?: boolean; failClosed
 }
 
 const refundCall = (id: number) =>
-  enc.encode(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"refund_payment","arguments":{"order_id":"o-1","amount":180.0,"currency":"USD"}}}`);
+  enc.encode(
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"refund_payment","arguments":{"order_id":"o-1","amount":180.0,"currency":"USD"}}}`,
+  );
 const ARGS = digestJson(parseJson(`{"order_id":"o-1","amount":180.0,"currency":"USD"}`));
 const ACTION = (id: number) =>
   `{"action_id": "refund:o-1", "contract_id": "refund_workflow", "subject_id": "o-1", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180.0, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": ${id}}, "channel": "mcp"}`;
@@ -396,7 +546,9 @@ describe("McpObserver with --map", () => {
       `{"evt": "tool_call", "tool": "refund_payment", "rpc_id": 1, "args_digest": "${ARGS}", "result_digest": "${digestJson(parseJson(`{"content":[]}`))}", "status": "ok", "ms": 1.5, "action": ${ACTION(1)}, "action_posted": true}`,
     ]);
     // Unmapped calls and other methods are not held (no --write-ahead).
-    expect(obs.fromClient(enc.encode(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`))).toBeUndefined();
+    expect(
+      obs.fromClient(enc.encode(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`)),
+    ).toBeUndefined();
     expect(obs.fromClient(enc.encode(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))).toBeUndefined();
   });
 
@@ -412,7 +564,10 @@ describe("McpObserver with --map", () => {
 
   test("--no-fail-open: the call is refused with seam's own JSON-RPC error and a refused row", async () => {
     const map = await parseActionMap(REFUND_JSON, "m.json");
-    const { r } = recorder({ map, endpoint: EP, failOpen: false }, () => ({ ok: false, reason: "endpoint answered 500" }));
+    const { r } = recorder({ map, endpoint: EP, failOpen: false }, () => ({
+      ok: false,
+      reason: "endpoint answered 500",
+    }));
     const { obs, rows } = observer({ actions: r, writeAhead: true });
     expect(await obs.fromClient(refundCall(5))).toBe(false);
     const lines = obs.refuse().map((l) => dec.decode(l));

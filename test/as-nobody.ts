@@ -20,13 +20,26 @@ function runnable(): string {
 }
 
 /** Bundles `source` (TypeScript; absolute imports allowed) and runs it as nobody with `args`. */
-export function runAsNobody(source: string, args: string[] = []): { stdout: string; stderr: string; code: number | null } {
+export function runAsNobody(
+  source: string,
+  args: string[] = [],
+): { stdout: string; stderr: string; code: number | null } {
   const dir = runnable();
   const name = `s${Math.random().toString(36).slice(2)}`;
   writeFileSync(join(dir, `${name}.ts`), source);
-  const built = Bun.spawnSync([process.execPath, "build", join(dir, `${name}.ts`), "--target=bun", "--outfile", join(dir, `${name}.js`)]);
+  const built = Bun.spawnSync([
+    process.execPath,
+    "build",
+    join(dir, `${name}.ts`),
+    "--target=bun",
+    "--outfile",
+    join(dir, `${name}.js`),
+  ]);
   if (built.exitCode !== 0) throw new Error(`bundling for nobody failed: ${built.stderr.toString()}`);
   chmodSync(join(dir, `${name}.js`), 0o644);
-  const p = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", join(dir, "bun"), join(dir, `${name}.js`), ...args], { cwd: dir });
+  const p = Bun.spawnSync(
+    ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", join(dir, "bun"), join(dir, `${name}.js`), ...args],
+    { cwd: dir },
+  );
   return { stdout: p.stdout.toString(), stderr: p.stderr.toString(), code: p.exitCode };
 }

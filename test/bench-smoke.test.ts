@@ -9,12 +9,25 @@ import { spawnSync } from "node:child_process";
 import { ROOT } from "./cli.ts";
 
 test("bun bench/run.ts --smoke runs every benchmark and prints the table", () => {
-  const r = spawnSync(process.execPath, [`${ROOT}bench/run.ts`, "--smoke"], { encoding: "utf8", maxBuffer: 1 << 26, timeout: 110_000 });
+  const r = spawnSync(process.execPath, [`${ROOT}bench/run.ts`, "--smoke"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+    timeout: 110_000,
+  });
   expect(r.stderr).not.toContain("bench: ");
   expect(r.status).toBe(0);
   const out = r.stdout;
   expect(out).toContain("== seam benchmarks (smoke");
-  for (const section of ["micro", "ledger append", "round trip", "pipelined", "large (", "verify (", "digest (", "checkpoints"]) {
+  for (const section of [
+    "micro",
+    "ledger append",
+    "round trip",
+    "pipelined",
+    "large (",
+    "verify (",
+    "digest (",
+    "checkpoints",
+  ]) {
     expect(out).toMatch(new RegExp(`^${section.replace(/[()]/g, "\\$&")}.*figure`, "m"));
   }
   expect(out).toMatch(/^goals: \d+ met, \d+ missed; \d+ s in all$/m);

@@ -1,13 +1,13 @@
 /**
- * The direct bytes-to-canonical path (src/canonical-bytes.ts) must equal the
+ * The direct bytes-to-canonical path (src/core/canonical-bytes.ts) must equal the
  * model path, compactForm(parseJson(text)) / jcsForm(parseJson(text)), on
  * every input: same bytes, same refusal, same parse error or acceptance.
  */
 import { describe, expect, test } from "bun:test";
-import { CanonicalError, compactForm, jcsForm } from "../src/canonical.ts";
-import { canonicalBytes, firstInvalidUtf8 } from "../src/canonical-bytes.ts";
-import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/digest.ts";
-import { JsonParseError, parseJson } from "../src/json.ts";
+import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical.ts";
+import { canonicalBytes, firstInvalidUtf8 } from "../src/core/canonical-bytes.ts";
+import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/core/digest.ts";
+import { JsonParseError, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
 
 type Result = { parse: "error" } | { kind: string } | { bytes: string };
@@ -53,7 +53,9 @@ function same(text: string): void {
     const want = viaModel(text, recipe);
     const got = viaBytes(text, recipe);
     if (JSON.stringify(got) !== JSON.stringify(want)) {
-      throw new Error(`${recipe} of ${JSON.stringify(text).slice(0, 300)}: bytes path ${JSON.stringify(got).slice(0, 200)}, model path ${JSON.stringify(want).slice(0, 200)}`);
+      throw new Error(
+        `${recipe} of ${JSON.stringify(text).slice(0, 300)}: bytes path ${JSON.stringify(got).slice(0, 200)}, model path ${JSON.stringify(want).slice(0, 200)}`,
+      );
     }
   }
 }
@@ -179,7 +181,9 @@ describe("bytes path equals model path", () => {
 
   test("deep input is a JsonParseError, never a stack overflow", () => {
     expect(() => digestJsonText("[".repeat(1_000_000), "json-c14n", { maxDepth: Infinity })).toThrow(JsonParseError);
-    expect(() => digestJsonText("[".repeat(1_000_000) + "\ud800", "json-c14n", { maxDepth: Infinity })).toThrow(JsonParseError);
+    expect(() => digestJsonText("[".repeat(1_000_000) + "\ud800", "json-c14n", { maxDepth: Infinity })).toThrow(
+      JsonParseError,
+    );
     expect(() => digestJsonText('{"a":'.repeat(1_000_000))).toThrow(JsonParseError);
   });
 });

@@ -10,11 +10,11 @@ import {
   jcsForm,
   lineForm,
   utf8Surrogatepass,
-} from "../src/canonical.ts";
-import { chainOf } from "../src/chain.ts";
-import { digestJson } from "../src/digest.ts";
-import { type Json, JsonFloat, JsonParseError, parseJson } from "../src/json.ts";
-import { pyFloatRepr } from "../src/pyfloat.ts";
+} from "../src/core/canonical.ts";
+import { chainOf } from "../src/core/chain.ts";
+import { digestJson } from "../src/core/digest.ts";
+import { type Json, JsonFloat, JsonParseError, parseJson } from "../src/core/json.ts";
+import { pyFloatRepr } from "../src/core/pyfloat.ts";
 import { Gen } from "./jsongen.ts";
 
 const vectors = (name: string) => JSON.parse(readFileSync(new URL(`./vectors/${name}`, import.meta.url), "utf8"));
@@ -75,7 +75,7 @@ describe("Python float repr", () => {
 describe("the three Python forms, literally", () => {
   const row: Json = new Map<string, Json>([
     ["b", [F(1), F(-0), F(1e300), 2n ** 70n, 1e20]],
-    ["a", "x\u2028\u007f/é\u0001\n\"\\"],
+    ["a", 'x\u2028\u007f/é\u0001\n"\\'],
     ["n", 2 ** 60],
   ]);
   test("compactForm", () => {
@@ -140,12 +140,46 @@ describe("the three Python forms, literally", () => {
 
 describe("key order", () => {
   test("by code point, as Python sorts str (not by UTF-16 unit)", () => {
-    const keys = ["\ufb00", "\u{1F600}", "\ud800", "\udc00", "\ue000", "\u{10000}", "\uffff", "a", "", "\ud7ff", "\ud800\ue000", "\ud800\u{10000}", "\udbff", "A", "\u0000"];
+    const keys = [
+      "\ufb00",
+      "\u{1F600}",
+      "\ud800",
+      "\udc00",
+      "\ue000",
+      "\u{10000}",
+      "\uffff",
+      "a",
+      "",
+      "\ud7ff",
+      "\ud800\ue000",
+      "\ud800\u{10000}",
+      "\udbff",
+      "A",
+      "\u0000",
+    ];
     // sorted(keys) in Python 3.11
-    const python = ["", "\u0000", "A", "a", "\ud7ff", "\ud800", "\ud800\ue000", "\ud800\ud800\udc00", "\udbff", "\udc00", "\ue000", "\ufb00", "\uffff", "\ud800\udc00", "\ud83d\ude00"];
+    const python = [
+      "",
+      "\u0000",
+      "A",
+      "a",
+      "\ud7ff",
+      "\ud800",
+      "\ud800\ue000",
+      "\ud800\ud800\udc00",
+      "\udbff",
+      "\udc00",
+      "\ue000",
+      "\ufb00",
+      "\uffff",
+      "\ud800\udc00",
+      "\ud83d\ude00",
+    ];
     expect([...keys].sort(compareCodePoints)).toEqual(python);
     const v = new Map<string, Json>(keys.map((k, i) => [k, i]));
-    expect(chainForm(v)).toBe("{" + python.map((k) => `"${k === "\u0000" ? "\\u0000" : k}": ${keys.indexOf(k)}`).join(", ") + "}");
+    expect(chainForm(v)).toBe(
+      "{" + python.map((k) => `"${k === "\u0000" ? "\\u0000" : k}": ${keys.indexOf(k)}`).join(", ") + "}",
+    );
   });
   test("compareCodePoints is a consistent order on random strings", () => {
     const g = new Gen(7);
@@ -165,7 +199,9 @@ describe("key order", () => {
 
 test("utf8Surrogatepass writes lone surrogates as 3 bytes and pairs as one 4-byte character", () => {
   // list("a\ud800\U0001F600\udc00é".encode("utf-8", "surrogatepass")) in Python
-  expect([...utf8Surrogatepass("a\ud800😀\udc00é")]).toEqual([97, 237, 160, 128, 240, 159, 152, 128, 237, 176, 128, 195, 169]);
+  expect([...utf8Surrogatepass("a\ud800😀\udc00é")]).toEqual([
+    97, 237, 160, 128, 240, 159, 152, 128, 237, 176, 128, 195, 169,
+  ]);
   expect([...utf8Surrogatepass("é😀")]).toEqual([...new TextEncoder().encode("é😀")]);
 });
 
@@ -198,7 +234,8 @@ describe("agrees with Python's json module on 800 generated documents (test/vect
       }
       if (digestJson(v) !== c.digest) wrong.push(`digest of ${JSON.stringify(c.input)}`);
       if (chainOf("genesis", v) !== c.chain) wrong.push(`chain of ${JSON.stringify(c.input)}`);
-      if (createHash("sha256").update(lineForm(v)).digest("hex") !== c.line) wrong.push(`line of ${JSON.stringify(c.input)}`);
+      if (createHash("sha256").update(lineForm(v)).digest("hex") !== c.line)
+        wrong.push(`line of ${JSON.stringify(c.input)}`);
     }
     expect(wrong).toEqual([]);
     expect(refused).toBe(cases.filter((c) => c.parse).length);
@@ -217,7 +254,10 @@ describe("round trip property: parse -> compactForm -> parse is stable; digests 
         expect((e as JsonParseError).reason).toMatch(/^(nesting deeper than|integer literal longer than)/); // the generator goes past both limits at times
         continue;
       }
-      for (const recipe of ["json-c14n", "jcs"] as const) expect(digestJson(v, recipe)).toMatch(/^(sha256:[a-z0-9-]+:v1:[0-9a-f]{64}|undigestible:(ValueError|UnicodeEncodeError))$/);
+      for (const recipe of ["json-c14n", "jcs"] as const)
+        expect(digestJson(v, recipe)).toMatch(
+          /^(sha256:[a-z0-9-]+:v1:[0-9a-f]{64}|undigestible:(ValueError|UnicodeEncodeError))$/,
+        );
       let c: string;
       try {
         c = compactForm(v);
@@ -240,7 +280,14 @@ describe("RFC 8785 (JCS)", () => {
   const JCS = new URL("./vectors/jcs/", import.meta.url);
   const names = readdirSync(new URL("input/", JCS)).sort();
   test("the six published input/output pairs are all here", () =>
-    expect(names).toEqual(["arrays.json", "french.json", "structures.json", "unicode.json", "values.json", "weird.json"]));
+    expect(names).toEqual([
+      "arrays.json",
+      "french.json",
+      "structures.json",
+      "unicode.json",
+      "values.json",
+      "weird.json",
+    ]));
   test.each(names)("%s", (name) => {
     const input = readFileSync(new URL(`input/${name}`, JCS), "utf8");
     const output = readFileSync(new URL(`output/${name}`, JCS), "utf8");
@@ -252,7 +299,10 @@ describe("RFC 8785 (JCS)", () => {
     );
   });
   test("keys by UTF-16 code unit, unlike the Python forms", () => {
-    const v = new Map<string, Json>([["\ufb00", 1], ["😀", 2]]);
+    const v = new Map<string, Json>([
+      ["\ufb00", 1],
+      ["😀", 2],
+    ]);
     expect(jcsForm(v)).toBe('{"😀":2,"ﬀ":1}');
     expect(compactForm(v)).toBe('{"ﬀ":1,"😀":2}');
   });

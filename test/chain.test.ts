@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { chainForm, lineForm } from "../src/canonical.ts";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import { JsonFloat, parseJson } from "../src/json.ts";
+import { chainForm, lineForm } from "../src/core/canonical.ts";
+import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { JsonFloat, parseJson } from "../src/core/json.ts";
 
 interface ChainRow {
   prev: string;
@@ -32,7 +32,12 @@ describe("chainOf", () => {
     const row = { evt: "x", n: 1.5, z: [true, null] };
     const body = '{"evt": "x", "n": 1.5, "z": [true, null]}';
     expect(chainForm(row)).toBe(body);
-    expect(chainOf("abc", row)).toBe(createHash("sha256").update("abc" + body).digest("hex").slice(0, 32));
+    expect(chainOf("abc", row)).toBe(
+      createHash("sha256")
+        .update("abc" + body)
+        .digest("hex")
+        .slice(0, 32),
+    );
     expect(chainOf(GENESIS, row)).toHaveLength(32);
   });
   test("hashes NaN/Infinity as Python writes them and lone surrogates with surrogatepass", () => {

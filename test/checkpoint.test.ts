@@ -10,8 +10,8 @@ import {
   parseTlogProof,
   parseWitnessLine,
   witnessLine,
-} from "../src/checkpoint.ts";
-import { leafHash } from "../src/merkle.ts";
+} from "../src/checkpoint/checkpoint.ts";
+import { leafHash } from "../src/checkpoint/merkle.ts";
 import { refusal } from "./seal-helpers.ts";
 
 const ROOT = new Uint8Array(32).map((_, i) => i);
@@ -39,7 +39,10 @@ describe("checkpoint text", () => {
       [`\n12\n${ROOT_B64}\n`, "the checkpoint's origin is empty"],
       [`${ORIGIN}\n012\n${ROOT_B64}\n`, `the checkpoint's size "012" is not a decimal number`],
       [`${ORIGIN}\n-1\n${ROOT_B64}\n`, `the checkpoint's size "-1" is not a decimal number`],
-      [`${ORIGIN}\n9007199254740992\n${ROOT_B64}\n`, `the checkpoint's size "9007199254740992" is not a decimal number`],
+      [
+        `${ORIGIN}\n9007199254740992\n${ROOT_B64}\n`,
+        `the checkpoint's size "9007199254740992" is not a decimal number`,
+      ],
       [`${ORIGIN}\n12\nAAEC\n`, "the checkpoint's root is not the base64 of 32 bytes"],
       [`${ORIGIN}\n12\n${ROOT_B64.replace("=", "")}\n`, "the checkpoint's root is not the base64 of 32 bytes"],
       [`${ORIGIN}\n12\n${ROOT_B64}\n\n`, "a checkpoint's extension lines must not be empty"],
@@ -48,9 +51,11 @@ describe("checkpoint text", () => {
   });
 
   test("decimals: no leading zeroes, no signs, up to 2^53 - 1", () => {
-    expect(["0", "7", "9007199254740991", "00", "07", "+1", "1e3", "", " 1", "9007199254740992", "99999999999999999999"].map(parseDecimal)).toEqual([
-      0, 7, 9007199254740991, null, null, null, null, null, null, null, null,
-    ]);
+    expect(
+      ["0", "7", "9007199254740991", "00", "07", "+1", "1e3", "", " 1", "9007199254740992", "99999999999999999999"].map(
+        parseDecimal,
+      ),
+    ).toEqual([0, 7, 9007199254740991, null, null, null, null, null, null, null, null]);
   });
 });
 
@@ -59,7 +64,9 @@ describe("witness line", () => {
 
   test("golden form, and back", () => {
     const line = witnessLine({ origin: ORIGIN, size: 12, root: ROOT }, note);
-    expect(line).toBe(`{"origin": "${ORIGIN}", "size": 12, "root": "${ROOT_B64}", "note": "${ORIGIN}\\n12\\n${ROOT_B64}\\n\\n— seam AAAAAAA=\\n"}\n`);
+    expect(line).toBe(
+      `{"origin": "${ORIGIN}", "size": 12, "root": "${ROOT_B64}", "note": "${ORIGIN}\\n12\\n${ROOT_B64}\\n\\n— seam AAAAAAA=\\n"}\n`,
+    );
     expect(parseWitnessLine(line)).toEqual({ checkpoint: { origin: ORIGIN, size: 12, root: ROOT }, note });
   });
 
@@ -69,8 +76,14 @@ describe("witness line", () => {
       ["[]", "not a JSON object"],
       [`{"note": 1}`, "no note"],
       [`{"note": "a\\nb\\n"}`, "the note has no signature block"],
-      [`{"origin": "x", "size": 12, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`, "origin, size or root differ from the note's"],
-      [`{"origin": "${ORIGIN}", "size": 12.0, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`, "origin, size or root differ from the note's"],
+      [
+        `{"origin": "x", "size": 12, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`,
+        "origin, size or root differ from the note's",
+      ],
+      [
+        `{"origin": "${ORIGIN}", "size": 12.0, "root": "${ROOT_B64}", "note": ${JSON.stringify(note)}}`,
+        "origin, size or root differ from the note's",
+      ],
     ];
     expect(table.map(([t]) => [t, refused(() => parseWitnessLine(t))])).toEqual(table);
   });

@@ -24,7 +24,9 @@ describe.each(VIAS)("seam via %s", (via) => {
     const r = await runCli(via, ["frobnicate"]);
     expect(r.code).toBe(2);
     expect(r.stdout.length).toBe(0);
-    expect(r.stderr).toBe(`seam: error: unknown command "frobnicate"\nseam: hint: run 'seam --help' for the list of commands\n`);
+    expect(r.stderr).toBe(
+      `seam: error: unknown command "frobnicate"\nseam: hint: run 'seam --help' for the list of commands\n`,
+    );
   });
 });
 
@@ -47,7 +49,10 @@ describe.each(VIAS)("stdout into a regular file via %s", (via) => {
     const fd = openSync(outPath, "w");
     const [cmd, ...pre] = seamArgv(via);
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(cmd!, [...pre, ...args], { stdio: ["ignore", fd, "inherit"], env: { ...process.env, NO_COLOR: "1" } });
+      const child = spawn(cmd!, [...pre, ...args], {
+        stdio: ["ignore", fd, "inherit"],
+        env: { ...process.env, NO_COLOR: "1" },
+      });
       const timer = setTimeout(() => child.kill("SIGKILL"), 15000);
       child.on("close", (c) => {
         clearTimeout(timer);

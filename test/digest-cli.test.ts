@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { digestJson } from "../src/digest.ts";
-import { parseJson } from "../src/json.ts";
+import { digestJson } from "../src/core/digest.ts";
+import { parseJson } from "../src/core/json.ts";
 import { ROOT, VIAS, runCli } from "./cli.ts";
 import { Gen } from "./jsongen.ts";
 
@@ -67,9 +67,7 @@ describe.each(VIAS)("seam digest via %s", (via) => {
 
   test("several files: sha256sum-style lines, stdin named -", async () => {
     const r = await run(["ab.json", "-", "ab-spaced.json"], "[1.0]");
-    expect(r.stdout.toString()).toBe(
-      `${AB}  ab.json\nsha256:json-c14n:v1:${sha("[1.0]")}  -\n${AB}  ab-spaced.json\n`,
-    );
+    expect(r.stdout.toString()).toBe(`${AB}  ab.json\nsha256:json-c14n:v1:${sha("[1.0]")}  -\n${AB}  ab-spaced.json\n`);
     expect(r.code).toBe(0);
   });
 
@@ -106,7 +104,18 @@ describe.each(VIAS)("seam digest via %s", (via) => {
   });
 
   test("bad inputs: one line each on stderr naming the file and the reason, exit 1, the good ones still printed", async () => {
-    const r = await run(["nan.json", "lone.json", "bad.json", "ab.json", "empty.json", "latin1.json", "bom.json", "deep.json", "missing.json", "."]);
+    const r = await run([
+      "nan.json",
+      "lone.json",
+      "bad.json",
+      "ab.json",
+      "empty.json",
+      "latin1.json",
+      "bom.json",
+      "deep.json",
+      "missing.json",
+      ".",
+    ]);
     expect(r.stdout.toString()).toBe(`${AB}  ab.json\n`);
     expect(r.stderr).toBe(
       [
@@ -126,10 +135,16 @@ describe.each(VIAS)("seam digest via %s", (via) => {
   });
 
   test.each([
-    [["--recipe", "sha1", "ab.json"], "seam: error: unknown recipe \"sha1\"\nseam: hint: use one of: json-c14n, jcs\n"],
+    [["--recipe", "sha1", "ab.json"], 'seam: error: unknown recipe "sha1"\nseam: hint: use one of: json-c14n, jcs\n'],
     [["--recipe"], "seam: error: flag --recipe needs a value\nseam: hint: run 'seam digest --help' for usage\n"],
-    [["--raw-bytes", "--recipe", "jcs", "ab.json"], "seam: error: --raw-bytes and --recipe do not go together\nseam: hint: run 'seam digest --help' for usage\n"],
-    [["--frob", "ab.json"], "seam: error: unknown flag --frob for 'seam digest'\nseam: hint: run 'seam digest --help' for the flags it takes\n"],
+    [
+      ["--raw-bytes", "--recipe", "jcs", "ab.json"],
+      "seam: error: --raw-bytes and --recipe do not go together\nseam: hint: run 'seam digest --help' for usage\n",
+    ],
+    [
+      ["--frob", "ab.json"],
+      "seam: error: unknown flag --frob for 'seam digest'\nseam: hint: run 'seam digest --help' for the flags it takes\n",
+    ],
     [["-", "-"], "seam: error: stdin ('-') can be read only once\nseam: hint: run 'seam digest --help' for usage\n"],
   ])("usage error %j: exit 2, nothing on stdout", async (args, stderr) => {
     const r = await run(args);

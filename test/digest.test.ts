@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { compactForm } from "../src/canonical.ts";
-import { StreamDigest, digestBytes, digestJson } from "../src/digest.ts";
-import { type Json, JsonFloat, parseJson } from "../src/json.ts";
+import { compactForm } from "../src/core/canonical.ts";
+import { StreamDigest, digestBytes, digestJson } from "../src/core/digest.ts";
+import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 
 interface C14nCase {
   input: string;
@@ -23,8 +23,12 @@ describe("json-c14n-v1 vectors (made by the reference recipe)", () => {
 
 describe("raw-bytes digests", () => {
   test("SHA-256 of the bytes (FIPS 180-2 'abc' and the empty input)", () => {
-    expect(digestBytes(new TextEncoder().encode("abc"))).toBe("sha256:raw-bytes:v1:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    expect(digestBytes(new Uint8Array())).toBe("sha256:raw-bytes:v1:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(digestBytes(new TextEncoder().encode("abc"))).toBe(
+      "sha256:raw-bytes:v1:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+    expect(digestBytes(new Uint8Array())).toBe(
+      "sha256:raw-bytes:v1:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    );
   });
   test("StreamDigest over any chunking equals digestBytes of the whole", () => {
     const all = new Uint8Array(10_000).map((_, i) => (i * 31) & 255);

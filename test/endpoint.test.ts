@@ -10,8 +10,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { actionsUrl, postAction } from "../src/endpoint.ts";
-import { type Json, getField } from "../src/json.ts";
+import { actionsUrl, postAction } from "../src/wrap/endpoint.ts";
+import { type Json, getField } from "../src/core/json.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { ledgerRows, run, start, tempDir } from "./proc.ts";
 
@@ -103,7 +103,10 @@ describe("postAction and actionsUrl", () => {
       ["https://api.example.com/", "https://api.example.com/v1/actions"],
       ["http://127.0.0.1:8080/tenant//", "http://127.0.0.1:8080/tenant/v1/actions"],
       ["ftp://api.example.com", `error: "ftp:" is not http: or https:`],
-      ["https://user:pw@api.example.com", "error: a URL with credentials in it is refused; the key goes in COMMITLAYER_API_KEY"],
+      [
+        "https://user:pw@api.example.com",
+        "error: a URL with credentials in it is refused; the key goes in COMMITLAYER_API_KEY",
+      ],
       ["https://api.example.com/?key=1", "error: a URL with a query or a fragment is refused"],
       ["https://api.example.com/#x", "error: a URL with a query or a fragment is refused"],
       ["api.example.com", `error: "api.example.com" is not a URL`],
@@ -130,7 +133,10 @@ describe("postAction and actionsUrl", () => {
     expect(await post(`${base}/${sc("redirect")}/v1/actions`)).toEqual({ ok: false, reason: "endpoint answered 307" });
     expect(strayHits.length).toBe(strays);
     const t0 = performance.now();
-    expect(await post(`${base}/${sc("slow")}/v1/actions`, 200)).toEqual({ ok: false, reason: "no answer within 0.2 s" });
+    expect(await post(`${base}/${sc("slow")}/v1/actions`, 200)).toEqual({
+      ok: false,
+      reason: "no answer within 0.2 s",
+    });
     expect(performance.now() - t0).toBeLessThan(1500);
     const gone = await post(`http://127.0.0.1:${closedPort}/v1/actions`);
     expect(gone.ok).toBe(false);
@@ -205,15 +211,41 @@ async function wrapRun(
   let out: () => Buffer = () => Buffer.alloc(0);
   scenarios.set(id, { mode: o.mode ?? "ok", serverIn, clientSoFar: () => out().toString("utf8"), hits });
   const argv = [
-    ...seamArgv(via), "wrap", "--ledger", ledger, "--map", map,
-    ...(o.noEndpoint ? [] : ["--api-url", apiBase]), ...(o.flags ?? []),
-    "--", "sh", "-c", 'f=$1; shift; tee "$f" | "$@"', "sh", serverIn, ...fixture, "server",
+    ...seamArgv(via),
+    "wrap",
+    "--ledger",
+    ledger,
+    "--map",
+    map,
+    ...(o.noEndpoint ? [] : ["--api-url", apiBase]),
+    ...(o.flags ?? []),
+    "--",
+    "sh",
+    "-c",
+    'f=$1; shift; tee "$f" | "$@"',
+    "sh",
+    serverIn,
+    ...fixture,
+    "server",
   ];
-  const p = start(argv, { input: SCRIPT, env: { COMMITLAYER_API_KEY: o.key ?? KEY, COMMITLAYER_API_URL: "", COMMITLAYER_RECORDER_MAP: "" } });
+  const p = start(argv, {
+    input: SCRIPT,
+    env: { COMMITLAYER_API_KEY: o.key ?? KEY, COMMITLAYER_API_URL: "", COMMITLAYER_RECORDER_MAP: "" },
+  });
   out = p.stdoutSoFar;
   const r = await p.done;
   const ledgerText = readOr(ledger);
-  return { code: r.code, stdout: r.stdout.toString("utf8"), stderr: r.stderr, serverIn: readOr(serverIn), ledger, ledgerText, rows: ledgerRows(ledger), hits, apiBase };
+  return {
+    code: r.code,
+    stdout: r.stdout.toString("utf8"),
+    stderr: r.stderr,
+    serverIn: readOr(serverIn),
+    ledger,
+    ledgerText,
+    rows: ledgerRows(ledger),
+    hits,
+    apiBase,
+  };
 }
 
 const answered = (stdout: string) =>
@@ -284,14 +316,20 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
     expect(r.hits).toHaveLength(1);
     expect(r.hits[0]!.body).toBe(BODY(checkRows(r, true)));
     const o = await wrapRun(via, { yaml: true, flags: ["--agent-id", "bot-2", "--workflow-id", "wf-2"] });
-    expect(o.hits[0]!.body).toBe(BODY(checkRows(o, true)).replace(`"agent_id":"support-bot"`, `"agent_id":"bot-2"`).replace(`"workflow_id":"refunds"`, `"workflow_id":"wf-2"`));
+    expect(o.hits[0]!.body).toBe(
+      BODY(checkRows(o, true))
+        .replace(`"agent_id":"support-bot"`, `"agent_id":"bot-2"`)
+        .replace(`"workflow_id":"refunds"`, `"workflow_id":"wf-2"`),
+    );
   });
 
   test("no key: nothing posted, one note; no endpoint: actions in the ledger only, silently", async () => {
     const r = await wrapRun(via, { key: "" });
     expect(r.code).toBe(0);
     expect(r.hits).toHaveLength(0);
-    expect(r.stderr).toBe(`seam: warning: COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted to ${r.apiBase}/v1/actions\n`);
+    expect(r.stderr).toBe(
+      `seam: warning: COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted to ${r.apiBase}/v1/actions\n`,
+    );
     checkRows(r, undefined);
     expect(r.serverIn).toBe(SCRIPT);
     expect(f(r.rows[0]!, "action_endpoint")).toBeUndefined();
@@ -307,38 +345,61 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
     ["a slow endpoint (beyond --timeout)", { mode: "slow", flags: ["--timeout", "0.5"] }, /^no answer within 0\.5 s$/],
     ["an unreachable endpoint", { unreachable: true }, /^endpoint unreachable \(.+\)$/],
   ];
-  test.each(failures)("fail-open, %s: one warning, the call forwarded, action_posted false with the reason", async (_n, o, reason) => {
-    const r = await wrapRun(via, o);
-    expect(r.code).toBe(0);
-    expect(r.hits).toHaveLength(o.unreachable ? 0 : 1);
-    const lines = r.stderr.split("\n").filter(Boolean);
-    expect(lines).toHaveLength(1);
-    const m = /^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: (.*); the call is forwarded$/.exec(lines[0]!);
-    expect(m?.[1]).toMatch(reason);
-    checkRows(r, false, reason);
-    expect(r.serverIn).toBe(SCRIPT);
-    expect(answered(r.stdout).map((a) => [a.id, a.error?.code])).toEqual([[1, undefined], [2, undefined], [3, -32602], [4, undefined], [5, undefined]]);
-    await verifies(via, r.ledger);
-  });
+  test.each(failures)(
+    "fail-open, %s: one warning, the call forwarded, action_posted false with the reason",
+    async (_n, o, reason) => {
+      const r = await wrapRun(via, o);
+      expect(r.code).toBe(0);
+      expect(r.hits).toHaveLength(o.unreachable ? 0 : 1);
+      const lines = r.stderr.split("\n").filter(Boolean);
+      expect(lines).toHaveLength(1);
+      const m =
+        /^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: (.*); the call is forwarded$/.exec(
+          lines[0]!,
+        );
+      expect(m?.[1]).toMatch(reason);
+      checkRows(r, false, reason);
+      expect(r.serverIn).toBe(SCRIPT);
+      expect(answered(r.stdout).map((a) => [a.id, a.error?.code])).toEqual([
+        [1, undefined],
+        [2, undefined],
+        [3, -32602],
+        [4, undefined],
+        [5, undefined],
+      ]);
+      await verifies(via, r.ledger);
+    },
+  );
 
-  test.each(failures)("--no-fail-open, %s: the call refused with -32000, other traffic unaffected", async (_n, o, reason) => {
-    const r = await wrapRun(via, { ...o, flags: [...(o.flags ?? []), "--no-fail-open"] });
-    expect(r.code).toBe(0);
-    const lines = r.stderr.split("\n").filter(Boolean);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: .*; the call is refused$/);
-    checkRows(r, false, reason);
-    expect(r.serverIn).toBe(SCRIPT.replace(CALL, ""));
-    const answers = answered(r.stdout);
-    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3, 4, 5]);
-    const refusal = answers.find((a) => a.id === 2)!;
-    expect(refusal.error!.code).toBe(-32000);
-    expect(refusal.error!.message).toStartWith("recording failed: ");
-    expect(refusal.error!.message).toMatch(new RegExp(`^recording failed: ${reason.source.slice(1, -1)}; the call was not forwarded$`));
-    const call = r.rows.find((row) => f(row, "evt") === "tool_call" && f(row, "rpc_id") === 2)!;
-    expect([f(call, "status"), f(call, "error_code"), f(call, "reason")]).toEqual(["refused", -32000, refusal.error!.message]);
-    await verifies(via, r.ledger);
-  });
+  test.each(failures)(
+    "--no-fail-open, %s: the call refused with -32000, other traffic unaffected",
+    async (_n, o, reason) => {
+      const r = await wrapRun(via, { ...o, flags: [...(o.flags ?? []), "--no-fail-open"] });
+      expect(r.code).toBe(0);
+      const lines = r.stderr.split("\n").filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: .*; the call is refused$/,
+      );
+      checkRows(r, false, reason);
+      expect(r.serverIn).toBe(SCRIPT.replace(CALL, ""));
+      const answers = answered(r.stdout);
+      expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3, 4, 5]);
+      const refusal = answers.find((a) => a.id === 2)!;
+      expect(refusal.error!.code).toBe(-32000);
+      expect(refusal.error!.message).toStartWith("recording failed: ");
+      expect(refusal.error!.message).toMatch(
+        new RegExp(`^recording failed: ${reason.source.slice(1, -1)}; the call was not forwarded$`),
+      );
+      const call = r.rows.find((row) => f(row, "evt") === "tool_call" && f(row, "rpc_id") === 2)!;
+      expect([f(call, "status"), f(call, "error_code"), f(call, "reason")]).toEqual([
+        "refused",
+        -32000,
+        refusal.error!.message,
+      ]);
+      await verifies(via, r.ledger);
+    },
+  );
 
   test("invalid maps and flags stop seam with exit 2 before the server starts", async () => {
     const dir = tempDir("seam-endpoint-bad-");
@@ -350,20 +411,55 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
     };
     const noContract = write("no-contract.json", `{"tools": {"pay": {"subject": "arguments.id"}}}`);
     const badPath = write("bad-path.yaml", `tools:\n  pay:\n    contract_id: c\n    subject: arguments..id\n`);
-    const badTemplate = write("bad-template.json", `{"tools": {"pay": {"contract_id": "c", "subject": "a", "action_id": "pay:{arguments.id"}}}`);
+    const badTemplate = write(
+      "bad-template.json",
+      `{"tools": {"pay": {"contract_id": "c", "subject": "a", "action_id": "pay:{arguments.id"}}}`,
+    );
     const good = write("good.json", MAP_JSON);
     const cases: [string[], Record<string, string>, string][] = [
-      [["--map", noContract], {}, `seam: error: mapping ${noContract}: tool "pay", key contract_id: missing (every mapped tool needs one)\n`],
-      [["--map", badPath], {}, `seam: error: mapping ${badPath}: tool "pay", key subject: "arguments..id" is not a dotted path: an empty segment (two dots, or a dot at an end)\n`],
-      [["--map", badTemplate], {}, `seam: error: mapping ${badTemplate}: tool "pay", key action_id: "pay:{arguments.id" is not a template: the "{" at 5 is never closed\n`],
-      [[], { COMMITLAYER_RECORDER_MAP: noContract }, `seam: error: mapping ${noContract}: tool "pay", key contract_id: missing`],
-      [["--map", join(dir, "absent.json")], {}, `seam: error: cannot read mapping ${join(dir, "absent.json")}: no such file or directory\n`],
+      [
+        ["--map", noContract],
+        {},
+        `seam: error: mapping ${noContract}: tool "pay", key contract_id: missing (every mapped tool needs one)\n`,
+      ],
+      [
+        ["--map", badPath],
+        {},
+        `seam: error: mapping ${badPath}: tool "pay", key subject: "arguments..id" is not a dotted path: an empty segment (two dots, or a dot at an end)\n`,
+      ],
+      [
+        ["--map", badTemplate],
+        {},
+        `seam: error: mapping ${badTemplate}: tool "pay", key action_id: "pay:{arguments.id" is not a template: the "{" at 5 is never closed\n`,
+      ],
+      [
+        [],
+        { COMMITLAYER_RECORDER_MAP: noContract },
+        `seam: error: mapping ${noContract}: tool "pay", key contract_id: missing`,
+      ],
+      [
+        ["--map", join(dir, "absent.json")],
+        {},
+        `seam: error: cannot read mapping ${join(dir, "absent.json")}: no such file or directory\n`,
+      ],
       [["--api-url", base], {}, "seam: error: --api-url needs an action mapping\n"],
       [["--no-fail-open"], {}, "seam: error: --no-fail-open needs an action mapping\n"],
       [["--map", good, "--api-url", "ftp://x"], {}, `seam: error: --api-url: "ftp:" is not http: or https:\n`],
-      [["--map", good], { COMMITLAYER_API_URL: "https://u:p@x" }, "seam: error: COMMITLAYER_API_URL: a URL with credentials in it is refused"],
-      [["--map", good, "--timeout", "0"], {}, `seam: error: --timeout takes a number of seconds above 0 and at most 3600, not "0"\n`],
-      [["--map", good, "--timeout", "soon"], {}, `seam: error: --timeout takes a number of seconds above 0 and at most 3600, not "soon"\n`],
+      [
+        ["--map", good],
+        { COMMITLAYER_API_URL: "https://u:p@x" },
+        "seam: error: COMMITLAYER_API_URL: a URL with credentials in it is refused",
+      ],
+      [
+        ["--map", good, "--timeout", "0"],
+        {},
+        `seam: error: --timeout takes a number of seconds above 0 and at most 3600, not "0"\n`,
+      ],
+      [
+        ["--map", good, "--timeout", "soon"],
+        {},
+        `seam: error: --timeout takes a number of seconds above 0 and at most 3600, not "soon"\n`,
+      ],
       [["--map", ""], {}, "seam: error: --map must not be empty\n"],
     ];
     for (const [flags, env, err] of cases) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { FrameSplitter } from "../src/frames.ts";
+import { FrameSplitter } from "../src/wrap/frames.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeyFileError, readSignerFile, readVerifierKeys, writeKeyFile } from "../src/keyfile.ts";
+import { KeyFileError, readSignerFile, readVerifierKeys, writeKeyFile } from "../src/checkpoint/keys.ts";
 import { tempDir } from "./proc.ts";
 import { KEY, OTHER, refusal } from "./seal-helpers.ts";
 
@@ -16,7 +16,9 @@ test("writeKeyFile: one line, mode 0600, never over an existing file", () => {
   expect(statSync(path).mode & 0o777).toBe(0o600);
   expect(refused(() => writeKeyFile(path, OTHER.privateKey))).toBe(`${path} already exists; it is not overwritten`);
   expect(readFileSync(path, "utf8")).toBe(`${KEY.privateKey}\n`);
-  expect(refused(() => writeKeyFile(join(dir, "no", "such", "dir"), KEY.privateKey))).toBe(`cannot create ${join(dir, "no", "such", "dir")}: no such file or directory`);
+  expect(refused(() => writeKeyFile(join(dir, "no", "such", "dir"), KEY.privateKey))).toBe(
+    `cannot create ${join(dir, "no", "such", "dir")}: no such file or directory`,
+  );
 });
 
 test("readSignerFile: the key, a warning when group or others may read it, refusals in words", () => {
@@ -28,8 +30,12 @@ test("readSignerFile: the key, a warning when group or others may read it, refus
   chmodSync(path, 0o644);
   expect(readSignerFile(path).warning).toBe(`key file ${path} can be read by others (mode 644); chmod 600 it`);
   writeFileSync(join(dir, "v"), `${KEY.verifierKey}\n`);
-  expect(refused(() => readSignerFile(join(dir, "v")))).toBe(`${join(dir, "v")} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
-  expect(refused(() => readSignerFile(join(dir, "none")))).toBe(`cannot read key file ${join(dir, "none")}: no such file or directory`);
+  expect(refused(() => readSignerFile(join(dir, "v")))).toBe(
+    `${join(dir, "v")} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`,
+  );
+  expect(refused(() => readSignerFile(join(dir, "none")))).toBe(
+    `cannot read key file ${join(dir, "none")}: no such file or directory`,
+  );
 });
 
 test("readVerifierKeys: a key itself, or a file of keys with comments and blank lines", () => {
@@ -42,5 +48,7 @@ test("readVerifierKeys: a key itself, or a file of keys with comments and blank 
   expect(refused(() => readVerifierKeys(file))).toBe(`${file} line 2 is not a verifier key (<name>+<id>+<key>)`);
   writeFileSync(file, "# nothing\n");
   expect(refused(() => readVerifierKeys(file))).toBe(`${file} holds no verifier key`);
-  expect(refused(() => readVerifierKeys(join(dir, "nope")))).toBe(`--key ${join(dir, "nope")} is neither a verifier key (<name>+<id>+<key>) nor a readable file: no such file or directory`);
+  expect(refused(() => readVerifierKeys(join(dir, "nope")))).toBe(
+    `--key ${join(dir, "nope")} is neither a verifier key (<name>+<id>+<key>) nor a readable file: no such file or directory`,
+  );
 });

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { serverLabel } from "../src/label.ts";
+import { serverLabel } from "../src/wrap/label.ts";
 
 const CASES: [string[], string][] = [
   // python -m

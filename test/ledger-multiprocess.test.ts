@@ -93,7 +93,9 @@ test("a writer killed with SIGKILL mid-stream: the next writers break its lock, 
   victim.kill("SIGKILL");
   await victim.exited;
   const t0 = performance.now();
-  const results = await Promise.all([spawnWriter("bun/file-bun", path, "a", 500), spawnWriter("node", path, "b", 500)].map(finish));
+  const results = await Promise.all(
+    [spawnWriter("bun/file-bun", path, "a", 500), spawnWriter("node", path, "b", 500)].map(finish),
+  );
   expect(performance.now() - t0).toBeLessThan(20_000);
   for (const r of results) expect(JSON.parse(r.out)).toMatchObject({ written: 502, unlogged: 0, ended: true });
   const text = readFileSync(path, "utf8");

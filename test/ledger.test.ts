@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { JsonFloat } from "../src/json.ts";
-import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger.ts";
+import { JsonFloat } from "../src/core/json.ts";
+import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
@@ -39,11 +39,9 @@ async function openLedger(path: string, extra: Partial<LedgerConfig> = {}): Prom
 
 const read = (path: string) => readFileSync(path, "utf8");
 
-// Expected lines computed independently with Python's json.dumps / hashlib (see the chain rule in src/chain.ts).
-const OTHER_BEGIN =
-  `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-other", "seq": 1, "server": "other", "pid": 7, "ts": "2026-11-30T03:24:07.123Z", "chain": "95821ff431e1fc7528d1c9fa7cc4710c"}\n`;
-const BEGIN_AFTER_OTHER =
-  `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "96650e6947669ba8edce441004322d78"}\n`;
+// Expected lines computed independently with Python's json.dumps / hashlib (see the chain rule in src/core/chain.ts).
+const OTHER_BEGIN = `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-other", "seq": 1, "server": "other", "pid": 7, "ts": "2026-11-30T03:24:07.123Z", "chain": "95821ff431e1fc7528d1c9fa7cc4710c"}\n`;
+const BEGIN_AFTER_OTHER = `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "96650e6947669ba8edce441004322d78"}\n`;
 
 describe.each([
   ["bun", openBun],
@@ -109,13 +107,19 @@ describe.each([
     expect(w.repairs).toBe(1);
     await w.end({ reason: "done" });
     // the repair row is no row of the session's sequence
-    expect(read(path).split("\n").at(-2)).toContain(`"seq": 2, "server": "srv", "reason": "done", "rows_before_end": 1,`);
+    expect(read(path).split("\n").at(-2)).toContain(
+      `"seq": 2, "server": "srv", "reason": "done", "rows_before_end": 1,`,
+    );
   });
 
   test("golden: blank, unparseable (a BOM too), non-object and non-string-chain lines are passed over to the last chained row", async () => {
     const path = join(tmp(), "l.jsonl");
     // A row behind a BOM is unparseable to verify and to Python, so the writer must not chain from it either.
-    const existing = OTHER_BEGIN + "\n  \t\r\nnot json\n[1, 2]\n" + `{"chain": 5}\n\n` + `\ufeff{"chain": "0123456789abcdef0123456789abcdef"}\n`;
+    const existing =
+      OTHER_BEGIN +
+      "\n  \t\r\nnot json\n[1, 2]\n" +
+      `{"chain": 5}\n\n` +
+      `\ufeff{"chain": "0123456789abcdef0123456789abcdef"}\n`;
     writeFileSync(path, existing);
     const { w } = await openLedger(path, { openAppend });
     await w.append("session_begin", { pid: 42 });
@@ -226,7 +230,9 @@ describe("an unwritable ledger", () => {
     const p =
       process.getuid?.() === 0
         ? runAsNobody(`import ${JSON.stringify(writer)};`, [path, "s", "3"])
-        : (({ stdout, stderr }) => ({ stdout: stdout.toString(), stderr: stderr.toString() }))(Bun.spawnSync([process.execPath, writer, path, "s", "3"]));
+        : (({ stdout, stderr }) => ({ stdout: stdout.toString(), stderr: stderr.toString() }))(
+            Bun.spawnSync([process.execPath, writer, path, "s", "3"]),
+          );
     expect(p.stderr).toBe("");
     expect(JSON.parse(p.stdout)).toEqual({
       written: 0,
@@ -242,7 +248,10 @@ describe("an unwritable ledger", () => {
     const inner = await openBun(path);
     const flaky: AppendFile = {
       ...inner,
-      write: (b) => (failing ? Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })) : inner.write(b)),
+      write: (b) =>
+        failing
+          ? Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }))
+          : inner.write(b),
     };
     const { w, warnings } = await openLedger(path, { openAppend: async () => flaky });
     expect(await w.append("session_begin", {})).toBe(true);
@@ -254,7 +263,9 @@ describe("an unwritable ledger", () => {
     await w.end({ reason: "r", calls: 1, bytes: new Map([["c2s", 0]]) });
     const rows = read(path).trimEnd().split("\n");
     expect(rows.map((l) => /"seq": (\d+)/.exec(l)![1])).toEqual(["1", "4", "5"]);
-    expect(rows[2]).toContain(`"reason": "r", "rows_before_end": 2, "calls": 1, "rows_unlogged": 2, "bytes": {"c2s": 0},`);
+    expect(rows[2]).toContain(
+      `"reason": "r", "rows_before_end": 2, "calls": 1, "rows_unlogged": 2, "bytes": {"c2s": 0},`,
+    );
     expect(warnings).toEqual([`ledger ${path} cannot be written: no space left on device`]);
     expect(checkChain(read(path)).breaks).toEqual([]);
   });
@@ -284,8 +295,12 @@ describe("an unwritable ledger", () => {
     expect(w.repairs).toBe(1);
     const text = read(path);
     expect(checkChain(text).breaks).toEqual(["line 3: unparseable"]);
-    expect(text.split("\n")[3]).toContain(`"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 3, "torn_bytes": 10,`);
-    expect(text.split("\n")[5]).toContain(`"seq": 5, "server": "srv", "rows_before_end": 3, "calls": 2, "rows_unlogged": 1,`);
+    expect(text.split("\n")[3]).toContain(
+      `"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 3, "torn_bytes": 10,`,
+    );
+    expect(text.split("\n")[5]).toContain(
+      `"seq": 5, "server": "srv", "rows_before_end": 3, "calls": 2, "rows_unlogged": 1,`,
+    );
   });
 
   test("a lock that cannot be taken: rows are still written, one warning", async () => {
@@ -334,7 +349,10 @@ async function probe(path: string): Promise<Probe> {
   return p;
 }
 
-async function policyRun(fsync: FsyncPolicy, batchMs = 40): Promise<{ afterEach: number[]; afterWait: number; afterEnd: number }> {
+async function policyRun(
+  fsync: FsyncPolicy,
+  batchMs = 40,
+): Promise<{ afterEach: number[]; afterWait: number; afterEnd: number }> {
   const path = join(tmp(), "l.jsonl");
   const p = await probe(path);
   const { w } = await openLedger(path, { fsync, batchMs, openAppend: async () => p.file });
@@ -362,29 +380,35 @@ test("fsync never: no fsync at all, not even at end", async () => {
   expect(await policyRun("never")).toEqual({ afterEach: [0, 0, 0], afterWait: 0, afterEnd: 0 });
 });
 
-test.each(["never", "batch", "always"] as const)("appendDurable (fsync %s) resolves only after the fsync completes", async (fsync) => {
-  const path = join(tmp(), "l.jsonl");
-  const p = await probe(path);
-  let open!: () => void;
-  p.gate = new Promise((r) => (open = r));
-  const { w } = await openLedger(path, { fsync, openAppend: async () => p.file });
-  const state: { settled: boolean | null } = { settled: null };
-  const durable = w.appendDurable("tool_call_intent", { tool: "t" }).then((v) => (state.settled = v));
-  for (let i = 0; i < 20 && !p.log.includes("sync-start"); i++) await Bun.sleep(5);
-  expect(p.log).toEqual(["write", "sync-start"]);
-  await Bun.sleep(20);
-  expect(state.settled).toBe(null);
-  open();
-  await durable;
-  expect(state.settled).toBe(true);
-  expect(p.log).toEqual(["write", "sync-start", "sync"]);
-  await w.end({});
-});
+test.each(["never", "batch", "always"] as const)(
+  "appendDurable (fsync %s) resolves only after the fsync completes",
+  async (fsync) => {
+    const path = join(tmp(), "l.jsonl");
+    const p = await probe(path);
+    let open!: () => void;
+    p.gate = new Promise((r) => (open = r));
+    const { w } = await openLedger(path, { fsync, openAppend: async () => p.file });
+    const state: { settled: boolean | null } = { settled: null };
+    const durable = w.appendDurable("tool_call_intent", { tool: "t" }).then((v) => (state.settled = v));
+    for (let i = 0; i < 20 && !p.log.includes("sync-start"); i++) await Bun.sleep(5);
+    expect(p.log).toEqual(["write", "sync-start"]);
+    await Bun.sleep(20);
+    expect(state.settled).toBe(null);
+    open();
+    await durable;
+    expect(state.settled).toBe(true);
+    expect(p.log).toEqual(["write", "sync-start", "sync"]);
+    await w.end({});
+  },
+);
 
 test("appendDurable whose fsync fails resolves false (the row is in the file and counted written)", async () => {
   const path = join(tmp(), "l.jsonl");
   const inner = await openBun(path);
-  const file: AppendFile = { ...inner, sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })) };
+  const file: AppendFile = {
+    ...inner,
+    sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })),
+  };
   const { w, warnings } = await openLedger(path, { fsync: "never", openAppend: async () => file });
   expect(await w.appendDurable("tool_call_intent", {})).toBe(false);
   expect(await w.append("tool_call", {})).toBe(true);

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { acquireLock, LockTimeoutError } from "../src/runtime/lockfile.ts";
+import { acquireLock, LockTimeoutError } from "../src/ledger/lock.ts";
 
 function lockPath(): string {
   return join(mkdtempSync(join(tmpdir(), "seam-lock-")), "l.jsonl.lock");
@@ -91,7 +91,9 @@ test("a lock older than staleMs is broken whoever holds it (another host)", asyn
   await release();
   // and a fresh one from another host is waited for until the timeout
   writeFileSync(path, holder(1, Date.now(), "elsewhere"));
-  await expect(acquireLock(path, { pid: process.pid, staleMs: 5_000, timeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+  await expect(acquireLock(path, { pid: process.pid, staleMs: 5_000, timeoutMs: 100 })).rejects.toBeInstanceOf(
+    LockTimeoutError,
+  );
 });
 
 test("an unreadable-as-ours lock (foreign content) is judged by its age", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/canonical.ts";
-import { digestJson } from "../src/digest.ts";
-import { JsonFloat, parseJson } from "../src/json.ts";
-import { type Fields, McpObserver, type ObserverFaults } from "../src/mcp.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { digestJson } from "../src/core/digest.ts";
+import { JsonFloat, parseJson } from "../src/core/json.ts";
+import { type Fields, McpObserver, type ObserverFaults } from "../src/wrap/mcp.ts";
 
 const enc = new TextEncoder();
 
@@ -44,15 +44,22 @@ const RES = digestJson(parseJson(`{"content":[]}`));
 
 describe("McpObserver pairing", () => {
   test("an answered call is one ok row with digests and ms", () => {
-    const { rows, counts } = observe([[">", call("1")], ["<", ok("1")]]);
+    const { rows, counts } = observe([
+      [">", call("1")],
+      ["<", ok("1")],
+    ]);
     expect(rows).toEqual([
       `{"evt": "tool_call", "tool": "echo", "rpc_id": 1, "args_digest": "${ARGS}", "result_digest": "${RES}", "status": "ok", "ms": 1.5}`,
     ]);
     expect(counts.calls).toBe(1);
   });
 
-  test("1 and \"1\" are different ids; the answer to \"1\" does not close 1", () => {
-    const { rows } = observe([[">", call("1")], [">", call(`"1"`)], ["<", ok(`"1"`)]]);
+  test('1 and "1" are different ids; the answer to "1" does not close 1', () => {
+    const { rows } = observe([
+      [">", call("1")],
+      [">", call(`"1"`)],
+      ["<", ok(`"1"`)],
+    ]);
     expect(rows[0]).toContain(`"rpc_id": "1", "args_digest"`);
     expect(rows[0]).toContain(`"status": "ok"`);
     expect(rows[1]).toContain(`"rpc_id": 1, "args_digest"`);
@@ -60,7 +67,11 @@ describe("McpObserver pairing", () => {
   });
 
   test("ids beyond 2^53 pair exactly and are written exactly", () => {
-    const { rows } = observe([[">", call("18446744073709551617")], [">", call("18446744073709551616")], ["<", ok("18446744073709551616")]]);
+    const { rows } = observe([
+      [">", call("18446744073709551617")],
+      [">", call("18446744073709551616")],
+      ["<", ok("18446744073709551616")],
+    ]);
     expect(rows[0]).toContain(`"rpc_id": 18446744073709551616, "args_digest"`);
     expect(rows[0]).toContain(`"status": "ok"`);
     expect(rows[1]).toContain(`"rpc_id": 18446744073709551617, "args_digest"`);
@@ -75,17 +86,28 @@ describe("McpObserver pairing", () => {
       ["<", ok("8")],
     ];
     const { rows } = observe(script);
-    expect(rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).toEqual(["server_request:ok", "tool_call:ok"]);
+    expect(rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).toEqual([
+      "server_request:ok",
+      "tool_call:ok",
+    ]);
     expect(rows[1]).toContain(`"result_digest": "${RES}"`);
     // RED: one id table for both directions lets the client's answer to the server close the call.
     const red = observe(script, { sharedIdTable: true });
-    expect(red.rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).not.toEqual(["server_request:ok", "tool_call:ok"]);
+    expect(red.rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).not.toEqual([
+      "server_request:ok",
+      "tool_call:ok",
+    ]);
     expect(red.rows[0]).toContain(`"evt": "tool_call"`);
     expect(red.rows[0]).toContain(`"result_digest": "${digestJson(parseJson(`{"role":"assistant"}`))}"`);
   });
 
   test("duplicate open ids pair first in, first out", () => {
-    const { rows } = observe([[">", call("9", "a")], [">", call("9", "b")], ["<", ok("9")], ["<", `{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}}`]]);
+    const { rows } = observe([
+      [">", call("9", "a")],
+      [">", call("9", "b")],
+      ["<", ok("9")],
+      ["<", `{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}}`],
+    ]);
     expect(rows[0]).toContain(`"tool": "a"`);
     expect(rows[0]).toContain(`"status": "ok"`);
     expect(rows[1]).toContain(`"tool": "b"`);
@@ -93,7 +115,10 @@ describe("McpObserver pairing", () => {
   });
 
   test("batches are taken element by element", () => {
-    const { rows } = observe([[">", `[${call("10")},${call("11")}]`], ["<", `[${ok("11")},${ok("10")}]`]]);
+    const { rows } = observe([
+      [">", `[${call("10")},${call("11")}]`],
+      ["<", `[${ok("11")},${ok("10")}]`],
+    ]);
     expect(rows.map((r) => JSON.parse(r).rpc_id)).toEqual([11, 10]);
   });
 
@@ -147,7 +172,10 @@ describe("McpObserver pairing", () => {
   });
 
   test("one row per call; RED with the double-row fault", () => {
-    const script: [">" | "<", string][] = [[">", call("1")], ["<", ok("1")]];
+    const script: [">" | "<", string][] = [
+      [">", call("1")],
+      ["<", ok("1")],
+    ];
     expect(observe(script).rows).toHaveLength(1);
     expect(observe(script, { doubleRow: true }).rows).toHaveLength(2);
   });
@@ -169,22 +197,44 @@ describe("McpObserver pairing", () => {
     expect(rows[0]).toBe(
       `{"evt": "mcp_initialize", "rpc_id": 0, "status": "ok", "client_info": {"name": "c", "version": "1"}, "server_info": {"name": "s", "version": "2"}, "protocol_version": "2025-06-18", "result_digest": "${digestJson(parseJson(`{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"2"}}`))}", "ms": 1.5}`,
     );
-    expect(rows[1]).toContain(`"tools": ["b", "\uFB00", "\u{1F600}"], "tool_count": 3, "tools_digest": "sha256:json-c14n:v1:`);
+    expect(rows[1]).toContain(
+      `"tools": ["b", "\uFB00", "\u{1F600}"], "tool_count": 3, "tools_digest": "sha256:json-c14n:v1:`,
+    );
     expect(rows[1]).toContain(`"cursor": "p2", "next_cursor": "p3"`);
     expect(rows[2]).toStartWith(`{"evt": "resource_read", "uri": "file:///x", "rpc_id": 2,`);
-    expect(rows[3]).toStartWith(`{"evt": "prompt_get", "prompt": "p", "rpc_id": 3, "args_digest": "${digestJson(new Map())}"`);
-    expect(rows[4]).toStartWith(`{"evt": "mcp_discover", "rpc_id": 4, "status": "ok", "server_info": {"name": "d", "version": "3"}, "result_digest": "sha256:json-c14n:v1:`);
-    expect(rows[5]).toStartWith(`{"evt": "server_request", "method": "roots/list", "rpc_id": 0, "params_digest": "${digestJson(null)}", "status": "unanswered"`);
+    expect(rows[3]).toStartWith(
+      `{"evt": "prompt_get", "prompt": "p", "rpc_id": 3, "args_digest": "${digestJson(new Map())}"`,
+    );
+    expect(rows[4]).toStartWith(
+      `{"evt": "mcp_discover", "rpc_id": 4, "status": "ok", "server_info": {"name": "d", "version": "3"}, "result_digest": "sha256:json-c14n:v1:`,
+    );
+    expect(rows[5]).toStartWith(
+      `{"evt": "server_request", "method": "roots/list", "rpc_id": 0, "params_digest": "${digestJson(null)}", "status": "unanswered"`,
+    );
   });
 
   test("frames that are not JSON-RPC are counted; blank ones are not", () => {
-    const { counts, rows } = observe([[">", ""], [">", " \t\r"], [">", "hello"], [">", `{"jsonrpc":`], [">", "42"], [">", "\xff"]]);
+    const { counts, rows } = observe([
+      [">", ""],
+      [">", " \t\r"],
+      [">", "hello"],
+      [">", `{"jsonrpc":`],
+      [">", "42"],
+      [">", "\xff"],
+    ]);
     expect(rows).toEqual([]);
     expect(counts.unparsed_frames).toBe(4);
   });
 
   test("--raw records arguments and results as they were", () => {
-    const { rows } = observe([[">", call("1", "echo", `{"n":1.0,"big":123456789012345678901}`)], ["<", ok("1")]], undefined, true);
+    const { rows } = observe(
+      [
+        [">", call("1", "echo", `{"n":1.0,"big":123456789012345678901}`)],
+        ["<", ok("1")],
+      ],
+      undefined,
+      true,
+    );
     expect(rows[0]).toContain(`"args": {"n": 1.0, "big": 123456789012345678901}, "result": {"content": []}}`);
   });
 });
@@ -195,11 +245,21 @@ test("JsonFloat ms keeps integral milliseconds a float", () => {
 
 test("an open request keeps only what its row needs, never the whole params (raw keeps the arguments)", () => {
   for (const raw of [false, true]) {
-    const o = new McpObserver({ rows: { row: () => {}, durable: async () => true }, raw, writeAhead: false, now: () => 0 });
+    const o = new McpObserver({
+      rows: { row: () => {}, durable: async () => true },
+      raw,
+      writeAhead: false,
+      now: () => 0,
+    });
     o.fromClient(enc.encode(call("1", "echo", `{"big":"${"x".repeat(100_000)}"}`)));
-    o.fromServer(enc.encode(`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"big":"${"y".repeat(100_000)}"}}`));
+    o.fromServer(
+      enc.encode(
+        `{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"big":"${"y".repeat(100_000)}"}}`,
+      ),
+    );
     // White-box: the queued requests, as the observer holds them until answered.
-    const open = (o as unknown as { open: Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>> }).open;
+    const open = (o as unknown as { open: Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>> })
+      .open;
     const c = open.c2s.get("i1")![0]!;
     const s = open.s2c.get("i7")![0]!;
     expect([...(c.params as Map<string, unknown>).keys()]).toEqual(raw ? ["name", "arguments"] : ["name"]);

@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type Json, getField, parseJson } from "../src/json.ts";
+import { type Json, getField, parseJson } from "../src/core/json.ts";
 import {
   CompactRange,
   EMPTY_ROOT,
@@ -27,7 +27,7 @@ import {
   verifyInclusion,
   verifySubtreeConsistency,
   verifySubtreeInclusion,
-} from "../src/merkle.ts";
+} from "../src/checkpoint/merkle.ts";
 
 const VECTORS = new URL("./vectors/merkle/", import.meta.url).pathname;
 const b64 = (s: Json | undefined) => new Uint8Array(Buffer.from(String(s ?? ""), "base64"));
@@ -49,12 +49,40 @@ const load = (p: string) => parseJson(readFileSync(p, "utf8"));
 const rel = (p: string) => p.slice(VECTORS.length);
 
 const check: Record<string, (v: Json) => { ok: boolean; reason?: string }> = {
-  inclusion: (v) => verifyInclusion(num(getField(v, "leafIdx")), num(getField(v, "treeSize")), b64(getField(v, "leafHash")), proofOf(v), b64(getField(v, "root"))),
-  consistency: (v) => verifyConsistency(num(getField(v, "size1")), num(getField(v, "size2")), proofOf(v), b64(getField(v, "root1")), b64(getField(v, "root2"))),
+  inclusion: (v) =>
+    verifyInclusion(
+      num(getField(v, "leafIdx")),
+      num(getField(v, "treeSize")),
+      b64(getField(v, "leafHash")),
+      proofOf(v),
+      b64(getField(v, "root")),
+    ),
+  consistency: (v) =>
+    verifyConsistency(
+      num(getField(v, "size1")),
+      num(getField(v, "size2")),
+      proofOf(v),
+      b64(getField(v, "root1")),
+      b64(getField(v, "root2")),
+    ),
   subtreeinclusion: (v) =>
-    verifySubtreeInclusion(num(getField(v, "leafIdx")), num(getField(v, "start")), num(getField(v, "end")), b64(getField(v, "leafHash")), proofOf(v), b64(getField(v, "root"))),
+    verifySubtreeInclusion(
+      num(getField(v, "leafIdx")),
+      num(getField(v, "start")),
+      num(getField(v, "end")),
+      b64(getField(v, "leafHash")),
+      proofOf(v),
+      b64(getField(v, "root")),
+    ),
   subtreeconsistency: (v) =>
-    verifySubtreeConsistency(num(getField(v, "start")), num(getField(v, "end")), num(getField(v, "size")), proofOf(v), b64(getField(v, "root1")), b64(getField(v, "root2"))),
+    verifySubtreeConsistency(
+      num(getField(v, "start")),
+      num(getField(v, "end")),
+      num(getField(v, "size")),
+      proofOf(v),
+      b64(getField(v, "root1")),
+      b64(getField(v, "root2")),
+    ),
 };
 
 describe("golden vectors", () => {
@@ -66,7 +94,8 @@ describe("golden vectors", () => {
       for (const p of all) {
         const v = load(p);
         const got = check[kind]!(v);
-        if (got.ok === (getField(v, "wantErr") === true)) wrong.push(`${rel(p)}: ${got.ok ? "accepted" : `rejected (${got.reason})`}`);
+        if (got.ok === (getField(v, "wantErr") === true))
+          wrong.push(`${rel(p)}: ${got.ok ? "accepted" : `rejected (${got.reason})`}`);
       }
       expect(wrong).toEqual([]);
     });
@@ -82,9 +111,16 @@ describe("golden vectors", () => {
 });
 
 // The RFC 6962 test tree the vectors are made from: eight leaves.
-const RFC_LEAVES = ["", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"].map((h) =>
-  leafHash(Buffer.from(h, "hex")),
-);
+const RFC_LEAVES = [
+  "",
+  "00",
+  "10",
+  "2021",
+  "3031",
+  "40414243",
+  "5051525354555657",
+  "606162636465666768696a6b6c6d6e6f",
+].map((h) => leafHash(Buffer.from(h, "hex")));
 
 /** MTH by the recursive definition (RFC 9162 2.1.1), the yardstick for everything incremental. */
 function mth(leaves: readonly Hash[]): Hash {
@@ -97,8 +133,12 @@ function mth(leaves: readonly Hash[]): Hash {
 
 describe("hashing", () => {
   test("leaf, node and empty hashes, golden", () => {
-    expect(Buffer.from(EMPTY_ROOT).toString("hex")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    expect(Buffer.from(leafHash(new Uint8Array(0))).toString("hex")).toBe("6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d");
+    expect(Buffer.from(EMPTY_ROOT).toString("hex")).toBe(
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    );
+    expect(Buffer.from(leafHash(new Uint8Array(0))).toString("hex")).toBe(
+      "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+    );
     expect(toB64(leafHash(Buffer.from("10", "hex")))).toBe("ApjRIpBtz8EIkstTpzmS/FufST6kybrbJ7eRtBJ6f+c=");
     expect(toB64(nodeHash(RFC_LEAVES[0]!, RFC_LEAVES[1]!))).toBe("+sVCA+fMaWzw38tCySodnbr3CtnmIfS9jZhmLwDjwSU=");
   });
@@ -135,7 +175,7 @@ describe("hashing", () => {
 });
 
 describe("LineTree", () => {
-  const text = "first\n\n{\"a\": 1}\r\nunicode é ✓\nlast, unterminated";
+  const text = 'first\n\n{"a": 1}\r\nunicode é ✓\nlast, unterminated';
   const lines = text.split("\n");
   const bytes = new TextEncoder().encode(text);
 
@@ -170,7 +210,10 @@ describe("proof generation", () => {
   test("inclusion proofs equal the vectors' happy paths", () => {
     for (const k of ["0", "1", "2", "3", "4"]) {
       const v = load(join(VECTORS, "inclusion", k, "happy-path.json"));
-      const proof = hashRanges(inclusionRanges(num(getField(v, "leafIdx")), num(getField(v, "treeSize"))), leafMth(RFC_LEAVES));
+      const proof = hashRanges(
+        inclusionRanges(num(getField(v, "leafIdx")), num(getField(v, "treeSize"))),
+        leafMth(RFC_LEAVES),
+      );
       expect(proof.map(toB64)).toEqual(((getField(v, "proof") ?? []) as string[]).slice());
     }
   });
@@ -178,20 +221,42 @@ describe("proof generation", () => {
   test("consistency and subtree consistency proofs equal the vectors' happy paths", () => {
     for (const k of ["0", "1", "2", "3", "4"]) {
       const v = load(join(VECTORS, "consistency", k, "happy-path.json"));
-      const proof = hashRanges(consistencyRanges(num(getField(v, "size1")), num(getField(v, "size2"))), leafMth(RFC_LEAVES));
+      const proof = hashRanges(
+        consistencyRanges(num(getField(v, "size1")), num(getField(v, "size2"))),
+        leafMth(RFC_LEAVES),
+      );
       expect(proof.map(toB64)).toEqual(((getField(v, "proof") ?? []) as string[]).slice());
       const s = load(join(VECTORS, "subtreeconsistency", k, "happy-path.json"));
-      const sp = hashRanges(subtreeConsistencyRanges(num(getField(s, "start")), num(getField(s, "end")), num(getField(s, "size"))), leafMth(RFC_LEAVES));
+      const sp = hashRanges(
+        subtreeConsistencyRanges(num(getField(s, "start")), num(getField(s, "end")), num(getField(s, "size"))),
+        leafMth(RFC_LEAVES),
+      );
       expect(sp.map(toB64)).toEqual(((getField(s, "proof") ?? []) as string[]).slice());
     }
   });
 
   test("the RFC 9162 worked example: PROOF(3, D[7]) is [2,3) [3,4) [0,2) [4,7)", () => {
-    expect(consistencyRanges(3, 7)).toEqual([[2, 3], [3, 4], [0, 2], [4, 7]]);
+    expect(consistencyRanges(3, 7)).toEqual([
+      [2, 3],
+      [3, 4],
+      [0, 2],
+      [4, 7],
+    ]);
     expect(consistencyRanges(4, 7)).toEqual([[4, 7]]);
-    expect(consistencyRanges(6, 7)).toEqual([[4, 6], [6, 7], [0, 4]]);
-    expect(inclusionRanges(0, 7)).toEqual([[1, 2], [2, 4], [4, 7]]);
-    expect(inclusionRanges(6, 7)).toEqual([[4, 6], [0, 4]]);
+    expect(consistencyRanges(6, 7)).toEqual([
+      [4, 6],
+      [6, 7],
+      [0, 4],
+    ]);
+    expect(inclusionRanges(0, 7)).toEqual([
+      [1, 2],
+      [2, 4],
+      [4, 7],
+    ]);
+    expect(inclusionRanges(6, 7)).toEqual([
+      [4, 6],
+      [0, 4],
+    ]);
   });
 
   test("refused: a leaf outside the tree, the empty tree, an invalid subtree", () => {
@@ -239,7 +304,9 @@ describe("proof generation", () => {
           expect(verifySubtreeConsistency(start, end, n, proof, node, mth(tree))).toEqual({ ok: true });
           expect(verifySubtreeConsistency(start, end, n, [...proof, node], node, mth(tree)).ok).toBe(false);
           const index = Math.floor((start + end) / 2);
-          const incl = hashRanges(inclusionRanges(index - start, end - start), (s, e) => mth(tree.slice(start + s, start + e)));
+          const incl = hashRanges(inclusionRanges(index - start, end - start), (s, e) =>
+            mth(tree.slice(start + s, start + e)),
+          );
           expect(verifySubtreeInclusion(index, start, end, tree[index]!, incl, node)).toEqual({ ok: true });
           checked++;
         }

@@ -16,22 +16,34 @@ import {
   openNote,
   parseNote,
   signNote,
-} from "../src/note.ts";
+} from "../src/checkpoint/note.ts";
 
 const PETER_VKEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
 const PETER_SKEY = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz";
 const ENOCH_VKEY = "EnochRoot+af0cfe78+ATtqJ7zOtqQtYqOo0CpvDXNlMhV3HeJDpjrASKGLWdop";
 const TEXT = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n";
-const PETER_SIG = "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
-const ENOCH_SIG = "— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n";
-const peter = { name: "PeterNeumann", id: 0xc74f20a3, base64: "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=" };
-const enoch = { name: "EnochRoot", id: 0xaf0cfe78, base64: "rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=" };
+const PETER_SIG =
+  "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
+const ENOCH_SIG =
+  "— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n";
+const peter = {
+  name: "PeterNeumann",
+  id: 0xc74f20a3,
+  base64: "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=",
+};
+const enoch = {
+  name: "EnochRoot",
+  id: 0xaf0cfe78,
+  base64: "rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=",
+};
 
 /** Every proper substring and every one-character increment of `key`. */
 function manglings(key: string): string[] {
   const out: string[] = [];
-  for (let i = 0; i <= key.length; i++) for (let j = i + 1; j <= key.length; j++) if (i !== 0 || j !== key.length) out.push(key.slice(i, j));
-  for (let i = 0; i < key.length; i++) out.push(key.slice(0, i) + String.fromCharCode(key.charCodeAt(i) + 1) + key.slice(i + 1));
+  for (let i = 0; i <= key.length; i++)
+    for (let j = i + 1; j <= key.length; j++) if (i !== 0 || j !== key.length) out.push(key.slice(i, j));
+  for (let i = 0; i < key.length; i++)
+    out.push(key.slice(0, i) + String.fromCharCode(key.charCodeAt(i) + 1) + key.slice(i + 1));
   return out;
 }
 
@@ -51,8 +63,12 @@ describe("keys", () => {
     const accepted = manglings(PETER_VKEY).filter((k) => thrown(() => newVerifier(k)) === "no error");
     expect(accepted).toEqual([]);
     // A wrong-length key and an unknown algorithm, each with its key ID recomputed to match.
-    expect(thrown(() => newVerifier("PeterNeumann+cc469956+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TWBADKEY=="))).toBe("bad-key: malformed verifier key");
-    expect(thrown(() => newVerifier("PeterNeumann+173116ae+ZRpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"))).toBe("bad-key: malformed verifier key");
+    expect(
+      thrown(() => newVerifier("PeterNeumann+cc469956+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TWBADKEY==")),
+    ).toBe("bad-key: malformed verifier key");
+    expect(thrown(() => newVerifier("PeterNeumann+173116ae+ZRpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"))).toBe(
+      "bad-key: malformed verifier key",
+    );
   });
 
   test("the published private key parses, gives the published verifier key, and no mangling of it parses", () => {
@@ -100,14 +116,17 @@ describe("keys", () => {
       ["a\ud800b", false],
     ];
     expect(table.map(([n]) => [n, isValidKeyName(n)])).toEqual(table);
-    expect(thrown(() => generateKey("a b"))).toBe('bad-key: invalid key name "a b": it must be non-empty, without spaces or "+"');
+    expect(thrown(() => generateKey("a b"))).toBe(
+      'bad-key: invalid key name "a b": it must be non-empty, without spaces or "+"',
+    );
   });
 
   test("base64: only the canonical standard spelling", () => {
     expect(decodeBase64("AAEC")).toEqual(new Uint8Array([0, 1, 2]));
     expect(decodeBase64("AAE=")).toEqual(new Uint8Array([0, 1]));
     expect(decodeBase64("")).toEqual(new Uint8Array(0));
-    for (const bad of ["AAE", "AAF=", "AA-_", "AAEC\n", " AAEC", "AA==AA==", "A==="]) expect([bad, decodeBase64(bad)]).toEqual([bad, null]);
+    for (const bad of ["AAE", "AAF=", "AA-_", "AAEC\n", " AAEC", "AA==AA==", "A==="])
+      expect([bad, decodeBase64(bad)]).toEqual([bad, null]);
   });
 });
 
@@ -125,14 +144,18 @@ describe("notes", () => {
     expect(openNote(note, [p])).toEqual({ text: TEXT, verified: [peter], unverified: [enoch] });
     expect(openNote(note, [p, e])).toEqual({ text: TEXT, verified: [peter, enoch], unverified: [] });
     expect(thrown(() => openNote(note, []))).toBe("unverified: note has no verifiable signatures");
-    expect(thrown(() => openNote(`${TEXT}\n${ENOCH_SIG}`, [e, p, e]))).toBe("ambiguous: ambiguous key EnochRoot+af0cfe78");
+    expect(thrown(() => openNote(`${TEXT}\n${ENOCH_SIG}`, [e, p, e]))).toBe(
+      "ambiguous: ambiguous key EnochRoot+af0cfe78",
+    );
     expect(openNote(`${TEXT}\n${PETER_SIG}`, [e, p, e]).verified).toEqual([peter]);
   });
 
   test("open: a known key's bad signature rejects the note; repeats count once; 101 lines are too many", () => {
     const p = newVerifier(PETER_VKEY);
     const bad = PETER_SIG.slice(0, 60) + "ABCD" + PETER_SIG.slice(60);
-    expect(thrown(() => openNote(`${TEXT}\n${bad}`, [p]))).toBe("invalid-signature: invalid signature for key PeterNeumann+c74f20a3");
+    expect(thrown(() => openNote(`${TEXT}\n${bad}`, [p]))).toBe(
+      "invalid-signature: invalid signature for key PeterNeumann+c74f20a3",
+    );
     const enochBad = ENOCH_SIG.slice(0, 60) + "ABCD" + ENOCH_SIG.slice(60);
     const opened = openNote(`${TEXT}\n${PETER_SIG}${PETER_SIG}${ENOCH_SIG}${ENOCH_SIG}${enochBad}`, [p]);
     expect(opened.verified).toEqual([peter]);
@@ -168,6 +191,8 @@ describe("notes", () => {
 
   test("a changed text no longer verifies", () => {
     const note = `${TEXT}\n${PETER_SIG}`.replace("cryptography", "cryptographY");
-    expect(thrown(() => openNote(note, [newVerifier(PETER_VKEY)]))).toBe("invalid-signature: invalid signature for key PeterNeumann+c74f20a3");
+    expect(thrown(() => openNote(note, [newVerifier(PETER_VKEY)]))).toBe(
+      "invalid-signature: invalid signature for key PeterNeumann+c74f20a3",
+    );
   });
 });

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseJson, type Json, getField } from "../src/json.ts";
+import { parseJson, type Json, getField } from "../src/core/json.ts";
 
 export function tempDir(prefix = "seam-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -17,7 +17,15 @@ export interface Done {
 }
 
 /** Spawns argv; `done` resolves when it has exited and its pipes closed. */
-export function start(argv: string[], opts: { input?: Uint8Array | string; env?: Record<string, string | undefined>; cwd?: string; stdin?: "pipe" | "ignore" } = {}) {
+export function start(
+  argv: string[],
+  opts: {
+    input?: Uint8Array | string;
+    env?: Record<string, string | undefined>;
+    cwd?: string;
+    stdin?: "pipe" | "ignore";
+  } = {},
+) {
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
     env: { ...process.env, NO_COLOR: "1", ...opts.env },
     cwd: opts.cwd,
@@ -31,7 +39,9 @@ export function start(argv: string[], opts: { input?: Uint8Array | string; env?:
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   const done = new Promise<Done>((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") }));
+    child.on("close", (code, signal) =>
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") }),
+    );
   });
   return { child, done, stdoutSoFar: () => Buffer.concat(out), stderrSoFar: () => Buffer.concat(err).toString("utf8") };
 }

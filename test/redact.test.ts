@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isSecretName, redactArgv } from "../src/redact.ts";
+import { isSecretName, redactArgv } from "../src/wrap/redact.ts";
 
 const R = "<redacted>";
 // Shapes built by concatenation so this file holds no literal that looks like a live credential.
@@ -46,7 +46,11 @@ const CASES: [string[], string[], number][] = [
   // env-style assignments
   [["env", "API_KEY=abc", "node", "s.js"], ["env", `API_KEY=${R}`, "node", "s.js"], 1],
   [["OPENAI_API_KEY=sk-x", "node"], [`OPENAI_API_KEY=${R}`, "node"], 1],
-  [["docker", "run", "-e", "GITHUB_TOKEN=abc", "-e", "FOO=bar"], ["docker", "run", "-e", `GITHUB_TOKEN=${R}`, "-e", "FOO=bar"], 1],
+  [
+    ["docker", "run", "-e", "GITHUB_TOKEN=abc", "-e", "FOO=bar"],
+    ["docker", "run", "-e", `GITHUB_TOKEN=${R}`, "-e", "FOO=bar"],
+    1,
+  ],
   [["x", "--env=AWS_SECRET_ACCESS_KEY=abc"], ["x", `--env=AWS_SECRET_ACCESS_KEY=${R}`], 1],
   [["x", "DB_PASSWORD=a b"], ["x", `DB_PASSWORD=${R}`], 1],
   // headers and bearer tokens
@@ -60,9 +64,17 @@ const CASES: [string[], string[], number][] = [
   [["x", "--db=postgres://user:p@ss@db/app"], ["x", `--db=postgres://${R}@db/app`], 1],
   [["x", "https://x-access-token:abc@github.com/o/r"], ["x", `https://${R}@github.com/o/r`], 1],
   [["x", "https://api.example.com/v1?token=abc&page=2"], ["x", `https://api.example.com/v1?token=${R}&page=2`], 1],
-  [["x", "https://h/p?access_token=a&api_key=b&sig=c&key=d"], ["x", `https://h/p?access_token=${R}&api_key=${R}&sig=${R}&key=${R}`], 4],
+  [
+    ["x", "https://h/p?access_token=a&api_key=b&sig=c&key=d"],
+    ["x", `https://h/p?access_token=${R}&api_key=${R}&sig=${R}&key=${R}`],
+    4,
+  ],
   [["x", "https://h/cb#access_token=abc&state=1"], ["x", `https://h/cb#access_token=${R}&state=1`], 1],
-  [["x", "https://h/?X-Amz-Signature=ab&X-Amz-Credential=cd&X-Amz-Date=1"], ["x", `https://h/?X-Amz-Signature=${R}&X-Amz-Credential=${R}&X-Amz-Date=1`], 2],
+  [
+    ["x", "https://h/?X-Amz-Signature=ab&X-Amz-Credential=cd&X-Amz-Date=1"],
+    ["x", `https://h/?X-Amz-Signature=${R}&X-Amz-Credential=${R}&X-Amz-Date=1`],
+    2,
+  ],
   [["x", "Server=db;User Id=sa;Password=abc;"], ["x", `Server=db;User Id=sa;Password=${R};`], 1],
   // well-known token shapes, anywhere in an argument
   [["x", SK], ["x", R], 1],
@@ -113,8 +125,36 @@ describe("redactArgv", () => {
 });
 
 describe("isSecretName", () => {
-  const secret = ["token", "API_KEY", "apiKey", "x-api-key", "Authorization", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "db_pass", "key", "STRIPE_KEY", "client_secret", "Private-Token"];
-  const plain = ["tokenizer", "max_tokens", "tokens", "token_file", "public_key", "sort_keys", "no_auth", "pass_through", "keyboard", "monkey", "PWD", "passenger", "author", "authority"];
+  const secret = [
+    "token",
+    "API_KEY",
+    "apiKey",
+    "x-api-key",
+    "Authorization",
+    "GITHUB_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "db_pass",
+    "key",
+    "STRIPE_KEY",
+    "client_secret",
+    "Private-Token",
+  ];
+  const plain = [
+    "tokenizer",
+    "max_tokens",
+    "tokens",
+    "token_file",
+    "public_key",
+    "sort_keys",
+    "no_auth",
+    "pass_through",
+    "keyboard",
+    "monkey",
+    "PWD",
+    "passenger",
+    "author",
+    "authority",
+  ];
   test.each(secret)("%s is secret", (name) => expect(isSecretName(name)).toBe(true));
   test.each(plain)("%s is not", (name) => expect(isSecretName(name)).toBe(false));
 });
@@ -122,8 +162,16 @@ describe("isSecretName", () => {
 test("hostile long arguments take linear time (no regex backtracking blow-up)", () => {
   const n = 200_000;
   const hostile = [
-    "a".repeat(n), "https://" + "a".repeat(n), "eyJaaaa.".repeat(n / 8), `"a":"x`.repeat(n / 6), "a=".repeat(n / 2),
-    "Bearer ".repeat(n / 7), "sk-" + "a".repeat(n), "a:".repeat(n / 2), "x ".repeat(n / 2) + "=", "a.b-c+".repeat(n / 6),
+    "a".repeat(n),
+    "https://" + "a".repeat(n),
+    "eyJaaaa.".repeat(n / 8),
+    `"a":"x`.repeat(n / 6),
+    "a=".repeat(n / 2),
+    "Bearer ".repeat(n / 7),
+    "sk-" + "a".repeat(n),
+    "a:".repeat(n / 2),
+    "x ".repeat(n / 2) + "=",
+    "a.b-c+".repeat(n / 6),
   ];
   for (const s of hostile) {
     const t = performance.now();

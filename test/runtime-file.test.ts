@@ -112,8 +112,13 @@ describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
   test("a write cut short by a file-size limit rejects, and a later write never replays its bytes", () => {
     const path = join(tmp(), "lim");
     const p = Bun.spawnSync([
-      "bash", "-c", `trap '' XFSZ; ulimit -f 1; exec "$0" "$@"`,
-      process.execPath, `${ROOT}test/fixtures/append-file-probe.ts`, impl, path,
+      "bash",
+      "-c",
+      `trap '' XFSZ; ulimit -f 1; exec "$0" "$@"`,
+      process.execPath,
+      `${ROOT}test/fixtures/append-file-probe.ts`,
+      impl,
+      path,
     ]);
     expect(p.stderr.toString()).toBe("");
     expect(JSON.parse(p.stdout.toString())).toEqual({
@@ -125,7 +130,11 @@ describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
 
 test("file-node.ts under real Node (bundled): the same short-write behaviour", async () => {
   const out = join(tmp(), "probe.mjs");
-  const built = await Bun.build({ entrypoints: [`${ROOT}test/fixtures/append-file-probe.ts`], target: "node", format: "esm" });
+  const built = await Bun.build({
+    entrypoints: [`${ROOT}test/fixtures/append-file-probe.ts`],
+    target: "node",
+    format: "esm",
+  });
   expect(built.success).toBe(true);
   writeFileSync(out, await built.outputs[0]!.text());
   const path = join(tmp(), "lim");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { getField } from "../src/json.ts";
+import { getField } from "../src/core/json.ts";
 import { ROOT, type Via, seamArgv } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
 
@@ -18,7 +18,10 @@ const FILESYSTEM = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-fi
 
 async function session(argv: string[], work: (c: Client) => Promise<unknown[]>): Promise<unknown[]> {
   const transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), stderr: "ignore" });
-  const client = new Client({ name: "seam-sdk-test", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: {} } });
+  const client = new Client(
+    { name: "seam-sdk-test", version: "1.0.0" },
+    { capabilities: { sampling: {}, elicitation: {} } },
+  );
   client.setRequestHandler(CreateMessageRequestSchema, async () => ({
     role: "assistant",
     content: { type: "text", text: "sampled by the test" },
@@ -33,7 +36,14 @@ async function session(argv: string[], work: (c: Client) => Promise<unknown[]>):
   }
 }
 
-const wrapped = (via: Via, ledger: string, server: string[]) => [...seamArgv(via), "wrap", "--ledger", ledger, "--", ...server];
+const wrapped = (via: Via, ledger: string, server: string[]) => [
+  ...seamArgv(via),
+  "wrap",
+  "--ledger",
+  ledger,
+  "--",
+  ...server,
+];
 
 describe.each(["bun", "node"] as Via[])("the MCP SDK client through seam via %s", (via) => {
   test("server-everything: same results, sampling and elicitation round trips, one row per call", async () => {
@@ -52,9 +62,17 @@ describe.each(["bun", "node"] as Via[])("the MCP SDK client through seam via %s"
     expect(through).toEqual(direct);
     const rows = ledgerRows(ledger);
     const calls = rows.filter((r) => getField(r, "evt") === "tool_call");
-    expect(calls.map((r) => getField(r, "tool"))).toEqual(["echo", "get-sum", "trigger-sampling-request", "trigger-elicitation-request", "no-such-tool"]);
+    expect(calls.map((r) => getField(r, "tool"))).toEqual([
+      "echo",
+      "get-sum",
+      "trigger-sampling-request",
+      "trigger-elicitation-request",
+      "no-such-tool",
+    ]);
     expect(calls.map((r) => getField(r, "status"))).toEqual(["ok", "ok", "ok", "ok", "error"]);
-    const serverRequests = rows.filter((r) => getField(r, "evt") === "server_request").map((r) => [getField(r, "method"), getField(r, "status")]);
+    const serverRequests = rows
+      .filter((r) => getField(r, "evt") === "server_request")
+      .map((r) => [getField(r, "method"), getField(r, "status")]);
     expect(serverRequests).toContainEqual(["sampling/createMessage", "ok"]);
     expect(serverRequests).toContainEqual(["elicitation/create", "ok"]);
     expect(getField(rows.at(-1)!, "evt")).toBe("session_end");

@@ -1,13 +1,13 @@
 /** Helpers for the checkpoint tests: a fixed key, sealed ledgers written by the real writer, and an attacker's re-chaining. */
 import { readFileSync } from "node:fs";
-import type { Checkpoint } from "../src/checkpoint.ts";
-import { type Json, getField, parseJson } from "../src/json.ts";
-import { LedgerWriter } from "../src/ledger.ts";
-import { generateKey, newSigner, newVerifier, signNote } from "../src/note.ts";
+import type { Checkpoint } from "../src/checkpoint/checkpoint.ts";
+import { type Json, getField, parseJson } from "../src/core/json.ts";
+import { LedgerWriter } from "../src/ledger/writer.ts";
+import { generateKey, newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { reforgeCheckpoint } from "../src/selftest-checkpoints.ts";
-import { rechainLines } from "../src/selftest-tamper.ts";
+import { reforgeCheckpoint } from "../src/selftest/checkpoints.ts";
+import { rechainLines } from "../src/selftest/tamper.ts";
 
 /** A key made from a fixed seed, so that signatures (Ed25519 is deterministic) are golden. */
 export const KEY = generateKey("seam-test", new Uint8Array(32).fill(7));
@@ -27,7 +27,15 @@ export interface Sealed {
 /** Writes a session of `calls` tool_call rows, checkpoints every `every` rows, with a witness file next to it. */
 export async function writeSealed(
   path: string,
-  o: { calls: number; every: number; session?: string; intervalMs?: number; open?: (p: string) => Promise<AppendFile>; fixedTime?: boolean; begin?: Record<string, Json> } = { calls: 5, every: 3 },
+  o: {
+    calls: number;
+    every: number;
+    session?: string;
+    intervalMs?: number;
+    open?: (p: string) => Promise<AppendFile>;
+    fixedTime?: boolean;
+    begin?: Record<string, Json>;
+  } = { calls: 5, every: 3 },
 ): Promise<Sealed> {
   const warnings: string[] = [];
   const witness = `${path}.witness`;
@@ -72,7 +80,12 @@ export function checkpointLines(ls: readonly string[]): number[] {
 }
 
 /** The checkpoint row at index `i` with (origin, size, root) changed by `change`, signed anew by `sign`, re-chained. */
-export function reforge(ls: readonly string[], i: number, change: (c: Checkpoint) => void, sign = (text: string) => signNote(text, [signer])): string[] {
+export function reforge(
+  ls: readonly string[],
+  i: number,
+  change: (c: Checkpoint) => void,
+  sign = (text: string) => signNote(text, [signer]),
+): string[] {
   return reforgeCheckpoint(ls, i, change, sign);
 }
 

@@ -6,20 +6,21 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkpointText, ledgerOrigin, parseCheckpointText, parseWitnessLine } from "../src/checkpoint.ts";
-import { getField, parseJson } from "../src/json.ts";
-import { LedgerWriter } from "../src/ledger.ts";
-import { leafHash, rootOf } from "../src/merkle.ts";
-import { openNote } from "../src/note.ts";
+import { checkpointText, ledgerOrigin, parseCheckpointText, parseWitnessLine } from "../src/checkpoint/checkpoint.ts";
+import { getField, parseJson } from "../src/core/json.ts";
+import { LedgerWriter } from "../src/ledger/writer.ts";
+import { leafHash, rootOf } from "../src/checkpoint/merkle.ts";
+import { openNote } from "../src/checkpoint/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { verifySealed } from "../src/verify-seal.ts";
-import { fileChunks, verifyBytes } from "../src/verify.ts";
+import { verifySealed } from "../src/checkpoint/verifier.ts";
+import { fileChunks, verifyBytes } from "../src/verify/verifier.ts";
 import { tempDir } from "./proc.ts";
 import { KEY, checkpointLines, linesOf, signer, verifier, writeSealed } from "./seal-helpers.ts";
 
 const enc = new TextEncoder();
-const rootOfLines = (ls: readonly string[]) => Buffer.from(rootOf(ls.map((l) => leafHash(enc.encode(l))))).toString("base64");
+const rootOfLines = (ls: readonly string[]) =>
+  Buffer.from(rootOf(ls.map((l) => leafHash(enc.encode(l))))).toString("base64");
 
 describe("checkpoint rows", () => {
   test("every 3 rows and after session_end; each commits to exactly the lines before it, outside the session's seq", async () => {
@@ -27,7 +28,18 @@ describe("checkpoint rows", () => {
     const s = await writeSealed(path, { calls: 5, every: 3 });
     const ls = linesOf(path);
     const evts = ls.map((l) => getField(parseJson(l), "evt"));
-    expect(evts).toEqual(["session_begin", "tool_call", "tool_call", "checkpoint", "tool_call", "tool_call", "tool_call", "checkpoint", "session_end", "checkpoint"]);
+    expect(evts).toEqual([
+      "session_begin",
+      "tool_call",
+      "tool_call",
+      "checkpoint",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "checkpoint",
+      "session_end",
+      "checkpoint",
+    ]);
     expect(s.writer.checkpoints).toBe(3);
     expect(s.warnings).toEqual([]);
     const origin = ledgerOrigin(leafHash(enc.encode(ls[0]!)));
@@ -37,15 +49,28 @@ describe("checkpoint rows", () => {
       expect(getField(row, "size")).toBe(i);
       expect(getField(row, "root")).toBe(rootOfLines(ls.slice(0, i)));
       const opened = openNote(getField(row, "note") as string, [verifier]);
-      expect(parseCheckpointText(opened.text)).toEqual({ origin, size: i, root: Buffer.from(getField(row, "root") as string, "base64") });
+      expect(parseCheckpointText(opened.text)).toEqual({
+        origin,
+        size: i,
+        root: Buffer.from(getField(row, "root") as string, "base64"),
+      });
     }
     const end = parseJson(ls[8]!);
     expect([getField(end, "seq"), getField(end, "rows_before_end")]).toEqual([7, 6]);
     // The chain verifier sees a complete session: checkpoint rows are exempt from its seq.
     const plain = verifyBytes(new Uint8Array(readFileSync(path)));
     expect([plain.verdict, plain.findings]).toEqual(["ok", []]);
-    const sealed = await verifySealed(fileChunks(path), {}, { keys: [verifier], witness: { name: "w", text: readFileSync(s.witness, "utf8") } });
-    expect([sealed.report.verdict, sealed.seal.sealed_through, sealed.seal.unsealed_rows, sealed.seal.valid]).toEqual(["ok", 9, 0, 3]);
+    const sealed = await verifySealed(
+      fileChunks(path),
+      {},
+      { keys: [verifier], witness: { name: "w", text: readFileSync(s.witness, "utf8") } },
+    );
+    expect([sealed.report.verdict, sealed.seal.sealed_through, sealed.seal.unsealed_rows, sealed.seal.valid]).toEqual([
+      "ok",
+      9,
+      0,
+      3,
+    ]);
   });
 
   test("golden bytes: a checkpoint row and its witness line, with a fixed key and clock", async () => {
@@ -79,7 +104,14 @@ describe("checkpoint rows", () => {
 
   test("lines another process appended (and a torn line it left) are in the next checkpoint's tree", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend, seal: { signer, every: 2, intervalMs: 0 } });
+    const w = await LedgerWriter.open({
+      path,
+      session: "s",
+      server: "x",
+      fsync: "never",
+      openAppend,
+      seal: { signer, every: 2, intervalMs: 0 },
+    });
     await w.append("session_begin", {});
     appendFileSync(path, `{"foreign": 1}\n\nnot json\n{"torn`);
     await w.append("tool_call", { tool: "a" });
@@ -99,9 +131,23 @@ describe("checkpoint rows", () => {
     let read = 0;
     const counting = async (p: string): Promise<AppendFile> => {
       const f = await openAppend(p);
-      return { ...f, readAt: async (pos, len) => { const b = await f.readAt(pos, len); read += b.length; return b; } };
+      return {
+        ...f,
+        readAt: async (pos, len) => {
+          const b = await f.readAt(pos, len);
+          read += b.length;
+          return b;
+        },
+      };
     };
-    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend: counting, seal: { signer, every: 5, intervalMs: 0 } });
+    const w = await LedgerWriter.open({
+      path,
+      session: "s",
+      server: "x",
+      fsync: "never",
+      openAppend: counting,
+      seal: { signer, every: 5, intervalMs: 0 },
+    });
     for (let i = 0; i < 50; i++) await w.append("tool_call", { tool: "t" });
     const foreign = '{"foreign": "row"}\n';
     appendFileSync(path, foreign);
@@ -132,7 +178,15 @@ describe("checkpoint rows", () => {
       };
     };
     const warnings: string[] = [];
-    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend: flaky, warn: (m) => warnings.push(m), seal: { signer, every: 1000, intervalMs: 0 } });
+    const w = await LedgerWriter.open({
+      path,
+      session: "s",
+      server: "x",
+      fsync: "never",
+      openAppend: flaky,
+      warn: (m) => warnings.push(m),
+      seal: { signer, every: 1000, intervalMs: 0 },
+    });
     await w.append("session_begin", {});
     failNext = true;
     const a = w.append("tool_call", { tool: "lands" });
@@ -149,7 +203,14 @@ describe("checkpoint rows", () => {
 
   test("the timer seals an active session between counts; an idle one is left alone", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const w = await LedgerWriter.open({ path, session: "s", server: "x", fsync: "never", openAppend, seal: { signer, every: 1000, intervalMs: 40 } });
+    const w = await LedgerWriter.open({
+      path,
+      session: "s",
+      server: "x",
+      fsync: "never",
+      openAppend,
+      seal: { signer, every: 1000, intervalMs: 40 },
+    });
     await w.append("session_begin", {});
     await w.append("tool_call", { tool: "t" });
     await new Promise((r) => setTimeout(r, 150));
@@ -161,7 +222,15 @@ describe("checkpoint rows", () => {
 
   test("two writers on one file, each signing: every checkpoint holds", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const open = (session: string) => LedgerWriter.open({ path, session, server: "x", fsync: "never", openAppend, seal: { signer, every: 3, intervalMs: 0 } });
+    const open = (session: string) =>
+      LedgerWriter.open({
+        path,
+        session,
+        server: "x",
+        fsync: "never",
+        openAppend,
+        seal: { signer, every: 3, intervalMs: 0 },
+      });
     const [a, b] = await Promise.all([open("a"), open("b")]);
     for (let i = 0; i < 20; i++) {
       void a.append("tool_call", { tool: "a" });
@@ -170,7 +239,11 @@ describe("checkpoint rows", () => {
     }
     await Promise.all([a.end({ calls: 20 }), b.end({ calls: 20 })]);
     const { report, seal } = await verifySealed(fileChunks(path), {}, { keys: [verifier] });
-    expect([report.breaks, seal.valid, seal.checkpoints]).toEqual([0, a.checkpoints + b.checkpoints, a.checkpoints + b.checkpoints]);
+    expect([report.breaks, seal.valid, seal.checkpoints]).toEqual([
+      0,
+      a.checkpoints + b.checkpoints,
+      a.checkpoints + b.checkpoints,
+    ]);
     expect(seal.valid).toBeGreaterThan(10);
     expect(seal.sealed_through).toBe(linesOf(path).length - 1);
   });
@@ -180,6 +253,12 @@ describe("checkpoint rows", () => {
     await writeSealed(path, { calls: 2, every: 1000 });
     const ls = linesOf(path);
     const note = getField(parseJson(ls.at(-1)!), "note") as string;
-    expect(note.slice(0, note.indexOf("\n\n") + 1)).toBe(checkpointText({ origin: ledgerOrigin(leafHash(enc.encode(ls[0]!))), size: ls.length - 1, root: Buffer.from(rootOfLines(ls.slice(0, -1)), "base64") }));
+    expect(note.slice(0, note.indexOf("\n\n") + 1)).toBe(
+      checkpointText({
+        origin: ledgerOrigin(leafHash(enc.encode(ls[0]!))),
+        size: ls.length - 1,
+        root: Buffer.from(rootOfLines(ls.slice(0, -1)), "base64"),
+      }),
+    );
   });
 });

@@ -1,6 +1,6 @@
 /** selftest's checkpoint cases, in process against the source build: every arm there, every arm passing. */
 import { expect, test } from "bun:test";
-import { checkpointArms } from "../src/selftest-checkpoints.ts";
+import { checkpointArms } from "../src/selftest/checkpoints.ts";
 import { seamArgv } from "./cli.ts";
 import { tempDir } from "./proc.ts";
 
@@ -18,5 +18,6 @@ test("checkpoint arms: GREEN, seven specific REDs, and the ignored extra signatu
     "checkpoint_tamper_detected GREEN with an unknown extra signature (ignored)",
   ]);
   expect(arms.filter((a) => !a.pass)).toEqual([]);
-  for (const a of arms.slice(1, -1)) expect(a.detail).toMatch(/^bare chain: (ok|inconclusive); with checkpoints: broken, /);
+  for (const a of arms.slice(1, -1))
+    expect(a.detail).toMatch(/^bare chain: (ok|inconclusive); with checkpoints: broken, /);
 });

@@ -3,22 +3,42 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { VIAS, runCli } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
-import { getField } from "../src/json.ts";
+import { getField } from "../src/core/json.ts";
 
 describe.each(VIAS)("via %s", (via) => {
   test("selftest: every arm passes, one line each, and the plain closing count", async () => {
     const r = await runCli(via, ["selftest"]);
     const lines = r.stdout.toString().trimEnd().split("\n");
     expect(lines.filter((l) => !l.startsWith("PASS "))).toEqual([`${lines.length - 1} passed, 0 failed`]);
-    for (const c of ["passthrough_fidelity", "one_row_per_call", "unanswered_call_logged", "ids_not_crossed", "tamper_detected", "digest_recipe_frozen", "chain_recipe_frozen"]) {
+    for (const c of [
+      "passthrough_fidelity",
+      "one_row_per_call",
+      "unanswered_call_logged",
+      "ids_not_crossed",
+      "tamper_detected",
+      "digest_recipe_frozen",
+      "chain_recipe_frozen",
+    ]) {
       expect(lines.some((l) => l.startsWith(`PASS ${c} GREEN: `))).toBe(true);
       expect(lines.some((l) => l.startsWith(`PASS ${c} RED `))).toBe(true);
     }
     expect(lines.some((l) => l.startsWith("PASS checkpoints_sealed GREEN: "))).toBe(true);
-    for (const arm of ["a deleted tail under a checkpoint", "a rollback to an older copy with witness state present", "a re-chained edit under a signed checkpoint", "a checkpoint with a wrong size", "a checkpoint with a wrong root", "a checkpoint with a wrong signature", "a known key with a bad signature"]) {
+    for (const arm of [
+      "a deleted tail under a checkpoint",
+      "a rollback to an older copy with witness state present",
+      "a re-chained edit under a signed checkpoint",
+      "a checkpoint with a wrong size",
+      "a checkpoint with a wrong root",
+      "a checkpoint with a wrong signature",
+      "a known key with a bad signature",
+    ]) {
       expect(lines.some((l) => l.startsWith(`PASS checkpoint_tamper_detected RED on ${arm}: `))).toBe(true);
     }
-    expect(lines.some((l) => l.startsWith("PASS checkpoint_tamper_detected GREEN with an unknown extra signature (ignored): "))).toBe(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith("PASS checkpoint_tamper_detected GREEN with an unknown extra signature (ignored): "),
+      ),
+    ).toBe(true);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
   });
@@ -34,7 +54,15 @@ describe.each(VIAS)("via %s", (via) => {
     expect(text).toMatch(/^ +8 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);
     const rows = ledgerRows(join(dir, "seam-demo.jsonl"));
     expect(rows.map((row) => getField(row, "evt"))).toEqual([
-      "session_begin", "mcp_initialize", "tools_list", "tool_call", "tool_call", "tool_call", "tool_call", "tool_call", "session_end",
+      "session_begin",
+      "mcp_initialize",
+      "tools_list",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "session_end",
     ]);
   });
 });

@@ -23,7 +23,10 @@ beforeAll(() => {
   writeFileSync(file("open.jsonl"), open.text());
   writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
   writeFileSync(file("empty.jsonl"), "");
-  for (const [name, pid] of [["alive.jsonl", process.pid], ["dead.jsonl", 2 ** 22 + 17]] as const) {
+  for (const [name, pid] of [
+    ["alive.jsonl", process.pid],
+    ["dead.jsonl", 2 ** 22 + 17],
+  ] as const) {
     const b = new LedgerBuilder();
     for (const r of sessionRows({ id: "s3", noEnd: true, pid, host: hostname() })) b.add(r);
     writeFileSync(file(name), b.text());
@@ -85,7 +88,11 @@ describe.each(VIAS)("seam verify via %s", (via) => {
 
   it("several files: one report each, in order; exit is the worst (broken over inconclusive over ok)", async () => {
     const a = await runCli(via, ["verify", "--json", file("ok.jsonl"), file("open.jsonl"), file("empty.jsonl")]);
-    const lines = a.stdout.toString().trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = a.stdout
+      .toString()
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.file, l.ok, l.verified_scope])).toEqual([
       [file("ok.jsonl"), true, "full"],
       [file("open.jsonl"), null, "full"],
@@ -118,7 +125,11 @@ describe.each(VIAS)("seam verify via %s", (via) => {
   });
 
   it("--quiet: nothing at all, only the exit status", async () => {
-    for (const [name, code] of [["ok.jsonl", 0], ["broken.jsonl", 1], ["open.jsonl", 3]] as const) {
+    for (const [name, code] of [
+      ["ok.jsonl", 0],
+      ["broken.jsonl", 1],
+      ["open.jsonl", 3],
+    ] as const) {
       const r = await runCli(via, ["verify", "--quiet", file(name)]);
       expect({ name, out: r.stdout.length, err: r.stderr, code: r.code }).toEqual({ name, out: 0, err: "", code });
     }
@@ -150,8 +161,14 @@ describe.each(VIAS)("seam verify via %s", (via) => {
   it("usage errors exit 2 with a message on stderr and nothing on stdout", async () => {
     const cases: [string[], string][] = [
       [[], "seam: error: missing required positional argument: PATH\nseam: hint: run 'seam verify --help' for usage\n"],
-      [["--bogus", "x"], "seam: error: unknown flag --bogus for 'seam verify'\nseam: hint: run 'seam verify --help' for the flags it takes\n"],
-      [["--json", "--quiet", "x"], "seam: error: --json and --quiet do not go together\nseam: hint: run 'seam verify --help' for usage\n"],
+      [
+        ["--bogus", "x"],
+        "seam: error: unknown flag --bogus for 'seam verify'\nseam: hint: run 'seam verify --help' for the flags it takes\n",
+      ],
+      [
+        ["--json", "--quiet", "x"],
+        "seam: error: --json and --quiet do not go together\nseam: hint: run 'seam verify --help' for usage\n",
+      ],
     ];
     for (const [args, err] of cases) {
       const r = await runCli(via, ["verify", ...args]);
@@ -169,7 +186,9 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     });
     expect(alive.code).toBe(0);
     const dead = await runCli(via, ["verify", "--json", file("dead.jsonl")]);
-    expect(JSON.parse(dead.stdout.toString()).findings).toEqual(["session s3: no session_end (truncated or still running)"]);
+    expect(JSON.parse(dead.stdout.toString()).findings).toEqual([
+      "session s3: no session_end (truncated or still running)",
+    ]);
     expect(dead.code).toBe(3);
   });
 
@@ -189,21 +208,53 @@ describe.each(VIAS)("seam verify via %s", (via) => {
   it("a ledger written by `seam wrap` (two sessions, one with --write-ahead) verifies ok, as the reference agrees", async () => {
     const ledger = file(`wrapped-${via}.jsonl`);
     const seam = seamArgv(via);
-    for (const [script, extra] of [["awkward", ["--write-ahead"]], ["demo", []]] as const) {
-      const run = spawnSync(seam[0]!, [...seam.slice(1), "fixture", "client", "--script", script, "--", ...seam, "wrap", "--ledger", ledger, ...extra, "--", ...seam, "fixture", "server"], {
-        stdio: ["ignore", "ignore", "pipe"],
-        timeout: 60_000,
-      });
+    for (const [script, extra] of [
+      ["awkward", ["--write-ahead"]],
+      ["demo", []],
+    ] as const) {
+      const run = spawnSync(
+        seam[0]!,
+        [
+          ...seam.slice(1),
+          "fixture",
+          "client",
+          "--script",
+          script,
+          "--",
+          ...seam,
+          "wrap",
+          "--ledger",
+          ledger,
+          ...extra,
+          "--",
+          ...seam,
+          "fixture",
+          "server",
+        ],
+        {
+          stdio: ["ignore", "ignore", "pipe"],
+          timeout: 60_000,
+        },
+      );
       expect({ script, status: run.status, stderr: run.stderr.toString() }).toEqual({ script, status: 0, stderr: "" });
     }
     const r = await runCli(via, ["verify", "--json", ledger]);
     const report = JSON.parse(r.stdout.toString());
-    expect({ ok: report.ok, breaks: report.breaks, findings: report.findings, notes: report.notes }).toEqual({ ok: true, breaks: 0, findings: [], notes: [] });
+    expect({ ok: report.ok, breaks: report.breaks, findings: report.findings, notes: report.notes }).toEqual({
+      ok: true,
+      breaks: 0,
+      findings: [],
+      notes: [],
+    });
     expect(report.sessions.map((s: { complete: boolean }) => s.complete)).toEqual([true, true]);
     expect(r.code).toBe(0);
     if (HAVE_PYTHON) {
       const [ref] = reference([readFileSync(ledger)]);
-      expect({ verdict: ref!.verdict, rows: ref!.rows, head: ref!.head }).toEqual({ verdict: "ok", rows: report.rows, head: report.head });
+      expect({ verdict: ref!.verdict, rows: ref!.rows, head: ref!.head }).toEqual({
+        verdict: "ok",
+        rows: report.rows,
+        head: report.head,
+      });
     }
   });
 });
@@ -232,11 +283,17 @@ describe("seam verify on a terminal (through script(1))", () => {
     const big = new LedgerBuilder();
     resetClock();
     for (let s = 0; big.lines.length < 150_000; s++) {
-      for (const r of sessionRows({ id: `s${s}`, calls: Array.from({ length: 200 }, (_, i): [string, number, string] => ["echo", i, "ok"]) })) big.add(r);
+      for (const r of sessionRows({
+        id: `s${s}`,
+        calls: Array.from({ length: 200 }, (_, i): [string, number, string] => ["echo", i, "ok"]),
+      }))
+        big.add(r);
     }
     writeFileSync(file("big.jsonl"), big.text());
     const r = onTty(["verify", file("big.jsonl")], { NO_COLOR: "1" });
-    expect(r.out).toMatch(new RegExp(`\\rseam: verify ${file("big.jsonl").replace(/[.]/g, "\\.")}: \\d+\\.\\d MB, [\\d,]+ rows/s\\x1b\\[K`));
+    expect(r.out).toMatch(
+      new RegExp(`\\rseam: verify ${file("big.jsonl").replace(/[.]/g, "\\.")}: \\d+\\.\\d MB, [\\d,]+ rows/s\\x1b\\[K`),
+    );
     expect(r.out).toContain(`\r\x1b[K${file("big.jsonl")}: ok\r\n`);
     expect(r.code).toBe(0);
     // Not on a pipe.

@@ -7,11 +7,21 @@
  * exactly, for torn final lines).
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/canonical.ts";
-import { DEFAULT_MAX_DEPTH, JsonFloat, parseJson } from "../src/json.ts";
-import { type Break, LedgerVerifier, type Verdict, type VerifyReport, verifyBytes } from "../src/verify.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { DEFAULT_MAX_DEPTH, JsonFloat, parseJson } from "../src/core/json.ts";
+import { type Break, LedgerVerifier, type Verdict, type VerifyReport, verifyBytes } from "../src/verify/verifier.ts";
 import { Gen } from "./jsongen.ts";
-import { HAVE_PYTHON, LedgerBuilder, type RefVerdict, type Row, enc, reference, resetClock, seamRow, sessionRows } from "./verify-helpers.ts";
+import {
+  HAVE_PYTHON,
+  LedgerBuilder,
+  type RefVerdict,
+  type Row,
+  enc,
+  reference,
+  resetClock,
+  seamRow,
+  sessionRows,
+} from "./verify-helpers.ts";
 
 // ---- one flipped byte ----
 
@@ -31,7 +41,8 @@ const enum K {
 function byteKinds(line: Uint8Array): Uint8Array {
   const kind = new Uint8Array(line.length);
   let i = 0;
-  const isNum = (c: number) => (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x45 || c === 0x65;
+  const isNum = (c: number) =>
+    (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x45 || c === 0x65;
   while (i < line.length) {
     const c = line[i]!;
     if (c === 0x22) {
@@ -85,13 +96,25 @@ type Expect =
 function flipLedger(): Uint8Array {
   resetClock();
   const b = new LedgerBuilder();
-  const rows = sessionRows({ id: "6f1c", server: "everything", calls: [["echo", 1, "ok"], ["add", "x-2", "error"]], writeAhead: true });
+  const rows = sessionRows({
+    id: "6f1c",
+    server: "everything",
+    calls: [
+      ["echo", 1, "ok"],
+      ["add", "x-2", "error"],
+    ],
+    writeAhead: true,
+  });
   rows.splice(
     4,
     0,
     seamRow("resource_read", "6f1c", 0, "everything", {
       uri: "file:///tmp/héllo 🔒",
-      args: { text: "tab\there\u0001\u001f", lone: "\ud800", n: [1, 2.5, new JsonFloat(1e21), 1e-7, new JsonFloat(-0), -3, 1.5e300] },
+      args: {
+        text: "tab\there\u0001\u001f",
+        lone: "\ud800",
+        n: [1, 2.5, new JsonFloat(1e21), 1e-7, new JsonFloat(-0), -3, 1.5e300],
+      },
       status: "ok",
       ms: 12,
     }),
@@ -117,19 +140,24 @@ describe("one flipped byte", () => {
     const o = p - starts[li]!;
     const line = lines[li]!;
     if (o === line.length) {
-      if (p === file.length - 1) return v === 0x20 || v === 0x09 || v === 0x0d ? { kind: "same", why: "final-newline" } : { kind: "torn", line: L };
+      if (p === file.length - 1)
+        return v === 0x20 || v === 0x09 || v === 0x0d
+          ? { kind: "same", why: "final-newline" }
+          : { kind: "torn", line: L };
       return { kind: "detected", line: L };
     }
     if (v === 0x0a) return o === 0 ? { kind: "shifted", line: L + 1 } : { kind: "detected", line: L };
     const k = kinds[li]![o]!;
     if (k === K.Ws && (v === 0x20 || v === 0x09 || v === 0x0d)) return { kind: "same", why: "whitespace" };
-    if (k === K.Hex && String.fromCharCode(v).toLowerCase() === String.fromCharCode(line[o]!).toLowerCase()) return { kind: "same", why: "hex-case" };
+    if (k === K.Hex && String.fromCharCode(v).toLowerCase() === String.fromCharCode(line[o]!).toLowerCase())
+      return { kind: "same", why: "hex-case" };
     if (k === K.Num) {
       const after = line.slice();
       after[o] = v;
       if (sameNumber(line, after, o)) return { kind: "same", why: "number" };
     }
-    if (k === K.ChainKey && L === 1 && !strict && v >= 0x20 && v < 0x7f && v !== 0x22 && v !== 0x5c) return { kind: "prechain" };
+    if (k === K.ChainKey && L === 1 && !strict && v >= 0x20 && v < 0x7f && v !== 0x22 && v !== 0x5c)
+      return { kind: "prechain" };
     return { kind: "detected", line: L };
   }
 
@@ -144,13 +172,31 @@ describe("one flipped byte", () => {
       case "torn":
         return r.breaks === 0 && r.verdict === "inconclusive" && r.findings[0] === `line ${e.line}: torn final line`;
       case "prechain":
-        return r.prechain === 1 && r.verified_scope === "bounded_prechain_skipped" && r.first_break?.message === "line 2: chain mismatch";
+        return (
+          r.prechain === 1 &&
+          r.verified_scope === "bounded_prechain_skipped" &&
+          r.first_break?.message === "line 2: chain mismatch"
+        );
     }
   }
 
   /** Replacements tried at each byte: bit flips, whitespace, newline, and the characters that can keep a number's value. */
   function replacements(b: number, g: Gen): number[] {
-    const vs = new Set([b ^ 0x01, b ^ 0x20, b ^ 0x80, 0x20, 0x09, 0x0a, 0x0d, 0x30, 0x45, 0x65, 0x2b, 0x22, g.int(256)]);
+    const vs = new Set([
+      b ^ 0x01,
+      b ^ 0x20,
+      b ^ 0x80,
+      0x20,
+      0x09,
+      0x0a,
+      0x0d,
+      0x30,
+      0x45,
+      0x65,
+      0x2b,
+      0x22,
+      g.int(256),
+    ]);
     vs.delete(b);
     return [...vs];
   }
@@ -162,7 +208,9 @@ describe("one flipped byte", () => {
   });
 
   for (const strict of [false, true]) {
-    test(`every byte, ${strict ? "--strict" : "default"}: found at its row's line unless the change provably keeps the meaning`, { timeout: 120_000 }, () => {
+    test(`every byte, ${strict ? "--strict" : "default"}: found at its row's line unless the change provably keeps the meaning`, {
+      timeout: 120_000,
+    }, () => {
       const g = new Gen(7);
       const tally: Record<string, number> = {};
       const sample: { bytes: Uint8Array; e: Expect; r: VerifyReport }[] = [];
@@ -173,7 +221,9 @@ describe("one flipped byte", () => {
           const e = expected(p, v, strict);
           const r = verifyBytes(m, { strict });
           if (!outcome(r, e)) {
-            throw new Error(`byte ${p} (${JSON.stringify(String.fromCharCode(file[p]!))} -> ${v}): expected ${JSON.stringify(e)}, got ${JSON.stringify({ verdict: r.verdict, first: r.first_break, findings: r.findings, prechain: r.prechain })}`);
+            throw new Error(
+              `byte ${p} (${JSON.stringify(String.fromCharCode(file[p]!))} -> ${v}): expected ${JSON.stringify(e)}, got ${JSON.stringify({ verdict: r.verdict, first: r.first_break, findings: r.findings, prechain: r.prechain })}`,
+            );
           }
           const key = e.kind === "same" ? `same:${e.why}` : e.kind;
           tally[key] = (tally[key] ?? 0) + 1;
@@ -185,10 +235,22 @@ describe("one flipped byte", () => {
       expect(kindsSeen).toEqual(
         strict
           ? ["detected", "same:final-newline", "same:hex-case", "same:number", "same:whitespace", "shifted", "torn"]
-          : ["detected", "prechain", "same:final-newline", "same:hex-case", "same:number", "same:whitespace", "shifted", "torn"],
+          : [
+              "detected",
+              "prechain",
+              "same:final-newline",
+              "same:hex-case",
+              "same:number",
+              "same:whitespace",
+              "shifted",
+              "torn",
+            ],
       );
       if (!HAVE_PYTHON) return;
-      const refs = reference(sample.map((s) => s.bytes), strict);
+      const refs = reference(
+        sample.map((s) => s.bytes),
+        strict,
+      );
       sample.forEach((s, i) => agree(s.r, refs[i]!, `flip sample ${i} (${JSON.stringify(s.e)})`));
     });
   }
@@ -201,13 +263,31 @@ function agree(r: VerifyReport, ref: RefVerdict, what: string): void {
   const tornAt = r.findings.map((f) => f.match(/^line (\d+): torn final line$/)).find((m) => m !== null);
   const repaired = r.notes.filter((n) => / repaired by the ledger_repair row /.test(n)).length;
   expect(repaired).toBe(0); // the generators never write a valid repair row
-  let want: { verdict: Verdict; first: Break | null; breaks: number; rows: number } = { verdict: r.verdict === "broken" ? "broken" : r.rows === 0 || r.prechain > 0 ? "inconclusive" : "ok", first: r.first_break, breaks: r.breaks, rows: r.rows };
+  let want: { verdict: Verdict; first: Break | null; breaks: number; rows: number } = {
+    verdict: r.verdict === "broken" ? "broken" : r.rows === 0 || r.prechain > 0 ? "inconclusive" : "ok",
+    first: r.first_break,
+    breaks: r.breaks,
+    rows: r.rows,
+  };
   if (tornAt) {
     const line = Number(tornAt[1]);
-    want = { verdict: "broken", first: r.first_break ?? { line, message: `line ${line}: unparseable` }, breaks: r.breaks + 1, rows: r.rows + 1 };
+    want = {
+      verdict: "broken",
+      first: r.first_break ?? { line, message: `line ${line}: unparseable` },
+      breaks: r.breaks + 1,
+      rows: r.rows + 1,
+    };
   }
-  expect({ what, verdict: ref.verdict, first: ref.first_break, breaks: ref.breaks, rows: ref.rows } as Record<string, unknown>).toEqual({ what, ...want });
-  expect({ what, chained: ref.chained, prechain: ref.prechain, head: ref.head }).toEqual({ what, chained: r.chained, prechain: r.prechain, head: r.head });
+  expect({ what, verdict: ref.verdict, first: ref.first_break, breaks: ref.breaks, rows: ref.rows } as Record<
+    string,
+    unknown
+  >).toEqual({ what, ...want });
+  expect({ what, chained: ref.chained, prechain: ref.prechain, head: ref.head }).toEqual({
+    what,
+    chained: r.chained,
+    prechain: r.prechain,
+    head: r.head,
+  });
 }
 
 /** Depths the reference and seam both read (≤ 900) or both refuse (beyond Python's ~994); see the divergence test. */
@@ -256,8 +336,20 @@ function fuzzLine(g: Gen, b: LedgerBuilder, earlier: string[]): string | Uint8Ar
     }
     case 11: {
       const n = g.pick([
-        "9".repeat(20), "-" + "9".repeat(300), "9".repeat(4300), "9".repeat(4301), "1" + "0".repeat(10000),
-        "1e400", "-1e400", "1e-400", "0." + "3".repeat(500), "1" + "2".repeat(400) + ".5", "-0", "-0.0", "NaN", "-Infinity",
+        "9".repeat(20),
+        "-" + "9".repeat(300),
+        "9".repeat(4300),
+        "9".repeat(4301),
+        "1" + "0".repeat(10000),
+        "1e400",
+        "-1e400",
+        "1e-400",
+        "0." + "3".repeat(500),
+        "1" + "2".repeat(400) + ".5",
+        "-0",
+        "-0.0",
+        "NaN",
+        "-Infinity",
       ]);
       if (g.chance(0.5)) {
         try {
@@ -318,7 +410,9 @@ describe("fuzz", () => {
   // SEAM_FUZZ_SEEDS=20000 for a longer run; a failure names its seed.
   const SEEDS = Number(process.env.SEAM_FUZZ_SEEDS ?? 1000);
 
-  test("random ledgers: always a verdict, never a throw, chunking changes nothing, and the reference agrees", { timeout: 600_000 }, () => {
+  test("random ledgers: always a verdict, never a throw, chunking changes nothing, and the reference agrees", {
+    timeout: 600_000,
+  }, () => {
     // In batches, so a long run holds only one batch of files at a time.
     for (let first = 1; first <= SEEDS; first += 250) {
       const batch: { seed: number; file: Uint8Array; strict: boolean; r: VerifyReport }[] = [];
@@ -347,7 +441,10 @@ describe("fuzz", () => {
       if (!HAVE_PYTHON) continue;
       for (const strict of [false, true]) {
         const some = batch.filter((b) => b.strict === strict);
-        const refs = reference(some.map((b) => b.file), strict);
+        const refs = reference(
+          some.map((b) => b.file),
+          strict,
+        );
         some.forEach((b, k) => agree(b.r, refs[k]!, `seed ${b.seed}`));
       }
     }

@@ -4,10 +4,10 @@
  * verifier (test/reference_verify.py).
  */
 import { spawnSync } from "node:child_process";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import { lineForm } from "../src/canonical.ts";
-import { digestBytes, digestJson } from "../src/digest.ts";
-import type { Json } from "../src/json.ts";
+import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { digestBytes, digestJson } from "../src/core/digest.ts";
+import type { Json } from "../src/core/json.ts";
 
 export type Row = { [k: string]: Json };
 export const enc = (s: string) => new TextEncoder().encode(s);
@@ -148,6 +148,7 @@ export function reference(ledgers: readonly Uint8Array[], strict = false): RefVe
   });
   if (r.status !== 0) throw new Error(`reference verifier failed: ${r.stderr.toString()}`);
   const out = r.stdout.toString().trimEnd().split("\n");
-  if (out.length !== ledgers.length) throw new Error(`reference gave ${out.length} verdicts for ${ledgers.length} ledgers`);
+  if (out.length !== ledgers.length)
+    throw new Error(`reference gave ${out.length} verdicts for ${ledgers.length} ledgers`);
   return out.map((l) => JSON.parse(l) as RefVerdict);
 }

@@ -7,14 +7,21 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { TLOG_PROOF_HEADER, formatTlogProof, ledgerOrigin, parseTlogProof } from "../src/checkpoint.ts";
-import { lineForm } from "../src/canonical.ts";
-import { type Json, getField, parseJson } from "../src/json.ts";
-import { leafHash } from "../src/merkle.ts";
-import { newSigner, newVerifier, signNote } from "../src/note.ts";
-import { StateDir } from "../src/seal-state.ts";
-import { type SealCheckOptions, checkProof, proveLine, sealJson, sealLines, verifySealed } from "../src/verify-seal.ts";
-import { verifyBytes } from "../src/verify.ts";
+import { TLOG_PROOF_HEADER, formatTlogProof, ledgerOrigin, parseTlogProof } from "../src/checkpoint/checkpoint.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { type Json, getField, parseJson } from "../src/core/json.ts";
+import { leafHash } from "../src/checkpoint/merkle.ts";
+import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
+import { StateDir } from "../src/checkpoint/state.ts";
+import {
+  type SealCheckOptions,
+  checkProof,
+  proveLine,
+  sealJson,
+  sealLines,
+  verifySealed,
+} from "../src/checkpoint/verifier.ts";
+import { verifyBytes } from "../src/verify/verifier.ts";
 import { tempDir } from "./proc.ts";
 import { KEY, OTHER, joinLines, linesOf, rechain, reforge, signer, verifier, writeSealed } from "./seal-helpers.ts";
 
@@ -30,7 +37,8 @@ const LINES = linesOf(base.path);
 const WITNESS = readFileSync(base.witness, "utf8");
 const ORIGIN = ledgerOrigin(leafHash(enc.encode(LINES[0]!)));
 
-const sealed = (bytes: Uint8Array, o: Partial<SealCheckOptions> = {}) => verifySealed([bytes], {}, { keys: [verifier], ...o });
+const sealed = (bytes: Uint8Array, o: Partial<SealCheckOptions> = {}) =>
+  verifySealed([bytes], {}, { keys: [verifier], ...o });
 const noteOf = (line: string) => getField(parseJson(line), "note") as string;
 /** A line with one JSON field changed (the chain to be fixed by rechain). */
 const edit = (line: string, key: string, value: Json) => {
@@ -42,11 +50,30 @@ const withLine = (ls: readonly string[], i: number, line: string) => ls.map((l, 
 
 test("the base ledger: as expected, ok, sealed through line 10", async () => {
   expect(LINES.map((l) => getField(parseJson(l), "evt"))).toEqual([
-    "session_begin", "tool_call", "tool_call", "checkpoint", "tool_call", "tool_call", "tool_call", "checkpoint", "tool_call", "session_end", "checkpoint",
+    "session_begin",
+    "tool_call",
+    "tool_call",
+    "checkpoint",
+    "tool_call",
+    "tool_call",
+    "tool_call",
+    "checkpoint",
+    "tool_call",
+    "session_end",
+    "checkpoint",
   ]);
   const { report, seal } = await sealed(joinLines(LINES), { witness: { name: "w", text: WITNESS } });
   expect([report.verdict, report.breaks, report.findings, report.notes]).toEqual(["ok", 0, [], []]);
-  expect(seal).toMatchObject({ origin: ORIGIN, lines: 11, checkpoints: 3, valid: 3, sealed_through: 10, unsealed_rows: 0, keys: [LABEL], witness: { file: "w", checkpoints: 3 } });
+  expect(seal).toMatchObject({
+    origin: ORIGIN,
+    lines: 11,
+    checkpoints: 3,
+    valid: 3,
+    sealed_through: 10,
+    unsealed_rows: 0,
+    keys: [LABEL],
+    witness: { file: "w", checkpoints: 3 },
+  });
 });
 
 describe("checkpoint rows: what a bare chain misses, the checkpoint catches", () => {
@@ -81,7 +108,13 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
     },
     {
       name: "a checkpoint signed by another key only",
-      mutate: () => reforge(LINES, 10, () => {}, (t) => signNote(t, [other])),
+      mutate: () =>
+        reforge(
+          LINES,
+          10,
+          () => {},
+          (t) => signNote(t, [other]),
+        ),
       first: `line 11: checkpoint not signed by ${LABEL}`,
       breaks: 1,
       sealedThrough: 7,
@@ -144,23 +177,47 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       expect(bytes).not.toEqual(joinLines(LINES));
       expect(verifyBytes(bytes).breaks).toBe(0); // the chain alone sees nothing
       const { report, seal } = await sealed(bytes);
-      expect([report.verdict, report.first_break?.message, report.breaks, seal.sealed_through]).toEqual(["broken", c.first, c.breaks, c.sealedThrough]);
+      expect([report.verdict, report.first_break?.message, report.breaks, seal.sealed_through]).toEqual([
+        "broken",
+        c.first,
+        c.breaks,
+        c.sealedThrough,
+      ]);
     });
   }
 
   test("an unknown extra signature is ignored, and said so", async () => {
-    const bytes = joinLines(reforge(LINES, 10, () => {}, (t) => signNote(t, [signer, other])));
+    const bytes = joinLines(
+      reforge(
+        LINES,
+        10,
+        () => {},
+        (t) => signNote(t, [signer, other]),
+      ),
+    );
     const { report, seal } = await sealed(bytes);
-    expect([report.verdict, report.notes, seal.valid]).toEqual(["ok", ["1 checkpoint signature by other keys ignored"], 3]);
+    expect([report.verdict, report.notes, seal.valid]).toEqual([
+      "ok",
+      ["1 checkpoint signature by other keys ignored"],
+      3,
+    ]);
   });
 
   test("every checkpoint removed (and re-chained): nothing is sealed, and the announcing session is named", async () => {
-    const bytes = joinLines(rechain(LINES.filter((l) => getField(parseJson(l), "evt") !== "checkpoint"), 0));
+    const bytes = joinLines(
+      rechain(
+        LINES.filter((l) => getField(parseJson(l), "evt") !== "checkpoint"),
+        0,
+      ),
+    );
     expect(verifyBytes(bytes).verdict).toBe("ok");
     const { report, seal } = await sealed(bytes);
     expect([report.verdict, report.findings, seal.sealed_through, seal.unsealed_rows]).toEqual([
       "inconclusive",
-      [`no checkpoint signed by ${LABEL} holds: nothing is sealed`, "session s1: its session_begin announces checkpoints, but none of its own holds (still running, or removed)"],
+      [
+        `no checkpoint signed by ${LABEL} holds: nothing is sealed`,
+        "session s1: its session_begin announces checkpoints, but none of its own holds (still running, or removed)",
+      ],
       0,
       8,
     ]);
@@ -172,8 +229,25 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
   });
 
   test("without a key the Merkle claims are still checked; signatures are not, and that is said", async () => {
-    const { report, seal } = await verifySealed([joinLines(reforge(LINES, 10, () => {}, (t) => signNote(t, [other])))], {}, { keys: [] });
-    expect([report.verdict, report.notes, seal.valid]).toEqual(["ok", ["checkpoint signatures not checked (no key given)"], 3]);
+    const { report, seal } = await verifySealed(
+      [
+        joinLines(
+          reforge(
+            LINES,
+            10,
+            () => {},
+            (t) => signNote(t, [other]),
+          ),
+        ),
+      ],
+      {},
+      { keys: [] },
+    );
+    expect([report.verdict, report.notes, seal.valid]).toEqual([
+      "ok",
+      ["checkpoint signatures not checked (no key given)"],
+      3,
+    ]);
   });
 
   test("a checkpoint on line 1 has nothing to seal", async () => {
@@ -187,7 +261,8 @@ describe("witness", () => {
 
   test("a deleted tail under a witnessed checkpoint: truncated or rolled back, with both checkpoints", async () => {
     const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
-    const msg = "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines";
+    const msg =
+      "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines";
     expect([report.verdict, report.first_break, report.breaks]).toEqual(["broken", { line: null, message: msg }, 1]);
     expect(seal.evidence).toEqual([
       {
@@ -203,21 +278,36 @@ describe("witness", () => {
   test("a re-chained edit whose checkpoint was dropped: forked or rewritten, the witness against the lines as they hash now", async () => {
     const bytes = joinLines(rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8).slice(0, 10));
     const { report, seal } = await sealed(bytes, w());
-    const msg = "witness: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the witness checkpoint (w line 3)";
+    const msg =
+      "witness: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the witness checkpoint (w line 3)";
     expect([report.verdict, report.first_break?.message, report.breaks]).toEqual(["broken", msg, 1]);
-    expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual(["witness checkpoint (w line 3)", "the ledger's lines 1..10 (computed, unsigned)"]);
+    expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
+      "witness checkpoint (w line 3)",
+      "the ledger's lines 1..10 (computed, unsigned)",
+    ]);
     expect(seal.evidence[0]!.evidence[1]!.note).toMatch(new RegExp(`^${ORIGIN}\n10\n[A-Za-z0-9+/]{43}=\n$`));
   });
 
   test("a rewritten first line gives another origin: forked or rewritten", async () => {
-    const bytes = joinLines(rechain(withLine(LINES, 0, edit(LINES[0]!, "pid", 2)).filter((l) => getField(parseJson(l), "evt") !== "checkpoint"), 0));
+    const bytes = joinLines(
+      rechain(
+        withLine(LINES, 0, edit(LINES[0]!, "pid", 2)).filter((l) => getField(parseJson(l), "evt") !== "checkpoint"),
+        0,
+      ),
+    );
     const { report } = await sealed(bytes, w());
-    expect(report.first_break?.message).toMatch(new RegExp(`^witness: forked or rewritten: w line 1 is for origin ${ORIGIN}; this ledger's line 1 gives seam-ledger/[0-9a-f]{32}$`));
+    expect(report.first_break?.message).toMatch(
+      new RegExp(
+        `^witness: forked or rewritten: w line 1 is for origin ${ORIGIN}; this ledger's line 1 gives seam-ledger/[0-9a-f]{32}$`,
+      ),
+    );
   });
 
   test("an empty ledger against a witness: truncated", async () => {
     const { report, seal } = await sealed(new Uint8Array(0), w());
-    expect(report.first_break?.message).toBe("witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 0 lines");
+    expect(report.first_break?.message).toBe(
+      "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 0 lines",
+    );
     expect(seal.evidence[0]!.evidence[1]!.label).toBe("the ledger (empty: no line, no origin)");
   });
 
@@ -244,7 +334,9 @@ describe("witness", () => {
     const first = parseJson(WITNESS.split("\n")[0]!) as Map<string, Json>;
     first.set("size", 4);
     const { seal } = await sealed(joinLines(LINES), w(`${lineForm(first)}\n`));
-    expect(seal.breaks.map((b) => b.message)).toEqual(["witness w line 1: not a witness line (origin, size or root differ from the note's)"]);
+    expect(seal.breaks.map((b) => b.message)).toEqual([
+      "witness w line 1: not a witness line (origin, size or root differ from the note's)",
+    ]);
   });
 });
 
@@ -253,24 +345,38 @@ describe("state", () => {
 
   test("an older copy, shorter than what was remembered: rolled back", async () => {
     const { report, seal } = await sealed(joinLines(LINES.slice(0, 8)), remembering(noteOf(LINES[10]!)));
-    expect(report.first_break?.message).toBe("state: truncated or rolled back: remembered checkpoint has size 10; the ledger holds 8 lines");
+    expect(report.first_break?.message).toBe(
+      "state: truncated or rolled back: remembered checkpoint has size 10; the ledger holds 8 lines",
+    );
     expect(seal.remembered).toBe(10);
-    expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual(["remembered checkpoint", "ledger's latest checkpoint (line 8)"]);
+    expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
+      "remembered checkpoint",
+      "ledger's latest checkpoint (line 8)",
+    ]);
   });
 
   test("lines that no longer hash to the remembered root: forked", async () => {
     const bytes = joinLines(rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8).slice(0, 10));
     const { report } = await sealed(bytes, remembering(noteOf(LINES[10]!)));
-    expect(report.first_break?.message).toBe("state: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the remembered checkpoint");
+    expect(report.first_break?.message).toBe(
+      "state: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the remembered checkpoint",
+    );
   });
 
   test("the path held another origin before", async () => {
-    const { report } = await sealed(joinLines(LINES), { rememberedOrigin: "seam-ledger/ffffffffffffffffffffffffffffffff" });
-    expect(report.first_break?.message).toBe(`state: forked or rewritten: this ledger's path held origin seam-ledger/ffffffffffffffffffffffffffffffff; its line 1 now gives ${ORIGIN}`);
+    const { report } = await sealed(joinLines(LINES), {
+      rememberedOrigin: "seam-ledger/ffffffffffffffffffffffffffffffff",
+    });
+    expect(report.first_break?.message).toBe(
+      `state: forked or rewritten: this ledger's path held origin seam-ledger/ffffffffffffffffffffffffffffffff; its line 1 now gives ${ORIGIN}`,
+    );
   });
 
   test("a remembered note that does not verify is itself a break", async () => {
-    const { report } = await sealed(joinLines(LINES), remembering(signNote(noteOf(LINES[3]!).split("\n\n")[0] + "\n", [other])));
+    const { report } = await sealed(
+      joinLines(LINES),
+      remembering(signNote(noteOf(LINES[3]!).split("\n\n")[0] + "\n", [other])),
+    );
     expect(report.first_break?.message).toBe(`state: the checkpoint remembered for ${ORIGIN} not signed by ${LABEL}`);
   });
 
@@ -299,35 +405,77 @@ describe("proofs", () => {
       const r = await proveLine(open, line, {}, { keys: [verifier] });
       if (!("proof" in r)) throw new Error(r.error);
       const p = parseTlogProof(r.proof);
-      expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([line - 1, LINES[line - 1], noteOf(LINES[10]!)]);
-      expect(checkProof(r.proof, [verifier])).toEqual({ verdict: "ok", problem: null, origin: ORIGIN, index: line - 1, size: 10, signedBy: [LABEL], entry: enc.encode(LINES[line - 1]!) });
+      expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([
+        line - 1,
+        LINES[line - 1],
+        noteOf(LINES[10]!),
+      ]);
+      expect(checkProof(r.proof, [verifier])).toEqual({
+        verdict: "ok",
+        problem: null,
+        origin: ORIGIN,
+        index: line - 1,
+        size: 10,
+        signedBy: [LABEL],
+        entry: enc.encode(LINES[line - 1]!),
+      });
     }
   });
 
   test("refused: an unsealed line, a ledger without checkpoints", async () => {
-    expect(await proveLine(open, 11, {}, { keys: [verifier] })).toEqual({ error: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10" });
+    expect(await proveLine(open, 11, {}, { keys: [verifier] })).toEqual({
+      error: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10",
+    });
     const bare = () => [joinLines(LINES.filter((l) => getField(parseJson(l), "evt") !== "checkpoint"))];
-    expect(await proveLine(bare, 1, {}, { keys: [verifier] })).toEqual({ error: "the ledger has no checkpoint", hint: "checkpoints are written by seam wrap --sign KEYFILE" });
+    expect(await proveLine(bare, 1, {}, { keys: [verifier] })).toEqual({
+      error: "the ledger has no checkpoint",
+      hint: "checkpoints are written by seam wrap --sign KEYFILE",
+    });
   });
 
   test("checkProof: each way a proof fails", async () => {
     const r = await proveLine(open, 5, {}, { keys: [verifier] });
     if (!("proof" in r)) throw new Error(r.error);
     const p = parseTlogProof(r.proof);
-    const flipped = { ...p, hashes: p.hashes.map((h, i) => (i === 0 ? Uint8Array.from(h, (b, j) => (j === 0 ? b ^ 1 : b)) : h)) };
+    const flipped = {
+      ...p,
+      hashes: p.hashes.map((h, i) => (i === 0 ? Uint8Array.from(h, (b, j) => (j === 0 ? b ^ 1 : b)) : h)),
+    };
     const table: [string, string, "broken" | "inconclusive"][] = [
       [formatTlogProof(flipped), "the inclusion proof does not hold: root does not match", "broken"],
-      [formatTlogProof({ ...p, extra: enc.encode("another line") }), "the inclusion proof does not hold: root does not match", "broken"],
+      [
+        formatTlogProof({ ...p, extra: enc.encode("another line") }),
+        "the inclusion proof does not hold: root does not match",
+        "broken",
+      ],
       [formatTlogProof({ ...p, index: 5 }), "the inclusion proof does not hold: root does not match", "broken"],
-      [formatTlogProof({ ...p, hashes: p.hashes.slice(1) }), "the inclusion proof does not hold: proof is too short", "broken"],
-      [formatTlogProof({ ...p, extra: null }), "the proof carries no entry (no extra line): there is nothing to check it for", "broken"],
-      [formatTlogProof({ ...p, checkpoint: signNote(p.checkpoint.split("\n\n")[0] + "\n", [other]) }), `the checkpoint is not signed by ${LABEL}`, "broken"],
+      [
+        formatTlogProof({ ...p, hashes: p.hashes.slice(1) }),
+        "the inclusion proof does not hold: proof is too short",
+        "broken",
+      ],
+      [
+        formatTlogProof({ ...p, extra: null }),
+        "the proof carries no entry (no extra line): there is nothing to check it for",
+        "broken",
+      ],
+      [
+        formatTlogProof({ ...p, checkpoint: signNote(p.checkpoint.split("\n\n")[0] + "\n", [other]) }),
+        `the checkpoint is not signed by ${LABEL}`,
+        "broken",
+      ],
       ["not a proof", "not a tlog-proof: no blank line before the checkpoint", "broken"],
       [r.proof.replace("index 4", "index 04"), 'not a tlog-proof: line 3: expected "index N"', "broken"],
     ];
-    for (const [text, problem, verdict] of table) expect([checkProof(text, [verifier]).problem, checkProof(text, [verifier]).verdict]).toEqual([problem, verdict]);
-    expect(checkProof(r.proof, [])).toMatchObject({ verdict: "inconclusive", problem: "the proof holds, but no key was given to check who signed its checkpoint" });
-    expect(checkProof(r.proof, [newVerifier(OTHER.verifierKey)]).problem).toBe("the checkpoint is not signed by other+" + OTHER.verifierKey.split("+")[1]);
+    for (const [text, problem, verdict] of table)
+      expect([checkProof(text, [verifier]).problem, checkProof(text, [verifier]).verdict]).toEqual([problem, verdict]);
+    expect(checkProof(r.proof, [])).toMatchObject({
+      verdict: "inconclusive",
+      problem: "the proof holds, but no key was given to check who signed its checkpoint",
+    });
+    expect(checkProof(r.proof, [newVerifier(OTHER.verifierKey)]).problem).toBe(
+      "the checkpoint is not signed by other+" + OTHER.verifierKey.split("+")[1],
+    );
   });
 });
 
@@ -342,20 +490,56 @@ describe("report texts", () => {
       `  state     nothing remembered for ${ORIGIN}; now 7`,
       "  evidence  witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines",
       "    witness checkpoint (w line 3):",
-      `      ${cp3[0]}`, `      ${cp3[1]}`, `      ${cp3[2]}`, "", `      ${cp3[4]}`,
+      `      ${cp3[0]}`,
+      `      ${cp3[1]}`,
+      `      ${cp3[2]}`,
+      "",
+      `      ${cp3[4]}`,
       "    ledger's latest checkpoint (line 8):",
-      `      ${cp2[0]}`, `      ${cp2[1]}`, `      ${cp2[2]}`, "", `      ${cp2[4]}`,
+      `      ${cp2[0]}`,
+      `      ${cp2[1]}`,
+      `      ${cp2[2]}`,
+      "",
+      `      ${cp2[4]}`,
     ]);
     expect(sealLines(seal)).toHaveLength(16 - 1);
     const j = sealJson(seal, 7);
-    expect(Object.keys(j)).toEqual(["origin", "checkpoints", "valid", "sealed_through", "unsealed_rows", "latest", "keys", "witness", "remembered", "evidence", "state_now"]);
-    expect(j).toMatchObject({ origin: ORIGIN, checkpoints: 2, valid: 2, sealed_through: 7, unsealed_rows: 1, latest: { line: 8, size: 7 }, keys: [LABEL], witness: { file: "w", checkpoints: 3 }, remembered: null, state_now: 7 });
+    expect(Object.keys(j)).toEqual([
+      "origin",
+      "checkpoints",
+      "valid",
+      "sealed_through",
+      "unsealed_rows",
+      "latest",
+      "keys",
+      "witness",
+      "remembered",
+      "evidence",
+      "state_now",
+    ]);
+    expect(j).toMatchObject({
+      origin: ORIGIN,
+      checkpoints: 2,
+      valid: 2,
+      sealed_through: 7,
+      unsealed_rows: 1,
+      latest: { line: 8, size: 7 },
+      keys: [LABEL],
+      witness: { file: "w", checkpoints: 3 },
+      remembered: null,
+      state_now: 7,
+    });
   });
 
   test("the C2SP spec's tlog-proof example parses (its signatures are elided there, so only up to the checkpoint)", () => {
     const example = `${TLOG_PROOF_HEADER}\nextra YWdlLXYxLjIuMS1kYXJ3aW4tYXJtNjQudGFyLmd6\nindex 73894\ngSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=\nB95lDa8R83lS8n0eG+o0buTxRKQTYFi//1U8anccXmA=\n\nexample.com/fancylog\n109482\nsFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=\n\n— example.com/fancylog hI2DJw==\n`;
     const p = parseTlogProof(example);
-    expect([p.index, p.hashes.length, new TextDecoder().decode(p.extra!), p.checkpoint.split("\n")[0]]).toEqual([73894, 2, "age-v1.2.1-darwin-arm64.tar.gz", "example.com/fancylog"]);
+    expect([p.index, p.hashes.length, new TextDecoder().decode(p.extra!), p.checkpoint.split("\n")[0]]).toEqual([
+      73894,
+      2,
+      "age-v1.2.1-darwin-arm64.tar.gz",
+      "example.com/fancylog",
+    ]);
     expect(formatTlogProof(p)).toBe(example);
   });
 });

@@ -2,12 +2,20 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GENESIS, chainOf } from "../src/chain.ts";
-import { lineForm } from "../src/canonical.ts";
-import { digestBytes } from "../src/digest.ts";
-import { JsonFloat } from "../src/json.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify-report.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks, pyTruthy, verifyBytes, verifyLedger } from "../src/verify.ts";
+import { chainOf } from "../src/core/chain.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { digestBytes } from "../src/core/digest.ts";
+import { JsonFloat } from "../src/core/json.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
+import {
+  LedgerVerifier,
+  type VerifyOptions,
+  type VerifyReport,
+  fileChunks,
+  pyTruthy,
+  verifyBytes,
+  verifyLedger,
+} from "../src/verify/verifier.ts";
 import {
   HAVE_PYTHON,
   LedgerBuilder,
@@ -20,7 +28,8 @@ import {
   sessionRows,
 } from "./verify-helpers.ts";
 
-const cat = (...parts: (string | Uint8Array)[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? enc(p) : p)));
+const cat = (...parts: (string | Uint8Array)[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === "string" ? enc(p) : p)));
 
 /** Five plain rows of the format (no seam fields), chained from genesis. */
 function plain(n = 5): LedgerBuilder {
@@ -47,7 +56,8 @@ interface ChainCase {
 }
 
 const base = L(plain());
-const forgedRow = (prev: string) => lineForm({ ...{ ts: "x", tool: "pay", n: 99 }, chain: chainOf(prev, { ts: "x", tool: "pay", n: 99 }) });
+const forgedRow = (prev: string) =>
+  lineForm({ ...{ ts: "x", tool: "pay", n: 99 }, chain: chainOf(prev, { ts: "x", tool: "pay", n: 99 }) });
 const chainOfLine = (line: string) => JSON.parse(line).chain as string;
 
 const cases: ChainCase[] = [
@@ -55,95 +65,185 @@ const cases: ChainCase[] = [
   {
     name: "edit: a value in row 3",
     file: enc(text(base.map((l, i) => (i === 2 ? l.replace('"n": 3', '"n": 4') : l)))),
-    verdict: "broken", first: "line 3: chain mismatch", breaks: 1,
+    verdict: "broken",
+    first: "line 3: chain mismatch",
+    breaks: 1,
   },
   {
     name: "edit: the chain of row 3 (the next row then hashes from a forged claim)",
-    file: enc(text(base.map((l, i) => (i === 2 ? l.replace(/"chain": "(.)/, (_, c) => `"chain": "${c === "0" ? "1" : "0"}`) : l)))),
-    verdict: "broken", first: "line 3: chain mismatch", breaks: 2,
+    file: enc(
+      text(
+        base.map((l, i) => (i === 2 ? l.replace(/"chain": "(.)/, (_, c) => `"chain": "${c === "0" ? "1" : "0"}`) : l)),
+      ),
+    ),
+    verdict: "broken",
+    first: "line 3: chain mismatch",
+    breaks: 2,
   },
-  { name: "delete row 3", file: enc(text(base.filter((_, i) => i !== 2))), verdict: "broken", first: "line 3: chain mismatch", breaks: 1 },
-  { name: "delete the last row: a bare chain cannot see it", file: enc(text(base.slice(0, 4))), verdict: "ok", first: null, breaks: 0 },
-  { name: "delete the first row", file: enc(text(base.slice(1))), verdict: "broken", first: "line 1: chain mismatch", breaks: 1 },
+  {
+    name: "delete row 3",
+    file: enc(text(base.filter((_, i) => i !== 2))),
+    verdict: "broken",
+    first: "line 3: chain mismatch",
+    breaks: 1,
+  },
+  {
+    name: "delete the last row: a bare chain cannot see it",
+    file: enc(text(base.slice(0, 4))),
+    verdict: "ok",
+    first: null,
+    breaks: 0,
+  },
+  {
+    name: "delete the first row",
+    file: enc(text(base.slice(1))),
+    verdict: "broken",
+    first: "line 1: chain mismatch",
+    breaks: 1,
+  },
   {
     name: "reorder rows 2 and 3",
     file: enc(text([base[0]!, base[2]!, base[1]!, base[3]!, base[4]!])),
-    verdict: "broken", first: "line 2: chain mismatch", breaks: 3,
+    verdict: "broken",
+    first: "line 2: chain mismatch",
+    breaks: 3,
   },
   {
     name: "duplicate row 3",
     file: enc(text([...base.slice(0, 3), base[2]!, ...base.slice(3)])),
-    verdict: "broken", first: "line 4: chain mismatch", breaks: 1,
+    verdict: "broken",
+    first: "line 4: chain mismatch",
+    breaks: 1,
   },
   {
     name: "insert a row chained correctly from row 2 (the next row breaks)",
     file: enc(text([...base.slice(0, 2), forgedRow(chainOfLine(base[1]!)), ...base.slice(2)])),
-    verdict: "broken", first: "line 4: chain mismatch", breaks: 1,
+    verdict: "broken",
+    first: "line 4: chain mismatch",
+    breaks: 1,
   },
   {
     name: "insert a row with a made-up chain",
-    file: enc(text([...base.slice(0, 2), '{"ts": "x", "chain": "0123456789abcdef0123456789abcdef"}', ...base.slice(2)])),
-    verdict: "broken", first: "line 3: chain mismatch", breaks: 2,
+    file: enc(
+      text([...base.slice(0, 2), '{"ts": "x", "chain": "0123456789abcdef0123456789abcdef"}', ...base.slice(2)]),
+    ),
+    verdict: "broken",
+    first: "line 3: chain mismatch",
+    breaks: 2,
   },
   ...["[1, 2]", '"text"', "42", "null", "true", "1.5"].map(
     (junk): ChainCase => ({
       name: `insert a non-object line ${junk}`,
       file: enc(text([...base.slice(0, 2), junk, ...base.slice(2)])),
-      verdict: "broken", first: "line 3: not a JSON object", breaks: 1,
+      verdict: "broken",
+      first: "line 3: not a JSON object",
+      breaks: 1,
     }),
   ),
   ...["7", "true", "[1]", '{"x": 1}', "NaN", "-Infinity", "1.5", "123456789012345678901234567890"].map(
     (v): ChainCase => ({
       name: `insert a row with the non-string chain ${v}`,
       file: enc(text([...base.slice(0, 2), `{"a": 1, "chain": ${v}}`, ...base.slice(2)])),
-      verdict: "broken", first: "line 3: non-string chain value", breaks: 1,
+      verdict: "broken",
+      first: "line 3: non-string chain value",
+      breaks: 1,
     }),
   ),
   {
     name: "insert an unchained row mid-chain (the next row then starts from genesis)",
     file: enc(text([...base.slice(0, 2), '{"a": 1}', ...base.slice(2)])),
-    verdict: "broken", first: "line 3: unchained row after chain began", breaks: 2,
+    verdict: "broken",
+    first: "line 3: unchained row after chain began",
+    breaks: 2,
   },
-  ...['"chain": ""', '"chain": null', '"chain": false', '"chain": 0', '"chain": 0.0', '"chain": -0.0', '"chain": []', '"chain": {}', '"nochain": 1'].map(
+  ...[
+    '"chain": ""',
+    '"chain": null',
+    '"chain": false',
+    '"chain": 0',
+    '"chain": 0.0',
+    '"chain": -0.0',
+    '"chain": []',
+    '"chain": {}',
+    '"nochain": 1',
+  ].map(
     (c): ChainCase => ({
       name: `two prechain rows (${c}) before the chain`,
       file: enc(text([`{"a": 1, ${c}}`, `{"b": 2, ${c}}`, ...base])),
-      verdict: "inconclusive", first: null, breaks: 0, prechain: 2, rows: 7,
+      verdict: "inconclusive",
+      first: null,
+      breaks: 0,
+      prechain: 2,
+      rows: 7,
     }),
   ),
   {
     name: "prechain rows with --strict",
     file: enc(text(['{"a": 1}', '{"b": 2, "chain": ""}', ...base])),
     strict: true,
-    verdict: "broken", first: "line 1: unchained (prechain) row rejected in strict mode", breaks: 2, prechain: 2,
+    verdict: "broken",
+    first: "line 1: unchained (prechain) row rejected in strict mode",
+    breaks: 2,
+    prechain: 2,
   },
   { name: "an intact chain with --strict", file: enc(text(base)), strict: true, verdict: "ok", first: null, breaks: 0 },
   {
     name: "insert an unparseable line",
     file: enc(text([...base.slice(0, 2), '{"a": ', ...base.slice(2)])),
-    verdict: "broken", first: "line 3: unparseable", breaks: 1,
+    verdict: "broken",
+    first: "line 3: unparseable",
+    breaks: 1,
   },
   {
     name: "row 3 with a byte of invalid UTF-8 (row 4 then breaks too: row 3's claim is lost)",
-    file: cat(text(base.slice(0, 2)), base[2]!.slice(0, 20), new Uint8Array([0xff]), base[2]!.slice(21), "\n", text(base.slice(3))),
-    verdict: "broken", first: "line 3: unparseable", breaks: 2,
+    file: cat(
+      text(base.slice(0, 2)),
+      base[2]!.slice(0, 20),
+      new Uint8Array([0xff]),
+      base[2]!.slice(21),
+      "\n",
+      text(base.slice(3)),
+    ),
+    verdict: "broken",
+    first: "line 3: unparseable",
+    breaks: 2,
   },
   {
     name: "a raw UTF-8-encoded surrogate (ED A0 80) inside a string",
-    file: cat(text(base.slice(0, 2)), '{"s": "', new Uint8Array([0xed, 0xa0, 0x80]), '", "chain": "x"}\n', text(base.slice(2))),
-    verdict: "broken", first: "line 3: unparseable", breaks: 1,
+    file: cat(
+      text(base.slice(0, 2)),
+      '{"s": "',
+      new Uint8Array([0xed, 0xa0, 0x80]),
+      '", "chain": "x"}\n',
+      text(base.slice(2)),
+    ),
+    verdict: "broken",
+    first: "line 3: unparseable",
+    breaks: 1,
   },
   {
     name: "a byte order mark before the first row (the second then breaks too)",
     file: cat(new Uint8Array([0xef, 0xbb, 0xbf]), text(base)),
-    verdict: "broken", first: "line 1: unparseable", breaks: 2,
+    verdict: "broken",
+    first: "line 1: unparseable",
+    breaks: 2,
   },
   { name: "empty file", file: new Uint8Array(0), verdict: "inconclusive", first: null, breaks: 0, rows: 0 },
-  { name: "only blank lines (space, tab, CR, VT, FF)", file: enc("\n \n\t\r\n\x0b\x0c\n"), verdict: "inconclusive", first: null, breaks: 0, rows: 0 },
+  {
+    name: "only blank lines (space, tab, CR, VT, FF)",
+    file: enc("\n \n\t\r\n\x0b\x0c\n"),
+    verdict: "inconclusive",
+    first: null,
+    breaks: 0,
+    rows: 0,
+  },
   {
     name: "blank lines count in line numbers",
     file: enc(text(["", base[0]!, "   ", base[1]!.replace('"n": 2', '"n": 5'), ...base.slice(2)])),
-    verdict: "broken", first: "line 4: chain mismatch", breaks: 1, rows: 5,
+    verdict: "broken",
+    first: "line 4: chain mismatch",
+    breaks: 1,
+    rows: 5,
   },
   { name: "CRLF line endings", file: enc(base.join("\r\n") + "\r\n"), verdict: "ok", first: null, breaks: 0 },
   { name: "no final newline after a complete row", file: enc(base.join("\n")), verdict: "ok", first: null, breaks: 0 },
@@ -156,28 +256,54 @@ const cases: ChainCase[] = [
       b.raw('{"f": 1, "chain": "bad"}');
       return b.bytes();
     })(),
-    verdict: "broken", first: "line 5: chain mismatch", breaks: 1,
+    verdict: "broken",
+    first: "line 5: chain mismatch",
+    breaks: 1,
   },
   {
     name: "a duplicated chain key: the last one counts, as in Python",
     file: enc(text([base[0]!.replace("{", '{"chain": "bogus", ')])),
-    verdict: "ok", first: null, breaks: 0,
+    verdict: "ok",
+    first: null,
+    breaks: 0,
   },
   {
     name: "a chain in upper-case hex",
-    file: enc(text(base.map((l, i) => (i === 4 ? l.replace(/"chain": "([0-9a-f]+)"/, (_, h: string) => `"chain": "${h.toUpperCase()}"`) : l)))),
-    verdict: "broken", first: "line 5: chain mismatch", breaks: 1,
+    file: enc(
+      text(
+        base.map((l, i) =>
+          i === 4 ? l.replace(/"chain": "([0-9a-f]+)"/, (_, h: string) => `"chain": "${h.toUpperCase()}"`) : l,
+        ),
+      ),
+    ),
+    verdict: "broken",
+    first: "line 5: chain mismatch",
+    breaks: 1,
   },
   {
     name: "rows holding NaN, ±Infinity, -0.0, lone surrogates, big ints and astral keys, chained by the core",
     file: (() => {
       const b = plain(1);
-      b.add({ x: new JsonFloat(NaN), y: new JsonFloat(Infinity), z: new JsonFloat(-Infinity), w: new JsonFloat(-0), f: 1e-7 });
-      b.add({ s: "lone \ud800 and \udfff", "\ud83d\ude00": 1, "\ufb00": 2, "\ud800": 3, big: 123456789012345678901234567890n });
+      b.add({
+        x: new JsonFloat(NaN),
+        y: new JsonFloat(Infinity),
+        z: new JsonFloat(-Infinity),
+        w: new JsonFloat(-0),
+        f: 1e-7,
+      });
+      b.add({
+        s: "lone \ud800 and \udfff",
+        "\ud83d\ude00": 1,
+        "\ufb00": 2,
+        "\ud800": 3,
+        big: 123456789012345678901234567890n,
+      });
       b.add({ deep: JSON.parse("[".repeat(400) + "]".repeat(400)), n: 18446744073709551616n, neg: -0 });
       return b.bytes();
     })(),
-    verdict: "ok", first: null, breaks: 0,
+    verdict: "ok",
+    first: null,
+    breaks: 0,
   },
   {
     name: "an int of 4300 digits is read; one of 4301 is unparseable (Python's limit)",
@@ -187,53 +313,83 @@ const cases: ChainCase[] = [
       b.raw(`{"n": ${"9".repeat(4301)}, "chain": "x"}`);
       return b.bytes();
     })(),
-    verdict: "broken", first: "line 3: unparseable", breaks: 1,
+    verdict: "broken",
+    first: "line 3: unparseable",
+    breaks: 1,
   },
   {
     name: "nesting 100000 deep is unparseable",
     file: enc(text([base[0]!, `{"a": ${"[".repeat(100000)}${"]".repeat(100000)}, "chain": "x"}`])),
-    verdict: "broken", first: "line 2: unparseable", breaks: 1,
+    verdict: "broken",
+    first: "line 2: unparseable",
+    breaks: 1,
   },
   // Torn lines: where seam knowingly differs from the reference.
   {
     name: "torn final line (no newline, unparseable)",
     file: enc(text(base) + base[0]!.slice(0, 40)),
-    verdict: "inconclusive", first: null, breaks: 0, rows: 5, findings: ["line 6: torn final line"],
+    verdict: "inconclusive",
+    first: null,
+    breaks: 0,
+    rows: 5,
+    findings: ["line 6: torn final line"],
     reference: { verdict: "broken", first: "line 6: unparseable", breaks: 1 },
   },
   {
     name: "torn final line cut inside a UTF-8 character",
     file: cat(text(base), '{"s": "', new Uint8Array([0xe2, 0x80])),
-    verdict: "inconclusive", first: null, breaks: 0, rows: 5, findings: ["line 6: torn final line"],
+    verdict: "inconclusive",
+    first: null,
+    breaks: 0,
+    rows: 5,
+    findings: ["line 6: torn final line"],
     reference: { verdict: "broken", first: "line 6: unparseable", breaks: 1 },
   },
   {
     name: "only a torn line",
     file: enc('{"evt": "session_be'),
-    verdict: "inconclusive", first: null, breaks: 0, rows: 0, findings: ["line 1: torn final line"],
+    verdict: "inconclusive",
+    first: null,
+    breaks: 0,
+    rows: 0,
+    findings: ["line 1: torn final line"],
     reference: { verdict: "broken", first: "line 1: unparseable", breaks: 1 },
   },
   {
     name: "a torn final line after an edit is still broken",
     file: enc(text(base.map((l, i) => (i === 1 ? l.replace("query 2", "query X") : l))) + "{"),
-    verdict: "broken", first: "line 2: chain mismatch", breaks: 1, findings: ["line 6: torn final line"],
+    verdict: "broken",
+    first: "line 2: chain mismatch",
+    breaks: 1,
+    findings: ["line 6: torn final line"],
     reference: { verdict: "broken", first: "line 2: chain mismatch", breaks: 2 },
   },
   {
     name: "a torn line followed by a newline but no repair row is a break",
     file: enc(text([...base, base[0]!.slice(0, 40)])),
-    verdict: "broken", first: "line 6: unparseable", breaks: 1,
+    verdict: "broken",
+    first: "line 6: unparseable",
+    breaks: 1,
   },
   (() => {
     const b = plain(3);
     const torn = '{"evt": "tool_call", "seam": "mcp-st';
     b.raw(torn);
-    b.add({ evt: "ledger_repair", torn_line: 4, torn_bytes: enc(torn).length, torn_digest: digestBytes(enc(torn)), ts: "t" });
+    b.add({
+      evt: "ledger_repair",
+      torn_line: 4,
+      torn_bytes: enc(torn).length,
+      torn_digest: digestBytes(enc(torn)),
+      ts: "t",
+    });
     b.add({ ts: "after", n: 9 });
     return {
       name: "a torn line repaired by the next row",
       file: b.bytes(),
-      verdict: "ok", first: null, breaks: 0, rows: 5,
+      verdict: "ok",
+      first: null,
+      breaks: 0,
+      rows: 5,
       notes: [`line 4: torn line (${enc(torn).length} bytes) repaired by the ledger_repair row at line 5`],
       reference: { verdict: "broken", first: "line 4: unparseable", breaks: 1 },
     } satisfies ChainCase;
@@ -242,12 +398,24 @@ const cases: ChainCase[] = [
     const b = plain(3);
     const torn = '{"evt": "tool_call", "seam": "mcp-st';
     b.raw(torn);
-    b.add({ evt: "ledger_repair", seam: "mcp-stdio", torn_line: 4, torn_bytes: enc(torn).length, torn_digest: digestBytes(enc("other")), ts: "t" });
+    b.add({
+      evt: "ledger_repair",
+      seam: "mcp-stdio",
+      torn_line: 4,
+      torn_bytes: enc(torn).length,
+      torn_digest: digestBytes(enc("other")),
+      ts: "t",
+    });
     return {
       name: "a repair row whose digest does not match the torn line",
       file: b.bytes(),
-      verdict: "broken", first: "line 4: unparseable", breaks: 1,
-      findings: ["line 5: ledger_repair row does not match the line before it", "line 5: seam row without a session id"],
+      verdict: "broken",
+      first: "line 4: unparseable",
+      breaks: 1,
+      findings: [
+        "line 5: ledger_repair row does not match the line before it",
+        "line 5: seam row without a session id",
+      ],
     } satisfies ChainCase;
   })(),
 ];
@@ -270,38 +438,49 @@ describe("chain verdict on crafted files", () => {
     });
   }
 
-  test.skipIf(!HAVE_PYTHON)("the Python reference verifier agrees on every crafted file (and differs exactly where stated)", () => {
-    for (const strict of [false, true]) {
-      const list = cases.filter((c) => (c.strict ?? false) === strict);
-      const refs = reference(list.map((c) => c.file), strict);
-      list.forEach((c, i) => {
-        const ref = refs[i]!;
-        const r = verifyBytes(c.file, { strict });
-        const want = c.reference ?? { verdict: c.verdict, first: c.first, breaks: c.breaks };
-        expect({ name: c.name, verdict: ref.verdict, first: ref.first_break?.message ?? null, breaks: ref.breaks }).toEqual({
-          name: c.name,
-          ...want,
-        });
-        expect({ name: c.name, line: ref.first_break?.line ?? null }).toEqual({
-          name: c.name,
-          line: want.first === null ? null : Number(want.first.match(/^line (\d+)/)![1]),
-        });
-        if (c.reference === undefined) {
-          expect({ name: c.name, rows: r.rows, chained: r.chained, prechain: r.prechain, head: r.head }).toEqual({
+  test.skipIf(!HAVE_PYTHON)(
+    "the Python reference verifier agrees on every crafted file (and differs exactly where stated)",
+    () => {
+      for (const strict of [false, true]) {
+        const list = cases.filter((c) => (c.strict ?? false) === strict);
+        const refs = reference(
+          list.map((c) => c.file),
+          strict,
+        );
+        list.forEach((c, i) => {
+          const ref = refs[i]!;
+          const r = verifyBytes(c.file, { strict });
+          const want = c.reference ?? { verdict: c.verdict, first: c.first, breaks: c.breaks };
+          expect({
             name: c.name,
-            rows: ref.rows,
-            chained: ref.chained,
-            prechain: ref.prechain,
-            head: ref.head,
+            verdict: ref.verdict,
+            first: ref.first_break?.message ?? null,
+            breaks: ref.breaks,
+          }).toEqual({
+            name: c.name,
+            ...want,
           });
-        } else {
-          // Torn lines are no rows to seam; the reference counts each as one (unparseable) row.
-          const torn = [...r.findings, ...r.notes].filter((m) => / torn /.test(m)).length;
-          expect({ name: c.name, rows: r.rows + torn }).toEqual({ name: c.name, rows: ref.rows });
-        }
-      });
-    }
-  });
+          expect({ name: c.name, line: ref.first_break?.line ?? null }).toEqual({
+            name: c.name,
+            line: want.first === null ? null : Number(want.first.match(/^line (\d+)/)![1]),
+          });
+          if (c.reference === undefined) {
+            expect({ name: c.name, rows: r.rows, chained: r.chained, prechain: r.prechain, head: r.head }).toEqual({
+              name: c.name,
+              rows: ref.rows,
+              chained: ref.chained,
+              prechain: ref.prechain,
+              head: ref.head,
+            });
+          } else {
+            // Torn lines are no rows to seam; the reference counts each as one (unparseable) row.
+            const torn = [...r.findings, ...r.notes].filter((m) => / torn /.test(m)).length;
+            expect({ name: c.name, rows: r.rows + torn }).toEqual({ name: c.name, rows: ref.rows });
+          }
+        });
+      }
+    },
+  );
 
   test("any split of the bytes into chunks gives the same report", () => {
     for (const c of cases) {
@@ -344,7 +523,21 @@ function verifyChunked(file: Uint8Array, size: number, opts: VerifyOptions = {})
 
 test("pyTruthy is Python's bool() on parsed JSON", () => {
   const falsy = [undefined, null, false, 0, -0, "", [], new Map(), {}, new JsonFloat(0), new JsonFloat(-0), 0n];
-  const truthy = [true, 1, -1, 0.5, "0", " ", [0], new Map([["a", null]]), { a: null }, new JsonFloat(NaN), new JsonFloat(Infinity), new JsonFloat(1), 10n ** 30n];
+  const truthy = [
+    true,
+    1,
+    -1,
+    0.5,
+    "0",
+    " ",
+    [0],
+    new Map([["a", null]]),
+    { a: null },
+    new JsonFloat(NaN),
+    new JsonFloat(Infinity),
+    new JsonFloat(1),
+    10n ** 30n,
+  ];
   expect(falsy.map((v) => pyTruthy(v))).toEqual(falsy.map(() => false));
   expect(truthy.map((v) => pyTruthy(v))).toEqual(truthy.map(() => true));
 });
@@ -360,7 +553,9 @@ describe("unreadable sources", () => {
     expect(r.first_break).toEqual({ line: null, message: "unreadable: input/output error" });
     expect(r.breaks).toBe(1);
     expect(r.rows).toBe(2);
-    expect(r.notes).toEqual([`reading stopped after ${enc(text(base.slice(0, 2))).length} bytes; completeness not checked`]);
+    expect(r.notes).toEqual([
+      `reading stopped after ${enc(text(base.slice(0, 2))).length} bytes; completeness not checked`,
+    ]);
   });
 
   test("a missing file and a directory, through fileChunks", async () => {
@@ -415,7 +610,14 @@ describe("completeness of seam sessions", () => {
     expect(r.findings).toEqual([]);
   });
 
-  const cases: { name: string; rows: () => Row[]; findings: string[]; opts?: VerifyOptions; notes?: string[]; verdict?: VerifyReport["verdict"] }[] = [
+  const cases: {
+    name: string;
+    rows: () => Row[];
+    findings: string[];
+    opts?: VerifyOptions;
+    notes?: string[];
+    verdict?: VerifyReport["verdict"];
+  }[] = [
     {
       name: "missing session_end",
       rows: () => sessionRows({ id: "s1", calls, noEnd: true }),
@@ -537,7 +739,15 @@ describe("completeness of seam sessions", () => {
     {
       name: "an intent without its tool_call (SIGKILL after forwarding)",
       rows: () => {
-        const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"], ["pay", 2, "ok"]], writeAhead: true, noEnd: true });
+        const rows = sessionRows({
+          id: "s1",
+          calls: [
+            ["echo", 1, "ok"],
+            ["pay", 2, "ok"],
+          ],
+          writeAhead: true,
+          noEnd: true,
+        });
         return rows.slice(0, -1);
       },
       findings: [
@@ -546,22 +756,33 @@ describe("completeness of seam sessions", () => {
       ],
     },
     {
-      name: "an intent for id 1 is not answered by a tool_call for id \"1\"",
+      name: 'an intent for id 1 is not answered by a tool_call for id "1"',
       rows: () => {
         const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]], writeAhead: true });
         rows[3] = patch(rows[3]!, { rpc_id: "1" });
         return rows;
       },
-      findings: ['session s1: line 3: tool_call_intent rpc_id 1 (tool "echo") has no tool_call: the call reached the server and left no result'],
+      findings: [
+        'session s1: line 3: tool_call_intent rpc_id 1 (tool "echo") has no tool_call: the call reached the server and left no result',
+      ],
     },
     {
       name: "big int ids compare exactly",
       rows: () => {
-        const rows = sessionRows({ id: "s1", calls: [["echo", 18446744073709551616n, "ok"], ["echo", 18446744073709551617n, "ok"]], writeAhead: true });
+        const rows = sessionRows({
+          id: "s1",
+          calls: [
+            ["echo", 18446744073709551616n, "ok"],
+            ["echo", 18446744073709551617n, "ok"],
+          ],
+          writeAhead: true,
+        });
         rows[5] = patch(rows[5]!, { rpc_id: 18446744073709551618n });
         return rows;
       },
-      findings: ['session s1: line 5: tool_call_intent rpc_id 18446744073709551617 (tool "echo") has no tool_call: the call reached the server and left no result'],
+      findings: [
+        'session s1: line 5: tool_call_intent rpc_id 18446744073709551617 (tool "echo") has no tool_call: the call reached the server and left no result',
+      ],
     },
     {
       name: "an int id does not match the same number as a float",
@@ -570,18 +791,29 @@ describe("completeness of seam sessions", () => {
         rows[3] = patch(rows[3]!, { rpc_id: new JsonFloat(7) });
         return rows;
       },
-      findings: ['session s1: line 3: tool_call_intent rpc_id 7 (tool "echo") has no tool_call: the call reached the server and left no result'],
+      findings: [
+        'session s1: line 3: tool_call_intent rpc_id 7 (tool "echo") has no tool_call: the call reached the server and left no result',
+      ],
     },
     {
       name: "duplicate ids pair first in, first out",
       rows: () => {
-        const rows = sessionRows({ id: "s1", calls: [["a", 1, "ok"], ["b", 1, "ok"]], writeAhead: true });
+        const rows = sessionRows({
+          id: "s1",
+          calls: [
+            ["a", 1, "ok"],
+            ["b", 1, "ok"],
+          ],
+          writeAhead: true,
+        });
         return renumber([rows[0]!, rows[1]!, rows[2]!, rows[4]!, rows[3]!, rows[6]!]);
       },
-      findings: ['session s1: line 4: tool_call_intent rpc_id 1 (tool "b") has no tool_call: the call reached the server and left no result'],
+      findings: [
+        'session s1: line 4: tool_call_intent rpc_id 1 (tool "b") has no tool_call: the call reached the server and left no result',
+      ],
     },
     {
-      name: "rows without seam: \"mcp-stdio\" are not sessions",
+      name: 'rows without seam: "mcp-stdio" are not sessions',
       rows: () => [{ ts: "x", tool: "search" }, ...sessionRows({ id: "s1" }), { seam: "other", session: "s9", seq: 5 }],
       findings: [],
       verdict: "ok",
@@ -619,14 +851,27 @@ describe("completeness of seam sessions", () => {
   test("two interleaved sessions and a repair row written by a new writer before its session_begin", () => {
     resetClock();
     const a = sessionRows({ id: "a", server: "fs", calls: [["read", 1, "ok"]] });
-    const b = sessionRows({ id: "b", server: "web", calls: [["get", 1, "error"], ["get", 2, "ok"]] });
+    const b = sessionRows({
+      id: "b",
+      server: "web",
+      calls: [
+        ["get", 1, "error"],
+        ["get", 2, "ok"],
+      ],
+    });
     const builder = new LedgerBuilder();
     builder.add(a[0]!);
     builder.add(b[0]!);
     builder.add(a[1]!);
     const torn = lineForm(b[1]!).slice(0, 50);
     builder.raw(torn);
-    builder.add(seamRow("ledger_repair", "c", undefined, "srv", { torn_line: 4, torn_bytes: enc(torn).length, torn_digest: digestBytes(enc(torn)) }));
+    builder.add(
+      seamRow("ledger_repair", "c", undefined, "srv", {
+        torn_line: 4,
+        torn_bytes: enc(torn).length,
+        torn_digest: digestBytes(enc(torn)),
+      }),
+    );
     const c = sessionRows({ id: "c", server: "srv" });
     for (const r of [b[1]!, a[2]!, b[2]!, a[3]!, c[0]!, b[3]!, c[1]!, b[4]!, c[2]!]) builder.add(r);
     const r = verifyBytes(builder.bytes());
@@ -642,9 +887,18 @@ describe("completeness of seam sessions", () => {
 
   test("findings beyond maxFindings are counted in a note", () => {
     resetClock();
-    const rows = sessionRows({ id: "s1", calls: Array.from({ length: 10 }, (_, i): [string, Row[string], string] => ["t", i, "ok"]), writeAhead: true });
+    const rows = sessionRows({
+      id: "s1",
+      calls: Array.from({ length: 10 }, (_, i): [string, Row[string], string] => ["t", i, "ok"]),
+      writeAhead: true,
+    });
     const r = verifyBytes(chained(renumber(rows.filter((x) => x.evt !== "tool_call"))), { maxFindings: 3 });
-    expect(r.findings).toEqual([1, 2, 3].map((i) => `session s1: line ${2 + i}: tool_call_intent rpc_id ${i - 1} (tool "t") has no tool_call: the call reached the server and left no result`));
+    expect(r.findings).toEqual(
+      [1, 2, 3].map(
+        (i) =>
+          `session s1: line ${2 + i}: tool_call_intent rpc_id ${i - 1} (tool "t") has no tool_call: the call reached the server and left no result`,
+      ),
+    );
     expect(r.notes).toEqual(["7 more findings not listed"]);
     expect(r.verdict).toBe("inconclusive");
   });
@@ -655,7 +909,15 @@ describe("reports", () => {
     resetClock();
     const b = new LedgerBuilder();
     b.raw('{"note": "written before seam"}');
-    for (const r of sessionRows({ id: "s1", calls: [["echo", 1, "ok"], ["echo", 2, "error"]], noEnd: true })) b.add(r);
+    for (const r of sessionRows({
+      id: "s1",
+      calls: [
+        ["echo", 1, "ok"],
+        ["echo", 2, "error"],
+      ],
+      noEnd: true,
+    }))
+      b.add(r);
     return b.bytes();
   }
 
@@ -732,10 +994,9 @@ describe("reports", () => {
       ].join("\n"),
     );
     const hostile = verifyBytes(chained(sessionRows({ id: "evil\x1b[2J\u202e", server: "a\nb" })));
-    expect(humanReport("h\x07.jsonl", hostile).split("\n").slice(0, 1).concat(humanReport("h", hostile).split("\n")[4]!)).toEqual([
-      "h\\u0007.jsonl: ok",
-      "    evil\\u001b[2J\\u202e (a\\u000ab): 3 rows, 0 calls, complete",
-    ]);
+    expect(
+      humanReport("h\x07.jsonl", hostile).split("\n").slice(0, 1).concat(humanReport("h", hostile).split("\n")[4]!),
+    ).toEqual(["h\\u0007.jsonl: ok", "    evil\\u001b[2J\\u202e (a\\u000ab): 3 rows, 0 calls, complete"]);
   });
 
   test("exit statuses: ok 0, broken 1, inconclusive 3; the worst of several wins", () => {

@@ -7,11 +7,11 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getField } from "../src/json.ts";
-import { createLog } from "../src/log.ts";
+import { getField } from "../src/core/json.ts";
+import { createLog } from "../src/base/log.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { ByteSink, Child, ExitStatus, Runtime } from "../src/runtime/types.ts";
-import { runWrap } from "../src/wrap.ts";
+import { runWrap } from "../src/wrap/session.ts";
 import { ledgerRows } from "./proc.ts";
 
 /** A byte source that never yields and never ends (a client that stays connected and silent). */
@@ -53,11 +53,25 @@ test("a signal that arrives before the server has started is passed on to it, an
   };
   const code = await runWrap(
     rt,
-    { ledger, argv: ["server"], server: "s", raw: false, maxFrame: 1024, fsync: "batch", writeAhead: false, failClosed: false, cwd: "/" },
+    {
+      ledger,
+      argv: ["server"],
+      server: "s",
+      raw: false,
+      maxFrame: 1024,
+      fsync: "batch",
+      writeAhead: false,
+      failClosed: false,
+      cwd: "/",
+    },
     createLog(() => {}),
   );
   expect(killed).toEqual(["SIGTERM"]);
   expect(code).toBe(143);
   const end = ledgerRows(ledger).at(-1)!;
-  expect([getField(end, "evt"), getField(end, "reason"), getField(end, "signal")]).toEqual(["session_end", "signal:SIGTERM", "SIGTERM"]);
+  expect([getField(end, "evt"), getField(end, "reason"), getField(end, "signal")]).toEqual([
+    "session_end",
+    "signal:SIGTERM",
+    "SIGTERM",
+  ]);
 });

@@ -6,10 +6,10 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { digestBytes } from "../src/digest.ts";
-import { type Json, getField } from "../src/json.ts";
-import { chainOf, GENESIS } from "../src/chain.ts";
-import { SCRIPT_CALLS } from "../src/fixture/client.ts";
+import { digestBytes } from "../src/core/digest.ts";
+import { type Json, getField } from "../src/core/json.ts";
+import { chainOf, GENESIS } from "../src/core/chain.ts";
+import { SCRIPT_CALLS } from "../src/selftest/fixture-client.ts";
 import { VIAS, type Via, seamArgv } from "./cli.ts";
 import { ledgerRows, run, start, tempDir, until } from "./proc.ts";
 
@@ -37,12 +37,42 @@ function chainHolds(path: string): boolean {
 describe.each(VIAS)("seam wrap via %s", (via: Via) => {
   test("the awkward script is byte-identical with and without seam, and every call is rowed", async () => {
     const dir = tempDir();
-    const direct = await run([...fixture, "client", "--script", "awkward", "--sent", join(dir, "d.sent"), "--received", join(dir, "d.recv"), "--", ...fixture, "server", "--record-in", join(dir, "d.in")]);
+    const direct = await run([
+      ...fixture,
+      "client",
+      "--script",
+      "awkward",
+      "--sent",
+      join(dir, "d.sent"),
+      "--received",
+      join(dir, "d.recv"),
+      "--",
+      ...fixture,
+      "server",
+      "--record-in",
+      join(dir, "d.in"),
+    ]);
     expect(direct.code).toBe(0);
     const ledger = join(dir, "ledger.jsonl");
     const wrapped = await run([
-      ...fixture, "client", "--script", "awkward", "--sent", join(dir, "w.sent"), "--received", join(dir, "w.recv"), "--",
-      ...seamArgv(via), "wrap", "--ledger", ledger, "--", ...fixture, "server", "--record-in", join(dir, "w.in"),
+      ...fixture,
+      "client",
+      "--script",
+      "awkward",
+      "--sent",
+      join(dir, "w.sent"),
+      "--received",
+      join(dir, "w.recv"),
+      "--",
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      ledger,
+      "--",
+      ...fixture,
+      "server",
+      "--record-in",
+      join(dir, "w.in"),
     ]);
     expect(wrapped.stderr).toBe("");
     expect(wrapped.code).toBe(0);
@@ -60,7 +90,9 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
     const calls = rows.filter((r) => f(r, "evt") === "tool_call");
     expect(calls).toHaveLength(SCRIPT_CALLS.awkward!);
     const status = (id: Json | undefined) =>
-      calls.filter((c) => String(f(c, "rpc_id")) === String(id) && typeof f(c, "rpc_id") === typeof id).map((c) => f(c, "status"));
+      calls
+        .filter((c) => String(f(c, "rpc_id")) === String(id) && typeof f(c, "rpc_id") === typeof id)
+        .map((c) => f(c, "status"));
     expect(status(2)).toEqual(["ok"]);
     expect(status("2")).toEqual(["ok"]);
     expect(status(4)).toEqual(["error"]);
@@ -112,7 +144,9 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
   test("a command that cannot be started gives 127 and a spawn_failed session", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
-    const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--", "/nonexistent/server", "--flag"], { input: "" });
+    const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--", "/nonexistent/server", "--flag"], {
+      input: "",
+    });
     expect(r.code).toBe(127);
     expect(r.stderr).toStartWith("seam: error: cannot start /nonexistent/server: ");
     const rows = rowsOf(ledger);
@@ -128,7 +162,10 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
     const cases: [string[], string][] = [
       [["wrap", "--", "touch", marker], "seam: error: --ledger is required\n"],
       [["wrap", "--ledger", ledger], "seam: error: no server command given\n"],
-      [["wrap", "--ledger", ledger, "--bogus", "--", "touch", marker], "seam: error: unknown flag --bogus for 'seam wrap'\n"],
+      [
+        ["wrap", "--ledger", ledger, "--bogus", "--", "touch", marker],
+        "seam: error: unknown flag --bogus for 'seam wrap'\n",
+      ],
       [["wrap", "--ledger", ledger, "--fsync", "sometimes", "--", "touch", marker], "seam: error: "],
       [["wrap", "--ledger", ledger, "--max-frame", "-3", "--", "touch", marker], "seam: error: "],
     ];
@@ -147,7 +184,10 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
     const dir = tempDir();
     writeFileSync(join(dir, ".env"), "SEAM_ENV_PROBE=leaked\n");
     writeFileSync(join(dir, "bunfig.toml"), `preload = ["./nope.ts"]\n`);
-    const r = await start([...seamArgv(via), "wrap", "--ledger", join(dir, "l.jsonl"), "--", "sh", "-c", 'echo "[$SEAM_ENV_PROBE]"'], { cwd: dir }).done;
+    const r = await start(
+      [...seamArgv(via), "wrap", "--ledger", join(dir, "l.jsonl"), "--", "sh", "-c", 'echo "[$SEAM_ENV_PROBE]"'],
+      { cwd: dir },
+    ).done;
     expect(r.stderr).toBe("");
     expect(r.stdout.toString()).toBe("[]\n");
     expect(r.code).toBe(0);
@@ -156,7 +196,23 @@ describe.each(VIAS)("seam wrap via %s", (via: Via) => {
   test("flags after -- belong to the server, --help included", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
-    const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--", "sh", "-c", 'printf "%s|" "$@"', "sh", "--help", "--ledger", "x"], { input: "" });
+    const r = await run(
+      [
+        ...seamArgv(via),
+        "wrap",
+        "--ledger",
+        ledger,
+        "--",
+        "sh",
+        "-c",
+        'printf "%s|" "$@"',
+        "sh",
+        "--help",
+        "--ledger",
+        "x",
+      ],
+      { input: "" },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout.toString()).toBe("--help|--ledger|x|");
   });
@@ -173,8 +229,14 @@ describe("seam wrap under stress", () => {
     for (let i = 0; i < 200; i++) {
       const kind = i % 4;
       if (kind === 0) parts.push(Buffer.from(Array.from({ length: rnd() * 8 }, rnd)));
-      else if (kind === 1) parts.push(Buffer.from(`{"jsonrpc":"2.0","id":${rnd()},"method":"tools/call","params":{"name":"x","arguments":{"a":[${rnd()}`));
-      else if (kind === 2) parts.push(Buffer.from(`{"jsonrpc":"2.0","id":${rnd()},"result":{"isError":${rnd() > 128}}}\n`));
+      else if (kind === 1)
+        parts.push(
+          Buffer.from(
+            `{"jsonrpc":"2.0","id":${rnd()},"method":"tools/call","params":{"name":"x","arguments":{"a":[${rnd()}`,
+          ),
+        );
+      else if (kind === 2)
+        parts.push(Buffer.from(`{"jsonrpc":"2.0","id":${rnd()},"result":{"isError":${rnd() > 128}}}\n`));
       else parts.push(Buffer.from([0xff, 0xfe, 0x0a, 0x0d, 0x0a, 0xed, 0xa0, 0x80, 0x0a]));
     }
     const input = Buffer.concat(parts);
@@ -215,7 +277,9 @@ describe("seam wrap under stress", () => {
     const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--", "cat"], { input });
     expect(r.code).toBe(0);
     expect(r.stdout.toString()).toBe(input);
-    expect(r.stderr.split("\n").filter(Boolean)).toEqual([expect.stringMatching(/^seam: warning: ledger .*a-directory cannot be written: /)]);
+    expect(r.stderr.split("\n").filter(Boolean)).toEqual([
+      expect.stringMatching(/^seam: warning: ledger .*a-directory cannot be written: /),
+    ]);
   });
 
   test("--max-frame stops observing a frame, not forwarding it, and counts it", async () => {
@@ -223,7 +287,9 @@ describe("seam wrap under stress", () => {
     const ledger = join(dir, "l.jsonl");
     const big = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"s":"${"z".repeat(5000)}"}}}\n`;
     const small = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}\n`;
-    const r = await run([...seamArgv(via), "wrap", "--max-frame", "4096", "--ledger", ledger, "--", "cat"], { input: big + small });
+    const r = await run([...seamArgv(via), "wrap", "--max-frame", "4096", "--ledger", ledger, "--", "cat"], {
+      input: big + small,
+    });
     expect(r.stdout.toString()).toBe(big + small);
     const rows = rowsOf(ledger);
     // cat sends each frame back, so each crosses twice: the big one is never observed (2 oversize), the small one is a call.
@@ -234,7 +300,16 @@ describe("seam wrap under stress", () => {
   test("a client that goes away (EPIPE) is recorded, not a crash", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
-    const p = start([...seamArgv(via), "wrap", "--ledger", ledger, "--", "sh", "-c", "sleep 0.3; yes | head -c 2000000; exit 3"]);
+    const p = start([
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      ledger,
+      "--",
+      "sh",
+      "-c",
+      "sleep 0.3; yes | head -c 2000000; exit 3",
+    ]);
     p.child.stdout!.destroy();
     const r = await p.done;
     expect(r.code).toBe(3);
@@ -247,15 +322,35 @@ describe("seam wrap under stress", () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
     const serverIn = join(dir, "server.in");
-    const p = start([...seamArgv(via), "wrap", "--write-ahead", "--ledger", ledger, "--", "sh", "-c", `tee ${serverIn} >/dev/null`]);
-    for (let i = 1; i <= 50; i++) p.child.stdin!.write(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t","arguments":{"i":${i}}}}\n`);
-    const complete = () => readFileSync(serverIn, "utf8").split("\n").filter((l) => l.endsWith("}"));
+    const p = start([
+      ...seamArgv(via),
+      "wrap",
+      "--write-ahead",
+      "--ledger",
+      ledger,
+      "--",
+      "sh",
+      "-c",
+      `tee ${serverIn} >/dev/null`,
+    ]);
+    for (let i = 1; i <= 50; i++)
+      p.child.stdin!.write(
+        `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t","arguments":{"i":${i}}}}\n`,
+      );
+    const complete = () =>
+      readFileSync(serverIn, "utf8")
+        .split("\n")
+        .filter((l) => l.endsWith("}"));
     await until(() => existsSync(serverIn) && complete().length > 20);
     p.child.kill("SIGKILL");
     await p.done;
     const received = complete().map((l) => JSON.parse(l).id as number);
     expect(received.length).toBeGreaterThan(20);
-    const intents = new Set(rowsOf(ledger).filter((r) => f(r, "evt") === "tool_call_intent").map((r) => f(r, "rpc_id")));
+    const intents = new Set(
+      rowsOf(ledger)
+        .filter((r) => f(r, "evt") === "tool_call_intent")
+        .map((r) => f(r, "rpc_id")),
+    );
     for (const id of received) expect(intents.has(id)).toBe(true);
   });
 
@@ -268,8 +363,13 @@ describe("seam wrap under stress", () => {
       `{"jsonrpc":"2.0","id":1,"method":"ping"}\n` +
       `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}\n` +
       `{"jsonrpc":"2.0","id":3,"method":"ping"}\n`;
-    const r = await run([...seamArgv(via), "wrap", "--fail-closed", "--ledger", ledger, "--", "sh", "-c", `tee ${serverIn}`], { input });
-    expect(readFileSync(serverIn, "utf8")).toBe(`{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":3,"method":"ping"}\n`);
+    const r = await run(
+      [...seamArgv(via), "wrap", "--fail-closed", "--ledger", ledger, "--", "sh", "-c", `tee ${serverIn}`],
+      { input },
+    );
+    expect(readFileSync(serverIn, "utf8")).toBe(
+      `{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":3,"method":"ping"}\n`,
+    );
     const lines = r.stdout.toString().split("\n").filter(Boolean);
     expect(lines).toHaveLength(3);
     const refusal = JSON.parse(lines.find((l) => l.includes('"error"'))!);
@@ -282,7 +382,21 @@ describe("seam wrap under stress", () => {
   test("two seam processes on one ledger keep one valid chain", async () => {
     const dir = tempDir();
     const ledger = join(dir, "shared.jsonl");
-    const one = () => run([...fixture, "client", "--script", "demo", "--", ...seamArgv(via), "wrap", "--ledger", ledger, "--", ...fixture, "server"]);
+    const one = () =>
+      run([
+        ...fixture,
+        "client",
+        "--script",
+        "demo",
+        "--",
+        ...seamArgv(via),
+        "wrap",
+        "--ledger",
+        ledger,
+        "--",
+        ...fixture,
+        "server",
+      ]);
     const rs = await Promise.all([one(), one(), one()]);
     for (const r of rs) expect(r.code).toBe(0);
     expect(chainHolds(ledger)).toBe(true);
@@ -296,4 +410,3 @@ describe("seam wrap under stress", () => {
     }
   });
 });
-

@@ -14,14 +14,23 @@ export interface Finished {
 
 export function exec(
   argv: readonly string[],
-  opts: { input?: Uint8Array | string; env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {},
+  opts: {
+    input?: Uint8Array | string;
+    env?: Record<string, string | undefined>;
+    cwd?: string;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Finished> {
   return new Promise((resolve) => {
     const out: Uint8Array[] = [];
     const err: Uint8Array[] = [];
     let child;
     try {
-      child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+      child = spawn(argv[0]!, argv.slice(1), {
+        cwd: opts.cwd,
+        env: opts.env ?? process.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
     } catch (e) {
       return resolve({ code: null, signal: null, stdout: new Uint8Array(0), stderr: String(e) });
     }

@@ -66,7 +66,10 @@ export async function spawnBun(
     pid: p.pid,
     stdin: fileSink(p.stdin, p.exited),
     stdout: p.stdout as unknown as AsyncIterable<Uint8Array>,
-    exited: p.exited.then((code) => ({ code: p.signalCode ? null : code, signal: p.signalCode ? String(p.signalCode) : null })),
+    exited: p.exited.then((code) => ({
+      code: p.signalCode ? null : code,
+      signal: p.signalCode ? String(p.signalCode) : null,
+    })),
     kill(signal) {
       try {
         p.kill(signal as NodeJS.Signals);

@@ -49,7 +49,10 @@ export interface Runtime {
   /** e.g. "bun 1.4.5" or "node 20.20.2". */
   readonly name: string;
   /** Spawns argv with stdin/stdout piped and stderr inherited. Never throws. */
-  spawn(argv: readonly string[], opts?: { cwd?: string; env?: Record<string, string | undefined> }): Promise<SpawnResult>;
+  spawn(
+    argv: readonly string[],
+    opts?: { cwd?: string; env?: Record<string, string | undefined> },
+  ): Promise<SpawnResult>;
   /** This process's stdin as chunks. */
   stdin(): ByteSource;
   /** This process's stdout as a sink; a reader that went away (EPIPE) makes writes resolve and sets `broken`. */

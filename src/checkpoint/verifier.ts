@@ -1,0 +1,664 @@
+/**
+ * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`,
+ * `--prove`, `--check-proof`). It wraps the chain verifier of src/verify/verifier.ts:
+ * the same bytes, one line at a time, go to both, and the Merkle tree of the
+ * lines (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
+ *
+ * Each `checkpoint` row (seam: "mcp-stdio", evt: "checkpoint") on line L
+ * must hold, or it is a break at line L:
+ *   - a note that opens with the given keys (signatures by other keys are
+ *     ignored; a given key's bad signature, or no signature by a given key,
+ *     is a break) and whose text is a C2SP checkpoint;
+ *   - `size` and `root` fields equal to the note's;
+ *   - the ledger's origin (src/checkpoint/checkpoint.ts), size L - 1, and the root of
+ *     lines 1..L-1 as this file holds them.
+ * The latest checkpoint that holds seals the file through its size: the
+ * report says `sealed through line X; unsealed tail: Y rows` (Y counts the
+ * object rows after line X, checkpoint rows not included). With a key, a
+ * file where no checkpoint holds is a finding (inconclusive), and so is a
+ * session whose session_begin names one of the keys (`checkpoint_key`, as
+ * `wrap --sign` writes it) without a holding checkpoint of its own.
+ *
+ * Against what the writer cannot roll back:
+ *   - a witness file (what `wrap --witness` appended): every checkpoint in it
+ *     must verify and be extended by the ledger. A ledger with fewer lines
+ *     than a witnessed size is `truncated or rolled back`; lines that hash to
+ *     another root at a witnessed size, or a first line that gives another
+ *     origin, is `forked or rewritten`;
+ *   - remembered state (--state): the highest checkpoint seen for the origin,
+ *     and the origin seen at the ledger's path, judged the same way.
+ * Those findings end the verdict broken (exit 1) and carry both checkpoints
+ * as evidence.
+ */
+import {
+  type Checkpoint,
+  FormatError,
+  checkpointText,
+  formatTlogProof,
+  ledgerOrigin,
+  parseCheckpointText,
+  parseTlogProof,
+  parseWitnessLine,
+} from "./checkpoint.ts";
+import { type Json, type JsonObject, getField } from "../core/json.ts";
+import {
+  EMPTY_ROOT,
+  type Hash,
+  LineTree,
+  RangeHasher,
+  equalHash,
+  inclusionRanges,
+  leafHash,
+  verifyInclusion,
+} from "./merkle.ts";
+import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
+import { type Break, LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
+
+export interface SealCheckOptions {
+  /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */
+  keys: readonly Verifier[];
+  /** The witness file: its name (for messages) and its text. */
+  witness?: { name: string; text: string };
+  /** The note remembered for an origin (--state), or null. */
+  remembered?: (origin: string) => string | null;
+  /** The origin remembered for this ledger's path (--state), or null. */
+  rememberedOrigin?: string | null;
+}
+
+/** A checkpoint shown as evidence: where it comes from, and its note (or, for a computed one, its unsigned text). */
+export interface Evidence {
+  label: string;
+  note: string;
+}
+
+export interface SealFinding {
+  message: string;
+  evidence: Evidence[];
+}
+
+export interface LedgerCheckpoint {
+  line: number;
+  size: number;
+  root: string;
+  note: string;
+}
+
+export interface SealReport {
+  origin: string | null;
+  /** Complete lines in the file (the tree's size). */
+  lines: number;
+  /** Checkpoint rows seen, and those that hold. */
+  checkpoints: number;
+  valid: number;
+  /** Lines the latest holding checkpoint seals; 0 when none. */
+  sealed_through: number;
+  /** Object rows after that line, checkpoint rows not counted. */
+  unsealed_rows: number;
+  latest: LedgerCheckpoint | null;
+  /** The given keys, as name+id. */
+  keys: string[];
+  witness: { file: string; checkpoints: number } | null;
+  /** The size --state remembered for this origin, when it did. */
+  remembered: number | null;
+  breaks: Break[];
+  findings: string[];
+  /** The witness and state findings (each also a break), with their evidence. */
+  evidence: SealFinding[];
+  notes: string[];
+}
+
+interface WitnessEntry {
+  line: number;
+  checkpoint: Checkpoint;
+  note: string;
+}
+
+/** Pushes bytes to the chain verifier and the tree in step; `end()` merges both verdicts. */
+export class SealVerifier {
+  private readonly v: LedgerVerifier;
+  private readonly tree = new LineTree();
+  private readonly keyLabels: string[];
+  private origin: string | null = null;
+  /** Sizes whose root is wanted (witness and state), and the root once the tree got there. */
+  private readonly targets = new Map<number, Hash | null>();
+  private readonly witnessed: WitnessEntry[] = [];
+  private remembered: WitnessEntry | null = null;
+  private readonly bySize = new Map<number, LedgerCheckpoint>();
+  private latest: LedgerCheckpoint | null = null;
+  private checkpoints = 0;
+  private valid = 0;
+  private unsealed = 0;
+  private ignoredSignatures = 0;
+  /** Sessions whose session_begin names a checkpoint key among the given ones, and whether a checkpoint of theirs held. */
+  private readonly announced = new Map<string, boolean>();
+  private readonly breaks: Break[] = [];
+  private readonly evidence: SealFinding[] = [];
+  private readonly notes: string[] = [];
+  private failed = false;
+  private result: { report: VerifyReport; seal: SealReport } | null = null;
+
+  constructor(
+    vopts: VerifyOptions,
+    private readonly opts: SealCheckOptions,
+  ) {
+    this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n) });
+    this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
+    if (opts.witness) this.readWitness(opts.witness.name, opts.witness.text);
+  }
+
+  get progress(): { bytes: number; rows: number } {
+    return this.v.progress;
+  }
+
+  /** The checkpoint layer's own report (after end() or fail()). */
+  get seal(): SealReport {
+    return this.finish().seal;
+  }
+
+  push(chunk: Uint8Array): void {
+    let pos = 0;
+    while (pos < chunk.length) {
+      const nl = chunk.indexOf(0x0a, pos);
+      if (nl < 0) {
+        const rest = chunk.subarray(pos);
+        this.tree.push(rest);
+        this.v.push(rest);
+        return;
+      }
+      // The chain verifier judges the line first: a checkpoint on it sees the tree of the lines before it.
+      this.v.push(chunk.subarray(pos, nl + 1));
+      this.tree.endLine(chunk.subarray(pos, nl));
+      this.lineDone();
+      pos = nl + 1;
+    }
+  }
+
+  fail(reason: string): VerifyReport {
+    this.failed = true;
+    this.v.fail(reason);
+    return this.finish().report;
+  }
+
+  end(): VerifyReport {
+    return this.finish().report;
+  }
+
+  // ---- lines and rows ----
+
+  private lineDone(): void {
+    const size = this.tree.size;
+    if (size === 1) this.firstLine();
+    if (this.targets.has(size)) this.targets.set(size, this.tree.root());
+  }
+
+  private firstLine(): void {
+    this.origin = ledgerOrigin(this.tree.firstLeaf!);
+    const note = this.opts.remembered?.(this.origin) ?? null;
+    if (note === null) return;
+    const e = this.openEntry(note, (m) =>
+      this.breaks.push({ line: null, message: `state: the checkpoint remembered for ${this.origin} ${m}` }),
+    );
+    if (e === null) return;
+    this.remembered = { line: 0, ...e };
+    this.targets.set(e.checkpoint.size, null);
+  }
+
+  private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
+    const evt = getField(row, "evt");
+    const session = getField(row, "session");
+    if (evt !== "checkpoint" || getField(row, "seam") !== "mcp-stdio") {
+      this.unsealed++;
+      const key = getField(row, "checkpoint_key");
+      if (
+        evt === "session_begin" &&
+        typeof session === "string" &&
+        typeof key === "string" &&
+        this.keyLabels.includes(key)
+      )
+        this.announced.set(session, false);
+      return;
+    }
+    this.checkpoints++;
+    const problem = this.checkCheckpoint(row, n);
+    if (problem !== null) this.breaks.push({ line: n, message: `line ${n}: ${problem}` });
+    else if (typeof session === "string" && this.announced.has(session)) this.announced.set(session, true);
+  }
+
+  /** null when the checkpoint row on line n holds; else what does not. */
+  private checkCheckpoint(row: JsonObject | { readonly [k: string]: Json }, n: number): string | null {
+    const note = getField(row, "note");
+    if (typeof note !== "string") return "checkpoint row without a note";
+    let text: string;
+    try {
+      if (this.opts.keys.length > 0) {
+        const opened = openNote(note, this.opts.keys);
+        this.ignoredSignatures += opened.unverified.length;
+        text = opened.text;
+      } else {
+        text = parseNote(note).text;
+      }
+    } catch (e) {
+      return `checkpoint ${this.noteProblem(e)}`;
+    }
+    let c: Checkpoint;
+    try {
+      c = parseCheckpointText(text);
+    } catch (e) {
+      return `checkpoint note is not a checkpoint: ${e instanceof FormatError ? e.message : String(e)}`;
+    }
+    const root = encodeBase64(c.root);
+    if (getField(row, "size") !== c.size || getField(row, "root") !== root)
+      return "checkpoint row's size or root differ from its note's";
+    if (this.origin === null) return "checkpoint before any line";
+    if (c.origin !== this.origin) return `checkpoint origin ${c.origin} is not this ledger's (${this.origin})`;
+    if (c.size !== n - 1) return `checkpoint size ${c.size}, but ${n - 1} line${n - 1 === 1 ? "" : "s"} precede it`;
+    if (!equalHash(this.tree.root(), c.root)) return `checkpoint root does not match lines 1..${c.size}`;
+    this.valid++;
+    this.unsealed = 0;
+    this.latest = { line: n, size: c.size, root, note };
+    this.bySize.set(c.size, this.latest);
+    return null;
+  }
+
+  /** A note that did not open, in the words of a finding. */
+  private noteProblem(e: unknown): string {
+    if (!(e instanceof NoteError)) return `note cannot be read: ${String(e)}`;
+    if (e.kind === "unverified") return `not signed by ${this.keyLabels.join(" or ")}`;
+    if (e.kind === "malformed") return "note is malformed";
+    if (e.kind === "invalid-signature") return `has an ${e.message}`;
+    return e.message;
+  }
+
+  /** A witness or remembered note, opened with the keys; null (after `problem`) when it does not hold. */
+  private openEntry(note: string, problem: (m: string) => void): { checkpoint: Checkpoint; note: string } | null {
+    try {
+      const text = this.opts.keys.length > 0 ? openNote(note, this.opts.keys).text : parseNote(note).text;
+      return { checkpoint: parseCheckpointText(text), note };
+    } catch (e) {
+      problem(
+        e instanceof FormatError ? `is not a checkpoint: ${e.message}` : this.noteProblem(e).replace(/^note /, ""),
+      );
+      return null;
+    }
+  }
+
+  private readWitness(name: string, text: string): void {
+    const lines = text.split("\n");
+    lines.forEach((raw, i) => {
+      if (raw.trim() === "") return;
+      const where = `witness ${name} line ${i + 1}`;
+      let entry: { checkpoint: Checkpoint; note: string };
+      try {
+        entry = parseWitnessLine(raw);
+      } catch (e) {
+        this.breaks.push({
+          line: null,
+          message: `${where}: not a witness line (${e instanceof Error ? e.message : String(e)})`,
+        });
+        return;
+      }
+      const opened = this.openEntry(entry.note, (m) => this.breaks.push({ line: null, message: `${where}: ${m}` }));
+      if (opened === null) return;
+      this.witnessed.push({ line: i + 1, ...opened });
+      this.targets.set(opened.checkpoint.size, null);
+    });
+  }
+
+  // ---- the end ----
+
+  private finish(): { report: VerifyReport; seal: SealReport } {
+    if (this.result !== null) return this.result;
+    const chain = this.v.end();
+    if (this.failed)
+      this.notes.push("reading stopped: the ledger was not compared with the witness or remembered state");
+    else {
+      if (this.opts.witness) this.compare(`witness`, this.opts.witness.name, this.witnessed);
+      if (this.remembered !== null) this.compare("state", "remembered state", [this.remembered]);
+      const was = this.opts.rememberedOrigin;
+      if (was != null && this.origin !== null && was !== this.origin) {
+        const prior = this.opts.remembered?.(was) ?? null;
+        this.flag(
+          `state: forked or rewritten: this ledger's path held origin ${was}; its line 1 now gives ${this.origin}`,
+          [
+            ...(prior === null ? [] : [{ label: `remembered checkpoint for ${was}`, note: prior }]),
+            this.ledgerSide(this.tree.size),
+          ],
+        );
+      }
+    }
+    const findings: string[] = [];
+    if (this.opts.keys.length > 0 && this.valid === 0 && chain.rows > 0)
+      findings.push(`no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
+    for (const [session, sealed] of this.announced) {
+      if (!sealed)
+        findings.push(
+          `session ${session}: its session_begin announces checkpoints, but none of its own holds (still running, or removed)`,
+        );
+    }
+    if (this.ignoredSignatures > 0)
+      this.notes.push(
+        `${this.ignoredSignatures} checkpoint signature${this.ignoredSignatures === 1 ? "" : "s"} by other keys ignored`,
+      );
+    if (this.opts.keys.length === 0 && this.checkpoints > 0)
+      this.notes.push("checkpoint signatures not checked (no key given)");
+    const seal: SealReport = {
+      origin: this.origin,
+      lines: this.tree.size,
+      checkpoints: this.checkpoints,
+      valid: this.valid,
+      sealed_through: this.latest?.size ?? 0,
+      unsealed_rows: this.unsealed,
+      latest: this.latest,
+      keys: this.keyLabels,
+      witness: this.opts.witness ? { file: this.opts.witness.name, checkpoints: this.witnessed.length } : null,
+      remembered: this.remembered?.checkpoint.size ?? null,
+      breaks: this.breaks,
+      findings,
+      evidence: this.evidence,
+      notes: this.notes,
+    };
+    this.result = { report: mergeSeal(chain, seal), seal };
+    return this.result;
+  }
+
+  /** Requires the ledger to extend each checkpoint: one finding for the first truncation, one for the first fork. */
+  private compare(kind: "witness" | "state", name: string, entries: readonly WitnessEntry[]): void {
+    const lines = this.tree.size;
+    const label = (e: WitnessEntry) =>
+      kind === "witness" ? `witness checkpoint (${name} line ${e.line})` : "remembered checkpoint";
+    const foreign = this.origin === null ? undefined : entries.find((e) => e.checkpoint.origin !== this.origin);
+    if (foreign) {
+      this.flag(
+        `${kind}: forked or rewritten: ${kind === "witness" ? `${name} line ${foreign.line}` : "the remembered checkpoint"} is for origin ${foreign.checkpoint.origin}; this ledger's line 1 gives ${this.origin}`,
+        [{ label: label(foreign), note: foreign.note }, this.ledgerSide(lines)],
+      );
+    }
+    const mine = entries.filter((e) => this.origin === null || e.checkpoint.origin === this.origin);
+    const longest = mine.reduce<WitnessEntry | null>(
+      (a, e) => (a === null || e.checkpoint.size > a.checkpoint.size ? e : a),
+      null,
+    );
+    if (longest !== null && longest.checkpoint.size > lines) {
+      this.flag(
+        `${kind}: truncated or rolled back: ${label(longest)} has size ${longest.checkpoint.size}; the ledger holds ${lines} line${lines === 1 ? "" : "s"}`,
+        [
+          { label: label(longest), note: longest.note },
+          this.latest !== null
+            ? { label: `ledger's latest checkpoint (line ${this.latest.line})`, note: this.latest.note }
+            : this.ledgerSide(lines),
+        ],
+      );
+    }
+    const forked = mine
+      .filter((e) => e.checkpoint.size <= lines)
+      .sort((a, b) => a.checkpoint.size - b.checkpoint.size)
+      .find((e) => !equalHash(this.rootAt(e.checkpoint.size), e.checkpoint.root));
+    if (forked) {
+      const size = forked.checkpoint.size;
+      this.flag(
+        `${kind}: forked or rewritten: the ledger's lines 1..${size} do not hash to the root of the ${label(forked)}`,
+        [{ label: label(forked), note: forked.note }, this.ledgerSide(size)],
+      );
+    }
+  }
+
+  /** The ledger's side of the evidence for `size` lines: its checkpoint of that size, else the lines' root as computed (unsigned). */
+  private ledgerSide(size: number): Evidence {
+    const own = this.bySize.get(size);
+    if (own) return { label: `ledger checkpoint (line ${own.line})`, note: own.note };
+    if (this.origin === null) return { label: "the ledger (empty: no line, no origin)", note: "" };
+    const root = this.rootAt(size);
+    return {
+      label: `the ledger's lines 1..${size} (computed, unsigned)`,
+      note: checkpointText({ origin: this.origin, size, root }),
+    };
+  }
+
+  /** The root of lines 1..size: every size a witness or the state names was caught on the way. */
+  private rootAt(size: number): Hash {
+    if (size === 0) return EMPTY_ROOT;
+    if (size === this.tree.size) return this.tree.root();
+    return this.targets.get(size) ?? EMPTY_ROOT;
+  }
+
+  private flag(message: string, evidence: Evidence[]): void {
+    this.breaks.push({ line: null, message });
+    this.evidence.push({ message, evidence });
+  }
+}
+
+/**
+ * The chain report with the checkpoint layer's breaks, findings and notes
+ * added: broken when either is; the first break is the one on the earliest
+ * line (an unreadable file's stays first; witness and state breaks, with no
+ * line, come last).
+ */
+export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
+  const breaks = r.breaks + seal.breaks.length;
+  const candidates = [...(r.first_break ? [r.first_break] : []), ...seal.breaks];
+  const rank = (b: Break) => (b === r.first_break && b.line === null ? -1 : (b.line ?? Infinity));
+  const first_break = candidates.reduce<Break | null>((a, b) => (a === null || rank(b) < rank(a) ? b : a), null);
+  const findings = [...r.findings, ...seal.findings];
+  const verdict =
+    breaks > 0 ? "broken" : r.verdict === "inconclusive" || seal.findings.length > 0 ? "inconclusive" : "ok";
+  return {
+    ...r,
+    verdict,
+    ok: verdict === "ok" ? true : verdict === "broken" ? false : null,
+    breaks,
+    first_break,
+    findings,
+    notes: [...r.notes, ...seal.notes],
+  };
+}
+
+/** Verifies a ledger with its checkpoints from a byte source; never throws. */
+export async function verifySealed(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  vopts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void },
+  sopts: SealCheckOptions,
+): Promise<{ report: VerifyReport; seal: SealReport }> {
+  const sv = new SealVerifier(vopts, sopts);
+  const report = await verifyLedger(source, vopts, sv);
+  return { report, seal: sv.seal };
+}
+
+// ---- reports ----
+
+/**
+ * The checkpoint lines of the human report, e.g.
+ *   sealed    through line 40; unsealed tail: 2 rows (3 checkpoints; key seam+1a2b3c4d)
+ *   witness   w.jsonl: 3 checkpoints
+ *   state     remembered size 37 for seam-ledger/…; now 40
+ *   evidence  witness: truncated or rolled back: …
+ *     witness checkpoint (w.jsonl line 3):
+ *       <the note, one line each>
+ */
+export function sealLines(s: SealReport, stateNow?: number | null): string[] {
+  const out: string[] = [];
+  const cps = `${s.checkpoints} checkpoint${s.checkpoints === 1 ? "" : "s"}${s.valid < s.checkpoints ? `, ${s.valid} holding` : ""}`;
+  const keys = s.keys.length > 0 ? `; key ${s.keys.join(", ")}` : "; signatures not checked";
+  const sealed = s.sealed_through > 0 ? `through line ${s.sealed_through}` : "nothing";
+  out.push(
+    `  sealed    ${sealed}; unsealed tail: ${s.unsealed_rows} row${s.unsealed_rows === 1 ? "" : "s"} (${cps}${keys})`,
+  );
+  if (s.witness)
+    out.push(
+      `  witness   ${s.witness.file}: ${s.witness.checkpoints} checkpoint${s.witness.checkpoints === 1 ? "" : "s"}`,
+    );
+  if (stateNow !== undefined) {
+    const was = s.remembered === null ? "nothing remembered" : `remembered size ${s.remembered}`;
+    out.push(`  state     ${was} for ${s.origin ?? "(no origin)"}${stateNow === null ? "" : `; now ${stateNow}`}`);
+  }
+  for (const f of s.evidence) {
+    out.push(`  evidence  ${f.message}`);
+    for (const e of f.evidence) {
+      out.push(`    ${e.label}:`);
+      for (const l of e.note.replace(/\n$/, "").split("\n")) out.push(l === "" ? "" : `      ${l}`);
+    }
+  }
+  return out;
+}
+
+/** The `seal` member of a `--json` report. */
+export function sealJson(s: SealReport, stateNow?: number | null): Record<string, Json> {
+  const out: { [k: string]: Json } = {
+    origin: s.origin,
+    checkpoints: s.checkpoints,
+    valid: s.valid,
+    sealed_through: s.sealed_through,
+    unsealed_rows: s.unsealed_rows,
+    latest: s.latest === null ? null : { line: s.latest.line, size: s.latest.size, root: s.latest.root },
+    keys: s.keys,
+    witness: s.witness === null ? null : { file: s.witness.file, checkpoints: s.witness.checkpoints },
+    remembered: s.remembered,
+    evidence: s.evidence.map((f) => ({
+      message: f.message,
+      checkpoints: f.evidence.map((e) => ({ label: e.label, note: e.note })),
+    })),
+  };
+  if (stateNow !== undefined) out.state_now = stateNow;
+  return out;
+}
+
+// ---- proofs ----
+
+/**
+ * The tlog-proof of ledger line `line` against the latest holding
+ * checkpoint: one pass to verify (with `sopts`), a second over the lines to
+ * hash the proof's ranges. `open` gives the ledger's bytes afresh each time.
+ * The proof's extra data is the line itself, so that it checks without the
+ * ledger. Resolves to the proof text, or why there is none.
+ */
+export async function proveLine(
+  open: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  line: number,
+  vopts: VerifyOptions,
+  sopts: SealCheckOptions,
+): Promise<{ proof: string } | { error: string; hint?: string }> {
+  const { seal } = await verifySealed(open(), vopts, sopts);
+  const cp = seal.latest;
+  if (cp === null)
+    return {
+      error: seal.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
+      hint: "checkpoints are written by seam wrap --sign KEYFILE",
+    };
+  if (line > cp.size)
+    return { error: `line ${line} is not sealed: the latest checkpoint (line ${cp.line}) covers lines 1..${cp.size}` };
+  const index = line - 1;
+  const hasher = new RangeHasher(inclusionRanges(index, cp.size));
+  const entry = await collectLeaves(open(), cp.size, index, (leaf) => hasher.append(leaf));
+  if (entry === null) return { error: "the ledger changed between the two passes" };
+  const proof = { extra: entry, index, hashes: hasher.hashes(), checkpoint: cp.note };
+  const check = verifyInclusion(index, cp.size, leafHash(entry), proof.hashes, Buffer.from(cp.root, "base64"));
+  if (!check.ok)
+    return { error: `the proof does not verify (${check.reason}): the ledger changed between the two passes` };
+  return { proof: formatTlogProof(proof) };
+}
+
+/** Feeds the leaf hashes of lines 1..size to `onLeaf`; returns the bytes of leaf `keep`, or null when the file has fewer lines. */
+async function collectLeaves(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  size: number,
+  keep: number,
+  onLeaf: (leaf: Hash) => void,
+): Promise<Uint8Array | null> {
+  const tree = new LineTree();
+  let kept: Uint8Array | null = null;
+  let pieces: Uint8Array[] = [];
+  for await (const chunk of source as AsyncIterable<Uint8Array>) {
+    let pos = 0;
+    while (pos < chunk.length && tree.size < size) {
+      const nl = chunk.indexOf(0x0a, pos);
+      const end = nl < 0 ? chunk.length : nl;
+      const piece = chunk.subarray(pos, end);
+      if (tree.size === keep) pieces.push(piece.slice());
+      if (nl < 0) {
+        tree.push(piece);
+        break;
+      }
+      onLeaf(tree.endLine(piece));
+      if (tree.size === keep + 1) {
+        kept = Buffer.concat(pieces);
+        pieces = [];
+      }
+      pos = nl + 1;
+    }
+    if (tree.size >= size) break;
+  }
+  return tree.size >= size ? kept : null;
+}
+
+export interface ProofCheck {
+  verdict: "ok" | "broken" | "inconclusive";
+  /** Why, when not ok. */
+  problem: string | null;
+  origin: string | null;
+  index: number | null;
+  size: number | null;
+  signedBy: string[];
+  entry: Uint8Array | null;
+}
+
+/**
+ * Checks a tlog-proof without the ledger: its checkpoint opens with `keys`
+ * (none given: not checked, and the verdict is at best inconclusive), and
+ * its extra data (the ledger line) is leaf `index` of the checkpoint's tree.
+ */
+export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck {
+  const out: ProofCheck = {
+    verdict: "broken",
+    problem: null,
+    origin: null,
+    index: null,
+    size: null,
+    signedBy: [],
+    entry: null,
+  };
+  let p;
+  try {
+    p = parseTlogProof(text);
+  } catch (e) {
+    return { ...out, problem: `not a tlog-proof: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  out.index = p.index;
+  out.entry = p.extra;
+  let noteText: string;
+  try {
+    if (keys.length > 0) {
+      const opened = openNote(p.checkpoint, keys);
+      noteText = opened.text;
+      out.signedBy = opened.verified.map((s) => keyLabel(s.name, s.id));
+    } else {
+      noteText = parseNote(p.checkpoint).text;
+    }
+  } catch (e) {
+    const m =
+      e instanceof NoteError && e.kind === "unverified"
+        ? `the checkpoint is not signed by ${keys.map((k) => keyLabel(k.name, k.id)).join(" or ")}`
+        : `the checkpoint ${e instanceof NoteError ? e.message.replace(/^malformed note$/, "note is malformed") : String(e)}`;
+    return { ...out, problem: m };
+  }
+  let c: Checkpoint;
+  try {
+    c = parseCheckpointText(noteText);
+  } catch (e) {
+    return {
+      ...out,
+      problem: `the checkpoint note is not a checkpoint: ${e instanceof Error ? e.message : String(e)}`,
+    };
+  }
+  out.origin = c.origin;
+  out.size = c.size;
+  if (p.extra === null)
+    return { ...out, problem: "the proof carries no entry (no extra line): there is nothing to check it for" };
+  const v = verifyInclusion(p.index, c.size, leafHash(p.extra), p.hashes, c.root);
+  if (!v.ok) return { ...out, problem: `the inclusion proof does not hold: ${v.reason}` };
+  if (keys.length === 0)
+    return {
+      ...out,
+      verdict: "inconclusive",
+      problem: "the proof holds, but no key was given to check who signed its checkpoint",
+    };
+  return { ...out, verdict: "ok" };
+}

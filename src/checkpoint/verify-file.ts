@@ -1,0 +1,103 @@
+/**
+ * What `seam verify` does with --key, --witness, --state, --prove and
+ * --check-proof, between reading the command line (commands/verify.ts) and
+ * the checks themselves (src/checkpoint/verifier.ts): reading the witness file,
+ * consulting and updating the state directory, and the texts printed.
+ */
+import { EXIT } from "../base/exit.ts";
+import type { Json } from "../core/json.ts";
+import type { Verifier } from "./note.ts";
+import type { StateDir } from "./state.ts";
+import { printable } from "../verify/report.ts";
+import { type SealCheckOptions, checkProof, proveLine, sealJson, sealLines, verifySealed } from "./verifier.ts";
+import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
+
+export interface SealSetup {
+  keys: readonly Verifier[];
+  /** The witness file's name and text, read before the ledger. */
+  witness?: { name: string; text: string };
+  state?: StateDir;
+}
+
+export interface SealedResult {
+  report: VerifyReport;
+  /** Lines for the human report (humanReport's `extra`). */
+  extra: string[];
+  /** The `seal` member of the --json report. */
+  json: Record<string, Json>;
+}
+
+/**
+ * Verifies one ledger with its checkpoints. With --state, the remembered
+ * checkpoint and path binding are checked, and afterwards (unless the
+ * ledger is broken) the latest holding checkpoint is remembered if it is
+ * larger, and the path bound to the ledger's origin.
+ */
+export async function verifySealedSource(
+  path: string,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  vopts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void },
+  setup: SealSetup,
+): Promise<SealedResult> {
+  const state = setup.state;
+  const onPath = state !== undefined && path !== "-";
+  const sopts: SealCheckOptions = {
+    keys: setup.keys,
+    witness: setup.witness,
+    remembered: state ? (origin) => state.noteFor(origin) : undefined,
+    rememberedOrigin: onPath ? state.originAt(path) : null,
+  };
+  const { report, seal } = await verifySealed(source, vopts, sopts);
+  let now: number | null | undefined;
+  if (state !== undefined) {
+    now = seal.remembered;
+    if (report.verdict !== "broken" && seal.latest !== null && seal.origin !== null) {
+      now = state.remember(seal.origin, seal.latest.note, seal.latest.size);
+      if (onPath) state.bind(path, seal.origin);
+    }
+  }
+  return { report, extra: sealLines(seal, now), json: sealJson(seal, now) };
+}
+
+/** `--prove LINE`: the tlog-proof text for one line of the ledger at `path` (read twice). */
+export function proveFile(path: string, line: number, vopts: VerifyOptions, setup: SealSetup) {
+  return proveLine(() => fileChunks(path), line, vopts, { keys: setup.keys });
+}
+
+/**
+ * `--check-proof FILE`: the report on a tlog-proof, e.g.
+ *   proof.tlog-proof: ok
+ *     origin    seam-ledger/0123456789abcdef0123456789abcdef
+ *     entry     line 12 of 40 (index 11)
+ *     signed    by seam+1a2b3c4d
+ *     row       {"evt": "tool_call", …}
+ * or `  problem   <why>` when it does not hold; exit 0 ok, 1 broken, 3
+ * inconclusive (no key to check the signature with).
+ */
+export function checkProofFile(
+  name: string,
+  text: string,
+  keys: readonly Verifier[],
+): { code: number; human: string; json: Record<string, Json> } {
+  const c = checkProof(text, keys);
+  const code = c.verdict === "ok" ? EXIT.OK : c.verdict === "broken" ? EXIT.FAIL : EXIT.INCONCLUSIVE;
+  const entry = c.entry === null ? null : new TextDecoder().decode(c.entry);
+  const out = [`${printable(name)}: ${c.verdict}`];
+  if (c.origin !== null) out.push(`  origin    ${printable(c.origin)}`);
+  if (c.index !== null)
+    out.push(`  entry     line ${c.index + 1}${c.size === null ? "" : ` of ${c.size}`} (index ${c.index})`);
+  if (c.signedBy.length > 0) out.push(`  signed    by ${c.signedBy.join(", ")}`);
+  if (entry !== null && c.verdict !== "broken") out.push(`  row       ${printable(entry)}`);
+  if (c.problem !== null) out.push(`  problem   ${printable(c.problem)}`);
+  const json: Record<string, Json> = {
+    file: name,
+    ok: c.verdict === "ok" ? true : c.verdict === "broken" ? false : null,
+    problem: c.problem,
+    origin: c.origin,
+    line: c.index === null ? null : c.index + 1,
+    size: c.size,
+    signed_by: c.signedBy,
+    entry,
+  };
+  return { code, human: `${out.join("\n")}\n`, json };
+}

@@ -1,0 +1,189 @@
+/**
+ * The writer's side of checkpoints (`seam wrap --sign`): keeps the Merkle
+ * tree of every line in the ledger file and makes the fields of signed
+ * `checkpoint` rows; src/ledger/writer.ts decides when, and writes them.
+ *
+ * The tree is kept incrementally, never by rereading the file: the file is
+ * read once when the writer opens it (in the background; the first write
+ * waits for it), after that only bytes other processes appended since this
+ * writer's last write are read (under the ledger lock, where the chain's
+ * tail is read too), and this writer's own lines are hashed as they are
+ * written. A write that fails rewinds the tree to before it; the next write
+ * then reads back whatever of it did land.
+ *
+ * A checkpoint row, sealed into the chain like any row but, like
+ * ledger_repair, outside every session's seq:
+ *
+ *   {"evt": "checkpoint", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
+ *    "server": "<label>", "size": 41, "root": "<base64>", "note": "<signed note>", "ts": "…", "chain": "…"}
+ *
+ * `size` is the number of lines in the file before the checkpoint row's own
+ * line (every physical line, whoever wrote it), so a checkpoint on line L
+ * has size L - 1; `root` is the RFC 6962 root of those lines; `note` is the
+ * C2SP checkpoint of (origin, size, root) signed with the writer's key (see
+ * src/checkpoint/checkpoint.ts for the origin).
+ *
+ * When: after every `every` rows this writer appended since its last
+ * checkpoint (default 1000), when `intervalMs` passed (default 60 s) and
+ * rows came meanwhile, and after session_end. Checkpoint rows are fsynced
+ * before they count (unless --fsync never), and only then appended to the
+ * witness file, so a witness never holds a checkpoint the ledger can lose
+ * to a crash.
+ */
+import { checkpointText, ledgerOrigin, parseCheckpointText, witnessLine } from "./checkpoint.ts";
+import type { Json, JsonObject } from "../core/json.ts";
+import { LineTree } from "./merkle.ts";
+import { type Signer, encodeBase64, signNote } from "./note.ts";
+import type { AppendFile } from "../runtime/types.ts";
+
+export const DEFAULT_CHECKPOINT_EVERY = 1000;
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
+const READ_CHUNK = 1 << 20;
+
+export interface SealConfig {
+  signer: Signer;
+  /** Rows this writer appends between checkpoints. */
+  every: number;
+  /** Longest time rows stay unsealed while the session is active. */
+  intervalMs: number;
+  /** A file that also receives every checkpoint (one JSON line each; see witnessLine). */
+  witness?: string;
+}
+
+interface SealerDeps {
+  openAppend: (path: string) => Promise<AppendFile>;
+  warn: (message: string) => void;
+  /** An I/O error in words, as the ledger's own warnings put it. */
+  describe: (err: unknown) => string;
+  /** fsync the witness file after each append. */
+  sync: boolean;
+}
+
+/** Where the tree was: restored when a write fails. */
+export interface SealMark {
+  tree: LineTree;
+  end: number;
+}
+
+export class Sealer {
+  private tree = new LineTree();
+  /** Bytes of the file hashed into the tree. */
+  private end = 0;
+  private stopped = false;
+  private sinceLast = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private witnessFile: AppendFile | null = null;
+  private witnessBroken = false;
+
+  constructor(
+    readonly cfg: SealConfig,
+    private readonly deps: SealerDeps,
+  ) {}
+
+  /** Calls `due` every intervalMs while rows came since the last checkpoint; the timer never keeps the process alive. */
+  startTimer(due: () => void): void {
+    if (this.cfg.intervalMs <= 0) return;
+    this.timer = setInterval(() => {
+      if (this.sinceLast > 0) due();
+    }, this.cfg.intervalMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Counts one row; true when a checkpoint is due by count. */
+  rowAdded(): boolean {
+    return ++this.sinceLast >= this.cfg.every;
+  }
+
+  /** A checkpoint was queued: counting starts again. */
+  queued(): void {
+    this.sinceLast = 0;
+  }
+
+  /** Hashes the file's bytes from where the tree stops to `size`. Never throws: a failure stops checkpoints, with one warning. */
+  async catchUp(file: AppendFile, size: number): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (size < this.end) {
+        this.deps.warn(
+          `ledger shrank below what was already hashed (${size} < ${this.end} bytes): hashing it again from the start`,
+        );
+        this.tree = new LineTree();
+        this.end = 0;
+      }
+      while (this.end < size) {
+        const chunk = await file.readAt(this.end, Math.min(READ_CHUNK, size - this.end));
+        if (chunk.length === 0) throw new Error("ledger shrank while being read");
+        this.tree.push(chunk);
+        this.end += chunk.length;
+      }
+    } catch (e) {
+      this.stop(`cannot read the ledger back: ${this.deps.describe(e)}`);
+    }
+  }
+
+  /** This writer's own bytes, in the order they go into the file. */
+  feed(bytes: Uint8Array): void {
+    this.tree.push(bytes);
+    this.end += bytes.length;
+  }
+
+  mark(): SealMark {
+    return { tree: this.tree.clone(), end: this.end };
+  }
+
+  rewind(m: SealMark): void {
+    this.tree = m.tree;
+    this.end = m.end;
+  }
+
+  /**
+   * The checkpoint fields for the lines hashed so far: size, root, note.
+   * Throws when there is nothing to seal or checkpoints have stopped.
+   */
+  fields(): [string, Json][] {
+    const first = this.tree.firstLeaf;
+    if (this.stopped || first === null || !this.tree.atLineStart) throw new Error("no checkpoint possible here");
+    const c = { origin: ledgerOrigin(first), size: this.tree.size, root: this.tree.root() };
+    const note = signNote(checkpointText(c), [this.cfg.signer]);
+    return [
+      ["size", c.size],
+      ["root", encodeBase64(c.root)],
+      ["note", note],
+    ];
+  }
+
+  /** Appends the checkpoints of these written rows to the witness file. Never throws: a failure is warned once. */
+  async witness(rows: readonly JsonObject[]): Promise<void> {
+    const path = this.cfg.witness;
+    if (path === undefined || rows.length === 0 || this.witnessBroken) return;
+    try {
+      let text = "";
+      for (const row of rows) {
+        const note = row.get("note") as string;
+        text += witnessLine(parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1)), note);
+      }
+      this.witnessFile ??= await this.deps.openAppend(path);
+      await this.witnessFile.write(new TextEncoder().encode(text));
+      if (this.deps.sync) await this.witnessFile.sync();
+    } catch (e) {
+      this.witnessBroken = true;
+      this.deps.warn(
+        `witness file ${path} cannot be written: ${this.deps.describe(e)}; checkpoints go on in the ledger only`,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const f = this.witnessFile;
+    this.witnessFile = null;
+    if (f) await f.close().catch(() => {});
+  }
+
+  private stop(why: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.deps.warn(`checkpoints stopped: ${why}`);
+  }
+}

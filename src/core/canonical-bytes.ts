@@ -1,0 +1,592 @@
+/**
+ * JSON as UTF-8 bytes straight to its canonical UTF-8 bytes, with no model
+ * and no JS string: what `seam digest` runs on files of any size. It must
+ * equal compactForm(parseJson(text)) (json-c14n) and
+ * jcsForm(parseJson(text, {rejectDuplicateKeys: true})) (jcs) byte for byte,
+ * and accept exactly what parseJson accepts; test/canonical-bytes.test.ts
+ * checks that on random and hostile input.
+ *
+ * Output goes into one buffer. An object's members are written as they come;
+ * when the object closes they are put in key order (dropping all but the last
+ * of a repeated key) by rewriting the object's own region. Only bytes outside
+ * every open object are final, so the buffer is handed to the sink whenever
+ * no object is open: a top-level array streams; a top-level object is held
+ * whole (the value itself, nothing more).
+ *
+ * Keys sort by their decoded UTF-8 bytes, which is code point order (Python's
+ * sort_keys); a lone surrogate from a `\udXXX` escape is kept as its 3-byte
+ * form, which sorts where its code point does.
+ */
+import { isUtf8 } from "node:buffer";
+import type { Recipe } from "./digest.ts";
+import { DEFAULT_MAX_DEPTH, JsonParseError, MAX_INT_DIGITS, guardStack } from "./json.ts";
+import { pyFloatRepr } from "./pyfloat.ts";
+
+/** Whether the input had a canonical form, or the Python exception that says why not. */
+export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
+
+const CHUNK = 1 << 20;
+/** Finished bytes are handed over once this many are buffered. */
+const FLUSH_AT = 1 << 16;
+
+/** A growing byte buffer that hands finished bytes to a sink. */
+class ByteOut {
+  buf = new Uint8Array(1 << 12);
+  len = 0;
+  /** Open objects: while any is open, written bytes may still be reordered. */
+  held = 0;
+
+  constructor(private readonly sink: (bytes: Uint8Array) => void) {}
+
+  room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    if (this.held === 0 && this.len > 0) {
+      this.flush();
+      if (n <= this.buf.length) return;
+    }
+    let cap = Math.max(this.buf.length * 2, CHUNK);
+    while (cap < this.len + n) cap *= 2;
+    const b = new Uint8Array(cap);
+    b.set(this.buf.subarray(0, this.len));
+    this.buf = b;
+  }
+
+  /** Hands the finished bytes over; the chunk is only valid during the call. */
+  flush(): void {
+    if (this.len > 0) this.sink(this.buf.subarray(0, this.len));
+    this.len = 0;
+  }
+
+  byte(c: number): void {
+    if (this.len === this.buf.length) this.room(1);
+    this.buf[this.len++] = c;
+  }
+
+  ascii(s: string): void {
+    this.room(s.length);
+    const buf = this.buf;
+    let o = this.len;
+    for (let i = 0; i < s.length; i++) buf[o++] = s.charCodeAt(i);
+    this.len = o;
+  }
+
+  copy(src: Uint8Array, a: number, b: number): void {
+    this.room(b - a);
+    if (b - a > 512) {
+      this.buf.set(src.subarray(a, b), this.len);
+      this.len += b - a;
+    } else {
+      const buf = this.buf;
+      let o = this.len;
+      for (let i = a; i < b; i++) buf[o++] = src[i]!;
+      this.len = o;
+    }
+  }
+}
+
+/** Appends the UTF-8 of a code point (a lone surrogate as its 3-byte form) to buf at o; returns the new end. */
+function utf8(buf: Uint8Array, o: number, cp: number): number {
+  if (cp < 0x80) {
+    buf[o++] = cp;
+  } else if (cp < 0x800) {
+    buf[o++] = 0xc0 | (cp >> 6);
+    buf[o++] = 0x80 | (cp & 63);
+  } else if (cp < 0x10000) {
+    buf[o++] = 0xe0 | (cp >> 12);
+    buf[o++] = 0x80 | ((cp >> 6) & 63);
+    buf[o++] = 0x80 | (cp & 63);
+  } else {
+    buf[o++] = 0xf0 | (cp >> 18);
+    buf[o++] = 0x80 | ((cp >> 12) & 63);
+    buf[o++] = 0x80 | ((cp >> 6) & 63);
+    buf[o++] = 0x80 | (cp & 63);
+  }
+  return o;
+}
+
+const HEX = Uint8Array.from("0123456789abcdef", (ch) => ch.charCodeAt(0));
+/** The byte after the backslash for the controls that have a short escape. */
+const SHORT_ESCAPE: Record<number, number> = { 8: 98, 9: 116, 10: 110, 12: 102, 13: 114, 34: 34, 92: 92 };
+/** What a short escape in the input stands for. */
+const UNESCAPE: Record<number, number> = { 34: 34, 92: 92, 47: 47, 98: 8, 102: 12, 110: 10, 114: 13, 116: 9 };
+
+function hexDigit(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 48 && c <= 57) return c - 48;
+  const l = c | 32;
+  return l >= 97 && l <= 102 ? l - 87 : -1;
+}
+
+const latin1 = new TextDecoder("latin1");
+
+class ByteCanonicalizer {
+  i = 0;
+  depth = 0;
+  readonly n: number;
+  /** NaN/±Infinity met, and lone surrogates written: counts, so a dropped repeated key can take its own back. */
+  valueErrors = 0;
+  lone = 0;
+  // One stack of object members for the whole document; [base, top) belong to the innermost open object.
+  private top = 0;
+  private readonly keyStart: number[] = [];
+  private readonly keyEnd: number[] = [];
+  private readonly start: number[] = [];
+  private readonly end: number[] = [];
+  private readonly memberValueErrors: number[] = [];
+  private readonly memberLone: number[] = [];
+  private readonly idx: number[] = [];
+  /** Decoded key bytes of the members on the stack. */
+  private keys = new Uint8Array(1 << 10);
+  private keysLen = 0;
+
+  constructor(
+    readonly b: Uint8Array,
+    readonly maxDepth: number,
+    readonly out: ByteOut,
+    readonly jcs: boolean,
+  ) {
+    this.n = b.length;
+  }
+
+  fail(reason: string, at = this.i): never {
+    throw new JsonParseError(reason, at, this.b);
+  }
+
+  ws(): number {
+    const b = this.b;
+    let i = this.i;
+    let c = b[i];
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = b[++i];
+    this.i = i;
+    return c ?? -1;
+  }
+
+  literal(word: string): void {
+    const b = this.b;
+    for (let k = 0; k < word.length; k++) if (b[this.i + k] !== word.charCodeAt(k)) this.fail("expecting value");
+    this.i += word.length;
+  }
+
+  enter(): void {
+    if (++this.depth > this.maxDepth) this.fail(`nesting deeper than ${this.maxDepth} levels`);
+  }
+
+  document(): void {
+    const b = this.b;
+    if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) this.fail("unexpected byte order mark", 0);
+    this.value();
+    if (this.ws() !== -1) this.fail("extra data after the value");
+  }
+
+  value(): void {
+    const c = this.ws();
+    switch (c) {
+      case 123:
+        return this.object();
+      case 91:
+        return this.array();
+      case 34:
+        return this.string(false);
+      case 116:
+        this.literal("true");
+        return this.out.ascii("true");
+      case 102:
+        this.literal("false");
+        return this.out.ascii("false");
+      case 110:
+        this.literal("null");
+        return this.out.ascii("null");
+      case 78:
+        this.literal("NaN");
+        this.valueErrors++;
+        return;
+      case 73:
+        this.literal("Infinity");
+        this.valueErrors++;
+        return;
+      case 45:
+        if (this.b[this.i + 1] === 73) {
+          this.literal("-Infinity");
+          this.valueErrors++;
+          return;
+        }
+        return this.number();
+      default:
+        if (c >= 48 && c <= 57) return this.number();
+        this.fail("expecting value");
+    }
+  }
+
+  /** `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`, as parseJson reads it. */
+  number(): void {
+    const b = this.b;
+    const a = this.i;
+    let i = a;
+    let c = b[i];
+    if (c === 45) c = b[++i];
+    const digits = i;
+    if (c === 48) c = b[++i];
+    else if (c !== undefined && c >= 49 && c <= 57) {
+      do c = b[++i];
+      while (c !== undefined && c >= 48 && c <= 57);
+    } else this.fail("expecting value", a);
+    const intDigits = i - digits;
+    let isFloat = false;
+    if (c === 46) {
+      c = b[++i];
+      if (c === undefined || c < 48 || c > 57) this.fail("expecting a digit after the decimal point", i);
+      do c = b[++i];
+      while (c !== undefined && c >= 48 && c <= 57);
+      isFloat = true;
+    }
+    if (c === 101 || c === 69) {
+      c = b[++i];
+      if (c === 43 || c === 45) c = b[++i];
+      if (c === undefined || c < 48 || c > 57) this.fail("expecting a digit in the exponent", i);
+      do c = b[++i];
+      while (c !== undefined && c >= 48 && c <= 57);
+      isFloat = true;
+    }
+    if (!isFloat && intDigits > MAX_INT_DIGITS)
+      this.fail(`integer literal longer than ${MAX_INT_DIGITS} digits (Python refuses it)`, a);
+    this.i = i;
+    if (isFloat || this.jcs) {
+      const x = Number(
+        i - a <= 32
+          ? String.fromCharCode.apply(null, b.subarray(a, i) as unknown as number[])
+          : latin1.decode(b.subarray(a, i)),
+      );
+      if (!Number.isFinite(x)) this.valueErrors++;
+      else this.out.ascii(this.jcs ? String(x) : pyFloatRepr(x));
+    } else if (i - a === 2 && b[a] === 45 && b[a + 1] === 48) {
+      this.out.byte(48); // the int -0 is 0
+    } else {
+      this.out.copy(b, a, i); // an int literal is already its exact decimal
+    }
+  }
+
+  /**
+   * The string at the cursor, written in canonical form; for a key, its
+   * decoded bytes also go on the key stack. Unescaped text is valid UTF-8
+   * with nothing to escape, so it is copied as it is.
+   */
+  string(key: boolean): void {
+    const b = this.b;
+    const n = this.n;
+    const out = this.out;
+    let i = this.i + 1;
+    let chunk = i;
+    out.byte(34);
+    for (;;) {
+      if (i >= n) this.fail("unterminated string", this.i);
+      const c = b[i]!;
+      if (c === 34) break;
+      if (c === 92) {
+        if (i > chunk) this.raw(chunk, i, key);
+        i = this.escape(i, key);
+        chunk = i;
+        continue;
+      }
+      if (c < 32) this.fail("invalid control character in string", i);
+      i++;
+    }
+    if (i > chunk) this.raw(chunk, i, key);
+    out.byte(34);
+    this.i = i + 1;
+  }
+
+  private raw(a: number, z: number, key: boolean): void {
+    this.out.copy(this.b, a, z);
+    if (key) {
+      this.keyRoom(z - a);
+      const b = this.b;
+      const keys = this.keys;
+      let o = this.keysLen;
+      for (let i = a; i < z; i++) keys[o++] = b[i]!;
+      this.keysLen = o;
+    }
+  }
+
+  /** Decodes the escape at i (a backslash) and writes it; returns the index after it. */
+  private escape(i: number, key: boolean): number {
+    const b = this.b;
+    const e = b[i + 1];
+    let cp: number;
+    let next = i + 2;
+    if (e === 117) {
+      cp = this.hex4(i);
+      next = i + 6;
+      if (cp >= 0xd800 && cp <= 0xdbff && b[next] === 92 && b[next + 1] === 117) {
+        const lo = this.hex4(next);
+        if (lo >= 0xdc00 && lo <= 0xdfff) {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          next += 6;
+        }
+      }
+    } else {
+      const u = e === undefined ? undefined : UNESCAPE[e];
+      if (u === undefined)
+        this.fail(e === undefined ? "unterminated string" : "invalid escape", e === undefined ? this.i : i);
+      cp = u;
+    }
+    this.codePoint(cp, key);
+    return next;
+  }
+
+  private hex4(i: number): number {
+    const b = this.b;
+    const v0 = hexDigit(b[i + 2]);
+    const v1 = hexDigit(b[i + 3]);
+    const v2 = hexDigit(b[i + 4]);
+    const v3 = hexDigit(b[i + 5]);
+    if (v0 < 0 || v1 < 0 || v2 < 0 || v3 < 0) this.fail("invalid \\uXXXX escape", i);
+    return (v0 << 12) | (v1 << 8) | (v2 << 4) | v3;
+  }
+
+  /** Writes one decoded character in canonical form (and, for a key, its UTF-8). */
+  private codePoint(cp: number, key: boolean): void {
+    const out = this.out;
+    out.room(6);
+    const buf = out.buf;
+    if (cp < 32 || cp === 34 || cp === 92) {
+      buf[out.len++] = 92;
+      const short = SHORT_ESCAPE[cp];
+      if (short !== undefined) buf[out.len++] = short;
+      else {
+        buf[out.len++] = 117;
+        buf[out.len++] = 48;
+        buf[out.len++] = 48;
+        buf[out.len++] = cp < 16 ? 48 : 49;
+        buf[out.len++] = HEX[cp & 15]!;
+      }
+    } else {
+      if (cp >= 0xd800 && cp <= 0xdfff) this.lone++; // no UTF-8 form: the outcome is UnicodeEncodeError
+      out.len = utf8(buf, out.len, cp);
+    }
+    if (key) {
+      this.keyRoom(4);
+      this.keysLen = utf8(this.keys, this.keysLen, cp);
+    }
+  }
+
+  private keyRoom(n: number): void {
+    if (this.keysLen + n <= this.keys.length) return;
+    const k = new Uint8Array(Math.max(this.keys.length * 2, this.keysLen + n));
+    k.set(this.keys.subarray(0, this.keysLen));
+    this.keys = k;
+  }
+
+  array(): void {
+    this.enter();
+    this.i++;
+    const out = this.out;
+    out.byte(91);
+    if (this.ws() === 93) {
+      this.i++;
+    } else {
+      for (;;) {
+        this.value();
+        const c = this.ws();
+        this.i++;
+        if (c === 93) break;
+        if (c !== 44) this.fail("expecting ',' or ']'", this.i - 1);
+        out.byte(44);
+      }
+    }
+    out.byte(93);
+    this.depth--;
+  }
+
+  object(): void {
+    this.enter();
+    this.i++;
+    const out = this.out;
+    out.byte(123);
+    out.held++;
+    const base = this.top;
+    const keysBase = this.keysLen;
+    const regionStart = out.len;
+    let c = this.ws();
+    if (c === 125) {
+      this.i++;
+    } else {
+      for (;;) {
+        if (c !== 34) this.fail("expecting property name enclosed in double quotes");
+        const start = out.len;
+        const keyStart = this.keysLen;
+        const valueErrors = this.valueErrors;
+        const lone = this.lone;
+        this.string(true);
+        const keyEnd = this.keysLen;
+        if (this.ws() !== 58) this.fail("expecting ':' delimiter");
+        this.i++;
+        out.byte(58);
+        this.value();
+        const t = this.top++;
+        this.keyStart[t] = keyStart;
+        this.keyEnd[t] = keyEnd;
+        this.start[t] = start;
+        this.end[t] = out.len;
+        this.memberValueErrors[t] = this.valueErrors - valueErrors;
+        this.memberLone[t] = this.lone - lone;
+        c = this.ws();
+        this.i++;
+        if (c === 125) break;
+        if (c !== 44) this.fail("expecting ',' or '}'", this.i - 1);
+        out.byte(44);
+        c = this.ws();
+      }
+      this.order(base, regionStart);
+    }
+    this.top = base;
+    this.keysLen = keysBase;
+    out.byte(125);
+    if (--out.held === 0 && out.len >= FLUSH_AT) out.flush();
+    this.depth--;
+  }
+
+  /** Compares the keys of members x and y: by code point, or for jcs by UTF-16 code unit. */
+  private cmp(x: number, y: number): number {
+    const k = this.keys;
+    let i = this.keyStart[x]!;
+    let j = this.keyStart[y]!;
+    const ie = this.keyEnd[x]!;
+    const je = this.keyEnd[y]!;
+    while (i < ie && j < je) {
+      const p = k[i]!;
+      const q = k[j]!;
+      if (p !== q) {
+        // UTF-8 bytes order as code points do. UTF-16 differs only where a
+        // 4-byte character (a surrogate pair, units D800..DBFF) meets one
+        // from U+E000..U+FFFF (lead byte EE or EF): the pair sorts first.
+        if (this.jcs && ((p >= 0xf0 && q >= 0xee && q <= 0xef) || (q >= 0xf0 && p >= 0xee && p <= 0xef))) return q - p;
+        return p - q;
+      }
+      i++;
+      j++;
+    }
+    return ie - i - (je - j);
+  }
+
+  private sameKey(x: number, y: number): boolean {
+    return this.cmp(x, y) === 0;
+  }
+
+  /** Puts the members [base, top) in key order, keeping the last of each repeated key. */
+  private order(base: number, regionStart: number): void {
+    const n = this.top - base;
+    let sorted = true;
+    for (let j = base + 1; j < this.top; j++) {
+      if (this.cmp(j - 1, j) >= 0) {
+        sorted = false;
+        break;
+      }
+    }
+    if (sorted) return;
+    const idx = this.idx;
+    for (let j = 0; j < n; j++) idx[j] = base + j;
+    idx.length = n;
+    if (n <= 16) {
+      // Insertion sort: stable, and cheaper than Array#sort on the few members most objects have.
+      for (let j = 1; j < n; j++) {
+        const m = idx[j]!;
+        let k = j;
+        while (k > 0 && this.cmp(idx[k - 1]!, m) > 0) {
+          idx[k] = idx[k - 1]!;
+          k--;
+        }
+        idx[k] = m;
+      }
+    } else {
+      idx.sort((x, y) => this.cmp(x, y) || x - y);
+    }
+    // Park the region after the written bytes, then copy the members back in order.
+    const out = this.out;
+    out.room(out.len - regionStart);
+    const buf = out.buf;
+    const park = out.len - regionStart;
+    buf.copyWithin(out.len, regionStart, out.len);
+    let o = regionStart;
+    for (let j = 0; j < n; j++) {
+      const m = idx[j]!;
+      if (j + 1 < n && this.sameKey(idx[j + 1]!, m)) {
+        if (this.jcs) this.fail("duplicate key", this.i - 1);
+        // A later value of the same key wins; this one's refusals go with it.
+        this.valueErrors -= this.memberValueErrors[m]!;
+        this.lone -= this.memberLone[m]!;
+        continue;
+      }
+      if (o !== regionStart) buf[o++] = 44;
+      const from = this.start[m]! + park;
+      const to = this.end[m]! + park;
+      if (to - from < 64) for (let k = from; k < to; k++) buf[o++] = buf[k]!;
+      else {
+        buf.copyWithin(o, from, to);
+        o += to - from;
+      }
+    }
+    out.len = o;
+  }
+}
+
+/**
+ * Feeds the canonical form of UTF-8 JSON under `recipe` to `sink`, in chunks
+ * valid only during each call, and says whether it was canonical after all:
+ * on "ValueError" (NaN/±Infinity) or "UnicodeEncodeError" (a lone surrogate
+ * escape) the bytes fed are meaningless. ValueError wins over
+ * UnicodeEncodeError, as in Python. Throws JsonParseError for input that is
+ * not UTF-8 or not JSON (for jcs, also for a repeated key, which I-JSON forbids).
+ */
+export function canonicalBytes(
+  input: Uint8Array,
+  recipe: Recipe,
+  sink: (bytes: Uint8Array) => void,
+  opts?: { maxDepth?: number },
+): Outcome {
+  if (!isUtf8(input)) throw new JsonParseError("not UTF-8", firstInvalidUtf8(input));
+  const out = new ByteOut(sink);
+  const p = new ByteCanonicalizer(input, opts?.maxDepth ?? DEFAULT_MAX_DEPTH, out, recipe === "jcs");
+  guardStack(
+    input,
+    () => p.i,
+    () => p.document(),
+  );
+  out.flush();
+  return p.valueErrors ? "ValueError" : p.lone ? "UnicodeEncodeError" : "ok";
+}
+
+/**
+ * Offset of the first byte that does not start a well-formed UTF-8
+ * sequence (no overlongs, no surrogates, nothing above U+10FFFF, no
+ * truncation), or -1.
+ */
+export function firstInvalidUtf8(b: Uint8Array): number {
+  const n = b.length;
+  let i = 0;
+  while (i < n) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) need = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c === 0xe0) lo = 0xa0;
+      if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c === 0xf0) lo = 0x90;
+      if (c === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return -1;
+}

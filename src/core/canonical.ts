@@ -1,0 +1,319 @@
+/**
+ * Serializers for the lossless JSON model: the three forms of Python's
+ * `json.dumps` the ledger format is defined by, and RFC 8785 (JCS).
+ *
+ * Shared rules (Python `json.dumps(..., ensure_ascii=False)`; JCS agrees):
+ *   strings   `"` `\\` and `\n` `\r` `\t` `\b` `\f` as short escapes, other controls below U+0020
+ *             as `\u00XX` in lowercase hex; everything else raw (DEL, U+2028, `/`, non-ASCII)
+ *   ints      exact decimal (`-0` is `0`; a number beyond 2^53 is written as the exact integer it holds)
+ *   floats    Python's repr (src/core/pyfloat.ts): `1.0`, `1e-05`, `1e+16`, `-0.0`
+ *   objects   keys sorted by Unicode code point where sorted (`"\ufb00"` before `"\U0001F600"`)
+ * Plain objects' undefined-valued properties are skipped, as JSON.stringify
+ * skips them; every other non-JSON value (undefined elsewhere, functions,
+ * symbols, class instances such as Date) is a ValueError.
+ */
+import { type Json, JsonFloat, MAX_INT_DIGITS } from "./json.ts";
+import { pyFloatRepr } from "./pyfloat.ts";
+
+/** The value has no form under the recipe; `kind` is the exception Python raises for it. */
+export class CanonicalError extends Error {
+  override readonly name = "CanonicalError";
+  constructor(
+    readonly kind: "ValueError" | "UnicodeEncodeError",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Style {
+  readonly item: string;
+  readonly colon: string;
+  /** 0: insertion order, 1: by code point, 2: by UTF-16 code unit (JCS). */
+  readonly sort: 0 | 1 | 2;
+  /** Write NaN / Infinity / -Infinity (Python's allow_nan=True) instead of refusing. */
+  readonly nan: boolean;
+  /** ECMAScript number form (JCS) instead of Python's int / float repr. */
+  readonly es: boolean;
+  /** Write lone surrogates as `\udXXX` escapes (else they stay raw in the string). */
+  readonly escapeLone: boolean;
+}
+
+const COMPACT: Style = { item: ",", colon: ":", sort: 1, nan: false, es: false, escapeLone: false };
+const CHAIN: Style = { item: ", ", colon: ": ", sort: 1, nan: true, es: false, escapeLone: false };
+const LINE: Style = { item: ", ", colon: ": ", sort: 0, nan: true, es: false, escapeLone: true };
+const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escapeLone: false };
+
+/** The styles compactForm and chainForm use: always COMPACT and CHAIN, except inside withCanonicalFault. */
+let compactStyle = COMPACT;
+let chainStyle = CHAIN;
+
+/** The ways a reimplementation gets the recipe wrong; `seam selftest` switches each on to show the vectors catch it. */
+export type CanonicalFault = "unsorted-keys" | "utf16-key-order" | "js-numbers" | "compact-chain";
+
+/** Test-only: runs `run` with one recipe defect switched on inside the real serializer, then restores it. */
+export function withCanonicalFault<T>(fault: CanonicalFault, run: () => T): T {
+  const saved = [compactStyle, chainStyle] as const;
+  if (fault === "unsorted-keys") compactStyle = { ...COMPACT, sort: 0 };
+  else if (fault === "utf16-key-order") compactStyle = { ...COMPACT, sort: 2 };
+  else if (fault === "js-numbers") compactStyle = { ...COMPACT, es: true };
+  else chainStyle = { ...CHAIN, item: ",", colon: ":" };
+  try {
+    return run();
+  } finally {
+    [compactStyle, chainStyle] = saved;
+  }
+}
+
+/**
+ * The digest form, `json.dumps(v, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False, allow_nan=False)` as UTF-8 text, e.g. `{"a":1,"b":[1.0,"é"]}`.
+ * Throws CanonicalError: ValueError for NaN/±Infinity (and ints over 4300
+ * digits); UnicodeEncodeError for a lone surrogate. ValueError wins when both
+ * occur, as in Python, where dumps raises before the UTF-8 encode is tried.
+ */
+export function compactForm(v: Json): string {
+  const out = top(v, compactStyle);
+  if (!isWellFormed(out)) throw new CanonicalError("UnicodeEncodeError", "a lone surrogate cannot be encoded as UTF-8");
+  return out;
+}
+
+/**
+ * The chain form, `json.dumps(v, sort_keys=True, ensure_ascii=False)`:
+ * `{"a": 1, "b": [NaN, "x"]}` — `", "` and `": "` separators, NaN, Infinity
+ * and -Infinity written as such, lone surrogates left raw in the returned
+ * string (chainOf hashes them with utf8Surrogatepass).
+ */
+export function chainForm(v: Json): string {
+  return top(v, chainStyle);
+}
+
+/**
+ * The form a ledger line is written in, `json.dumps(v, ensure_ascii=False)`:
+ * insertion order, `{"evt": "x", "n": 1.0}`; a lone surrogate is written as
+ * a `\udXXX` escape (lowercase hex) so the line stays valid UTF-8 and reads
+ * back as the same string.
+ */
+export function lineForm(v: Json): string {
+  return top(v, LINE);
+}
+
+/**
+ * RFC 8785 (JCS): `{"a":1,"b":[1e+30,4.5]}` — keys sorted by UTF-16 code
+ * unit, numbers as ECMAScript writes them (ints and floats alike, so `1.0`
+ * is `1`; a bigint becomes the nearest double, as a JCS tool reading the
+ * same text would hold it). Throws CanonicalError for what I-JSON forbids:
+ * non-finite numbers (ValueError) and lone surrogates (UnicodeEncodeError).
+ */
+export function jcsForm(v: Json): string {
+  const out = top(v, JCS);
+  if (!isWellFormed(out)) throw new CanonicalError("UnicodeEncodeError", "a lone surrogate is not allowed in I-JSON");
+  return out;
+}
+
+/** UTF-8 with each lone surrogate as its 3-byte form (Python's "surrogatepass"); a pair is one 4-byte character. */
+export function utf8Surrogatepass(s: string): Uint8Array {
+  if (isWellFormed(s)) return encoder.encode(s);
+  const out = new Uint8Array(s.length * 3);
+  let o = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) {
+      out[o++] = c;
+    } else if (c < 0x800) {
+      out[o++] = 0xc0 | (c >> 6);
+      out[o++] = 0x80 | (c & 63);
+    } else {
+      const d = c >= 0xd800 && c <= 0xdbff ? s.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        out[o++] = 0xf0 | (cp >> 18);
+        out[o++] = 0x80 | ((cp >> 12) & 63);
+        out[o++] = 0x80 | ((cp >> 6) & 63);
+        out[o++] = 0x80 | (cp & 63);
+        i++;
+      } else {
+        out[o++] = 0xe0 | (c >> 12);
+        out[o++] = 0x80 | ((c >> 6) & 63);
+        out[o++] = 0x80 | (c & 63);
+      }
+    }
+  }
+  return out.slice(0, o);
+}
+
+const encoder = new TextEncoder();
+
+/** Whether the string has no lone surrogate (String#isWellFormed, ES2024; in Node 20 and Bun). */
+export function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/**
+ * Order of keys under Python's `sort_keys`: by code point. JS's `<` compares
+ * UTF-16 code units, which agrees except where a surrogate meets a unit in
+ * U+E000..U+FFFF: then compare whole code points from the start of the
+ * character that differs.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x < 0xd800 || x > 0xdfff) && (y < 0xd800 || y > 0xdfff)) return x - y;
+    const h = i > 0 ? a.charCodeAt(i - 1) : 0;
+    return compareFrom(a, b, h >= 0xd800 && h <= 0xdbff ? i - 1 : i);
+  }
+  return a.length - b.length;
+}
+
+function compareFrom(a: string, b: string, i: number): number {
+  let j = i;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(j)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0;
+}
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+function sortKeys(keys: string[], sort: 1 | 2): string[] {
+  keys.sort();
+  if (sort === 1) {
+    for (const k of keys) {
+      if (SURROGATE.test(k)) return keys.sort(compareCodePoints);
+    }
+  }
+  return keys;
+}
+
+/**
+ * Python's json.dumps gives up (RecursionError) a little under 1000 levels;
+ * this is deeper than parseJson's default and well within Node's stack. A
+ * cycle in a value built in code ends here too (Python: ValueError).
+ */
+export const MAX_WRITE_DEPTH = 1000;
+
+function top(v: Json, st: Style): string {
+  try {
+    return write(v, st, 0);
+  } catch (err) {
+    if (err instanceof RangeError) throw new CanonicalError("ValueError", `cannot serialize: ${err.message}`);
+    throw err;
+  }
+}
+
+function write(v: Json, st: Style, depth: number): string {
+  switch (typeof v) {
+    case "string":
+      return quote(v, st.escapeLone);
+    case "number":
+      return number(v, st);
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      return bigint(v, st);
+    case "object": {
+      if (v === null) return "null";
+      if (v instanceof JsonFloat) return float(v.value, st);
+      if (depth >= MAX_WRITE_DEPTH) throw new CanonicalError("ValueError", "nesting too deep (or circular)");
+      if (Array.isArray(v)) {
+        if (v.length === 0) return "[]";
+        let out = "[" + write(v[0], st, depth + 1);
+        for (let i = 1; i < v.length; i++) out += st.item + write(v[i], st, depth + 1);
+        return out + "]";
+      }
+      if (v instanceof Map) {
+        if (v.size === 0) return "{}";
+        const keys = Array.from(v.keys());
+        if (st.sort) sortKeys(keys, st.sort);
+        let out = "{";
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i]!;
+          if (i) out += st.item;
+          out += quote(k, st.escapeLone) + st.colon + write(v.get(k)!, st, depth + 1);
+        }
+        return out + "}";
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new CanonicalError("ValueError", `a ${proto?.constructor?.name ?? "class"} instance is not a JSON value`);
+      }
+      const o = v as { readonly [k: string]: Json };
+      const keys = Object.keys(o);
+      if (st.sort) sortKeys(keys, st.sort);
+      let out = "{";
+      let first = true;
+      for (const k of keys) {
+        const x = o[k];
+        if (x === undefined) continue;
+        if (!first) out += st.item;
+        first = false;
+        out += quote(k, st.escapeLone) + st.colon + write(x, st, depth + 1);
+      }
+      return out + "}";
+    }
+  }
+  throw new CanonicalError("ValueError", `a JS ${typeof v} is not a JSON value`);
+}
+
+function number(x: number, st: Style): string {
+  if (Number.isInteger(x)) {
+    if (st.es || (x <= Number.MAX_SAFE_INTEGER && x >= -Number.MAX_SAFE_INTEGER)) return String(x);
+    return BigInt(x).toString();
+  }
+  return float(x, st);
+}
+
+function float(x: number, st: Style): string {
+  if (Number.isFinite(x)) return st.es ? String(x) : pyFloatRepr(x);
+  if (st.nan) return x > 0 ? "Infinity" : x < 0 ? "-Infinity" : "NaN";
+  throw new CanonicalError("ValueError", `out of range float value ${x} is not JSON compliant`);
+}
+
+function bigint(x: bigint, st: Style): string {
+  if (st.es) return float(Number(x), st);
+  const t = x.toString();
+  if (t.length - (x < 0n ? 1 : 0) > MAX_INT_DIGITS) {
+    throw new CanonicalError("ValueError", `an int of more than ${MAX_INT_DIGITS} digits has no str in Python`);
+  }
+  return t;
+}
+
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+const SHORT: Record<number, string> = { 34: '\\"', 92: "\\\\", 10: "\\n", 13: "\\r", 9: "\\t", 8: "\\b", 12: "\\f" };
+
+/** A JSON string literal under the shared rules above. */
+export function quote(s: string, escapeLone = false): string {
+  if (escapeLone && !isWellFormed(s)) return escapeSlow(s, true);
+  return NEEDS_ESCAPE.test(s) ? escapeSlow(s, false) : '"' + s + '"';
+}
+
+function escapeSlow(s: string, escapeLone: boolean): string {
+  let out = '"';
+  let chunk = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let esc: string | undefined;
+    if (c < 32 || c === 34 || c === 92) {
+      esc = SHORT[c] ?? "\\u00" + (c < 16 ? "0" : "") + c.toString(16);
+    } else if (escapeLone && c >= 0xd800 && c <= 0xdfff) {
+      const d = c <= 0xdbff ? s.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        i++; // a pair: one astral character, written raw
+        continue;
+      }
+      esc = "\\u" + c.toString(16);
+    }
+    if (esc !== undefined) {
+      out += s.slice(chunk, i) + esc;
+      chunk = i + 1;
+    }
+  }
+  return out + s.slice(chunk) + '"';
+}

@@ -1,0 +1,65 @@
+/**
+ * Content digests as the ledger format names them:
+ *   sha256:json-c14n:v1:<64 hex>  SHA-256 of compactForm(v) as UTF-8
+ *   sha256:jcs:v1:<64 hex>        SHA-256 of jcsForm(v) (RFC 8785) as UTF-8
+ *   sha256:raw-bytes:v1:<64 hex>  SHA-256 of the bytes themselves
+ *   undigestible:ValueError | undigestible:UnicodeEncodeError
+ *                                 the value has no canonical form; the words are the Python exception's name
+ */
+import { createHash, type Hash } from "node:crypto";
+import { CanonicalError, compactForm, isWellFormed, jcsForm } from "./canonical.ts";
+import { canonicalBytes } from "./canonical-bytes.ts";
+import { type Json, parseJson } from "./json.ts";
+
+export type Recipe = "json-c14n" | "jcs";
+export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
+
+/** The digest of a value under `recipe` (default json-c14n). Never throws. */
+export function digestJson(v: Json, recipe: Recipe = "json-c14n"): string {
+  let text: string;
+  try {
+    text = recipe === "jcs" ? jcsForm(v) : compactForm(v);
+  } catch (err) {
+    return `undigestible:${err instanceof CanonicalError ? err.kind : "ValueError"}`;
+  }
+  return digestOfCanonical(text, recipe);
+}
+
+/** `sha256:<recipe>:v1:<hex>` of text that is already the recipe's canonical form (well-formed UTF-16). */
+export function digestOfCanonical(text: string, recipe: Recipe = "json-c14n"): string {
+  return `sha256:${recipe}:v1:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+}
+
+export function digestBytes(bytes: Uint8Array): string {
+  return `sha256:raw-bytes:v1:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+/** The raw-bytes digest of a stream fed in chunks; digest() ends it. */
+export class StreamDigest {
+  private readonly hash: Hash = createHash("sha256");
+  update(chunk: Uint8Array): void {
+    this.hash.update(chunk);
+  }
+  digest(): string {
+    return `sha256:raw-bytes:v1:${this.hash.digest("hex")}`;
+  }
+}
+
+/**
+ * The digest of UTF-8 JSON under `recipe`, straight from the bytes (see
+ * src/core/canonical-bytes.ts): equal to digestJson(parseJson(text), recipe) but
+ * with no model and no string, streaming a top-level array. Throws
+ * JsonParseError for input that is not UTF-8 or not JSON (for jcs, also for
+ * a repeated key).
+ */
+export function digestJsonUtf8(bytes: Uint8Array, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
+  const hash = createHash("sha256");
+  const outcome = canonicalBytes(bytes, recipe, (chunk) => hash.update(chunk), opts);
+  return outcome === "ok" ? `sha256:${recipe}:v1:${hash.digest("hex")}` : `undigestible:${outcome}`;
+}
+
+/** digestJsonUtf8 for text already in a string (one with raw lone surrogates goes through the model). */
+export function digestJsonText(text: string, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
+  if (isWellFormed(text)) return digestJsonUtf8(new TextEncoder().encode(text), recipe, opts);
+  return digestJson(parseJson(text, { maxDepth: opts?.maxDepth, rejectDuplicateKeys: recipe === "jcs" }), recipe);
+}

@@ -1,0 +1,639 @@
+/**
+ * The ledger writer: turns events into hash-chained rows and appends them to
+ * the ledger file without ever blocking or failing the relay.
+ *
+ * Every row is one line, Python's `json.dumps(row, ensure_ascii=False)` + "\n"
+ * (lineForm), with its keys in this order:
+ *
+ *   {"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>", "seq": 7,
+ *    "server": "<label>", <the event's fields, in the order given>, "ts": "2026-11-30T03:24:07.123Z",
+ *    "chain": "<32 hex>"}
+ *
+ * chain = chainOf(prev, row without chain), where prev is the chain of the
+ * last row in the *file* (any session, any process; "genesis" for an empty
+ * file), found the way `seam verify` walks: blank, unparseable and non-object
+ * lines are passed over, a row with a falsy chain restarts from "genesis".
+ *
+ * A torn last line (no "\n" after it, not parseable: what a crash mid-write
+ * leaves) is healed before the next rows: "\n" is written so the torn bytes
+ * stand on their own line, then
+ *
+ *   {"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
+ *    "server": "<label>", "torn_line": 12, "torn_bytes": 57, "torn_digest": "sha256:raw-bytes:v1:<hex>",
+ *    "ts": "…", "chain": "…"}
+ *
+ * with no seq (it is in no session's sequence), chained from the last good
+ * row before the torn line. An unterminated last line that parses (a complete
+ * row whose "\n" never came) only gets its "\n".
+ *
+ * How rows reach the file: `append` assigns seq and ts at once and queues the
+ * row; one flush loop takes everything queued, takes the cross-process lock
+ * (`<path>.lock`), reads back the file's tail only if its size is not where
+ * this writer left it, computes the chains and writes all lines in one write.
+ * The lock is kept for the next flush while flushes keep coming (one row per
+ * call would otherwise pay for taking it every time), and let go after 2 ms
+ * without one, after 50 ms at most, and at close. Rows queued meanwhile go in
+ * the next flush, so batches grow with load. fsync: `always` before any row resolves; `batch` at the
+ * latest `batchMs` after a write and at end; `never` not at all (the OS
+ * decides). `appendDurable` rows are fsynced whatever the policy.
+ *
+ * With `seal` (wrap --sign), signed `checkpoint` rows join the queue too;
+ * src/checkpoint/writer.ts says what they hold and when they come.
+ */
+import { lineForm } from "../core/canonical.ts";
+import { GENESIS, chainOf } from "../core/chain.ts";
+import { StreamDigest } from "../core/digest.ts";
+import { type Json, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import { acquireLock, type Release } from "./lock.ts";
+
+/** Idle time after which the writer lets the ledger's lock go. */
+const LOCK_LINGER_MS = 2;
+/** Longest the writer keeps the lock across back-to-back flushes. */
+const LOCK_MAX_HOLD_MS = 50;
+import type { AppendFile } from "../runtime/types.ts";
+import { pyTruthy } from "../verify/verifier.ts";
+import { type SealConfig, type SealMark, Sealer } from "../checkpoint/writer.ts";
+import { VERSION } from "../base/version.ts";
+
+export type FsyncPolicy = "batch" | "always" | "never";
+export const FSYNC_POLICIES: readonly FsyncPolicy[] = ["batch", "always", "never"];
+
+export type RowFields = Record<string, Json | undefined>;
+
+export interface LedgerConfig {
+  path: string;
+  session: string;
+  server: string;
+  fsync: FsyncPolicy;
+  /** Opens the ledger for appending (from src/runtime). */
+  openAppend: (path: string) => Promise<AppendFile>;
+  /** Takes the cross-process lock at `lockPath`; default: the lock file of src/ledger/lock.ts. */
+  lock?: (lockPath: string) => Promise<Release>;
+  now?: () => Date;
+  warn?: (message: string) => void;
+  /** Written into the lock file; default process.pid. */
+  pid?: number;
+  /** Longest time a written row waits for its fsync under `batch`. */
+  batchMs?: number;
+  /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
+  seal?: SealConfig;
+}
+
+/** Keys the writer sets itself; a field of the same name is ignored. */
+const RESERVED = new Set(["evt", "seam", "seam_impl", "session", "seq", "server", "ts", "chain"]);
+const SEAM = "mcp-stdio";
+const LF = 0x0a;
+/** A line longer than this is not parsed when looking for the previous chain (it counts as unparseable). */
+const MAX_PARSE_BYTES = 256 * 1024 * 1024;
+const READ_CHUNK = 64 * 1024;
+
+interface Pending {
+  row: JsonObject;
+  durable: boolean;
+  resolve: (written: boolean) => void;
+  /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
+  checkpoint?: boolean;
+}
+
+/** `EACCES: permission denied, open '…'` → `permission denied` (Bun and Node word errors alike). */
+export function describeWriteError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | undefined;
+  const m = /^[A-Z][A-Z0-9_]*: ([^,]+)/.exec(String(e?.message ?? ""));
+  if (m) return m[1]!.trim();
+  if (typeof e?.code === "string") return e.code.toLowerCase();
+  return String(e?.message ?? err).toLowerCase();
+}
+
+export class LedgerWriter {
+  private queue: Pending[] = [];
+  private draining: Promise<void> | null = null;
+  private seq = 0;
+  /** File size right after this writer's last write; -1 when unknown. */
+  private lastEnd = -1;
+  private lastChain = GENESIS;
+  private ended = false;
+  private warnedWrite = false;
+  private warnedLock = false;
+  private syncTimer: ReturnType<typeof setTimeout> | null = null;
+  private syncing: Promise<boolean> | null = null;
+  private unsynced = false;
+  private readonly lockFn: (lockPath: string) => Promise<Release>;
+  private readonly batchMs: number;
+  private written = 0;
+  private unlogged = 0;
+  private repaired = 0;
+  private sealer: Sealer | null = null;
+  /** The sealer's first read of the file; the first write waits for it. */
+  private sealReady: Promise<void> | null = null;
+  private checkpointsWritten = 0;
+  /** The promise of the checkpoint last queued. */
+  private pendingCheckpoint: Promise<boolean> | null = null;
+
+  private constructor(
+    private readonly cfg: LedgerConfig,
+    private file: AppendFile | null,
+  ) {
+    const pid = cfg.pid ?? process.pid;
+    this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid }));
+    this.batchMs = cfg.batchMs ?? 100;
+  }
+
+  /** Rows of this session written to the file (ledger_repair rows not included). */
+  get rowsWritten(): number {
+    return this.written;
+  }
+  /** Rows of this session that could not be written (their seq is a gap). */
+  get rowsUnlogged(): number {
+    return this.unlogged;
+  }
+  /** ledger_repair rows this writer wrote. */
+  get repairs(): number {
+    return this.repaired;
+  }
+  /** checkpoint rows this writer wrote. */
+  get checkpoints(): number {
+    return this.checkpointsWritten;
+  }
+
+  /** Never rejects: an unwritable ledger is a state (warned once; every row then counts as unlogged). */
+  static async open(cfg: LedgerConfig): Promise<LedgerWriter> {
+    let file: AppendFile | null = null;
+    let failure: unknown;
+    try {
+      file = await cfg.openAppend(cfg.path);
+    } catch (e) {
+      failure = e;
+    }
+    const w = new LedgerWriter(cfg, file);
+    if (file === null) w.writeFailed(failure);
+    if (file !== null && cfg.seal) {
+      const sealer = new Sealer(cfg.seal, {
+        openAppend: cfg.openAppend,
+        warn: (m) => cfg.warn?.(m),
+        describe: describeWriteError,
+        sync: cfg.fsync !== "never",
+      });
+      w.sealer = sealer;
+      // A failed size() leaves it all to the first write's catch-up, under the lock.
+      w.sealReady = file.size().then(
+        (size) => sealer.catchUp(file, size),
+        () => {},
+      );
+      sealer.startTimer(() => void w.queueCheckpoint());
+    }
+    return w;
+  }
+
+  /**
+   * Queues a row; seq and ts are assigned now. Resolves true once the row is
+   * in the file (and fsynced under `always`), false if it could not be
+   * written. Never rejects, never waits: the relay does not await it.
+   */
+  append(evt: string, fields: RowFields): Promise<boolean> {
+    return this.enqueue(evt, Object.entries(fields), false);
+  }
+
+  /** As append, but resolves true only once the row is written and fsynced (for --write-ahead). */
+  appendDurable(evt: string, fields: RowFields): Promise<boolean> {
+    return this.enqueue(evt, Object.entries(fields), true);
+  }
+
+  /**
+   * Writes every queued row, then `session_end` with `rows_before_end` (rows
+   * of this session written) and `rows_unlogged` (when not zero), fsyncs
+   * unless the policy is `never`, and closes. `rows_before_end` goes where
+   * `fields` has that key, else before `calls` (else last); `rows_unlogged`
+   * where `fields` has it, else before `bytes`/`stream_digests` (else last).
+   * Resolves whether session_end was written.
+   */
+  async end(fields: RowFields): Promise<boolean> {
+    if (this.ended) return false;
+    while (this.draining) await this.draining;
+    const counters: Record<string, Json | undefined> = {
+      rows_before_end: this.written,
+      rows_unlogged: this.unlogged || undefined,
+    };
+    const given = Object.entries(fields);
+    const pending = new Set(Object.keys(counters).filter((k) => !Object.hasOwn(fields, k)));
+    const entries: [string, Json | undefined][] = [];
+    const place = (k: string) => {
+      if (pending.delete(k)) entries.push([k, counters[k]]);
+    };
+    for (const [k, v] of given) {
+      if (k === "calls") place("rows_before_end");
+      if (k === "bytes" || k === "stream_digests") place("rows_unlogged");
+      entries.push([k, k in counters ? counters[k] : v]);
+    }
+    for (const k of pending) entries.push([k, counters[k]]);
+    const done = this.enqueue("session_end", entries, this.cfg.fsync !== "never");
+    const sealed = this.sealer ? this.queueCheckpoint(true) : null;
+    this.ended = true;
+    const ok = await done;
+    await sealed;
+    while (this.draining) await this.draining;
+    await this.close();
+    return ok;
+  }
+
+  // ---- internals ----
+
+  private timestamp(): string {
+    try {
+      const d = this.cfg.now?.() ?? new Date();
+      return d.toISOString();
+    } catch {
+      return new Date().toISOString();
+    }
+  }
+
+  private buildRow(evt: string, seq: number | null, fields: Iterable<[string, Json | undefined]>): JsonObject {
+    const row: JsonObject = new Map<string, Json>([
+      ["evt", evt],
+      ["seam", SEAM],
+      ["seam_impl", `seam/${VERSION}`],
+      ["session", this.cfg.session],
+    ]);
+    if (seq !== null) row.set("seq", seq);
+    row.set("server", this.cfg.server);
+    for (const [k, v] of fields) if (v !== undefined && !RESERVED.has(k)) row.set(k, v);
+    row.set("ts", this.timestamp());
+    return row;
+  }
+
+  private enqueue(evt: string, fields: Iterable<[string, Json | undefined]>, durable: boolean): Promise<boolean> {
+    if (this.ended) {
+      this.unlogged++;
+      return Promise.resolve(false);
+    }
+    let row: JsonObject;
+    try {
+      row = this.buildRow(evt, ++this.seq, fields);
+    } catch {
+      this.unlogged++;
+      return Promise.resolve(false);
+    }
+    return new Promise<boolean>((resolve) => {
+      this.queue.push({ row, durable, resolve });
+      this.draining ??= this.drain();
+      if (this.sealer?.rowAdded()) void this.queueCheckpoint();
+    });
+  }
+
+  /**
+   * Queues a checkpoint behind every row queued so far (one already last in
+   * the queue serves instead); resolves whether it was written. After end
+   * only the final one is taken.
+   */
+  private queueCheckpoint(final = false): Promise<boolean> {
+    if (this.ended && !final) return Promise.resolve(false);
+    if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
+    this.sealer!.queued();
+    this.pendingCheckpoint = new Promise<boolean>((resolve) => {
+      this.queue.push({ row: new Map(), durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
+      this.draining ??= this.drain();
+    });
+    return this.pendingCheckpoint;
+  }
+
+  private async drain(): Promise<void> {
+    await null; // let rows appended in this same turn join the first batch
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0);
+        try {
+          await this.flush(batch);
+        } catch (e) {
+          // Not expected (flush handles I/O errors); never let it reach the relay.
+          this.writeFailed(e);
+          for (const p of batch) this.settle(p, false, false);
+        }
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  /** `inFile`: the row's line is in the file (counted written, else unlogged); `result`: what its promise says. */
+  private settle(p: Pending, inFile: boolean, result: boolean): void {
+    if (p.checkpoint) this.checkpointsWritten += inFile ? 1 : 0;
+    else if (inFile) this.written++;
+    else this.unlogged++;
+    p.resolve(result);
+  }
+
+  private writeFailed(err: unknown): void {
+    this.lastEnd = -1;
+    if (this.warnedWrite) return;
+    this.warnedWrite = true;
+    this.cfg.warn?.(`ledger ${this.cfg.path} cannot be written: ${describeWriteError(err)}`);
+  }
+
+  /**
+   * The cross-process lock, kept between flushes while they keep coming:
+   * taking it costs several file-system round trips (about 85 µs here), which
+   * one row per call would pay every time. It is let go once no flush has come
+   * for LOCK_LINGER_MS, after LOCK_MAX_HOLD_MS at the latest so that other
+   * writers of the same ledger get their turn, and at close.
+   */
+  private held: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+
+  private async takeLock(): Promise<Release | null> {
+    const held = this.held;
+    if (held) {
+      if (held.timer) clearTimeout(held.timer);
+      held.timer = null;
+      if (performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
+      this.held = null;
+      await held.release().catch(() => {});
+    }
+    const release = await this.lockOnce();
+    if (release) this.held = { release, since: performance.now(), timer: null };
+    return release;
+  }
+
+  /** After a flush: keep the lock a moment for the next one. */
+  private lingerLock(): void {
+    const held = this.held;
+    if (!held) return;
+    held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
+  }
+
+  private async letGo(): Promise<void> {
+    const held = this.held;
+    if (!held) return;
+    this.held = null;
+    if (held.timer) clearTimeout(held.timer);
+    await held.release().catch(() => {});
+  }
+
+  private async lockOnce(): Promise<Release | null> {
+    try {
+      return await this.lockFn(`${this.cfg.path}.lock`);
+    } catch (e) {
+      if (!this.warnedLock) {
+        this.warnedLock = true;
+        this.cfg.warn?.(
+          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeWriteError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+        );
+      }
+      return null;
+    }
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    const file = this.file;
+    if (file === null) {
+      for (const p of batch) this.settle(p, false, false);
+      return;
+    }
+    if (this.sealReady) await this.sealReady;
+    const release = await this.takeLock();
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    const add = (b: Uint8Array) => {
+      parts.push(b);
+      total += b.length;
+      this.sealer?.feed(b);
+    };
+    let mark: SealMark | undefined; // the tree before this write, to go back to if it fails
+    let repairEnd = -1; // where the ledger_repair line ends within this write, if there is one
+    const ends: number[] = []; // where each row's line ends within this write
+    let rows: Pending[] = [];
+    let start = -1;
+    let landed = -1; // bytes of this write in the file: -1 all of them
+    try {
+      start = await file.size();
+      if (this.sealer) {
+        await this.sealer.catchUp(file, start);
+        mark = this.sealer.mark();
+      }
+      let prev = this.lastChain;
+      if (start !== this.lastEnd) {
+        const tail = await inspectTail(file, start);
+        prev = tail.prev;
+        if (tail.terminate) add(new Uint8Array([LF]));
+        if (tail.torn) {
+          const { line, bytes, digest } = tail.torn;
+          const repair = this.buildRow("ledger_repair", null, [
+            ["torn_line", line],
+            ["torn_bytes", bytes],
+            ["torn_digest", digest],
+          ]);
+          prev = seal(prev, repair, add);
+          repairEnd = total;
+        }
+      }
+      for (const p of batch) {
+        try {
+          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.sealer!.fields());
+          prev = seal(prev, p.row, add);
+          rows.push(p);
+          ends.push(total);
+        } catch {
+          this.settle(p, false, false); // a row that cannot be serialized is lost, not the batch
+        }
+      }
+      batch = [];
+      try {
+        await file.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts, total));
+      } catch (e) {
+        // A short write may have put whole lines in the file before failing; measured under the lock.
+        landed = Math.max(0, Math.min(total, (await file.size().catch(() => start)) - start));
+        throw e;
+      }
+      this.lastEnd = start + total;
+      this.lastChain = prev;
+    } catch (e) {
+      this.writeFailed(e);
+      if (mark) this.sealer!.rewind(mark);
+      rows = [...batch, ...rows]; // batch: rows not yet sealed when it failed
+      if (landed < 0) landed = 0;
+    } finally {
+      if (release) {
+        if (landed < 0) this.lingerLock();
+        else await this.letGo(); // after a failure, start the next flush from a fresh look at the file
+      }
+    }
+
+    const ok = landed < 0;
+    if (ok || landed > 0) this.unsynced = true;
+    if (repairEnd >= 0 && (ok || landed >= repairEnd)) this.repaired++;
+    if (!ok) {
+      for (let i = 0; i < rows.length; i++) {
+        const inFile = i < ends.length && landed >= ends[i]!;
+        this.settle(rows[i]!, inFile, inFile && !rows[i]!.durable && this.cfg.fsync !== "always");
+      }
+      return;
+    }
+    const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
+    const synced = mustSync ? await this.sync() : true;
+    if (this.sealer && synced) await this.sealer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
+    for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
+    if (!mustSync && this.cfg.fsync === "batch") this.scheduleSync();
+  }
+
+  /** fsyncs now (joining one already running); false if it failed. */
+  private sync(): Promise<boolean> {
+    if (this.syncTimer) {
+      clearTimeout(this.syncTimer);
+      this.syncTimer = null;
+    }
+    const file = this.file;
+    if (file === null) return Promise.resolve(false);
+    const run = async (): Promise<boolean> => {
+      if (this.syncing) await this.syncing;
+      this.unsynced = false;
+      try {
+        await file.sync();
+        return true;
+      } catch (e) {
+        this.unsynced = true;
+        this.writeFailed(e);
+        return false;
+      }
+    };
+    const p = run().finally(() => {
+      if (this.syncing === p) this.syncing = null;
+    });
+    this.syncing = p;
+    return p;
+  }
+
+  private scheduleSync(): void {
+    if (this.syncTimer) return;
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null;
+      if (this.unsynced) void this.sync();
+    }, this.batchMs);
+    (this.syncTimer as { unref?: () => void }).unref?.();
+  }
+
+  private async close(): Promise<void> {
+    await this.letGo();
+    if (this.syncTimer) {
+      clearTimeout(this.syncTimer);
+      this.syncTimer = null;
+    }
+    if (this.unsynced && this.cfg.fsync === "batch") await this.sync();
+    if (this.syncing) await this.syncing;
+    const file = this.file;
+    this.file = null;
+    if (file) await file.close().catch(() => {});
+    await this.sealer?.close();
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
+function seal(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
+  row.delete("chain");
+  const chain = chainOf(prev, row);
+  row.set("chain", chain);
+  add(encoder.encode(`${lineForm(row)}\n`));
+  return chain;
+}
+
+// ---- reading the file's tail ----
+
+interface Tail {
+  /** The chain the next row continues from. */
+  prev: string;
+  /** The last line has no "\n": write one first. */
+  terminate: boolean;
+  /** That last line is torn: record it with a ledger_repair row. */
+  torn?: { line: number; bytes: number; digest: string };
+}
+
+/** Reads a file backwards from `end`, a chunk at a time, to find line starts. */
+class BackReader {
+  private buf: Uint8Array = new Uint8Array(0);
+  private bufStart = 0;
+  constructor(private readonly file: AppendFile) {}
+
+  private async load(pos: number): Promise<void> {
+    const from = Math.max(0, pos + 1 - READ_CHUNK);
+    this.buf = await this.file.readAt(from, pos + 1 - from);
+    this.bufStart = from;
+    if (this.buf.length !== pos + 1 - from) throw new Error("ledger shrank while being read");
+  }
+
+  async byteAt(pos: number): Promise<number> {
+    if (pos < this.bufStart || pos >= this.bufStart + this.buf.length) await this.load(pos);
+    return this.buf[pos - this.bufStart]!;
+  }
+
+  /** The offset where the line holding byte `end - 1` starts (just after the previous "\n", or 0). */
+  async lineStart(end: number): Promise<number> {
+    let pos = end - 1;
+    while (pos >= 0) {
+      if (pos < this.bufStart || pos >= this.bufStart + this.buf.length) await this.load(pos);
+      const i = this.buf.lastIndexOf(LF, pos - this.bufStart);
+      if (i >= 0) return this.bufStart + i + 1;
+      pos = this.bufStart - 1;
+    }
+    return 0;
+  }
+}
+
+type LineVerdict = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; chain: string | null };
+
+// ignoreBOM: a line that starts with a BOM is unparseable to verify (as to Python), so it must be to the writer too.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
+async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {
+  if (end - start > MAX_PARSE_BYTES) return { kind: "unparseable" };
+  const bytes = await file.readAt(start, end - start);
+  if (bytes.every((c) => c === 0x20 || (c >= 0x09 && c <= 0x0d))) return { kind: "blank" };
+  let row: Json;
+  try {
+    row = parseJson(utf8.decode(bytes));
+  } catch {
+    return { kind: "unparseable" };
+  }
+  if (!isObject(row)) return { kind: "row", chain: null };
+  const chain = getField(row, "chain");
+  if (!pyTruthy(chain)) return { kind: "row", chain: GENESIS };
+  return { kind: "row", chain: typeof chain === "string" ? chain : null };
+}
+
+/** The chain a row appended at `end` (a line boundary) continues from. */
+async function chainBefore(file: AppendFile, reader: BackReader, end: number): Promise<string> {
+  let pos = end;
+  while (pos > 0) {
+    const start = await reader.lineStart(pos - 1);
+    const v = await judgeLine(file, start, pos - 1);
+    if (v.kind === "row" && v.chain !== null) return v.chain;
+    pos = start;
+  }
+  return GENESIS;
+}
+
+async function inspectTail(file: AppendFile, size: number): Promise<Tail> {
+  if (size === 0) return { prev: GENESIS, terminate: false };
+  const reader = new BackReader(file);
+  if ((await reader.byteAt(size - 1)) === LF) return { prev: await chainBefore(file, reader, size), terminate: false };
+  const start = await reader.lineStart(size);
+  const v = await judgeLine(file, start, size);
+  if (v.kind === "row" && v.chain !== null) return { prev: v.chain, terminate: true };
+  const prev = await chainBefore(file, reader, start);
+  if (v.kind !== "unparseable") return { prev, terminate: true };
+  return { prev, terminate: true, torn: await describeTorn(file, start, size) };
+}
+
+async function describeTorn(file: AppendFile, start: number, end: number): Promise<NonNullable<Tail["torn"]>> {
+  let lines = 1;
+  for (let pos = 0; pos < start; pos += READ_CHUNK * 16) {
+    const chunk = await file.readAt(pos, Math.min(READ_CHUNK * 16, start - pos));
+    for (let i = chunk.indexOf(LF); i >= 0; i = chunk.indexOf(LF, i + 1)) lines++;
+    if (chunk.length === 0) break;
+  }
+  const digest = new StreamDigest();
+  for (let pos = start; pos < end; pos += READ_CHUNK * 16) {
+    const chunk = await file.readAt(pos, Math.min(READ_CHUNK * 16, end - pos));
+    digest.update(chunk);
+    if (chunk.length === 0) break;
+  }
+  return { line: lines, bytes: end - start, digest: digest.digest() };
+}

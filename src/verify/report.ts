@@ -1,0 +1,132 @@
+/**
+ * How a `seam verify` report is shown: the human text, the `--json` object and
+ * the exit status. Pure functions of the report; the command decides where
+ * they go.
+ */
+import { EXIT } from "../base/exit.ts";
+import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
+
+/** Exit status of one report: ok 0, broken 1, inconclusive 3. */
+export function exitCodeFor(r: VerifyReport): number {
+  return r.verdict === "ok" ? EXIT.OK : r.verdict === "broken" ? EXIT.FAIL : EXIT.INCONCLUSIVE;
+}
+
+/** The worst of several exit statuses: broken (1) over inconclusive (3) over ok (0). */
+export function worstExit(codes: readonly number[]): number {
+  const rank = (c: number) => (c === EXIT.FAIL ? 2 : c === EXIT.INCONCLUSIVE ? 1 : 0);
+  let worst: number = EXIT.OK;
+  for (const c of codes) if (rank(c) > rank(worst)) worst = c;
+  return worst;
+}
+
+export interface JsonReport {
+  file: string;
+  ok: boolean | null;
+  rows: number;
+  chained: number;
+  prechain: number;
+  first_break: { line: number | null; message: string } | null;
+  breaks: number;
+  verified_scope: VerifyReport["verified_scope"];
+  head: string | null;
+  sessions: SessionReport[];
+  findings: string[];
+  notes: string[];
+}
+
+/**
+ * The `--json` object, one per file, written on one line by the command:
+ *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"breaks":0,
+ *    "verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo","rows":4,
+ *    "calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"notes":[]}
+ * `ok` is null when inconclusive; `first_break` is {"line":N,"message":"line N: …"}, line null for
+ * `unreadable: <reason>`.
+ */
+export function jsonReport(file: string, r: VerifyReport): JsonReport {
+  return {
+    file,
+    ok: r.ok,
+    rows: r.rows,
+    chained: r.chained,
+    prechain: r.prechain,
+    first_break: r.first_break,
+    breaks: r.breaks,
+    verified_scope: r.verified_scope,
+    head: r.head,
+    sessions: r.sessions,
+    findings: r.findings,
+    notes: r.notes,
+  };
+}
+
+const SESSIONS_SHOWN = 20;
+
+/**
+ * The human report, e.g.
+ *   ledger.jsonl: ok
+ *     rows      4 (4 chained)
+ *     head      0123456789abcdef0123456789abcdef
+ *     sessions  1 (1 complete)
+ *       s1 (echo): 4 rows, 1 call (ok 1), complete
+ * and when something is wrong, after `rows`:
+ *     break     line 3: chain mismatch (2 breaks)
+ * and at the end `findings` and `notes`, one per line, indented under their
+ * heading. `rows` adds ", P prechain skipped" (or "rejected" with --strict).
+ * `extra` lines (the checkpoint layer's: src/checkpoint/verifier.ts) go before the findings.
+ * Control characters from the ledger (session ids, servers) are shown escaped,
+ * so a hostile file cannot drive the terminal. Colour (the verdict only) when
+ * `color`.
+ */
+export function humanReport(
+  file: string,
+  r: VerifyReport,
+  opts: { color?: boolean; strict?: boolean; extra?: readonly string[] } = {},
+): string {
+  const out: string[] = [];
+  out.push(`${printable(file)}: ${paint(r.verdict, opts.color === true)}`);
+  const pre = r.prechain > 0 ? `, ${r.prechain} prechain ${opts.strict ? "rejected" : "skipped"}` : "";
+  out.push(`  rows      ${r.rows} (${r.chained} chained${pre})`);
+  if (r.first_break !== null) {
+    out.push(`  break     ${printable(r.first_break.message)} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`);
+  }
+  out.push(`  head      ${r.head === null ? "none" : printable(r.head)}`);
+  if (r.sessions.length > 0) {
+    const complete = r.sessions.filter((s) => s.complete).length;
+    out.push(`  sessions  ${r.sessions.length} (${complete} complete)`);
+    for (const s of r.sessions.slice(0, SESSIONS_SHOWN)) out.push(`    ${sessionLine(s)}`);
+    if (r.sessions.length > SESSIONS_SHOWN) out.push(`    … ${r.sessions.length - SESSIONS_SHOWN} more`);
+  }
+  for (const l of opts.extra ?? []) out.push(printable(l));
+  if (r.findings.length > 0) {
+    out.push("  findings");
+    for (const f of r.findings) out.push(`    ${printable(f)}`);
+  }
+  if (r.notes.length > 0) {
+    out.push("  notes");
+    for (const n of r.notes) out.push(`    ${printable(n)}`);
+  }
+  return out.join("\n") + "\n";
+}
+
+function sessionLine(s: SessionReport): string {
+  const server = s.server === null ? "" : ` (${printable(s.server)})`;
+  const statuses = Object.entries(s.statuses)
+    .map(([k, v]) => `${printable(k)} ${v}`)
+    .join(", ");
+  const calls = `${s.calls} call${s.calls === 1 ? "" : "s"}${statuses ? ` (${statuses})` : ""}`;
+  return `${printable(s.id)}${server}: ${s.rows} row${s.rows === 1 ? "" : "s"}, ${calls}, ${s.complete ? "complete" : "incomplete"}`;
+}
+
+function paint(v: Verdict, color: boolean): string {
+  if (!color) return v;
+  const code = v === "ok" ? "32" : v === "broken" ? "1;31" : "33";
+  return `\x1b[${code}m${v}\x1b[0m`;
+}
+
+/** C0, DEL, C1 and the bidi controls as \u escapes; everything else as is. */
+export function printable(s: string): string {
+  return s.replace(
+    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}

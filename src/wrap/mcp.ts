@@ -1,0 +1,602 @@
+/**
+ * Observing MCP messages and pairing requests with their answers.
+ *
+ * The observer sees copies of frames the relay has already forwarded (except
+ * under --write-ahead, where a tools/call waits for its intent row). It turns
+ * them into ledger rows through a RowSink. It never throws: a frame it cannot
+ * understand is counted, never fatal.
+ *
+ * Pairing rules (issue: "Pairing rules"): client requests and server requests
+ * live in separate id spaces, since an SDK client and an SDK server both count
+ * from 0; an answer is matched by (direction, exact id) — 1 and "1" differ,
+ * integers of any size compare exactly; a duplicate id still open pairs first
+ * in, first out; batches are taken element by element.
+ */
+import { compareCodePoints } from "../core/canonical.ts";
+import { digestJson } from "../core/digest.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+
+export type Fields = Record<string, Json | undefined>;
+
+export interface RowSink {
+  /** Queues a row; never blocks and never throws. */
+  row(evt: string, fields: Fields): void;
+  /** Queues a row and resolves once it is durable on disk (true) or cannot be (false). */
+  durable(evt: string, fields: Fields): Promise<boolean>;
+}
+
+/** Test-only defects, switched on by `seam selftest` to prove its checks can fail. */
+export interface ObserverFaults {
+  /** Also write a tool_call row when the request is seen (breaks one row per call). */
+  doubleRow?: boolean;
+  /** Skip the rows for calls still open at the end. */
+  noUnansweredFlush?: boolean;
+  /** One id table for both directions (lets a server request complete a client call). */
+  sharedIdTable?: boolean;
+}
+
+/**
+ * What the observer asks of --map (src/wrap/actions.ts), once for each tools/call
+ * with a valid id, synchronously when it is seen. undefined: the tool is not
+ * mapped. `skipped`: mapped, but no action could be made (the call goes on).
+ * Otherwise the action and its posting, a promise that never rejects.
+ */
+export interface ActionHook {
+  make(tool: string | undefined, id: Json, params: Json | undefined): ActionMade | undefined;
+}
+export type ActionMade = { skipped: string } | { action: JsonObject; posting: Promise<ActionPosting> };
+export interface ActionPosting {
+  /** Whether the POST succeeded; undefined when none was tried (no endpoint, or no key). */
+  posted?: boolean;
+  /** Why it was not posted. */
+  error?: string;
+  /** The call must not be forwarded (--no-fail-open). */
+  refuse?: boolean;
+}
+
+/** The JSON-RPC error code of seam's own answer to a call it refuses. */
+export const REFUSED_CODE = -32000;
+/** The message when --fail-closed refuses a call whose intent row could not be made durable. */
+export const NOT_DURABLE =
+  "seam: recording failed: the call was not forwarded because its record could not be made durable";
+
+export interface ObserverOptions {
+  rows: RowSink;
+  raw: boolean;
+  writeAhead: boolean;
+  /** A call whose intent row cannot be made durable is refused (else it is forwarded anyway). */
+  failClosed?: boolean;
+  /** --map: actions for tools/call requests. */
+  actions?: ActionHook;
+  /** Monotonic milliseconds. */
+  now: () => number;
+  faults?: ObserverFaults;
+}
+
+type Dir = "c2s" | "s2c";
+
+interface Pending {
+  /** Who sent the request. */
+  from: Dir;
+  method: string;
+  id: Json;
+  /**
+   * What the row will need of the request's params, taken when it is seen
+   * (see `keepOf`): never the whole params once the request is queued, so a
+   * client that leaves many large requests unanswered cannot make seam hold them.
+   */
+  params: Json | undefined;
+  /** Digest of params.arguments (tools/call, prompts/get) or of the params (server requests). */
+  digest?: string;
+  seen: number;
+  /** --map: the call's action (or why none was made) and how posting it went. */
+  action?: ActionMade;
+  posting?: ActionPosting;
+  /** Why the call is refused, once it is. */
+  refusal?: string;
+}
+
+/** Counters reported in session_end. */
+export interface ObserverCounts {
+  calls: number;
+  unanswered: number;
+  cancelled: number;
+  late_responses: number;
+  unmatched_responses: number;
+  unparsed_frames: number;
+  oversize_frames_unlogged: number;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/** The params fields a row reads (tool or prompt name, client info, list cursor, resource uri). */
+const KEPT_PARAMS = ["name", "clientInfo", "cursor", "uri"] as const;
+
+/** Methods a client sends whose answers make rows; every other request is paired silently. */
+const ROWED_CLIENT_METHODS = new Set([
+  "initialize",
+  "server/discover",
+  "tools/list",
+  "tools/call",
+  "resources/read",
+  "prompts/get",
+]);
+
+/**
+ * The exact identity of a JSON-RPC id, or null when it is not a valid one
+ * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and forbids null).
+ */
+export function idKey(id: Json | undefined): string | null {
+  if (typeof id === "string") return `s${id}`;
+  if (typeof id === "number") return Number.isInteger(id) ? `i${id}` : null;
+  if (typeof id === "bigint") return `i${id}`;
+  return null;
+}
+
+/** Milliseconds kept to the microsecond, always written as a float. */
+function msSince(start: number, now: number): JsonFloat | number {
+  const v = Math.round((now - start) * 1000) / 1000;
+  return Number.isInteger(v) ? new JsonFloat(v) : v;
+}
+
+export class McpObserver {
+  readonly counts: ObserverCounts = {
+    calls: 0,
+    unanswered: 0,
+    cancelled: 0,
+    late_responses: 0,
+    unmatched_responses: 0,
+    unparsed_frames: 0,
+    oversize_frames_unlogged: 0,
+  };
+  /** Requests each side sent that the other has not answered yet, keyed by idKey. */
+  private readonly open: Record<Dir, Map<string, Pending[]>>;
+  /** Ids of cancelled requests whose answer may still arrive. */
+  private readonly cancelledIds: Record<Dir, Map<string, number>> = { c2s: new Map(), s2c: new Map() };
+  /** Holds for write-ahead intents and action postings of the frame being observed. */
+  private holds: Promise<boolean>[] = [];
+  /** The calls of the last client frame that was held (what `refuse` refuses). */
+  private held: Pending[] = [];
+
+  constructor(private readonly o: ObserverOptions) {
+    const c2s = new Map<string, Pending[]>();
+    this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
+  }
+
+  /**
+   * A frame the client sent. Under --write-ahead or --map, returns a promise
+   * that resolves once every tools/call in it is recorded as it must be before
+   * it is forwarded: true to forward the frame, false to refuse it (then
+   * `refuse` answers its calls instead). The relay observes one client frame
+   * at a time and forwards or refuses it before the next.
+   */
+  fromClient(frame: Uint8Array): Promise<boolean> | undefined {
+    this.holds = [];
+    this.held = [];
+    this.observe("c2s", frame);
+    if (this.holds.length === 0) return undefined;
+    const holds = this.holds;
+    this.holds = [];
+    return Promise.all(holds).then((oks) => oks.every(Boolean));
+  }
+
+  /**
+   * The last held client frame is refused: each of its calls gets a
+   * `tool_call` row with status `refused`, and seam's answer line for the
+   * client, a JSON-RPC error with code -32000:
+   *
+   *   {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"recording failed: endpoint answered 500; the call was not forwarded"}}
+   */
+  refuse(): Uint8Array[] {
+    const calls = this.held;
+    this.held = [];
+    const now = this.o.now();
+    const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const lines: Uint8Array[] = [];
+    for (const p of calls) {
+      const message = p.refusal ?? first;
+      lines.push(
+        encoder.encode(
+          `{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`,
+        ),
+      );
+      const key = idKey(p.id)!;
+      const q = this.open.c2s.get(key);
+      const at = q?.indexOf(p) ?? -1;
+      if (at < 0) continue; // its row is written already (the session ended while it was held)
+      q!.splice(at, 1);
+      if (q!.length === 0) this.open.c2s.delete(key);
+      const error = new Map<string, Json>([
+        ["code", REFUSED_CODE],
+        ["message", message],
+      ]);
+      this.rowFor(p, { error, result: undefined }, now, "refused", message);
+    }
+    return lines;
+  }
+
+  fromServer(frame: Uint8Array): void {
+    this.observe("s2c", frame);
+  }
+
+  oversize(_dir: Dir, _length: number): void {
+    this.counts.oversize_frames_unlogged++;
+  }
+
+  /** The session is over: every request still open gets its row, with `reason`. */
+  finish(reason: string): void {
+    if (this.o.faults?.noUnansweredFlush) return;
+    const now = this.o.now();
+    for (const dir of ["c2s", "s2c"] as const) {
+      if (dir === "s2c" && this.open.s2c === this.open.c2s) break;
+      for (const queue of this.open[dir].values()) {
+        for (const p of queue) {
+          if (this.rowFor(p, undefined, now, "unanswered", reason)) this.counts.unanswered++;
+        }
+      }
+      this.open[dir].clear();
+    }
+  }
+
+  private observe(dir: Dir, frame: Uint8Array): void {
+    const msg = decodeFrame(frame);
+    if (msg === undefined) {
+      if (!isBlank(frame)) this.counts.unparsed_frames++;
+      return;
+    }
+    if (Array.isArray(msg)) {
+      if (msg.length === 0) this.counts.unparsed_frames++;
+      for (const m of msg) this.message(dir, m);
+    } else {
+      this.message(dir, msg);
+    }
+  }
+
+  private message(dir: Dir, m: Json): void {
+    if (!isObject(m)) {
+      this.counts.unparsed_frames++;
+      return;
+    }
+    const method = getField(m, "method");
+    const hasId = getField(m, "id") !== undefined;
+    const id = getField(m, "id");
+    if (typeof method === "string") {
+      const params = getField(m, "params");
+      if (!hasId) {
+        if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
+        else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        return;
+      }
+      const key = idKey(id);
+      if (key === null) {
+        if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        return;
+      }
+      const p: Pending = { from: dir, method, id: id!, params, seen: this.o.now() };
+      const table = this.open[dir];
+      const q = table.get(key);
+      if (q) q.push(p);
+      else table.set(key, [p]);
+      if (dir === "c2s" && method === "tools/call") this.requested(p);
+      this.keepOf(p);
+      return;
+    }
+    if (!hasId) {
+      this.counts.unparsed_frames++;
+      return;
+    }
+    // An answer travels the other way from its request.
+    const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
+    const key = idKey(id);
+    const q = key === null ? undefined : this.open[reqDir].get(key);
+    const p = q?.shift();
+    if (q && q.length === 0) this.open[reqDir].delete(key!);
+    if (!p) {
+      const late = key === null ? 0 : (this.cancelledIds[reqDir].get(key) ?? 0);
+      if (late > 0) {
+        this.counts.late_responses++;
+        if (late === 1) this.cancelledIds[reqDir].delete(key!);
+        else this.cancelledIds[reqDir].set(key!, late - 1);
+      } else {
+        this.counts.unmatched_responses++;
+      }
+      return;
+    }
+    this.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
+  }
+
+  /**
+   * A tools/call request was seen. With --map, a mapped call's action is made
+   * now (so requested_at precedes every effect) and posted; its intent row
+   * follows the posting, with `action_posted` (+ `action_post_error`). Under
+   * --write-ahead every call has an intent row, durable before forwarding.
+   */
+  private requested(p: Pending): void {
+    const tool = getField(p.params ?? null, "name");
+    const fields: Fields = {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: p.id,
+      args_digest: (p.digest = argsDigest(p.params)),
+    };
+    const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
+    p.action = made;
+    if (made !== undefined && "action" in made) {
+      this.held.push(p);
+      this.holds.push(
+        made.posting.then((posting) => {
+          p.posting = posting;
+          if (posting.refuse)
+            p.refusal = `recording failed: ${posting.error ?? "the action could not be posted"}; the call was not forwarded`;
+          return this.intent(p, { ...fields, ...actionFields(p) });
+        }),
+      );
+    } else if (this.o.writeAhead) {
+      this.held.push(p);
+      this.holds.push(this.intent(p, { ...fields, ...actionFields(p) }));
+    }
+    if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  /** Writes a call's intent row; resolves whether the call may be forwarded. */
+  private intent(p: Pending, fields: Fields): Promise<boolean> {
+    const written = this.o.writeAhead
+      ? this.o.rows.durable("tool_call_intent", fields)
+      : (this.o.rows.row("tool_call_intent", fields), Promise.resolve(true));
+    return written.then((durable) => {
+      if (p.refusal !== undefined) return false;
+      if (durable || !this.o.failClosed) return true;
+      p.refusal = NOT_DURABLE;
+      return false;
+    });
+  }
+
+  private invalidCall(id: Json | undefined, params: Json | undefined): void {
+    const tool = getField(params ?? null, "name");
+    this.counts.calls++;
+    this.o.rows.row("tool_call", {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: id,
+      args_digest: argsDigest(params),
+      status: "invalid_id",
+      args: this.o.raw ? (getField(params ?? null, "arguments") ?? new Map()) : undefined,
+    });
+  }
+
+  private cancel(requestsDir: Dir, params: Json | undefined): void {
+    // notifications/cancelled names a request the *sender* made earlier.
+    const key = idKey(getField(params ?? null, "requestId"));
+    if (key === null) return;
+    const q = this.open[requestsDir].get(key);
+    const p = q?.shift();
+    if (!p) return;
+    if (q!.length === 0) this.open[requestsDir].delete(key);
+    this.cancelledIds[requestsDir].set(key, (this.cancelledIds[requestsDir].get(key) ?? 0) + 1);
+    const reason = getField(params ?? null, "reason");
+    if (this.rowFor(p, undefined, this.o.now(), "cancelled", typeof reason === "string" ? reason : undefined)) {
+      this.counts.cancelled++;
+    }
+  }
+
+  /**
+   * Writes the row for a finished request: answered (`answer` given) or closed
+   * without one (`closed` = "cancelled" | "unanswered"), or refused by seam
+   * (`closed` = "refused", `answer` = seam's own error). Returns whether a row was written.
+   */
+  private rowFor(
+    p: Pending,
+    answer: { error: Json | undefined; result: Json | undefined } | undefined,
+    now: number,
+    closed?: string,
+    reason?: string,
+  ): boolean {
+    const raw = this.o.raw;
+    const ms = msSince(p.seen, now);
+    const outcome = closed ?? statusOf(answer!.error, answer!.result);
+    const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
+    const resultDigest = answerValue === undefined ? undefined : digestJson(answerValue);
+    const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
+    const params = p.params ?? null;
+    if (p.from === "s2c") {
+      this.o.rows.row("server_request", {
+        method: p.method,
+        rpc_id: p.id,
+        params_digest: p.digest,
+        result_digest: resultDigest,
+        status: outcome,
+        ms,
+        reason,
+        error_code: errorCode,
+        params: raw ? params : undefined,
+        result: raw ? answerValue : undefined,
+      });
+      return true;
+    }
+    const result = answer?.result;
+    switch (p.method) {
+      case "tools/call":
+        this.counts.calls++;
+        this.namedRow(
+          "tool_call",
+          "tool",
+          p,
+          { resultDigest, outcome, ms, reason, errorCode, answerValue },
+          actionFields(p),
+        );
+        return true;
+      case "initialize":
+      case "server/discover": {
+        const clientInfo = getField(params, "clientInfo");
+        this.o.rows.row(p.method === "initialize" ? "mcp_initialize" : "mcp_discover", {
+          rpc_id: p.id,
+          status: outcome,
+          client_info: clientInfo,
+          server_info: result === undefined ? undefined : getField(result, "serverInfo"),
+          protocol_version: result === undefined ? undefined : getField(result, "protocolVersion"),
+          result_digest: resultDigest,
+          ms,
+          reason,
+          error_code: errorCode,
+        });
+        return true;
+      }
+      case "tools/list": {
+        const tools = result === undefined ? undefined : getField(result, "tools");
+        const names = Array.isArray(tools)
+          ? tools
+              .map((t) => getField(t, "name"))
+              .filter((n): n is string => typeof n === "string")
+              .sort(compareCodePoints)
+          : undefined;
+        const cursor = getField(params, "cursor");
+        const next = result === undefined ? undefined : getField(result, "nextCursor");
+        this.o.rows.row("tools_list", {
+          rpc_id: p.id,
+          status: outcome,
+          tools: names,
+          tool_count: Array.isArray(tools) ? tools.length : undefined,
+          tools_digest: tools === undefined ? undefined : digestJson(tools),
+          cursor: typeof cursor === "string" ? cursor : undefined,
+          next_cursor: typeof next === "string" ? next : undefined,
+          ms,
+          reason,
+          error_code: errorCode,
+        });
+        return true;
+      }
+      case "resources/read": {
+        const uri = getField(params, "uri");
+        this.o.rows.row("resource_read", {
+          uri: typeof uri === "string" ? uri : undefined,
+          rpc_id: p.id,
+          result_digest: resultDigest,
+          status: outcome,
+          ms,
+          reason,
+          error_code: errorCode,
+          result: raw ? answerValue : undefined,
+        });
+        return true;
+      }
+      case "prompts/get":
+        this.namedRow("prompt_get", "prompt", p, { resultDigest, outcome, ms, reason, errorCode, answerValue });
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Replaces a queued request's params with what its row needs (and its digest). */
+  private keepOf(p: Pending): void {
+    const full = p.params ?? null;
+    if (p.from === "s2c") {
+      p.digest = digestJson(full);
+      if (!this.o.raw) p.params = undefined;
+      return;
+    }
+    if (!ROWED_CLIENT_METHODS.has(p.method)) {
+      p.params = undefined;
+      return;
+    }
+    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
+    const kept = new Map<string, Json>();
+    for (const k of KEPT_PARAMS) {
+      const v = getField(full, k);
+      if (v !== undefined) kept.set(k, v);
+    }
+    if (this.o.raw) {
+      const args = getField(full, "arguments");
+      if (args !== undefined) kept.set("arguments", args);
+    }
+    p.params = kept;
+  }
+
+  /**
+   * The row of a request that names something and carries arguments:
+   * tool_call (`tool`) and prompt_get (`prompt`), in the same field order.
+   */
+  private namedRow(
+    evt: string,
+    nameKey: "tool" | "prompt",
+    p: Pending,
+    a: { resultDigest?: string; outcome: string; ms: Json; reason?: string; errorCode?: Json; answerValue?: Json },
+    extra: Fields = {},
+  ): void {
+    const params = p.params ?? null;
+    const name = getField(params, "name");
+    const raw = this.o.raw;
+    this.o.rows.row(evt, {
+      [nameKey]: typeof name === "string" ? name : undefined,
+      rpc_id: p.id,
+      args_digest: p.digest,
+      result_digest: a.resultDigest,
+      status: a.outcome,
+      ms: a.ms,
+      reason: a.reason,
+      error_code: a.errorCode,
+      ...extra,
+      args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
+      result: raw ? a.answerValue : undefined,
+    });
+  }
+}
+
+/** A call's action fields for its rows: `action`, `action_posted`, `action_post_error`, or `action_skipped`. */
+function actionFields(p: Pending): Fields {
+  const made = p.action;
+  if (made === undefined) return {};
+  if ("skipped" in made) return { action_skipped: made.skipped };
+  return { action: made.action, action_posted: p.posting?.posted, action_post_error: p.posting?.error };
+}
+
+/**
+ * A JSON-RPC id as JSON text, for writing it back in an answer: integers of
+ * any size exactly, strings quoted; anything else is no id (undefined).
+ */
+export function idJson(id: Json | undefined): string | undefined {
+  if (typeof id === "bigint") return id.toString();
+  if (typeof id === "number") return String(id);
+  if (typeof id === "string") return JSON.stringify(id);
+  return undefined;
+}
+
+/** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
+function statusOf(error: Json | undefined, result: Json | undefined): string {
+  if (error !== undefined) return "error";
+  if (result !== undefined && isObject(result)) {
+    if (getField(result, "isError") === true) return "error";
+    if (getField(result, "resultType") === "input_required") return "input_required";
+  }
+  return "ok";
+}
+
+/** Digest of params.arguments; a call without arguments digests as `{}`. */
+function argsDigest(params: Json | undefined): string {
+  const args = params === undefined ? undefined : getField(params, "arguments");
+  return digestJson(args === undefined ? new Map() : args);
+}
+
+function decodeFrame(frame: Uint8Array): Json | undefined {
+  // Only an object or a batch can be JSON-RPC: anything else is counted
+  // without paying for a decode and a parse error (a flood of short
+  // non-JSON lines must not slow the relay down).
+  let i = 0;
+  while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
+  if (frame[i] !== 0x7b && frame[i] !== 0x5b) return undefined;
+  let text: string;
+  try {
+    text = decoder.decode(frame);
+  } catch {
+    return undefined;
+  }
+  try {
+    return parseJson(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isBlank(frame: Uint8Array): boolean {
+  for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  return true;
+}

@@ -1,0 +1,181 @@
+/**
+ * Moving bytes from one side of the seam to the other.
+ *
+ * The rule (issue 3, "Fidelity"): bytes are forwarded first and observed
+ * second, from the same chunk; nothing is parsed and re-emitted. A chunk is
+ * handed to the sink before the observer sees it, and the observer runs
+ * before the next await, so an answer can never be observed before the
+ * request it answers (the peer cannot reply to bytes we have not written).
+ * Backpressure: when the sink asks us to wait, we stop reading.
+ */
+import type { ByteSink, ByteSource } from "../runtime/types.ts";
+
+/** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */
+export type Corruptor = (chunk: Uint8Array) => Uint8Array;
+
+/**
+ * Forwards every chunk of `src` to `dst`, then shows it to `observe`.
+ * Resolves at the end of `src` (or when reading fails, which ends the flow the
+ * same way an EOF does). Never rejects.
+ */
+export async function pump(
+  src: ByteSource,
+  dst: ByteSink,
+  observe: (chunk: Uint8Array) => void,
+  corrupt?: Corruptor,
+): Promise<void> {
+  try {
+    for await (const chunk of src) {
+      const out = corrupt ? corrupt(chunk) : chunk;
+      const wait = dst.write(out);
+      observe(out);
+      if (wait) await wait;
+    }
+  } catch {
+    // A read error on a pipe is its end; the session records how it ended.
+  }
+}
+
+const NL = 0x0a;
+
+/**
+ * The client→server flow under --write-ahead: forwarding is frame by frame so
+ * that a tools/call reaches the server only after its intent row is durable.
+ * `hold` sees each complete frame (without "\n") before it is forwarded and may
+ * return a promise to wait on; when that resolves false and the frame must be
+ * refused (--fail-closed), `refuse` gets it instead of the server.
+ * A frame longer than `maxFrame` cannot be observed: it streams through as it
+ * arrives, and `oversize` counts it.
+ */
+export async function pumpFramed(
+  src: ByteSource,
+  dst: ByteSink,
+  o: {
+    maxFrame: number;
+    hold: (frame: Uint8Array) => Promise<boolean> | undefined;
+    refuse?: (frame: Uint8Array) => void;
+    oversize: (length: number) => void;
+    tap: (chunk: Uint8Array) => void;
+  },
+): Promise<void> {
+  let parts: Uint8Array[] = [];
+  let partLen = 0;
+  /** Streaming an oversize frame through; its length so far. */
+  let passing = -1;
+  const send = async (bytes: Uint8Array) => {
+    if (bytes.length === 0) return;
+    const wait = dst.write(bytes);
+    o.tap(bytes);
+    if (wait) await wait;
+  };
+  const whole = (tail: Uint8Array): Uint8Array => {
+    if (partLen === 0) return tail;
+    const buf = new Uint8Array(partLen + tail.length);
+    let at = 0;
+    for (const p of parts) {
+      buf.set(p, at);
+      at += p.length;
+    }
+    buf.set(tail, at);
+    parts = [];
+    partLen = 0;
+    return buf;
+  };
+  const complete = async (frameWithNl: Uint8Array) => {
+    const frame = frameWithNl.subarray(0, frameWithNl.length - 1);
+    const h = o.hold(frame);
+    const ok = h ? await h : true;
+    if (!ok && o.refuse) o.refuse(frame);
+    else await send(frameWithNl);
+  };
+  try {
+    for await (const chunk of src) {
+      let start = 0;
+      while (start < chunk.length) {
+        const nl = chunk.indexOf(NL, start);
+        const end = nl < 0 ? chunk.length : nl + 1;
+        const piece = chunk.subarray(start, end);
+        if (passing >= 0) {
+          passing += piece.length - (nl < 0 ? 0 : 1);
+          await send(piece);
+          if (nl >= 0) {
+            o.oversize(passing);
+            passing = -1;
+          }
+        } else if (nl >= 0) {
+          await complete(whole(piece));
+        } else if (partLen + piece.length > o.maxFrame) {
+          passing = partLen + piece.length;
+          await send(whole(piece));
+        } else {
+          parts.push(piece.slice());
+          partLen += piece.length;
+        }
+        start = end;
+      }
+    }
+  } catch {
+    // As in pump: a read error is the end of the flow.
+  }
+  if (passing >= 0) o.oversize(passing);
+  else if (partLen > 0) {
+    // An unterminated final frame: still observed, then forwarded as it came.
+    const last = whole(new Uint8Array(0));
+    const h = o.hold(last);
+    const ok = h ? await h : true;
+    if (!ok && o.refuse) o.refuse(last);
+    else await send(last);
+  }
+}
+
+/**
+ * The server→client sink, able to slip a whole line of seam's own (a
+ * --fail-closed error answer) between two server frames, never inside one.
+ */
+export class ClientOut implements ByteSink {
+  private midFrame = false;
+  private queue: Uint8Array[] = [];
+
+  constructor(private readonly out: ByteSink) {}
+
+  write(chunk: Uint8Array): void | Promise<void> {
+    if (this.queue.length === 0 || chunk.length === 0) {
+      if (chunk.length > 0) this.midFrame = chunk[chunk.length - 1] !== NL;
+      return this.out.write(chunk);
+    }
+    let cut = 0;
+    if (this.midFrame) {
+      const nl = chunk.indexOf(NL);
+      if (nl < 0) return this.out.write(chunk);
+      cut = nl + 1;
+    }
+    const waits: (void | Promise<void>)[] = [];
+    if (cut > 0) waits.push(this.out.write(chunk.subarray(0, cut)));
+    this.midFrame = false;
+    for (const line of this.queue.splice(0)) waits.push(this.out.write(line));
+    if (cut < chunk.length) {
+      waits.push(this.out.write(chunk.subarray(cut)));
+      this.midFrame = chunk[chunk.length - 1] !== NL;
+    }
+    const pending = waits.filter((w): w is Promise<void> => w instanceof Promise);
+    if (pending.length > 0) return Promise.all(pending).then(() => {});
+  }
+
+  /** Queues a line (ending in "\n") of seam's own; written now when between frames. */
+  inject(line: Uint8Array): void {
+    if (!this.midFrame) {
+      void this.out.write(line);
+      return;
+    }
+    this.queue.push(line);
+  }
+
+  async end(): Promise<void> {
+    if (this.queue.length > 0) {
+      // The server ended mid-frame; seam's answers still belong to the client.
+      await this.out.write(new Uint8Array([NL]));
+      for (const line of this.queue.splice(0)) await this.out.write(line);
+    }
+    await this.out.end();
+  }
+}
