@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import type { ActionRecorder } from "../src/wrap/actions.ts";
-import { actionsUrl } from "../src/wrap/endpoint.ts";
+import { chooseEndpoint } from "../src/wrap/endpoint.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault } from "../src/selftest/faults.ts";
@@ -237,13 +237,9 @@ async function actionFlags(
   }
   const map = await parseActionMap(text, mapPath);
   const timeout = timeoutMs(given("timeout"));
-  const apiUrl = given("apiUrl") ?? (env.COMMITLAYER_API_URL || undefined);
-  let endpoint: { url: string; key?: string; timeoutMs: number } | undefined;
-  if (apiUrl !== undefined) {
-    const u = actionsUrl(apiUrl);
-    if ("error" in u) throw new UsageError(`${given("apiUrl") ? "--api-url" : "COMMITLAYER_API_URL"}: ${u.error}`);
-    endpoint = { url: u.url, key: env.COMMITLAYER_API_KEY || undefined, timeoutMs: timeout };
-  }
+  const chosen = chooseEndpoint(given("apiUrl"), env.COMMITLAYER_API_URL, env.COMMITLAYER_API_KEY);
+  if ("error" in chosen) throw new UsageError(chosen.error);
+  const endpoint = chosen.url === undefined ? undefined : { url: chosen.url, key: chosen.key, timeoutMs: timeout };
   const failOpen = !a.noFailOpen && !own.includes("--no-fail-open");
   return new ActionRecorder(
     {
@@ -254,7 +250,7 @@ async function actionFlags(
       failOpen,
       warnUnmapped: Boolean(a.warnUnmapped),
     },
-    { warn: (m) => log.warn(m) },
+    { warn: (m) => log.warn(m), info: (m) => log.info(m) },
   );
 }
 

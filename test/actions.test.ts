@@ -280,14 +280,26 @@ describe("the action built for a call", () => {
       REFUND_JSON,
       refund,
       7,
-      `{"action_id": "refund:o-10231", "contract_id": "refund_workflow", "subject_id": "o-10231", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": 7}, "channel": "mcp", "compensates": "pay:o-10231"}`,
+      `{"action_id": "refund:o-10231", "contract_id": "refund_workflow", "subject_id": "o-10231", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": "7"}, "channel": "mcp", "compensates": "pay:o-10231"}`,
     ],
     [
       "numbers keep their exact form; absent params and compensates are left out",
       REFUND_JSON,
       `{"name": "refund_payment", "arguments": {"order_id": 10231, "amount": 180.0}}`,
       18446744073709551616n,
-      `{"action_id": "refund:10231", "contract_id": "refund_workflow", "subject_id": "10231", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180.0, "mcp_tool": "refund_payment", "mcp_request_id": 18446744073709551616}, "channel": "mcp"}`,
+      `{"action_id": "refund:10231", "contract_id": "refund_workflow", "subject_id": "10231", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180.0, "mcp_tool": "refund_payment", "mcp_request_id": "18446744073709551616"}, "channel": "mcp"}`,
+    ],
+    [
+      "an exchange's orders_create (YAML-free JSON, nested order configuration, a client order id as the action id)",
+      `{"agent_id": "trader-1", "tools": {"coinbase.orders_create": {
+        "contract_id": "trading_limits", "action_type": "place_order",
+        "subject": "arguments.product_id", "subject_kind": "product",
+        "params": {"side": "arguments.side", "quote_size": "arguments.order_configuration.market_market_ioc.quote_size",
+                   "client_order_id": "arguments.client_order_id"},
+        "action_id": "order:{arguments.client_order_id}"}}}`,
+      `{"name": "orders_create", "arguments": {"client_order_id": "c-0001", "product_id": "BTC-USD", "side": "BUY", "order_configuration": {"market_market_ioc": {"quote_size": "25.00"}}}}`,
+      42,
+      `{"action_id": "order:c-0001", "contract_id": "trading_limits", "subject_id": "BTC-USD", "subject_kind": "product", "action_type": "place_order", "agent_id": "trader-1", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"side": "BUY", "quote_size": "25.00", "client_order_id": "c-0001", "mcp_tool": "orders_create", "mcp_request_id": "42"}, "channel": "mcp"}`,
     ],
     [
       "default action_id, a string request id, contract_version, a prefixed key",
@@ -301,7 +313,7 @@ describe("the action built for a call", () => {
       `{"tools": {"pay": {"contract_id": "c", "subject": "name", "params": {"mcp_tool": "arguments.x", "x": "arguments.x"}}}}`,
       `{"name": "pay", "arguments": {"x": "spoof"}}`,
       1,
-      `{"action_id": "mcp:pay:1", "contract_id": "c", "subject_id": "pay", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"mcp_tool": "pay", "x": "spoof", "mcp_request_id": 1}, "channel": "mcp"}`,
+      `{"action_id": "mcp:pay:1", "contract_id": "c", "subject_id": "pay", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"mcp_tool": "pay", "x": "spoof", "mcp_request_id": "1"}, "channel": "mcp"}`,
     ],
     [
       "an absent subject makes no action",
@@ -336,7 +348,7 @@ describe("the action built for a call", () => {
       `{"tools": {"pay": {"contract_id": "c", "subject": "arguments.f", "action_id": "x:{arguments.a}:{arguments.f}"}}}`,
       `{"name": "pay", "arguments": {"a": true, "f": 2.50}}`,
       1,
-      `{"action_id": "x:true:2.5", "contract_id": "c", "subject_id": "2.5", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"mcp_tool": "pay", "mcp_request_id": 1}, "channel": "mcp"}`,
+      `{"action_id": "x:true:2.5", "contract_id": "c", "subject_id": "2.5", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"mcp_tool": "pay", "mcp_request_id": "1"}, "channel": "mcp"}`,
     ],
   ];
   test.each(cases)("%s", async (_name, mapText, call, id, expected) => {
@@ -374,11 +386,13 @@ function recorder(
   answer: (body: string) => Promise<PostResult> | PostResult = () => ({ ok: true, status: 201 }),
 ) {
   const warnings: string[] = [];
+  const infos: string[] = [];
   const posts: { ep: Endpoint; body: string }[] = [];
   const r = new ActionRecorder(
     { failOpen: true, warnUnmapped: false, ...settings },
     {
       warn: (m) => warnings.push(m),
+      info: (m) => infos.push(m),
       now: () => AT,
       post: async (ep, body) => {
         posts.push({ ep, body });
@@ -386,7 +400,7 @@ function recorder(
       },
     },
   );
-  return { r, warnings, posts };
+  return { r, warnings, infos, posts };
 }
 const EP = { url: "http://127.0.0.1:9/api/v1/actions", key: "sk-test-key", timeoutMs: 5000 };
 const refundParams = parseJson(
@@ -396,19 +410,30 @@ const refundParams = parseJson(
 describe("ActionRecorder", () => {
   test("the POST body is the action's json-c14n form: sorted keys, exact numbers", async () => {
     const map = await parseActionMap(REFUND_JSON, "m.json");
-    const { r, posts, warnings } = recorder({ map, endpoint: EP });
+    const { r, posts, warnings, infos } = recorder({ map, endpoint: EP });
+    expect(infos).toEqual([`actions are posted to ${EP.url} before each mapped call is forwarded`]);
     const made = r.make("refund_payment", 18446744073709551616n, refundParams);
     if (made === undefined || !("action" in made)) throw new Error("no action");
     expect(await made.posting).toEqual({ posted: true });
     expect(posts).toHaveLength(1);
     expect(posts[0]!.ep).toEqual(EP);
     expect(posts[0]!.body).toBe(
-      `{"action_id":"refund:o-1","action_type":"refund_order","agent_id":"support-bot","channel":"mcp","contract_id":"refund_workflow","params":{"amount":180.0,"currency":"USD","mcp_request_id":18446744073709551616,"mcp_tool":"refund_payment"},"requested_at":"2026-11-30T03:24:07.123Z","subject_id":"o-1","subject_kind":"order","workflow_id":"refunds"}`,
+      `{"action_id":"refund:o-1","action_type":"refund_order","agent_id":"support-bot","channel":"mcp","contract_id":"refund_workflow","params":{"amount":180.0,"currency":"USD","mcp_request_id":"18446744073709551616","mcp_tool":"refund_payment"},"requested_at":"2026-11-30T03:24:07.123Z","subject_id":"o-1","subject_kind":"order","workflow_id":"refunds"}`,
     );
     expect(`sha256:json-c14n:v1:${new Bun.CryptoHasher("sha256").update(posts[0]!.body).digest("hex")}`).toBe(
       digestJson(made.action),
     );
     expect(warnings).toEqual([]);
+  });
+
+  test("no endpoint at all (no key, no URL): the same note without a URL", () => {
+    return parseActionMap(REFUND_JSON, "m.json").then((map) => {
+      const { warnings, infos } = recorder({ map });
+      expect(warnings).toEqual([
+        "COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted",
+      ]);
+      expect(infos).toEqual([]);
+    });
   });
 
   test("no key: one note, nothing posted, the action still made", async () => {
@@ -494,6 +519,8 @@ const dec = new TextDecoder();
 
 function observer(o: { actions: ActionRecorder; writeAhead?: boolean; failClosed?: boolean; durable?: boolean }) {
   const rows: string[] = [];
+  /** The events that went through the durable path (fsynced before the call may go on). */
+  const durables: string[] = [];
   const keep = (evt: string, fields: Fields) => {
     const kept = new Map<string, Json>([["evt", evt]]);
     for (const [k, v] of Object.entries(fields)) if (v !== undefined) kept.set(k, v);
@@ -505,6 +532,7 @@ function observer(o: { actions: ActionRecorder; writeAhead?: boolean; failClosed
       row: keep,
       durable: async (evt, fields) => {
         keep(evt, fields);
+        durables.push(evt);
         return o.durable ?? true;
       },
     },
@@ -514,7 +542,7 @@ function observer(o: { actions: ActionRecorder; writeAhead?: boolean; failClosed
     actions: o.actions,
     now: () => (t += 1.5),
   });
-  return { obs, rows };
+  return { obs, rows, durables };
 }
 
 const refundCall = (id: number) =>
@@ -523,9 +551,23 @@ const refundCall = (id: number) =>
   );
 const ARGS = digestJson(parseJson(`{"order_id":"o-1","amount":180.0,"currency":"USD"}`));
 const ACTION = (id: number) =>
-  `{"action_id": "refund:o-1", "contract_id": "refund_workflow", "subject_id": "o-1", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180.0, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": ${id}}, "channel": "mcp"}`;
+  `{"action_id": "refund:o-1", "contract_id": "refund_workflow", "subject_id": "o-1", "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot", "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z", "params": {"amount": 180.0, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": "${id}"}, "channel": "mcp"}`;
 
 describe("McpObserver with --map", () => {
+  test("a posted action's intent row is made durable before forwarding, without --write-ahead; an unposted one is not", async () => {
+    const map = await parseActionMap(REFUND_JSON, "m.json");
+    const posted = observer({ actions: recorder({ map, endpoint: EP }).r });
+    expect(await posted.obs.fromClient(refundCall(1))).toBe(true);
+    expect(posted.durables).toEqual(["tool_call_intent"]);
+    const failed = observer({ actions: recorder({ map, endpoint: EP }, () => ({ ok: false, reason: "x" })).r });
+    expect(await failed.obs.fromClient(refundCall(2))).toBe(true);
+    expect(failed.durables).toEqual(["tool_call_intent"]);
+    const ledgerOnly = observer({ actions: recorder({ map }).r });
+    expect(await ledgerOnly.obs.fromClient(refundCall(3))).toBe(true);
+    expect(ledgerOnly.durables).toEqual([]);
+    expect(ledgerOnly.rows).toHaveLength(1);
+  });
+
   test("a mapped call is held until posted; the intent and the call rows carry the action", async () => {
     const map = await parseActionMap(REFUND_JSON, "m.json");
     let release!: (r: PostResult) => void;

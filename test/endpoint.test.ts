@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { actionsUrl, postAction } from "../src/wrap/endpoint.ts";
+import { DEFAULT_API_URL, actionsUrl, chooseEndpoint, postAction } from "../src/wrap/endpoint.ts";
 import { type Json, getField } from "../src/core/json.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { ledgerRows, run, start, tempDir } from "./proc.ts";
@@ -29,7 +29,7 @@ interface Hit {
   clientAtAnswer: string;
 }
 
-type Mode = "ok" | "500" | "slow" | "redirect";
+type Mode = "ok" | "500" | "slow" | "redirect" | "409";
 interface Scenario {
   mode: Mode;
   serverIn: string;
@@ -80,6 +80,7 @@ beforeAll(async () => {
       hit.clientAtAnswer = sc.clientSoFar();
       if (sc.mode === "redirect") res.writeHead(307, { location: `/stray/v1/actions` }).end();
       else if (sc.mode === "500") res.writeHead(500).end("down");
+      else if (sc.mode === "409") res.writeHead(409, { "content-type": "application/json" }).end(`{"error":"exists"}`);
       else res.writeHead(201, { "content-type": "application/json" }).end(`{"ok":true}`);
     });
   });
@@ -117,7 +118,36 @@ describe("postAction and actionsUrl", () => {
     }
   });
 
-  test("2xx is posted; 500, a redirect, a slow and an unreachable endpoint are not, with the reason", async () => {
+  test("the key is the switch: with one, --api-url, else COMMITLAYER_API_URL, else the default; without one, nothing", () => {
+    const cases: [string | undefined, string | undefined, string | undefined, unknown][] = [
+      [undefined, undefined, "k", { url: "https://api.commitlayer.ai/v1/actions", key: "k", from: "default" }],
+      [undefined, "", "k", { url: "https://api.commitlayer.ai/v1/actions", key: "k", from: "default" }],
+      [
+        undefined,
+        "https://e.example/t",
+        "k",
+        { url: "https://e.example/t/v1/actions", key: "k", from: "COMMITLAYER_API_URL" },
+      ],
+      [
+        "https://f.example",
+        "https://e.example",
+        "k",
+        { url: "https://f.example/v1/actions", key: "k", from: "--api-url" },
+      ],
+      [undefined, undefined, undefined, {}],
+      [undefined, undefined, "", {}],
+      [
+        "https://f.example",
+        undefined,
+        undefined,
+        { url: "https://f.example/v1/actions", key: undefined, from: "--api-url" },
+      ],
+      ["ftp://f", undefined, "k", { error: `--api-url: "ftp:" is not http: or https:` }],
+    ];
+    for (const [flag, env, key, expected] of cases) expect(chooseEndpoint(flag, env, key)).toEqual(expected as never);
+  });
+
+  test("2xx and 409 are posted; 500, a redirect, a slow and an unreachable endpoint are not, with the reason", async () => {
     const sc = (mode: Mode): string => {
       const id = `unit-${mode}-${scenarios.size}`;
       scenarios.set(id, { mode, serverIn: "/nonexistent", clientSoFar: () => `"id":1,`, hits: [] });
@@ -129,6 +159,7 @@ describe("postAction and actionsUrl", () => {
     const hit = scenarios.get(ok)!.hits[0]!;
     expect([hit.key, hit.type, hit.body]).toEqual([KEY, "application/json", `{"a":1}`]);
     expect(await post(`${base}/${sc("500")}/v1/actions`)).toEqual({ ok: false, reason: "endpoint answered 500" });
+    expect(await post(`${base}/${sc("409")}/v1/actions`)).toEqual({ ok: true, status: 409 });
     const strays = strayHits.length;
     expect(await post(`${base}/${sc("redirect")}/v1/actions`)).toEqual({ ok: false, reason: "endpoint answered 307" });
     expect(strayHits.length).toBe(strays);
@@ -179,7 +210,10 @@ const SCRIPT = [
 
 /** The body seam must send for CALL (requested_at aside): sorted keys, 180.0 and the 20-digit int exact. */
 const BODY = (at: string) =>
-  `{"action_id":"refund:o-1","action_type":"refund_order","agent_id":"support-bot","channel":"mcp","contract_id":"refund_workflow","params":{"amount":180.0,"big":18446744073709551616,"currency":"USD","mcp_request_id":2,"mcp_tool":"echo"},"requested_at":"${at}","subject_id":"o-1","subject_kind":"order","workflow_id":"refunds"}`;
+  `{"action_id":"refund:o-1","action_type":"refund_order","agent_id":"support-bot","channel":"mcp","contract_id":"refund_workflow","params":{"amount":180.0,"big":18446744073709551616,"currency":"USD","mcp_request_id":"2","mcp_tool":"echo"},"requested_at":"${at}","subject_id":"o-1","subject_kind":"order","workflow_id":"refunds"}`;
+/** The one line seam says at start when it posts actions. */
+const POSTS_TO = (r: { apiBase: string }) =>
+  `seam: info: actions are posted to ${r.apiBase}/v1/actions before each mapped call is forwarded\n`;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 const f = (r: Json, k: string) => getField(r, k);
@@ -286,7 +320,7 @@ const vias = VIAS.filter((v) => built(v));
 describe.each(vias)("seam wrap --map via %s", (via: Via) => {
   test("a mapped call: exactly one POST, before the server sees the call, with the issue's body; nothing else posts", async () => {
     const r = await wrapRun(via);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).toBe(POSTS_TO(r));
     expect(r.code).toBe(0);
     expect(r.hits).toHaveLength(1);
     const hit = r.hits[0]!;
@@ -333,9 +367,12 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
     checkRows(r, undefined);
     expect(r.serverIn).toBe(SCRIPT);
     expect(f(r.rows[0]!, "action_endpoint")).toBeUndefined();
-    const n = await wrapRun(via, { noEndpoint: true, flags: ["--warn-unmapped"] });
+    const n = await wrapRun(via, { noEndpoint: true, key: "", flags: ["--warn-unmapped"] });
     expect(n.hits).toHaveLength(0);
-    expect(n.stderr).toBe(`seam: warning: tool "fail" is not in the mapping: its calls make no action\n`);
+    expect(n.stderr).toBe(
+      "seam: warning: COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted\n" +
+        `seam: warning: tool "fail" is not in the mapping: its calls make no action\n`,
+    );
     checkRows(n, undefined);
     await verifies(via, n.ledger);
   });
@@ -352,6 +389,7 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
       expect(r.code).toBe(0);
       expect(r.hits).toHaveLength(o.unreachable ? 0 : 1);
       const lines = r.stderr.split("\n").filter(Boolean);
+      expect(`${lines.shift()}\n`).toBe(POSTS_TO(r));
       expect(lines).toHaveLength(1);
       const m =
         /^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: (.*); the call is forwarded$/.exec(
@@ -377,6 +415,7 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
       const r = await wrapRun(via, { ...o, flags: [...(o.flags ?? []), "--no-fail-open"] });
       expect(r.code).toBe(0);
       const lines = r.stderr.split("\n").filter(Boolean);
+      expect(`${lines.shift()}\n`).toBe(POSTS_TO(r));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
         /^seam: warning: action "refund:o-1" for tools\/call 2 to "echo" was not posted: .*; the call is refused$/,
@@ -400,6 +439,33 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
       await verifies(via, r.ledger);
     },
   );
+
+  test("409 (the action exists: a retried call) is recorded, not a failure, also under --no-fail-open", async () => {
+    const r = await wrapRun(via, { mode: "409", flags: ["--no-fail-open"] });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(POSTS_TO(r));
+    expect(r.hits).toHaveLength(1);
+    checkRows(r, true);
+    const intent = r.rows.find((row) => f(row, "evt") === "tool_call_intent")!;
+    expect(f(intent, "action_post_status")).toBe(409);
+    expect(r.serverIn).toBe(SCRIPT);
+    await verifies(via, r.ledger);
+  });
+
+  test("a key and no URL: the documented default endpoint, said once; nothing posted while no mapped call comes", async () => {
+    const dir = tempDir("seam-endpoint-default-");
+    const ledger = join(dir, "l.jsonl");
+    const map = join(dir, "map.json");
+    writeFileSync(map, MAP_JSON);
+    const r = await run([...seamArgv(via), "wrap", "--ledger", ledger, "--map", map, "--", ...fixture, "server"], {
+      input: `{"jsonrpc":"2.0","id":1,"method":"ping"}\n`,
+      env: { COMMITLAYER_API_KEY: KEY, COMMITLAYER_API_URL: "", COMMITLAYER_RECORDER_MAP: "" },
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(POSTS_TO({ apiBase: DEFAULT_API_URL }));
+    expect(f(ledgerRows(ledger)[0]!, "action_endpoint")).toBe(`${DEFAULT_API_URL}/v1/actions`);
+    expect(readFileSync(ledger, "utf8")).not.toContain(KEY);
+  });
 
   test("invalid maps and flags stop seam with exit 2 before the server starts", async () => {
     const dir = tempDir("seam-endpoint-bad-");

@@ -27,18 +27,20 @@
  *   {"action_id": "refund:o-1", "contract_id": "refund_workflow", "subject_id": "o-1",
  *    "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot",
  *    "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z",
- *    "params": {"amount": 180, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": 7},
+ *    "params": {"amount": 180, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": "7"},
  *    "channel": "mcp", "compensates": "refund:o-0", "contract_version": 2}
  *
  * `params` values are copied as they came (1.0 stays a float, a 20-digit
  * integer stays exact); `subject_id`, `compensates` and placeholders are
- * text: a string as it is, a number or boolean as its JSON text. The POST body
+ * text: a string as it is, a number or boolean as its JSON text, and so is
+ * `mcp_request_id`, as the API's documented body has it (the rows keep the
+ * exact JSON-RPC id in `rpc_id` beside it). The POST body
  * is the action's json-c14n form (src/core/canonical.ts compactForm: sorted keys,
  * no spaces), so its SHA-256 is the action's `sha256:json-c14n:v1` digest.
  */
 import { CanonicalError, compactForm } from "../core/canonical.ts";
 import { digestBytes } from "../core/digest.ts";
-import { type Endpoint, type PostResult, postAction } from "./endpoint.ts";
+import { ALREADY_RECORDED, type Endpoint, type PostResult, postAction } from "./endpoint.ts";
 import { UsageError } from "../base/exit.ts";
 import {
   type Json,
@@ -335,7 +337,7 @@ export function buildAction(
     if (v !== undefined) mapped.set(name, v);
   }
   mapped.set("mcp_tool", call.tool);
-  mapped.set("mcp_request_id", call.id);
+  mapped.set("mcp_request_id", idText(call.id) ?? "");
   const action: JsonObject = new Map<string, Json>();
   const put = (k: string, v: Json | undefined) => {
     if (v !== undefined) action.set(k, v);
@@ -378,6 +380,8 @@ export interface ActionSettings {
 
 export interface ActionDeps {
   warn: (message: string) => void;
+  /** Said once at start: where actions are posted. */
+  info?: (message: string) => void;
   now?: () => Date;
   post?: (ep: Endpoint, body: string) => Promise<PostResult>;
 }
@@ -396,10 +400,12 @@ export class ActionRecorder implements ActionHook {
     this.now = deps.now ?? (() => new Date());
     this.post = deps.post ?? postAction;
     const ep = s.endpoint;
-    if (ep !== undefined && !ep.key) {
+    if (ep === undefined || !ep.key) {
       deps.warn(
-        `COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted to ${ep.url}`,
+        `COMMITLAYER_API_KEY is not set: actions are recorded in the ledger only, nothing is posted${ep ? ` to ${ep.url}` : ""}`,
       );
+    } else {
+      (deps.info ?? deps.warn)(`actions are posted to ${ep.url} before each mapped call is forwarded`);
     }
     this.endpoint = ep?.key ? { url: ep.url, key: ep.key, timeoutMs: ep.timeoutMs } : undefined;
   }
@@ -460,7 +466,8 @@ export class ActionRecorder implements ActionHook {
       const why = err instanceof CanonicalError ? err.message : String(err);
       outcome = { ok: false, reason: `the action has no JSON form to send (${why})` };
     }
-    if (outcome.ok) return { posted: true };
+    if (outcome.ok)
+      return outcome.status === ALREADY_RECORDED ? { posted: true, existing: outcome.status } : { posted: true };
     const refuse = !this.s.failOpen;
     this.deps.warn(
       `action ${JSON.stringify(action.get("action_id"))} for tools/call ${idText(id)} to ${JSON.stringify(tool)} was not posted: ${outcome.reason}; ${refuse ? "the call is refused" : "the call is forwarded"}`,

@@ -8,9 +8,11 @@
  *
  *   {"action_id":"refund:o-1","agent_id":"support-bot","channel":"mcp",…}
  *
- * The body is written by the caller (src/wrap/actions.ts). Only a 2xx answer counts
- * as posted; the answer's body is never read (it is not evidence of
- * anything). Redirects are not followed, so the key is never sent to a
+ * The body is written by the caller (src/wrap/actions.ts). A 2xx answer counts
+ * as posted, and so does 409: a retried call reuses its `action_id`, and the
+ * API's answer that the action already exists means it is recorded there
+ * (an upsert answers 200). The answer's body is never read (it is not
+ * evidence of anything). Redirects are not followed, so the key is never sent to a
  * second address. The key appears in the header and nowhere else: every
  * reason this module gives has it scrubbed.
  */
@@ -23,6 +25,15 @@ export interface Endpoint {
 }
 
 export type PostResult = { ok: true; status: number } | { ok: false; reason: string };
+
+/**
+ * Where CommitLayer's recorder posts when it has a key and no URL: its
+ * documented default, so a key alone switches posting on, as it does there.
+ */
+export const DEFAULT_API_URL = "https://api.commitlayer.ai";
+
+/** 409: the API already holds an action with this `action_id` (a retried call). */
+export const ALREADY_RECORDED = 409;
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -45,6 +56,28 @@ export function actionsUrl(apiUrl: string): { url: string } | { error: string } 
   if (u.search || u.hash || apiUrl.includes("?") || apiUrl.includes("#"))
     return { error: "a URL with a query or a fragment is refused" };
   return { url: `${u.origin}${u.pathname.replace(/\/+$/, "")}/v1/actions` };
+}
+
+export interface EndpointChoice {
+  /** `{api_url}/v1/actions`; absent when there is no key and no URL (actions go to the ledger only). */
+  url?: string;
+  key?: string;
+  /** Where the URL came from, for messages. */
+  from?: "--api-url" | "COMMITLAYER_API_URL" | "default";
+}
+
+/**
+ * CommitLayer's recorder contract: the key is the switch. With a key, actions
+ * are posted to --api-url, else COMMITLAYER_API_URL, else the documented
+ * default; without one, nothing is posted (a URL alone only names where a key
+ * would post to).
+ */
+export function chooseEndpoint(flagUrl?: string, envUrl?: string, key?: string): EndpointChoice | { error: string } {
+  const from = flagUrl ? "--api-url" : envUrl ? "COMMITLAYER_API_URL" : key ? "default" : undefined;
+  if (from === undefined) return {};
+  const u = actionsUrl(flagUrl || envUrl || DEFAULT_API_URL);
+  if ("error" in u) return { error: `${from}: ${u.error}` };
+  return { url: u.url, key: key || undefined, from };
 }
 
 /** Posts `body` (JSON text); resolves with the outcome, never rejects, never waits longer than the timeout. */
@@ -70,7 +103,8 @@ export async function postAction(ep: Endpoint, body: string, fetchFn: Fetch = fe
       ),
     ]);
     void res.body?.cancel().catch(() => {});
-    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
+    if ((res.status >= 200 && res.status < 300) || res.status === ALREADY_RECORDED)
+      return { ok: true, status: res.status };
     return { ok: false, reason: `endpoint answered ${res.status}` };
   } catch (err) {
     if (timedOut) return { ok: false, reason: `no answer within ${ep.timeoutMs / 1000} s` };

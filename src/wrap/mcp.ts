@@ -50,6 +50,8 @@ export interface ActionPosting {
   posted?: boolean;
   /** Why it was not posted. */
   error?: string;
+  /** The endpoint's answer when it said the action already exists (409, a retried call): recorded there all the same. */
+  existing?: number;
   /** The call must not be forwarded (--no-fail-open). */
   refuse?: boolean;
 }
@@ -340,7 +342,11 @@ export class McpObserver {
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
   private intent(p: Pending, fields: Fields): Promise<boolean> {
-    const written = this.o.writeAhead
+    // An action that went to an endpoint is on record there: its intent row
+    // must be on disk before the call goes on, or a crash would leave the
+    // API holding an action the ledger does not.
+    const durable = this.o.writeAhead || p.posting?.posted !== undefined;
+    const written = durable
       ? this.o.rows.durable("tool_call_intent", fields)
       : (this.o.rows.row("tool_call_intent", fields), Promise.resolve(true));
     return written.then((durable) => {
@@ -546,7 +552,12 @@ function actionFields(p: Pending): Fields {
   const made = p.action;
   if (made === undefined) return {};
   if ("skipped" in made) return { action_skipped: made.skipped };
-  return { action: made.action, action_posted: p.posting?.posted, action_post_error: p.posting?.error };
+  return {
+    action: made.action,
+    action_posted: p.posting?.posted,
+    action_post_status: p.posting?.existing,
+    action_post_error: p.posting?.error,
+  };
 }
 
 /**
