@@ -7,7 +7,7 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import { VERSION } from "../src/base/version.ts";
+import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
 import { flushOut, print } from "./_out.ts";
 
 type Lazy = () => Promise<CommandDef<any>>;
@@ -42,7 +42,7 @@ async function run(argv: string[]): Promise<number> {
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (name === "--version" || name === "-v") {
-    await print(`seam ${VERSION}\n`);
+    await print(`seam ${VERSION} (${PACKAGE_NAME})\n`);
     return EXIT.OK;
   }
   const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;

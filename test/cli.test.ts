@@ -9,7 +9,7 @@ describe.each(VIAS)("seam via %s", (via) => {
   test("--version prints the package version on stdout", async () => {
     const r = await runCli(via, ["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.toString()).toMatch(/^seam \d+\.\d+\.\d+\n$/);
+    expect(r.stdout.toString()).toMatch(/^seam \d+\.\d+\.\d+ \(seam-mcp\)\n$/);
     expect(r.stderr).toBe("");
   });
   test("--help goes to stdout, without colour escapes when stdout is no terminal", async () => {
@@ -40,7 +40,7 @@ describe.each(VIAS)("stdout into a regular file via %s", (via) => {
   // Regression: a second end() of the stdout sink never called back under Bun
   // when stdout was a file, and the command spun forever.
   test.each([
-    [["--version"], /^seam \d+\.\d+\.\d+\n$/],
+    [["--version"], /^seam \d+\.\d+\.\d+ \(seam-mcp\)\n$/],
     [["digest", `${ROOT}examples/tool-call.json`], /^sha256:json-c14n:v1:[0-9a-f]{64}\n$/],
     [["verify", demoLedger], /: ok\n/],
   ])("seam %p finishes and the file holds the result", async (args, expected) => {

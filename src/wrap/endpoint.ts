@@ -35,6 +35,11 @@ export const DEFAULT_API_URL = "https://api.commitlayer.ai";
 /** 409: the API already holds an action with this `action_id` (a retried call). */
 export const ALREADY_RECORDED = 409;
 
+/** Whether an answer means the action is on record at the endpoint: 2xx, or 409 (it already was). */
+export function isRecordedStatus(status: number): boolean {
+  return (status >= 200 && status < 300) || status === ALREADY_RECORDED;
+}
+
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /**
