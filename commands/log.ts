@@ -127,6 +127,8 @@ export default defineCommand({
       off();
     }
     await out.end();
+    // Ctrl-C ends a follow as `tail -f` ends: 0, unless the chain broke on the way.
+    if (ac.signal.aborted) return codes.includes(EXIT.FAIL) ? EXIT.FAIL : EXIT.OK;
     return worstExit(codes);
   },
 });
