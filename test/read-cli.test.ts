@@ -611,6 +611,10 @@ describe("seam log --follow", () => {
     await until(() => opLines().length === 306, 1000, "the completed line");
     expect(opLines().at(-1)).toContain('"name": "note"');
 
+    // Interrupted while a line is half written: that line is not read, so not judged torn.
+    tail.add({ evt: "note", text: "never finished" });
+    appendFileSync(p, tail.lines[2]!.slice(0, 30));
+    await new Promise((r) => setTimeout(r, 300));
     follow.child.kill("SIGINT");
     const done = await follow.done;
     const out = done.stdout.toString().trimEnd().split("\n");
