@@ -17,6 +17,7 @@ const subCommands: Record<string, Lazy> = {
   digest: () => import("./digest.ts").then((m) => m.default),
   keygen: () => import("./keygen.ts").then((m) => m.default),
   ship: () => import("./ship.ts").then((m) => m.default),
+  export: () => import("./export.ts").then((m) => m.default),
   selftest: () => import("./selftest.ts").then((m) => m.default),
   demo: () => import("./demo.ts").then((m) => m.default),
   log: () => import("./log.ts").then((m) => m.default),

@@ -20,7 +20,7 @@ import { readLines, offsetAfterLine } from "./lines.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 
 /** The in-memory bound: lines and bytes of one unacknowledged batch. */
-export const BATCH_LINES = 512;
+export const BATCH_LINES = 4096;
 export const BATCH_BYTES = 8 << 20;
 
 export class ShipError extends Error {
