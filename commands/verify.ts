@@ -13,7 +13,11 @@ import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s) to check; '-' reads stdin", required: false },
+  path: {
+    type: "positional",
+    description: "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there",
+    required: false,
+  },
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
@@ -36,6 +40,11 @@ const args = {
     type: "string",
     description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint",
     valueHint: "LINE",
+  },
+  origin: {
+    type: "string",
+    description: "with a nats:// stream: verify only these origins (comma-separated)",
+    valueHint: "ORIGIN",
   },
   "check-proof": {
     type: "string",
@@ -60,6 +69,19 @@ export default defineCommand({
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
+    if (paths.some((p) => p.startsWith("nats://"))) {
+      if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
+      const { verifyNatsStream } = await import("./_verify-stream.ts");
+      const origins = (a.origin ?? "").split(",").filter(Boolean);
+      return verifyNatsStream(paths[0]!, {
+        strict: a.strict === true,
+        json: a.json === true,
+        quiet: a.quiet === true,
+        origins,
+        setup,
+      });
+    }
+    if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.

@@ -1,0 +1,224 @@
+/**
+ * `seam verify nats://HOST:PORT/STREAM`: the stream replayed in order, each
+ * origin's lines put back in line order and verified exactly as a local
+ * file would be (the same verifier, fed the same bytes), plus what only the
+ * stream can show:
+ *   stream_gap             a line number that never arrived (later ones did)
+ *   stream_conflict        a line number published twice with different bytes
+ *   stream_unknown_origin  a subject whose line 1 does not hash to its origin, or one off seam's subjects
+ *   stream_no_line         a message without a valid Seam-Line header
+ * Each of these is a break: the central copy is not what the host wrote.
+ * Memory: one chunk in flight per origin, lines that arrive ahead of a gap
+ * (at most MAX_AHEAD per origin), and 16 bytes of digest per line.
+ */
+import { createHash } from "node:crypto";
+import type { VerifyReport } from "../verify/verifier.ts";
+import { SUBJECT_PREFIX } from "./nats.ts";
+import { originOf } from "./ship.ts";
+import type { StreamMessage } from "./jetstream.ts";
+
+export const MAX_AHEAD = 100_000;
+const CHUNK = 256 * 1024;
+
+export interface StreamFinding {
+  kind: "stream_gap" | "stream_conflict" | "stream_unknown_origin" | "stream_no_line";
+  message: string;
+}
+
+/** A pull-based byte source that a router pushes into; push resolves once the chunk is taken. */
+class Feed implements AsyncIterable<Uint8Array> {
+  private queue: Uint8Array[] = [];
+  private done = false;
+  private wake: (() => void) | null = null;
+  private taken: (() => void) | null = null;
+
+  push(chunk: Uint8Array): Promise<void> {
+    this.queue.push(chunk);
+    this.wake?.();
+    return new Promise((resolve) => {
+      this.taken = resolve;
+    });
+  }
+
+  end(): void {
+    this.done = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+    for (;;) {
+      const next = this.queue.shift();
+      if (next !== undefined) {
+        const t = this.taken;
+        this.taken = null;
+        t?.();
+        yield next;
+        continue;
+      }
+      if (this.done) return;
+      await new Promise<void>((r) => {
+        this.wake = r;
+      });
+      this.wake = null;
+    }
+  }
+}
+
+interface OriginState {
+  origin: string;
+  next: number;
+  ahead: Map<number, Uint8Array>;
+  digests: Uint8Array;
+  chunk: Uint8Array[];
+  chunkBytes: number;
+  feed: Feed;
+  result: Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>;
+  findings: StreamFinding[];
+}
+
+export interface OriginReport {
+  origin: string;
+  lines: number;
+  report: VerifyReport;
+  extra?: string[];
+  json?: Record<string, unknown>;
+  findings: StreamFinding[];
+}
+
+/**
+ * Routes a replay to one verification per origin. `verify` is what the
+ * local `seam verify` runs on a byte source (with or without checkpoints).
+ */
+export async function verifyStreamLedgers(
+  messages: AsyncIterable<StreamMessage>,
+  verify: (
+    name: string,
+    source: AsyncIterable<Uint8Array>,
+  ) => Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>,
+  only?: ReadonlySet<string>,
+): Promise<{ origins: OriginReport[]; findings: StreamFinding[] }> {
+  const states = new Map<string, OriginState>();
+  const loose: StreamFinding[] = [];
+
+  const flush = async (s: OriginState) => {
+    if (s.chunk.length === 0) return;
+    const bytes = new Uint8Array(s.chunkBytes);
+    let at = 0;
+    for (const l of s.chunk) {
+      bytes.set(l, at);
+      at += l.length;
+    }
+    s.chunk = [];
+    s.chunkBytes = 0;
+    await s.feed.push(bytes);
+  };
+
+  const deliver = async (s: OriginState, n: number, data: Uint8Array) => {
+    if (n === 1 && originOf(data.subarray(0, data[data.length - 1] === 0x0a ? -1 : undefined)) !== s.origin)
+      s.findings.push({
+        kind: "stream_unknown_origin",
+        message: `line 1 on ${SUBJECT_PREFIX}${s.origin} does not hash to that origin: not the ledger it names`,
+      });
+    remember(s, n, data);
+    s.chunk.push(data);
+    s.chunkBytes += data.length;
+    s.next = n + 1;
+    if (s.chunkBytes >= CHUNK) await flush(s);
+  };
+
+  for await (const m of messages) {
+    if (!m.subject.startsWith(SUBJECT_PREFIX)) {
+      loose.push({
+        kind: "stream_unknown_origin",
+        message: `message ${m.seq} on ${m.subject}: not a seam ledger subject`,
+      });
+      continue;
+    }
+    const origin = m.subject.slice(SUBJECT_PREFIX.length);
+    if (only && !only.has(origin)) continue;
+    let s = states.get(origin);
+    if (s === undefined) {
+      const feed = new Feed();
+      s = {
+        origin,
+        next: 1,
+        ahead: new Map(),
+        digests: new Uint8Array(16 * 1024),
+        chunk: [],
+        chunkBytes: 0,
+        feed,
+        result: verify(origin, feed),
+        findings: [],
+      };
+      states.set(origin, s);
+    }
+    const n = m.line === null ? Number.NaN : Number(m.line);
+    if (!Number.isSafeInteger(n) || n < 1 || String(n) !== m.line) {
+      s.findings.push({ kind: "stream_no_line", message: `message ${m.seq}: no valid Seam-Line header` });
+      continue;
+    }
+    if (n < s.next) {
+      // Published again: the same bytes are a harmless re-publish, others a conflict.
+      if (!sameDigest(s, n, m.data))
+        s.findings.push({
+          kind: "stream_conflict",
+          message: `line ${n} was published twice with different bytes (message ${m.seq})`,
+        });
+      continue;
+    }
+    if (n > s.next) {
+      const had = s.ahead.get(n);
+      if (had !== undefined && !equalBytes(had, m.data))
+        s.findings.push({
+          kind: "stream_conflict",
+          message: `line ${n} was published twice with different bytes (message ${m.seq})`,
+        });
+      else if (s.ahead.size < MAX_AHEAD) s.ahead.set(n, m.data);
+      continue;
+    }
+    await deliver(s, n, m.data);
+    for (let a = s.ahead.get(s.next); a !== undefined; a = s.ahead.get(s.next)) {
+      s.ahead.delete(s.next);
+      await deliver(s, s.next, a);
+    }
+  }
+
+  const origins: OriginReport[] = [];
+  for (const s of states.values()) {
+    if (s.ahead.size > 0) {
+      const present = [...s.ahead.keys()].sort((a, b) => a - b);
+      s.findings.push({
+        kind: "stream_gap",
+        message: `line ${s.next} is missing from the stream (lines ${present[0]}…${present[present.length - 1]} are there); verified up to line ${s.next - 1}`,
+      });
+    }
+    await flush(s);
+    s.feed.end();
+    const r = await s.result;
+    origins.push({ origin: s.origin, lines: s.next - 1, ...r, findings: s.findings });
+  }
+  return { origins, findings: loose };
+}
+
+function remember(s: OriginState, n: number, data: Uint8Array): void {
+  const at = (n - 1) * 16;
+  if (at + 16 > s.digests.length) {
+    const grown = new Uint8Array(Math.max(s.digests.length * 2, at + 16));
+    grown.set(s.digests);
+    s.digests = grown;
+  }
+  s.digests.set(createHash("sha256").update(data).digest().subarray(0, 16), at);
+}
+
+function sameDigest(s: OriginState, n: number, data: Uint8Array): boolean {
+  const d = createHash("sha256").update(data).digest().subarray(0, 16);
+  const at = (n - 1) * 16;
+  for (let i = 0; i < 16; i++) if (s.digests[at + i] !== d[i]) return false;
+  return true;
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,77 @@
+/**
+ * The complete lines of a ledger file, read from a byte offset on: what a
+ * shipper sends. A last line without its "\n" is still being written (or was
+ * torn): it is never returned, and the offset stays before it.
+ */
+import { open } from "node:fs/promises";
+
+const NL = 0x0a;
+
+export interface LineBatch {
+  /** Each complete line, its "\n" included: the file's exact bytes. */
+  lines: Uint8Array[];
+  /** The byte offset after the last complete line returned. */
+  next: number;
+}
+
+/**
+ * Up to `maxLines` complete lines (and about `maxBytes`, at least one line)
+ * starting at byte `from`; none when no complete line follows yet.
+ */
+export async function readLines(path: string, from: number, maxLines: number, maxBytes: number): Promise<LineBatch> {
+  const fh = await open(path, "r");
+  try {
+    const lines: Uint8Array[] = [];
+    let pos = from;
+    let carry: Uint8Array | null = null;
+    let bytes = 0;
+    const buf = new Uint8Array(1 << 20);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos + (carry?.length ?? 0));
+      if (bytesRead === 0) return { lines, next: pos };
+      const chunk = buf.subarray(0, bytesRead);
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf(NL, start);
+        if (nl < 0) break;
+        const part = chunk.subarray(start, nl + 1);
+        const line: Uint8Array = carry === null ? part.slice() : concat(carry, part);
+        carry = null;
+        lines.push(line);
+        pos += line.length;
+        bytes += line.length;
+        start = nl + 1;
+        if (lines.length >= maxLines || bytes >= maxBytes) return { lines, next: pos };
+      }
+      const rest = chunk.subarray(start);
+      if (rest.length > 0) carry = carry === null ? rest.slice() : concat(carry, rest);
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The byte offset after line `n` (0: the start), or null when the file has fewer complete lines. */
+export async function offsetAfterLine(
+  path: string,
+  n: number,
+): Promise<{ offset: number; line: Uint8Array | null } | null> {
+  let offset = 0;
+  let last: Uint8Array | null = null;
+  let count = 0;
+  while (count < n) {
+    const b = await readLines(path, offset, Math.min(n - count, 4096), 8 << 20);
+    if (b.lines.length === 0) return null;
+    count += b.lines.length;
+    last = b.lines[b.lines.length - 1]!;
+    offset = b.next;
+  }
+  return { offset, line: last };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

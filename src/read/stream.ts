@@ -1,0 +1,350 @@
+/**
+ * Reading a ledger as operations, verified as it is read. The bytes go to the
+ * same LedgerVerifier `seam verify` uses, so the verdict at the end is the
+ * one `seam verify` gives (with keys, the one `seam verify --key` gives), and
+ * each operation carries `vouched`:
+ *   - every row of it carried a chain that was checked (no prechain row), and
+ *   - every row of it lies before the first break, and is not the row just
+ *     before the break: a break at line B means the link between B and the
+ *     chained row before it does not hold, and either of the two may be the
+ *     one that was changed (an edited row whose own chain was recomputed
+ *     breaks the line after it).
+ * An operation is therefore handed out once the row after its last row has
+ * been checked (or the file ended). The first break is handed out in place,
+ * between the operations before it and those after it.
+ *
+ * `follow` keeps reading as writers append (polling), handing the verifier
+ * whole lines only: a line still being written is waited for, never judged
+ * torn. Each time it has caught up with the writers, the operations held
+ * back are handed out (vouched as far as the head of the chain is, as at the
+ * end of a file). It stops when `signal` aborts; the verdict then covers
+ * what was read.
+ */
+import { open } from "node:fs/promises";
+import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+import type { Verifier } from "../checkpoint/note.ts";
+import { verifySealedSource } from "../checkpoint/verify-file.ts";
+import { type Break, LedgerVerifier, type VerifyReport, describeReadError, fileChunks } from "../verify/verifier.ts";
+import { type Filters, OpFilter } from "./filters.ts";
+import { type Operation, OperationJoiner } from "./operations.ts";
+
+export interface ReadOptions {
+  filters?: Filters;
+  /** Keep reading as the file grows, until `signal` aborts. */
+  follow?: boolean;
+  signal?: AbortSignal;
+  /** As `seam verify --strict`: leading unchained rows are breaks. */
+  strict?: boolean;
+  /** As for `seam verify`: whether the writer of an unfinished session still runs. */
+  isWriterAlive?: (pid: number, host: string) => boolean;
+  /**
+   * Verifier keys (`--key`): the file is first checked as `seam verify --key`
+   * checks it (the verdict is that one), then read again; operations under the
+   * latest valid checkpoint are `sealed`. Not with `follow` or stdin.
+   */
+  keys?: readonly Verifier[];
+  /** Only the last N operations that pass the filters (the whole file is still read and verified). */
+  last?: number;
+  /** How often `follow` looks for new bytes, in ms (default 100). */
+  pollMs?: number;
+  /** Where "-" reads from (default: this process's stdin). */
+  stdin?: AsyncIterable<Uint8Array>;
+  /** Test-only defect (`seam selftest`): breaks are not acted on, so nothing is marked. */
+  faults?: { skipVerify?: boolean };
+}
+
+export type ReadEvent =
+  | { type: "op"; op: Operation }
+  /** The first break of a file, where it stands among its operations; `line` null for `unreadable: …`. */
+  | { type: "break"; file: string; line: number | null; message: string }
+  /** A file is done: the verdict exactly as `seam verify` (with keys, `seam verify --key`) gives it. */
+  | {
+      type: "end";
+      file: string;
+      report: VerifyReport;
+      /** With keys: lines 1..N are under the latest valid checkpoint (0: none); null without keys. */
+      sealed_through: number | null;
+      /** With keys: the `seal` object of `seam verify --key --json`. */
+      seal: Record<string, Json> | null;
+      /** Operations read (before filters). */
+      operations: number;
+      /** Bytes of a last line still being written when `follow` stopped (not read). */
+      unread_tail: number;
+    };
+
+/** Reads each ledger in turn (see readLedger). */
+export async function* readLedgers(paths: readonly string[], opts: ReadOptions = {}): AsyncGenerator<ReadEvent> {
+  for (const p of paths) {
+    if (opts.signal?.aborted) return;
+    yield* readLedger(p, opts);
+  }
+}
+
+/** Reads one ledger ("-": stdin): operations that pass the filters, the first break in place, then the verdict. */
+export async function* readLedger(path: string, opts: ReadOptions = {}): AsyncGenerator<ReadEvent> {
+  const filter = new OpFilter(opts.filters);
+  let sealedThrough: number | null = null;
+  let sealed: { report: VerifyReport; json: Record<string, Json> } | null = null;
+  if (opts.keys !== undefined && opts.keys.length > 0 && path !== "-") {
+    const r = await verifySealedSource(
+      path,
+      fileChunks(path),
+      { strict: opts.strict, isWriterAlive: opts.isWriterAlive },
+      { keys: opts.keys },
+    );
+    const st = r.json.sealed_through;
+    sealedThrough = typeof st === "number" ? st : 0;
+    sealed = { report: r.report, json: r.json };
+  }
+
+  const joiner = new OperationJoiner(path);
+  const out: ReadEvent[] = [];
+  /** Finished operations waiting for the row after their last row to be checked. */
+  let held: Operation[] = [];
+  let broken = false;
+  let chainBegan = Number.POSITIVE_INFINITY;
+  let operations = 0;
+  const ring: ReadEvent[] = [];
+  let ringOps = 0;
+  let ringBreak: ReadEvent | null = null;
+  let last = opts.last;
+
+  const emit = (e: ReadEvent) => {
+    if (last === undefined) {
+      out.push(e);
+      return;
+    }
+    ring.push(e);
+    if (e.type === "op") ringOps++;
+    while (ringOps > last) {
+      const dropped = ring.shift()!;
+      if (dropped.type === "op") ringOps--;
+      // The marker stays: the operations kept are below it.
+      else if (dropped.type === "break") ringBreak = dropped;
+    }
+  };
+  const release = (vouchedLink: boolean) => {
+    for (const op of held) {
+      op.vouched = vouchedLink && !broken && op.lines[0]! >= chainBegan;
+      if (sealedThrough !== null) op.sealed = op.vouched && op.line <= sealedThrough;
+      if (filter.test(op)) emit({ type: "op", op });
+    }
+    held = [];
+  };
+  const take = (ops: Operation[]) => {
+    for (const op of ops) {
+      operations++;
+      held.push(op);
+    }
+  };
+
+  const v = new LedgerVerifier({
+    strict: opts.strict,
+    isWriterAlive: opts.isWriterAlive,
+    onBreak: (b: Break) => {
+      if (opts.faults?.skipVerify) return;
+      // Everything held touches the broken link (or is before it by one row).
+      release(false);
+      if (!broken) emit({ type: "break", file: path, line: b.line, message: b.message });
+      broken = true;
+    },
+    onRow: (row, line, chained) => {
+      if (chained && chainBegan === Number.POSITIVE_INFINITY) chainBegan = line;
+      // This row's link to the one before it held (a break would have come first).
+      release(chained);
+      take(joiner.add(row, line));
+    },
+  });
+
+  const tail = { bytes: 0 };
+  const source: AsyncIterable<Uint8Array> =
+    path === "-"
+      ? (opts.stdin ?? (process.stdin as AsyncIterable<Uint8Array>))
+      : opts.follow
+        ? followChunks(path, opts.signal, opts.pollMs ?? 100, tail)
+        : fileChunks(path);
+  const it = source[Symbol.asyncIterator]();
+  let report: VerifyReport;
+  try {
+    for (;;) {
+      let step: IteratorResult<Uint8Array>;
+      // Only the source's own failures are `unreadable`, as in verifyLedger.
+      try {
+        step = await it.next();
+      } catch (err) {
+        report = v.fail(describeReadError(err));
+        break;
+      }
+      if (step.done) {
+        report = v.end();
+        break;
+      }
+      if (step.value.length === 0) {
+        // A follow caught up with the writers: what is held is shown now, as vouched as the head is (as at the
+        // end of a file), and --last has had its say.
+        release(true);
+        if (last !== undefined) {
+          if (ringBreak !== null) yield ringBreak;
+          for (const e of ring.splice(0)) yield e;
+          ringBreak = null;
+          last = undefined;
+        }
+      } else v.push(step.value);
+      for (const e of out.splice(0)) yield e;
+    }
+  } finally {
+    await Promise.resolve(it.return?.()).catch(() => {});
+  }
+  take(joiner.flush());
+  release(true);
+  if (ringBreak !== null) yield ringBreak;
+  for (const e of ring) yield e;
+  for (const e of out.splice(0)) yield e;
+  yield {
+    type: "end",
+    file: path,
+    report: sealed?.report ?? report,
+    sealed_through: sealedThrough,
+    seal: sealed?.json ?? null,
+    operations,
+    unread_tail: tail.bytes,
+  };
+}
+
+/**
+ * A growing file's bytes, whole lines only, until `signal` aborts: at the
+ * end of what is there, waits `pollMs` and looks again. The bytes of a line
+ * not yet ended are held back (their count in `tail`), so a line a writer is
+ * still appending is never seen half. A file that shrinks is an error.
+ */
+export async function* followChunks(
+  path: string,
+  signal: AbortSignal | undefined,
+  pollMs: number,
+  tail: { bytes: number },
+): AsyncGenerator<Uint8Array> {
+  const fh = await open(path, "r");
+  try {
+    let pos = 0;
+    let carry: Uint8Array = new Uint8Array(0);
+    const size = 1 << 20;
+    for (;;) {
+      if (signal?.aborted) return;
+      const buf = new Uint8Array(size);
+      const { bytesRead } = await fh.read(buf, 0, size, pos);
+      if (bytesRead > 0) {
+        pos += bytesRead;
+        let chunk = buf.subarray(0, bytesRead);
+        if (carry.length > 0) {
+          const all = new Uint8Array(carry.length + chunk.length);
+          all.set(carry);
+          all.set(chunk, carry.length);
+          chunk = all;
+        }
+        const nl = chunk.lastIndexOf(0x0a);
+        carry = chunk.slice(nl + 1);
+        tail.bytes = carry.length;
+        if (nl >= 0) yield chunk.subarray(0, nl + 1);
+        continue;
+      }
+      const st = await fh.stat();
+      if (st.size < pos) throw new Error("the file shrank while being followed");
+      // Caught up: an empty chunk says so (readLedger shows what it held back).
+      yield new Uint8Array(0);
+      await sleep(pollMs, signal);
+    }
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * `--last N` without verification: the last `n` operations that pass the
+ * filters, read from the end of the file (blocks of 256 KiB backwards,
+ * doubling until enough are found or the start is reached), so the time
+ * does not grow with the file. Nothing is vouched for: no chain is checked.
+ * Line numbers are exact when the start was reached (`exact`); otherwise
+ * they count back from the end, -1 being the last line. A last line without
+ * its "\n" (still being written) is left out.
+ */
+export async function readTail(
+  path: string,
+  n: number,
+  filters: Filters = {},
+): Promise<{ ops: Operation[]; exact: boolean }> {
+  const filter = new OpFilter(filters);
+  const fh = await open(path, "r");
+  try {
+    const size = (await fh.stat()).size;
+    let want = 256 * 1024;
+    for (;;) {
+      const start = Math.max(0, size - want);
+      const buf = new Uint8Array(size - start);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      const bytes = buf.subarray(0, got);
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      // From the start of the file, or from the first whole line in the block.
+      const from = start === 0 ? 0 : bytes.indexOf(0x0a) + 1;
+      const lines: Uint8Array[] = [];
+      let pos = from;
+      while (pos < end) {
+        const nl = bytes.indexOf(0x0a, pos);
+        lines.push(bytes.subarray(pos, nl));
+        pos = nl + 1;
+      }
+      const exact = start === 0;
+      const joiner = new OperationJoiner(path);
+      const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+      const found: Operation[] = [];
+      const offset = exact ? 1 : -lines.length;
+      const take = (ops: Operation[]) => {
+        for (const op of ops) if (filter.test(op)) found.push(op);
+      };
+      for (let i = 0; i < lines.length; i++) {
+        let row: Json;
+        try {
+          row = parseJson(decoder.decode(lines[i]!));
+        } catch {
+          continue;
+        }
+        if (isObject(row) && getField(row, "chain") !== undefined) row = withoutChain(row);
+        take(joiner.add(row, i + offset));
+      }
+      take(joiner.flush());
+      if (found.length >= n || exact) {
+        found.sort((a, b) => a.line - b.line);
+        return { ops: found.slice(Math.max(0, found.length - n)), exact };
+      }
+      want *= 4;
+    }
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+function withoutChain(row: Json): Json {
+  if (row instanceof Map) {
+    row.delete("chain");
+    return row;
+  }
+  const { chain: _, ...rest } = row as { [k: string]: Json };
+  return rest;
+}

@@ -1,0 +1,326 @@
+/**
+ * seam ship and seam verify nats:// against a real NATS server (Debian's
+ * nats-server, started here on loopback ports with JetStream in a temp dir):
+ * live shipping of concurrent wraps, a server killed mid-ship, a shipper
+ * killed mid-batch, a 3-node cluster losing a node, and a rogue publisher.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, headers } from "@nats-io/transport-node";
+import { VIAS, built, seamArgv } from "./cli.ts";
+import { run, start, tempDir, until } from "./proc.ts";
+import { LedgerBuilder, resetClock, sessionRows } from "./verify-helpers.ts";
+
+const HAVE_NATS = spawnSync("nats-server", ["--version"]).status === 0;
+if (!HAVE_NATS)
+  console.warn("fleet tests skipped: nats-server is not installed (apt-get install nats-server; CI installs it)");
+
+const servers: ChildProcess[] = [];
+afterAll(() => {
+  for (const s of servers) s.kill("SIGKILL");
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface Nats {
+  port: number;
+  url: string;
+  proc: ChildProcess;
+  args: string[];
+}
+
+async function startNats(dir: string, extra: string[] = [], port?: number): Promise<Nats> {
+  const p = port ?? (await freePort());
+  const args = ["-a", "127.0.0.1", "-p", String(p), "-js", "-sd", dir, ...extra];
+  const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+  servers.push(proc);
+  let log = "";
+  proc.stderr!.on("data", (d: Buffer) => {
+    log += d.toString();
+  });
+  await until(() => log.includes("Server is ready"), 15000, `nats-server on ${p} ready`);
+  return { port: p, url: `nats://127.0.0.1:${p}`, proc, args };
+}
+
+function restart(n: Nats): Promise<Nats> {
+  const dir = n.args[n.args.indexOf("-sd") + 1]!;
+  const extra = n.args.slice(n.args.indexOf("-sd") + 2);
+  return startNats(dir, extra, n.port);
+}
+
+function ledger(sessions: number, calls: number, tag = ""): string {
+  resetClock();
+  const b = new LedgerBuilder();
+  for (let s = 0; s < sessions; s++) {
+    const plan = { id: `${tag}s${s}`, calls: [] as [string, number, string][] };
+    for (let c = 0; c < calls; c++) plan.calls.push(["echo", c, "ok"]);
+    for (const row of sessionRows(plan)) b.add(row);
+  }
+  return b.text();
+}
+
+async function streamCount(url: string, stream = "SEAM_LEDGERS"): Promise<number> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    return (await jsm.streams.info(stream)).state.messages;
+  } finally {
+    await nc.close();
+  }
+}
+
+const seam = seamArgv("bun");
+const verifyJson = async (target: string, extra: string[] = []) => {
+  const r = await run([...seam, "verify", "--json", target, ...extra]);
+  return {
+    code: r.code,
+    stderr: r.stderr,
+    reports: r.stdout
+      .toString()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+};
+
+describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
+  test.each(VIAS.filter(built))(
+    "via %s: three live wraps shipped with --follow; central verify equals local verify, row for row",
+    async (via) => {
+      const dir = tempDir("seam-fleet-");
+      const nats = await startNats(join(dir, "js"));
+      const ledgers = [0, 1, 2].map((i) => join(dir, `l${i}.jsonl`));
+      const shipper = start([...seamArgv(via), "ship", ...ledgers, "--to", nats.url, "--create-stream", "--follow"]);
+      const fixture = [...seam, "fixture"];
+      const wraps = ledgers.map((l) =>
+        run([
+          ...fixture,
+          "client",
+          "--script",
+          "awkward",
+          "--",
+          ...seamArgv(via),
+          "wrap",
+          "--ledger",
+          l,
+          "--",
+          ...fixture,
+          "server",
+        ]),
+      );
+      for (const w of await Promise.all(wraps)) expect(w.code).toBe(0);
+      const total = ledgers.reduce((n, l) => n + readFileSync(l, "utf8").split("\n").length - 1, 0);
+      const t0 = Date.now();
+      while ((await streamCount(nats.url)) < total && Date.now() - t0 < 15000) await Bun.sleep(100);
+      expect(await streamCount(nats.url)).toBe(total);
+      shipper.child.kill("SIGTERM");
+      const done = await shipper.done;
+      expect([done.code, done.stderr]).toEqual([0, ""]);
+      const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+      expect(central.code).toBe(0);
+      expect(central.reports).toHaveLength(3);
+      for (const l of ledgers) {
+        const local = (await verifyJson(l)).reports[0]!;
+        const mine = central.reports.find((r) => r.head === local.head)!;
+        expect(mine).toBeDefined();
+        for (const k of ["ok", "rows", "chained", "breaks", "head", "sessions", "findings"])
+          expect([k, mine[k]]).toEqual([k, local[k]]);
+        expect(mine.stream_findings).toEqual([]);
+      }
+      nats.proc.kill("SIGKILL");
+    },
+    90_000,
+  );
+
+  test("kill -9 the server mid-ship, restart it; kill the shipper mid-batch, restart it: every line once", async () => {
+    const dir = tempDir("seam-fleet-kill-");
+    let nats = await startNats(join(dir, "js"));
+    const file = join(dir, "big.jsonl");
+    writeFileSync(file, ledger(40, 500));
+    const lines = readFileSync(file, "utf8").split("\n").length - 1;
+    const shipper = start([...seam, "ship", file, "--to", nats.url, "--create-stream", "--follow"]);
+    await until(() => existsSync(join(dir, "js", "jetstream")), 10000, "stream created");
+    const t0 = Date.now();
+    while ((await streamCount(nats.url).catch(() => 0)) < 2000 && Date.now() - t0 < 15000) await Bun.sleep(20);
+    nats.proc.kill("SIGKILL");
+    await Bun.sleep(700);
+    nats = await restart(nats);
+    const t1 = Date.now();
+    while ((await streamCount(nats.url).catch(() => 0)) < lines && Date.now() - t1 < 30000) await Bun.sleep(100);
+    shipper.child.kill("SIGTERM");
+    const done = await shipper.done;
+    expect(done.code).toBe(0);
+    expect(done.stderr).toContain("seam: warning: disconnected from nats://127.0.0.1:");
+    expect(await streamCount(nats.url)).toBe(lines);
+    // Now the shipper dies mid-batch on more lines, and starts again.
+    appendFileSync(file, ledger(20, 500, "more-").split("\n").slice(0, 6000).join("\n") + "\n");
+    const more = readFileSync(file, "utf8").split("\n").length - 1;
+    const second = start([...seam, "ship", file, "--to", nats.url]);
+    const t2 = Date.now();
+    while ((await streamCount(nats.url)) <= lines && Date.now() - t2 < 15000) await Bun.sleep(5);
+    second.child.kill("SIGKILL");
+    await second.done;
+    const again = await run([...seam, "ship", file, "--to", nats.url]);
+    expect([again.code, again.stderr]).toEqual([0, ""]);
+    expect(await streamCount(nats.url)).toBe(more);
+    const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+    expect(central.reports[0]!.rows).toBe(more);
+    expect(central.reports[0]!.stream_findings).toEqual([]);
+    nats.proc.kill("SIGKILL");
+  }, 120_000);
+
+  test("a rogue publisher and a rewritten host are caught; deleting from the stream is refused", async () => {
+    const dir = tempDir("seam-fleet-rogue-");
+    const nats = await startNats(join(dir, "js"));
+    const file = join(dir, "l.jsonl");
+    writeFileSync(file, ledger(2, 3));
+    const shipped = await run([...seam, "ship", file, "--to", nats.url, "--create-stream"]);
+    expect([shipped.code, shipped.stderr]).toEqual([0, ""]);
+    const ok = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+    expect(ok.code).toBe(0);
+    const origin = ok.reports[0]!.origin as string;
+    const nc = await connect({ servers: nats.url });
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    // Deleting or purging what a host shipped is refused by the stream itself.
+    await expect(jsm.streams.deleteMessage("SEAM_LEDGERS", 3)).rejects.toThrow();
+    await expect(jsm.streams.purge("SEAM_LEDGERS")).rejects.toThrow();
+    // A second, different line 4 under the origin.
+    const h = headers();
+    h.set("Seam-Line", "4");
+    const text = readFileSync(file, "utf8");
+    await js.publish(
+      `seam.ledger.${origin}`,
+      new TextEncoder().encode(text.split("\n")[3]!.replace(`"ok"`, `"error"`) + "\n"),
+      {
+        headers: h,
+      },
+    );
+    const caught = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+    expect(caught.code).toBe(1);
+    expect(caught.reports[0]!.stream_findings).toEqual([
+      { kind: "stream_conflict", message: expect.stringContaining("line 4 was published twice with different bytes") },
+    ]);
+    // A forged next line: its chain does not continue the host's.
+    const h2 = headers();
+    const n = text.split("\n").length;
+    h2.set("Seam-Line", String(n));
+    await js.publish(`seam.ledger.${origin}`, new TextEncoder().encode(`{"evt": "tool_call", "chain": "0000"}\n`), {
+      headers: h2,
+    });
+    const forged = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+    expect(forged.code).toBe(1);
+    expect((forged.reports[0]!.first_break as { message: string }).message).toMatch(/^line \d+: /);
+    await nc.close();
+    // The stream now holds a line the host never wrote: the shipper will not add to it.
+    const longer = await run([...seam, "ship", file, "--to", nats.url]);
+    expect(longer.code).toBe(1);
+    expect(longer.stderr).toContain(`the stream holds ${n} lines of ${origin} but the file has fewer`);
+    // A host that rewrites its own history after shipping (its last session): refused too.
+    const file2 = join(dir, "l2.jsonl");
+    writeFileSync(file2, ledger(2, 4, "b-"));
+    expect((await run([...seam, "ship", file2, "--to", nats.url])).code).toBe(0);
+    writeFileSync(file2, readFileSync(file2, "utf8").replaceAll(`"b-s1"`, `"b-sX"`));
+    const refused = await run([...seam, "ship", file2, "--to", nats.url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("differs from the line the stream holds");
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+
+  test("a 3-node cluster with --replicas 3 loses a node during shipping: nothing lost, central verify ok", async () => {
+    const dir = tempDir("seam-fleet-cluster-");
+    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+    const routes = ports.map((p) => `nats://127.0.0.1:${p}`).join(",");
+    const nodes = await Promise.all(
+      [0, 1, 2].map((i) =>
+        startNats(join(dir, `n${i}`), [
+          "-n",
+          `n${i}`,
+          "--cluster_name",
+          "seam",
+          "--cluster",
+          `nats://127.0.0.1:${ports[i]}`,
+          "--routes",
+          routes,
+        ]),
+      ),
+    );
+    const urls = nodes.map((n) => `127.0.0.1:${n.port}`).join(",");
+    const file = join(dir, "l.jsonl");
+    writeFileSync(file, ledger(20, 300));
+    const lines = readFileSync(file, "utf8").split("\n").length - 1;
+    // JetStream's meta leader is elected a moment after the routes form.
+    let created = { code: 1 as number | null, stderr: "" };
+    for (let i = 0; i < 40 && created.code !== 0; i++) {
+      created = await run([
+        ...seam,
+        "ship",
+        "/dev/null",
+        "--to",
+        `nats://${urls}`,
+        "--create-stream",
+        "--replicas",
+        "3",
+      ]);
+      if (created.code !== 0) await Bun.sleep(500);
+    }
+    expect(created).toEqual({ code: 0, stderr: "", signal: null, stdout: expect.anything() } as never);
+    const shipper = start([...seam, "ship", file, "--to", `nats://${urls}`, "--follow"]);
+    const t0 = Date.now();
+    while ((await streamCount(nodes[0]!.url).catch(() => 0)) < 1000 && Date.now() - t0 < 20000) await Bun.sleep(20);
+    nodes[2]!.proc.kill("SIGKILL");
+    const t1 = Date.now();
+    while ((await streamCount(nodes[0]!.url).catch(() => 0)) < lines && Date.now() - t1 < 60000) await Bun.sleep(200);
+    shipper.child.kill("SIGTERM");
+    expect((await shipper.done).code).toBe(0);
+    const central = await verifyJson(`nats://${nodes[0]!.url.slice(7)},${nodes[1]!.url.slice(7)}/SEAM_LEDGERS`);
+    expect(central.code).toBe(0);
+    expect(central.reports[0]!.rows).toBe(lines);
+    for (const n of nodes) n.proc.kill("SIGKILL");
+  }, 150_000);
+
+  test("usage: --to is needed, a stream that allows purge is refused, credentials are never echoed", async () => {
+    const dir = tempDir("seam-fleet-usage-");
+    const nats = await startNats(join(dir, "js"));
+    const nc = await connect({ servers: nats.url });
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: "MUTABLE", subjects: ["seam.ledger.>"] });
+    await nc.close();
+    const file = join(dir, "l.jsonl");
+    writeFileSync(file, ledger(1, 1));
+    const cases: [string[], number, string][] = [
+      [["ship", file], 2, "seam: error: --to nats://HOST:PORT is required\n"],
+      [
+        ["ship", file, "--to", "http://x"],
+        2,
+        "seam: error: --to: not a nats://HOST:PORT[,HOST:PORT…][/STREAM] address\n",
+      ],
+      [
+        ["ship", file, "--to", nats.url, "--stream", "MUTABLE"],
+        1,
+        "seam: error: stream MUTABLE allows delete: a host could erase what it shipped; use an append-only stream (deny_delete, deny_purge) or --allow-mutable-stream\n",
+      ],
+      [["verify", nats.url], 2, "seam: error: name the stream: nats://HOST:PORT/STREAM\n"],
+    ];
+    for (const [argv, code, err] of cases) {
+      const r = await run([...seam, ...argv]);
+      expect([r.code, r.stderr.split("seam: hint")[0]]).toEqual([code, err]);
+    }
+    const secret = await run([...seam, "ship", file, "--to", `nats://alice:hunter2@127.0.0.1:${nats.port}`]);
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).not.toContain("hunter2");
+    expect(secret.stderr).not.toContain("alice");
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+});
