@@ -18,6 +18,9 @@ const subCommands: Record<string, Lazy> = {
   keygen: () => import("./keygen.ts").then((m) => m.default),
   selftest: () => import("./selftest.ts").then((m) => m.default),
   demo: () => import("./demo.ts").then((m) => m.default),
+  install: () => import("./install.ts").then((m) => m.default),
+  uninstall: () => import("./uninstall.ts").then((m) => m.default),
+  status: () => import("./status.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };

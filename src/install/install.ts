@@ -1,0 +1,251 @@
+/**
+ * install / uninstall over the clients' files: which entries to wrap or put
+ * back, the edit of each file (checked before it is written: the document
+ * after the edit must equal the one before in every value but the entry's
+ * command and args), the safe write, and a unified diff for --dry-run.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
+import { type SeamCommand, type Wrapped, classify, sameValue, wrapPrefix } from "./entry.ts";
+import { type ConfigFormat, EditError, type ServerRef } from "./format.ts";
+import { jsonFormat } from "./json-edit.ts";
+import { tomlFormat } from "./toml-edit.ts";
+import { type WriteHooks, editFile } from "./write.ts";
+
+export type Action =
+  /** install: wrapped now (or would be, with --dry-run). */
+  | "wrapped"
+  /** install: seam's shape already. */
+  | "already"
+  /** uninstall: put back (or would be). */
+  | "restored"
+  /** uninstall: not seam's, untouched. */
+  | "not-wrapped"
+  /** not recorded: a remote server, or an entry seam cannot start. */
+  | "remote"
+  | "unsupported";
+
+export interface ServerOutcome {
+  name: string;
+  where: string;
+  action: Action;
+  reason?: string;
+  ledger?: string;
+}
+
+export interface FileOutcome {
+  client: ClientId;
+  scope: Scope;
+  file: string;
+  /** missing: no such file; unchanged: nothing to do; changed: written (or would be, with --dry-run); error: left as it is. */
+  status: "missing" | "unchanged" | "changed" | "error";
+  servers: ServerOutcome[];
+  error?: string;
+  hint?: string;
+  diff?: string;
+  backup?: string;
+  /** How many times the edit was made (more than 1 when the file changed under seam). */
+  attempts?: number;
+}
+
+export interface RunOptions {
+  clients: ClientId[];
+  /** Only these server names (all when undefined). */
+  servers?: string[];
+  scope: Scope;
+  env: PathEnv;
+  dryRun: boolean;
+  hooks?: WriteHooks;
+}
+
+export interface InstallOptions extends RunOptions {
+  seam: SeamCommand;
+  /** One ledger for every client (absolute); by default one per client in the data folder. */
+  ledger?: string;
+  sign?: string;
+}
+
+export function formatOf(t: Target): ConfigFormat {
+  return t.format === "toml" ? tomlFormat : jsonFormat;
+}
+
+export function install(o: InstallOptions): FileOutcome[] {
+  return run(o, (t) => {
+    const ledger = o.ledger ?? defaultLedger(t.client, o.env);
+    return {
+      onEntry(fmt, cur, ref) {
+        const c = classify(ref.value);
+        if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
+        if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
+        const opts = { ledger, sign: o.sign };
+        const next = fmt.wrap(cur.text, ref, o.seam, opts);
+        const entry = ref.value as Record<string, unknown>;
+        const args = [
+          ...wrapPrefix(o.seam, ref.name, opts),
+          entry.command as string,
+          ...((entry.args as string[]) ?? []),
+        ];
+        check(fmt, cur, next, ref, () => ({ ...entry, command: o.seam.argv[0], args }));
+        return { outcome: { action: "wrapped", ledger } };
+      },
+      beforeWrite: o.dryRun
+        ? undefined
+        : () => {
+            // Only seam's own folder is private; folders above it get the usual mode.
+            const dir = dirname(ledger);
+            if (existsSync(dir)) return;
+            mkdirSync(dirname(dir), { recursive: true });
+            mkdirSync(dir, { mode: 0o700 });
+          },
+    };
+  });
+}
+
+export function uninstall(o: RunOptions): FileOutcome[] {
+  return run(o, () => ({
+    onEntry(fmt, cur, ref) {
+      const c = classify(ref.value);
+      if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
+      if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
+      const w = c.wrapped as Wrapped;
+      const next = fmt.unwrap(cur.text, ref, w);
+      check(fmt, cur, next, ref, (after) => {
+        const entry: Record<string, unknown> = {
+          ...(ref.value as Record<string, unknown>),
+          command: w.command,
+          args: w.args,
+        };
+        // An `args` seam added is taken away again: the entry then has none.
+        const afterEntry = at(after, ref.path);
+        if (w.args.length === 0 && afterEntry && typeof afterEntry === "object" && !("args" in afterEntry))
+          delete entry.args;
+        return entry;
+      });
+      return { outcome: { action: "restored", ledger: w.ledger ?? undefined } };
+    },
+  }));
+}
+
+interface Doc {
+  text: string;
+  value: unknown;
+}
+
+interface Handler {
+  /** Edits `cur` (text and value) when it changes the entry. */
+  onEntry(fmt: ConfigFormat, cur: Doc, ref: ServerRef): { outcome: Omit<ServerOutcome, "name" | "where"> };
+  beforeWrite?: () => void;
+}
+
+function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
+  const out: FileOutcome[] = [];
+  for (const client of o.clients) {
+    for (const t of targetsFor(client, o.scope, o.env)) {
+      const base = { client, scope: t.scope, file: t.file, servers: [] as ServerOutcome[] };
+      if (!existsSync(t.file)) {
+        out.push({ ...base, status: "missing" });
+        continue;
+      }
+      const fmt = formatOf(t);
+      const h = handlerFor(t);
+      let servers: ServerOutcome[] = [];
+      const edit = (text: string): { text: string } | { error: string } => {
+        servers = [];
+        const listed = fmt.list(text, t.containers);
+        if (!listed.ok) return { error: `${t.file}: ${listed.error}` };
+        // Entries keep their key paths and values while others are edited; each edit finds its offsets anew.
+        const cur: Doc = { text, value: listed.value };
+        for (const ref of listed.servers) {
+          if (o.servers && !o.servers.includes(ref.name)) continue;
+          try {
+            const r = h.onEntry(fmt, cur, ref);
+            servers.push({ name: ref.name, where: ref.where, ...r.outcome });
+          } catch (e) {
+            if (!(e instanceof EditError)) throw e;
+            servers.push({ name: ref.name, where: ref.where, action: "unsupported", reason: e.message });
+          }
+        }
+        return { text: cur.text };
+      };
+      if (o.dryRun) {
+        let text: string;
+        try {
+          text = readFileSync(t.file, "utf8");
+        } catch (e) {
+          out.push({ ...base, status: "error", error: `cannot read ${t.file}: ${(e as NodeJS.ErrnoException).code}` });
+          continue;
+        }
+        const r = edit(text);
+        if ("error" in r) out.push({ ...base, servers, status: "error", error: r.error });
+        else if (r.text === text) out.push({ ...base, servers, status: "unchanged" });
+        else out.push({ ...base, servers, status: "changed", diff: unifiedDiff(t.file, text, r.text) });
+        continue;
+      }
+      let prepared = false;
+      const w = editFile(
+        t.file,
+        (text) => {
+          const r = edit(text);
+          if (!("error" in r) && r.text !== text && !prepared) {
+            h.beforeWrite?.();
+            prepared = true;
+          }
+          return r;
+        },
+        o.hooks,
+      );
+      if (!w.ok) out.push({ ...base, servers, status: "error", error: w.error, hint: w.hint });
+      else if (!w.changed) out.push({ ...base, servers, status: "unchanged" });
+      else
+        out.push({
+          ...base,
+          servers,
+          status: "changed",
+          backup: w.backup,
+          attempts: w.attempts,
+          diff: unifiedDiff(t.file, w.before, w.after),
+        });
+    }
+  }
+  return out;
+}
+
+/**
+ * The edit changed exactly one entry's command and args: the document after
+ * it, parsed, equals the one before with that entry replaced by `entry`.
+ * Anything else (a scanner's mistake) is an EditError, and the entry is left.
+ */
+function check(fmt: ConfigFormat, cur: Doc, after: string, ref: ServerRef, entry: (after: unknown) => unknown): void {
+  const b = fmt.value(after);
+  if (b === undefined || !sameWith(cur.value, b, ref.path, entry(b)))
+    throw new EditError("seam's edit would have changed more than this entry; left as it is");
+  cur.text = after;
+  cur.value = b;
+}
+
+function sameWith(a: unknown, b: unknown, path: string[], entry: unknown): boolean {
+  if (path.length === 0) return sameValue(entry, b);
+  if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) || Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every(
+    (k) =>
+      Object.hasOwn(b, k) &&
+      (k === path[0]
+        ? sameWith((a as never)[k], (b as never)[k], path.slice(1), entry)
+        : sameValue((a as never)[k], (b as never)[k])),
+  );
+}
+
+function at(v: unknown, path: string[]): unknown {
+  let n = v;
+  for (const k of path) n = n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined;
+  return n;
+}
+
+export function unifiedDiff(file: string, before: string, after: string): string {
+  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 });
+}
