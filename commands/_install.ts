@@ -126,6 +126,7 @@ export async function report(
   dryRun: boolean,
   explicit: boolean,
   command: string,
+  servers?: string[],
 ): Promise<number> {
   const log = createLog();
   if (dryRun) {
@@ -138,6 +139,9 @@ export async function report(
     log.error(f.error ?? "failed", f.hint);
     code = EXIT.FAIL;
   }
+  const seen = new Set(outcomes.flatMap((f) => f.servers.map((s) => s.name)));
+  for (const name of servers ?? [])
+    if (!seen.has(name)) log.warn(`no server named ${JSON.stringify(name)} in the files found`);
   if (outcomes.every((f) => f.status === "missing"))
     log.warn(`no config file found for ${explicit ? "the clients named" : "any client"}; nothing to ${command}`);
   return code;

@@ -4,7 +4,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { pathEnvFromProcess } from "../src/install/clients.ts";
-import { type FileOutcome, type InstallOptions, install } from "../src/install/install.ts";
+import { type InstallOptions, install } from "../src/install/install.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
@@ -70,7 +70,7 @@ export default defineCommand({
     if (!dryRun && !a.yes && process.stdin.isTTY === true && process.stderr.isTTY === true) {
       const preview = install({ ...opts, dryRun: true });
       const diffs = preview.filter((f) => f.diff).map((f) => f.diff);
-      if (diffs.length === 0) return finish(preview, false, explicit);
+      if (diffs.length === 0) return report(preview, false, explicit, "install", opts.servers);
       process.stderr.write(diffs.join(""));
       const rl = createInterface({ input: process.stdin, output: process.stderr });
       const answer = await rl.question("seam: write these changes? [y/N] ");
@@ -80,10 +80,6 @@ export default defineCommand({
         return EXIT.OK;
       }
     }
-    return finish(install(opts), dryRun, explicit);
+    return report(install(opts), dryRun, explicit, "install", opts.servers);
   },
 });
-
-async function finish(outcomes: FileOutcome[], dryRun: boolean, explicit: boolean): Promise<number> {
-  return report(outcomes, dryRun, explicit, "install");
-}

@@ -30,13 +30,14 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "uninstall");
     if (a._.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(String(a._[0]))}`);
     const dryRun = Boolean(a.dryRun);
+    const servers = multi(rawArgs, "server");
     const outcomes = uninstall({
       clients: selectClients(rawArgs, Boolean(a.all), "uninstall", true),
-      servers: multi(rawArgs, "server"),
+      servers,
       scope: scopeFlag(a.scope as string | undefined),
       env: pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
       dryRun,
     });
-    return report(outcomes, dryRun, multi(rawArgs, "client") !== undefined, "uninstall");
+    return report(outcomes, dryRun, multi(rawArgs, "client") !== undefined, "uninstall", servers);
   },
 });

@@ -6,7 +6,7 @@
  * uninstall giving back every file byte for byte.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -137,6 +137,25 @@ describe.each(VIAS)("seam install via %s", (via) => {
       expect(r.stderr).toBe(`seam: error: ${path}: line 4, column 5: comma expected\n`);
       expect(readFileSync(path, "utf8")).toBe(bad);
       expect(readdirSync(dirname(path))).toEqual(["settings.json"]);
+    },
+  );
+
+  test.skipIf(!built(via))(
+    "a read-only file: refused with a hint, exit 1; a --server that names nothing: a warning",
+    async () => {
+      const home = tempDir();
+      const { path, text } = layOut(home, [CASES.find((c) => c.client === "cursor")!]).get("cursor")!;
+      chmodSync(path, 0o444);
+      const r = await runCli(via, ["install", "--client", "cursor", "--config-root", home]);
+      expect([r.code, r.stderr]).toEqual([
+        1,
+        `seam: error: ${path} is read-only; seam left it as it is\nseam: hint: make it writable (chmod u+w) and run again\n`,
+      ]);
+      expect(readFileSync(path, "utf8")).toBe(text);
+      chmodSync(path, 0o600);
+      const n = await runCli(via, ["install", "--client", "cursor", "--server", "nosuch", "--config-root", home]);
+      expect([n.code, n.stderr]).toEqual([0, 'seam: warning: no server named "nosuch" in the files found\n']);
+      expect(readFileSync(path, "utf8")).toBe(text);
     },
   );
 

@@ -189,7 +189,14 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
         (text) => {
           const r = edit(text);
           if (!("error" in r) && r.text !== text && !prepared) {
-            h.beforeWrite?.();
+            // The ledger's folder exists before any entry points at it.
+            try {
+              h.beforeWrite?.();
+            } catch (e) {
+              return {
+                error: `cannot create the ledger's folder: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+              };
+            }
             prepared = true;
           }
           return r;

@@ -15,6 +15,7 @@
  *     nothing but seam's part, so an entry that had `"args": []` written just
  *     before its command comes back without it (the same server either way).
  */
+// The ES module build: the package's main entry is a UMD wrapper whose require()s a bundle cannot follow.
 import {
   type Node,
   type ParseError,
@@ -23,7 +24,7 @@ import {
   modify,
   parseTree,
   printParseErrorCode,
-} from "jsonc-parser";
+} from "jsonc-parser/lib/esm/main.js";
 import type { Container } from "./clients.ts";
 import { type SeamCommand, type WrapOptions, type Wrapped, wrapPrefix } from "./entry.ts";
 import { type ConfigFormat, EditError, type Listed, type ServerRef, lineCol } from "./format.ts";
