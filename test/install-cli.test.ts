@@ -118,6 +118,12 @@ describe.each(VIAS)("seam install via %s", (via) => {
         ),
       );
 
+      // A ledger changed after the fact: status says its last session is not vouched for.
+      const wl = join(home, ".local/share/seam/windsurf.jsonl");
+      writeFileSync(wl, readFileSync(wl, "utf8").replace('"tool": "echo"', '"tool": "ecHo"'));
+      const tampered = await runCli(via, ["status", "--client", "windsurf", "--config-root", home]);
+      expect(tampered.stdout.toString()).toContain(`  fixture: recorded into ${wl} (verify: broken); last session `);
+
       const u = await runCli(via, ["uninstall", "--config-root", home]);
       expect(u.code).toBe(0);
       for (const c of CASES) expect(readFileSync(files.get(c.client)!.path, "utf8")).toBe(files.get(c.client)!.text);
