@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { type ClientId, CLIENT_IDS, type Os, type PathEnv, defaultLedger, targetsFor } from "../src/install/clients.ts";
-import { classify, parseWrapped, sameValue } from "../src/install/entry.ts";
+import { type SeamCommand, classify, parseWrapped, sameValue } from "../src/install/entry.ts";
 import { install, uninstall, unifiedDiff } from "../src/install/install.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
 import { tomlFormat } from "../src/install/toml-edit.ts";
@@ -503,6 +503,42 @@ describe("files that resist", () => {
       seam: SEAM,
     });
     expect(r.map((f) => [f.file, f.status])).toEqual([[join(project, ".mcp.json"), "changed"]]);
+  });
+
+  test("an edit that would change more than its entry is refused: that entry is left, the others are written", () => {
+    const two = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}, "keep": 1}';
+    const { home, path } = lay(two);
+    // A planner that, for b, also changes a byte outside b (`"keep": 1` becomes 2).
+    const faulty = {
+      ...jsonFormat,
+      plan(text: string) {
+        const p = jsonFormat.plan(text);
+        return {
+          ...p,
+          wrap(ref: Parameters<typeof p.wrap>[0], seam: SeamCommand, o: { ledger: string }) {
+            const edits = p.wrap(ref, seam, o);
+            const keep = text.indexOf('"keep": 1');
+            return ref.name === "b" && keep >= 0 ? [...edits, { offset: keep + 8, length: 1, content: "2" }] : edits;
+          },
+        };
+      },
+    };
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      formatFor: () => faulty,
+    });
+    expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
+      ["a", "wrapped", undefined],
+      ["b", "unsupported", "seam's edit would have changed more than this entry; left as it is"],
+    ]);
+    const now = readFileSync(path, "utf8");
+    expect(now).toContain('"b": {"command": "y"}');
+    expect(now).toContain('"keep": 1');
+    expect(now).toContain('"a": {"args": ["wrap"');
   });
 
   test("the diff is the `diff` package's unified format", () => {

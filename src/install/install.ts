@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
 import { type SeamCommand, type Wrapped, classify, sameValue, wrapPrefix } from "./entry.ts";
-import { type ConfigFormat, EditError, type ServerRef } from "./format.ts";
+import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
 import { tomlFormat } from "./toml-edit.ts";
 import { type WriteHooks, editFile } from "./write.ts";
@@ -44,6 +44,7 @@ export interface FileOutcome {
   servers: ServerOutcome[];
   error?: string;
   hint?: string;
+  /** With --dry-run: the unified diff of what would change. */
   diff?: string;
   backup?: string;
   /** How many times the edit was made (more than 1 when the file changed under seam). */
@@ -58,6 +59,8 @@ export interface RunOptions {
   env: PathEnv;
   dryRun: boolean;
   hooks?: WriteHooks;
+  /** The format of a file (tests pass one that makes a wrong edit, to see it refused). */
+  formatFor?: (t: Target) => ConfigFormat;
 }
 
 export interface InstallOptions extends RunOptions {
@@ -75,20 +78,23 @@ export function install(o: InstallOptions): FileOutcome[] {
   return run(o, (t) => {
     const ledger = o.ledger ?? defaultLedger(t.client, o.env);
     return {
-      onEntry(fmt, cur, ref) {
+      onEntry(planner, ref) {
         const c = classify(ref.value);
         if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
         if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
         const opts = { ledger, sign: o.sign };
-        const next = fmt.wrap(cur.text, ref, o.seam, opts);
+        const edits = planner.wrap(ref, o.seam, opts);
         const entry = ref.value as Record<string, unknown>;
         const args = [
           ...wrapPrefix(o.seam, ref.name, opts),
           entry.command as string,
           ...((entry.args as string[]) ?? []),
         ];
-        check(fmt, cur, next, ref, () => ({ ...entry, command: o.seam.argv[0], args }));
-        return { outcome: { action: "wrapped", ledger } };
+        return {
+          edits,
+          expected: () => ({ ...entry, command: o.seam.argv[0], args }),
+          outcome: { action: "wrapped", ledger },
+        };
       },
       beforeWrite: o.dryRun
         ? undefined
@@ -105,13 +111,13 @@ export function install(o: InstallOptions): FileOutcome[] {
 
 export function uninstall(o: RunOptions): FileOutcome[] {
   return run(o, () => ({
-    onEntry(fmt, cur, ref) {
+    onEntry(planner, ref) {
       const c = classify(ref.value);
       if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
       if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
       const w = c.wrapped as Wrapped;
-      const next = fmt.unwrap(cur.text, ref, w);
-      check(fmt, cur, next, ref, (after) => {
+      const edits = planner.unwrap(ref, w);
+      const expected = (after: unknown) => {
         const entry: Record<string, unknown> = {
           ...(ref.value as Record<string, unknown>),
           command: w.command,
@@ -122,20 +128,22 @@ export function uninstall(o: RunOptions): FileOutcome[] {
         if (w.args.length === 0 && afterEntry && typeof afterEntry === "object" && !("args" in afterEntry))
           delete entry.args;
         return entry;
-      });
-      return { outcome: { action: "restored", ledger: w.ledger ?? undefined } };
+      };
+      return { edits, expected, outcome: { action: "restored", ledger: w.ledger ?? undefined } };
     },
   }));
 }
 
-interface Doc {
-  text: string;
-  value: unknown;
+interface EntryPlan {
+  outcome: Omit<ServerOutcome, "name" | "where">;
+  /** The entry's edits, if it changes. */
+  edits?: Edit[];
+  /** The entry's value once edited (given the document after the edit). */
+  expected?: (after: unknown) => unknown;
 }
 
 interface Handler {
-  /** Edits `cur` (text and value) when it changes the entry. */
-  onEntry(fmt: ConfigFormat, cur: Doc, ref: ServerRef): { outcome: Omit<ServerOutcome, "name" | "where"> };
+  onEntry(planner: Planner, ref: ServerRef): EntryPlan;
   beforeWrite?: () => void;
 }
 
@@ -148,24 +156,40 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
         out.push({ ...base, status: "missing" });
         continue;
       }
-      const fmt = formatOf(t);
+      const fmt = (o.formatFor ?? formatOf)(t);
       const h = handlerFor(t);
       let servers: ServerOutcome[] = [];
       const edit = (text: string): { text: string } | { error: string } => {
         servers = [];
         const listed = fmt.list(text, t.containers);
         if (!listed.ok) return { error: `${t.file}: ${listed.error}` };
-        // Entries keep their key paths and values while others are edited; each edit finds its offsets anew.
-        const cur: Doc = { text, value: listed.value };
+        const planner = fmt.plan(text);
+        const pending: Array<{ ref: ServerRef; at: number; plan: EntryPlan }> = [];
         for (const ref of listed.servers) {
           if (o.servers && !o.servers.includes(ref.name)) continue;
           try {
-            const r = h.onEntry(fmt, cur, ref);
-            servers.push({ name: ref.name, where: ref.where, ...r.outcome });
+            const plan = h.onEntry(planner, ref);
+            if (plan.edits) pending.push({ ref, at: servers.length, plan });
+            servers.push({ name: ref.name, where: ref.where, ...plan.outcome });
           } catch (e) {
             if (!(e instanceof EditError)) throw e;
             servers.push({ name: ref.name, where: ref.where, action: "unsupported", reason: e.message });
           }
+        }
+        if (pending.length === 0) return { text };
+        // All entries' edits at once, checked once; should that check fail, one entry at a time, so only the culprit is left out.
+        const together = attempt(fmt, text, listed.value, pending);
+        if (together) return { text: together.text };
+        let cur = { text, value: listed.value };
+        for (const p of pending) {
+          let next: { text: string; value: unknown } | null = null;
+          try {
+            next = attempt(fmt, cur.text, cur.value, [{ ref: p.ref, plan: h.onEntry(fmt.plan(cur.text), p.ref) }]);
+          } catch (e) {
+            if (!(e instanceof EditError)) throw e;
+          }
+          if (next) cur = next;
+          else servers[p.at] = { name: p.ref.name, where: p.ref.where, action: "unsupported", reason: UNSAFE };
         }
         return { text: cur.text };
       };
@@ -212,38 +236,59 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
           status: "changed",
           backup: w.backup,
           attempts: w.attempts,
-          diff: unifiedDiff(t.file, w.before, w.after),
         });
     }
   }
   return out;
 }
 
+const UNSAFE = "seam's edit would have changed more than this entry; left as it is";
+
 /**
- * The edit changed exactly one entry's command and args: the document after
- * it, parsed, equals the one before with that entry replaced by `entry`.
- * Anything else (a scanner's mistake) is an EditError, and the entry is left.
+ * The edits changed exactly the planned entries: the document after them,
+ * parsed, equals the one before with each of those entries replaced by its
+ * expected value. Anything else (a mistake of seam's) gives null, and
+ * nothing of it is written.
  */
-function check(fmt: ConfigFormat, cur: Doc, after: string, ref: ServerRef, entry: (after: unknown) => unknown): void {
-  const b = fmt.value(after);
-  if (b === undefined || !sameWith(cur.value, b, ref.path, entry(b)))
-    throw new EditError("seam's edit would have changed more than this entry; left as it is");
-  cur.text = after;
-  cur.value = b;
+function attempt(
+  fmt: ConfigFormat,
+  text: string,
+  value: unknown,
+  pending: Array<{ ref: ServerRef; plan: EntryPlan }>,
+): { text: string; value: unknown } | null {
+  let next: string;
+  try {
+    next = applyEdits(
+      text,
+      pending.flatMap((p) => p.plan.edits ?? []),
+    );
+  } catch (e) {
+    if (e instanceof EditError) return null;
+    throw e;
+  }
+  const after = fmt.value(next);
+  if (after === undefined) return null;
+  const overrides = pending.map((p) => ({ path: p.ref.path, entry: p.plan.expected!(after) }));
+  return sameWithAll(value, after, overrides, 0) ? { text: next, value: after } : null;
 }
 
-function sameWith(a: unknown, b: unknown, path: string[], entry: unknown): boolean {
-  if (path.length === 0) return sameValue(entry, b);
+/** a and b are equal but at each override's path, where b holds the override's entry. */
+function sameWithAll(
+  a: unknown,
+  b: unknown,
+  overrides: Array<{ path: string[]; entry: unknown }>,
+  depth: number,
+): boolean {
+  if (overrides.length === 0) return sameValue(a, b);
+  const here = overrides.find((o) => o.path.length === depth);
+  if (here) return sameValue(here.entry, b);
   if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) || Array.isArray(b)) return false;
   const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
+  if (ka.length !== Object.keys(b).length) return false;
+  const byKey = new Map<string, Array<{ path: string[]; entry: unknown }>>();
+  for (const o of overrides) byKey.set(o.path[depth]!, [...(byKey.get(o.path[depth]!) ?? []), o]);
   return ka.every(
-    (k) =>
-      Object.hasOwn(b, k) &&
-      (k === path[0]
-        ? sameWith((a as never)[k], (b as never)[k], path.slice(1), entry)
-        : sameValue((a as never)[k], (b as never)[k])),
+    (k) => Object.hasOwn(b, k) && sameWithAll((a as never)[k], (b as never)[k], byKey.get(k) ?? [], depth + 1),
   );
 }
 

@@ -1,9 +1,10 @@
 /**
  * Wrapping and unwrapping one entry of a JSON or JSON-with-comments file as a
- * few text edits (jsonc-parser's tree gives the offsets, `modify` without
- * formatting options replaces the command, `applyEdits` applies): the rest of
- * the file, comments, key order, indentation and line endings included, is
- * never re-serialised.
+ * few text edits at offsets from jsonc-parser's tree, parsed once for all
+ * entries: the rest of the file, comments, key order, indentation and line
+ * endings included, is never re-serialised. (jsonc-parser's `modify` makes
+ * the same edit but parses the whole text on each call, and with formatting
+ * options re-formats the lines it touches.)
  *
  * The edits are chosen so that unwrapping is their exact inverse:
  *   - the command's value is replaced by seam's; its original text (escapes
@@ -19,17 +20,22 @@
 import {
   type Node,
   type ParseError,
-  applyEdits,
   findNodeAtLocation,
-  modify,
   parseTree,
   printParseErrorCode,
 } from "jsonc-parser/lib/esm/main.js";
 import type { Container } from "./clients.ts";
 import { type SeamCommand, type WrapOptions, type Wrapped, wrapPrefix } from "./entry.ts";
-import { type ConfigFormat, EditError, type Listed, type ServerRef, lineCol } from "./format.ts";
+import {
+  type ConfigFormat,
+  type Edit,
+  EditError,
+  type Listed,
+  type Planner,
+  type ServerRef,
+  lineCol,
+} from "./format.ts";
 
-type Edit = { offset: number; length: number; content: string };
 const PARSE = { allowTrailingComma: true, disallowComments: false } as const;
 
 function tree(text: string): { root: Node | undefined; errors: ParseError[] } {
@@ -114,9 +120,7 @@ function describe(code: string): string {
 }
 
 /** The entry object's node and its command and args properties. */
-function entryNodes(text: string, ref: ServerRef) {
-  const { root, errors } = tree(text);
-  if (root === undefined || errors.length > 0) throw new EditError("the file no longer parses");
+function entryNodes(root: Node, ref: ServerRef) {
   const obj = findNodeAtLocation(root, ref.path);
   if (obj?.type !== "object") throw new EditError("the entry is gone");
   const props = properties(obj);
@@ -131,8 +135,8 @@ function entryNodes(text: string, ref: ServerRef) {
 
 const slice = (text: string, n: Node) => text.slice(n.offset, n.offset + n.length);
 
-function wrap(text: string, ref: ServerRef, seam: SeamCommand, o: WrapOptions): string {
-  const { command, args } = entryNodes(text, ref);
+function wrap(text: string, root: Node, ref: ServerRef, seam: SeamCommand, o: WrapOptions): Edit[] {
+  const { command, args } = entryNodes(root, ref);
   const front = [...wrapPrefix(seam, ref.name, o).map((s) => JSON.stringify(s)), slice(text, command.value)];
   const edits: Edit[] = [];
   if (args) {
@@ -148,12 +152,13 @@ function wrap(text: string, ref: ServerRef, seam: SeamCommand, o: WrapOptions): 
     const before = text.slice(0, command.prop.offset).match(/[ \t\r\n]*$/)![0];
     edits.push({ offset: command.prop.offset, length: 0, content: `"args": [${front.join(", ")}],${before || " "}` });
   }
-  edits.push(...modify(text, [...ref.path, "command"], seam.argv[0], {}));
-  return applyEdits(text, edits);
+  // What `modify` without formatting options would do, on the tree already parsed (modify parses the whole text again).
+  edits.push({ offset: command.value.offset, length: command.value.length, content: JSON.stringify(seam.argv[0]) });
+  return edits;
 }
 
-function unwrap(text: string, ref: ServerRef, w: Wrapped): string {
-  const { command, args } = entryNodes(text, ref);
+function unwrap(text: string, root: Node, ref: ServerRef, w: Wrapped): Edit[] {
+  const { command, args } = entryNodes(root, ref);
   const elems = args?.value.children ?? [];
   if (!args || elems.length <= w.commandAt) throw new EditError("the entry no longer has seam's shape");
   const original = elems[w.commandAt]!;
@@ -171,7 +176,7 @@ function unwrap(text: string, ref: ServerRef, w: Wrapped): string {
     const to = argsOnlySeams ? original.offset + original.length : elems[w.commandAt + 1]!.offset;
     edits.push({ offset: from, length: to - from, content: "" });
   }
-  return applyEdits(text, edits);
+  return edits;
 }
 
 /**
@@ -188,4 +193,20 @@ function value(text: string): unknown {
   }
 }
 
-export const jsonFormat: ConfigFormat = { list, wrap, unwrap, value };
+/** One parse of the text for all the entries' edits (a large ~/.claude.json is parsed once, not once per entry). */
+function plan(text: string): Planner {
+  let root: Node | undefined;
+  const get = (): Node => {
+    if (root) return root;
+    const t = tree(text);
+    if (t.root === undefined || t.errors.length > 0) throw new EditError("the file does not parse");
+    root = t.root;
+    return root;
+  };
+  return {
+    wrap: (ref, seam, o) => wrap(text, get(), ref, seam, o),
+    unwrap: (ref, w) => unwrap(text, get(), ref, w),
+  };
+}
+
+export const jsonFormat: ConfigFormat = { list, plan, value };

@@ -11,7 +11,7 @@
 import { TomlError, parse } from "smol-toml";
 import type { Container } from "./clients.ts";
 import { type SeamCommand, type WrapOptions, type Wrapped, wrapPrefix } from "./entry.ts";
-import { type ConfigFormat, EditError, type Listed, type ServerRef } from "./format.ts";
+import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";
 
 function list(text: string, containers: Container[]): Listed {
   let doc: Record<string, unknown>;
@@ -203,18 +203,9 @@ function locate(text: string, ref: ServerRef): { command: KeyValue; args?: KeyVa
   return { command, args: kv.args };
 }
 
-type Edit = { offset: number; length: number; content: string };
-
-function apply(text: string, edits: Edit[]): string {
-  let out = text;
-  for (const e of [...edits].sort((a, b) => b.offset - a.offset))
-    out = out.slice(0, e.offset) + e.content + out.slice(e.offset + e.length);
-  return out;
-}
-
 const slice = (t: string, s: Span) => t.slice(s.start, s.end);
 
-function wrap(text: string, ref: ServerRef, seam: SeamCommand, o: WrapOptions): string {
+function wrap(text: string, ref: ServerRef, seam: SeamCommand, o: WrapOptions): Edit[] {
   const { command, args } = locate(text, ref);
   const front = [...wrapPrefix(seam, ref.name, o).map((x) => JSON.stringify(x)), slice(text, command.value)];
   const edits: Edit[] = [
@@ -238,10 +229,10 @@ function wrap(text: string, ref: ServerRef, seam: SeamCommand, o: WrapOptions): 
     const eol = line.endsWith("\r\n") ? "\r\n" : "\n";
     edits.push({ offset: command.lineStart, length: 0, content: `${indent}args = [${front.join(", ")}]${eol}` });
   }
-  return apply(text, edits);
+  return edits;
 }
 
-function unwrap(text: string, ref: ServerRef, w: Wrapped): string {
+function unwrap(text: string, ref: ServerRef, w: Wrapped): Edit[] {
   const { command, args } = locate(text, ref);
   const elems = args?.elems ?? [];
   if (!args || elems.length <= w.commandAt) throw new EditError("the entry no longer has seam's shape");
@@ -259,7 +250,11 @@ function unwrap(text: string, ref: ServerRef, w: Wrapped): string {
     const to = onlySeams ? original.end : elems[w.commandAt + 1]!.start;
     edits.push({ offset: from, length: to - from, content: "" });
   }
-  return apply(text, edits);
+  return edits;
 }
 
-export const tomlFormat: ConfigFormat = { list, wrap, unwrap, value };
+function plan(text: string): Planner {
+  return { wrap: (ref, seam, o) => wrap(text, ref, seam, o), unwrap: (ref, w) => unwrap(text, ref, w) };
+}
+
+export const tomlFormat: ConfigFormat = { list, plan, value };
