@@ -6,7 +6,7 @@
  * uninstall giving back every file byte for byte.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -14,9 +14,9 @@ import { getField } from "../src/core/json.ts";
 import { targetsFor } from "../src/install/clients.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
 import { tomlFormat } from "../src/install/toml-edit.ts";
-import { ROOT, VIAS, type Via, built, runCli } from "./cli.ts";
+import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
 import { CASES, type Case, layOut } from "./install-fixtures.ts";
-import { ledgerRows, tempDir } from "./proc.ts";
+import { ledgerRows, run, tempDir } from "./proc.ts";
 
 /** The fixture entry of a client's file, as the client reads it. */
 function fixtureEntry(
@@ -179,6 +179,25 @@ describe.each(VIAS)("seam install via %s", (via) => {
     expect(readFileSync(path, "utf8")).toBe(text);
     expect(readdirSync(dirname(path))).toEqual(["config.toml"]);
   });
+
+  test.skipIf(!built(via) || !existsSync("/usr/bin/script"))(
+    "on a terminal: the diff is shown and nothing is written unless the answer is yes",
+    async () => {
+      const home = tempDir();
+      const { path, text } = layOut(home, [CASES.find((c) => c.client === "windsurf")!]).get("windsurf")!;
+      // util-linux `script` gives seam a terminal for stdin and stderr.
+      const line = [...seamArgv(via), "install", "--client", "windsurf", "--config-root", home]
+        .map((a) => `'${a}'`)
+        .join(" ");
+      const no = await run(["script", "-qec", line, "/dev/null"], { input: "n\n" });
+      expect(no.stdout.toString()).toContain("write these changes? [y/N]");
+      expect(no.stdout.toString()).toContain("seam: info: nothing written");
+      expect(readFileSync(path, "utf8")).toBe(text);
+      const yes = await run(["script", "-qec", line, "/dev/null"], { input: "y\n" });
+      expect(yes.stdout.toString()).toContain(`Windsurf (user): ${path}: changed`);
+      expect(readFileSync(path, "utf8")).not.toBe(text);
+    },
+  );
 
   test.skipIf(!built(via))("usage errors: no client named, an unknown client, a bad --scope", async () => {
     const none = await runCli(via, ["install"]);
