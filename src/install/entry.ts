@@ -160,3 +160,14 @@ function iso(d: Date): string {
     return String(d.getTime());
   }
 }
+
+/** The value at a key path of a parsed document (own keys only), or undefined. */
+export function valueAt(v: unknown, path: readonly string[]): unknown {
+  let n = v;
+  for (const k of path) n = isPlainObject(n) && Object.hasOwn(n, k) ? n[k] : undefined;
+  return n;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
-import { type SeamCommand, type Wrapped, classify, sameValue, wrapPrefix } from "./entry.ts";
+import { type SeamCommand, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
 import { tomlFormat } from "./toml-edit.ts";
@@ -124,7 +124,7 @@ export function uninstall(o: RunOptions): FileOutcome[] {
           args: w.args,
         };
         // An `args` seam added is taken away again: the entry then has none.
-        const afterEntry = at(after, ref.path);
+        const afterEntry = valueAt(after, ref.path);
         if (w.args.length === 0 && afterEntry && typeof afterEntry === "object" && !("args" in afterEntry))
           delete entry.args;
         return entry;
@@ -290,12 +290,6 @@ function sameWithAll(
   return ka.every(
     (k) => Object.hasOwn(b, k) && sameWithAll((a as never)[k], (b as never)[k], byKey.get(k) ?? [], depth + 1),
   );
-}
-
-function at(v: unknown, path: string[]): unknown {
-  let n = v;
-  for (const k of path) n = n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined;
-  return n;
 }
 
 export function unifiedDiff(file: string, before: string, after: string): string {

@@ -25,7 +25,7 @@ import {
   printParseErrorCode,
 } from "jsonc-parser/lib/esm/main.js";
 import type { Container } from "./clients.ts";
-import { type SeamCommand, type WrapOptions, type Wrapped, wrapPrefix } from "./entry.ts";
+import { type SeamCommand, type WrapOptions, type Wrapped, isPlainObject, valueAt, wrapPrefix } from "./entry.ts";
 import {
   type ConfigFormat,
   type Edit,
@@ -81,35 +81,25 @@ function list(text: string, containers: Container[]): Listed {
   }
   const doc = root === undefined ? value(text) : nodeValue(root);
   if (doc === undefined) return { ok: true, servers: [], value: undefined };
-  if (!isObject(doc)) return { ok: false, error: "line 1, column 1: the file is not a JSON object" };
+  if (!isPlainObject(doc)) return { ok: false, error: "line 1, column 1: the file is not a JSON object" };
   const servers: ServerRef[] = [];
   const addAll = (obj: unknown, path: string[], where: string) => {
-    if (!isObject(obj)) return;
+    if (!isPlainObject(obj)) return;
     for (const [key, v] of Object.entries(obj)) servers.push({ where, path: [...path, key], name: key, value: v });
   };
   for (const c of containers) {
-    const node = at(doc, c.path);
+    const node = valueAt(doc, c.path);
     if (!c.projects) {
       addAll(node, c.path, c.label);
       continue;
     }
-    if (!isObject(node)) continue;
+    if (!isPlainObject(node)) continue;
     for (const [key, v] of Object.entries(node)) {
-      if (isObject(v))
+      if (isPlainObject(v))
         addAll(v.mcpServers, [...c.path, key, "mcpServers"], `${c.label}[${JSON.stringify(key)}].mcpServers (local)`);
     }
   }
   return { ok: true, servers, value: doc };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function at(v: unknown, path: string[]): unknown {
-  let n = v;
-  for (const k of path) n = isObject(n) && Object.hasOwn(n, k) ? n[k] : undefined;
-  return n;
 }
 
 function describe(code: string): string {

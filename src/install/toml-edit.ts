@@ -10,7 +10,7 @@
  */
 import { TomlError, parse } from "smol-toml";
 import type { Container } from "./clients.ts";
-import { type SeamCommand, type WrapOptions, type Wrapped, wrapPrefix } from "./entry.ts";
+import { type SeamCommand, type WrapOptions, type Wrapped, isPlainObject, valueAt, wrapPrefix } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";
 
 function list(text: string, containers: Container[]): Listed {
@@ -24,9 +24,8 @@ function list(text: string, containers: Container[]): Listed {
   }
   const servers: ServerRef[] = [];
   for (const c of containers) {
-    let node: unknown = doc;
-    for (const k of c.path) node = node && typeof node === "object" ? (node as Record<string, unknown>)[k] : undefined;
-    if (!node || typeof node !== "object" || Array.isArray(node)) continue;
+    const node = valueAt(doc, c.path);
+    if (!isPlainObject(node)) continue;
     for (const [name, value] of Object.entries(node))
       servers.push({ where: c.label, path: [...c.path, name], name, value });
   }
