@@ -328,6 +328,22 @@ describe("files that resist", () => {
     expect(readFileSync(path, "utf8")).toBe(bad);
   });
 
+  test("Codex entries not written as their own table are reported and left alone", () => {
+    const home = tempDir();
+    const path = join(home, ".codex/config.toml");
+    mkdirSync(dirname(path), { recursive: true });
+    const text =
+      '[mcp_servers]\ninline = { command = "x", args = ["-y"] }\n\n[mcp_servers.own]\ncommand = """multi"""\n';
+    writeFileSync(path, text);
+    const r = install({ clients: ["codex"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(r[0]!.status).toBe("unchanged");
+    expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
+      ["inline", "unsupported", "not written as its own [mcp_servers.inline] table; seam edits only that layout"],
+      ["own", "unsupported", "its command is not a one-line string in its table"],
+    ]);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
   test("a file the client rewrites between seam's read and write: read again, the edit made on the new text, the client's change kept", () => {
     const { home, path } = lay(small);
     const clients =
