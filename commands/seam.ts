@@ -23,6 +23,9 @@ const subCommands: Record<string, Lazy> = {
   log: () => import("./log.ts").then((m) => m.default),
   stats: () => import("./stats.ts").then((m) => m.default),
   check: () => import("./check.ts").then((m) => m.default),
+  install: () => import("./install.ts").then((m) => m.default),
+  uninstall: () => import("./uninstall.ts").then((m) => m.default),
+  status: () => import("./status.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };

@@ -1,0 +1,85 @@
+import { createInterface } from "node:readline/promises";
+import { defineCommand } from "citty";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
+import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { pathEnvFromProcess } from "../src/install/clients.ts";
+import { type InstallOptions, install } from "../src/install/install.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
+import { rejectUnknownFlags } from "./_args.ts";
+
+const args = {
+  ...clientFlags,
+  server: {
+    type: "string",
+    description: "only the servers of this name; repeat or separate with commas",
+    valueHint: "NAME",
+  },
+  ledger: {
+    type: "string",
+    description: "one ledger for every server (default: <data dir>/seam/<client>.jsonl, one per client)",
+    valueHint: "PATH",
+  },
+  sign: {
+    type: "string",
+    description: "have every wrapped server sign checkpoints with this key (seam keygen)",
+    valueHint: "KEYFILE",
+  },
+  scope: {
+    type: "string",
+    description: "user (default): the user's files; project: the files in this directory",
+    valueHint: "user|project",
+  },
+  "dry-run": { type: "boolean", description: "print a unified diff of what would change; write nothing" },
+  yes: { type: "boolean", description: "do not ask before writing (asked only on a terminal)" },
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "install",
+    description:
+      "record every MCP stdio server a client runs: put `seam wrap` in front of each entry of its config file",
+  },
+  args,
+  async run({ rawArgs, args: a }) {
+    rejectUnknownFlags(rawArgs, args, "install");
+    if (a._.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(String(a._[0]))}`);
+    const sign = absolutePath(a.sign as string | undefined, "--sign");
+    if (sign !== undefined) {
+      try {
+        readSignerFile(sign);
+      } catch (e) {
+        if (e instanceof KeyFileError) throw new UsageError(e.message, "make a key with: seam keygen --out seam.key");
+        throw e;
+      }
+    }
+    const dryRun = Boolean(a.dryRun);
+    const opts: InstallOptions = {
+      clients: selectClients(rawArgs, Boolean(a.all), "install", false),
+      servers: multi(rawArgs, "server"),
+      scope: scopeFlag(a.scope as string | undefined),
+      env: pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
+      dryRun,
+      seam: { argv: runtime.selfArgv() },
+      ledger: absolutePath(a.ledger as string | undefined, "--ledger"),
+      sign,
+    };
+    const explicit = multi(rawArgs, "client") !== undefined;
+    const log = createLog();
+    if (!dryRun && !a.yes && process.stdin.isTTY === true && process.stderr.isTTY === true) {
+      const preview = install({ ...opts, dryRun: true });
+      const diffs = preview.filter((f) => f.diff).map((f) => f.diff);
+      if (diffs.length === 0) return report(preview, false, explicit, "install", opts.servers);
+      process.stderr.write(diffs.join(""));
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      const answer = await rl.question("seam: write these changes? [y/N] ");
+      rl.close();
+      if (!/^y(es)?$/i.test(answer.trim())) {
+        log.info("nothing written");
+        return EXIT.OK;
+      }
+    }
+    return report(install(opts), dryRun, explicit, "install", opts.servers);
+  },
+});

@@ -1,0 +1,206 @@
+/**
+ * The MCP clients seam can set up, where each keeps its server list on each
+ * OS, and under which key. Pure: everything comes from a PathEnv, so a test
+ * can ask for the Windows or macOS paths from Linux, and SEAM_CONFIG_HOME /
+ * --config-root moves every user-level path under one directory.
+ *
+ * Sources for the paths and keys (each client's own documentation where it
+ * has one): Claude Desktop keeps `claude_desktop_config.json` in the app's
+ * data folder (macOS ~/Library/Application Support/Claude, Windows
+ * %APPDATA%\Claude; there is no official Linux build, community builds use
+ * ~/.config/Claude); Claude Code keeps user- and local-scope servers in
+ * ~/.claude.json (top-level `mcpServers`, and `projects[<abs path>].mcpServers`)
+ * and project scope in `<project>/.mcp.json`; Cursor ~/.cursor/mcp.json and
+ * `<project>/.cursor/mcp.json`; VS Code a user-profile `mcp.json` (the
+ * `User` folder of its data dir) and `.vscode/mcp.json`, key `servers`;
+ * Windsurf ~/.codeium/windsurf/mcp_config.json; Zed ~/.config/zed/settings.json
+ * ($XDG_CONFIG_HOME on Linux, %APPDATA%\Zed on Windows), key `context_servers`;
+ * Cline `cline_mcp_settings.json` in VS Code's globalStorage for the
+ * saoudrizwan.claude-dev extension; Gemini CLI ~/.gemini/settings.json and
+ * `<project>/.gemini/settings.json`; Codex ~/.codex/config.toml ($CODEX_HOME)
+ * and `<project>/.codex/config.toml`, tables `[mcp_servers.NAME]`.
+ */
+import { posix, win32 } from "node:path";
+
+export type Os = "linux" | "darwin" | "win32";
+export type Scope = "user" | "project";
+export type Format = "json" | "toml";
+
+export const CLIENT_IDS = [
+  "claude-desktop",
+  "claude-code",
+  "cursor",
+  "vscode",
+  "windsurf",
+  "zed",
+  "cline",
+  "gemini",
+  "codex",
+] as const;
+export type ClientId = (typeof CLIENT_IDS)[number];
+
+export const CLIENT_NAMES: Record<ClientId, string> = {
+  "claude-desktop": "Claude Desktop",
+  "claude-code": "Claude Code",
+  cursor: "Cursor",
+  vscode: "VS Code",
+  windsurf: "Windsurf",
+  zed: "Zed",
+  cline: "Cline",
+  gemini: "Gemini CLI",
+  codex: "Codex",
+};
+
+/** Everything the paths depend on. */
+export interface PathEnv {
+  os: Os;
+  home: string;
+  /** The project directory for --scope project (absolute). */
+  cwd: string;
+  /** Windows %APPDATA% (Roaming). */
+  appData?: string;
+  /** Windows %LOCALAPPDATA%. */
+  localAppData?: string;
+  xdgConfigHome?: string;
+  xdgDataHome?: string;
+  codexHome?: string;
+  /** SEAM_CONFIG_HOME / --config-root: every user-level path is laid out under it, as if it were the home directory. */
+  configRoot?: string;
+}
+
+/**
+ * Where a client's servers sit in one file: `path` is the key path of the
+ * servers object; `projects` says the object at that key maps project paths
+ * to objects that each have their own `mcpServers` (Claude Code local scope).
+ */
+export interface Container {
+  path: string[];
+  label: string;
+  projects?: boolean;
+}
+
+export interface Target {
+  client: ClientId;
+  scope: Scope;
+  file: string;
+  format: Format;
+  containers: Container[];
+}
+
+export function pathEnvFromProcess(configRoot?: string, cwd = process.cwd()): PathEnv {
+  const e = process.env;
+  const os: Os = process.platform === "win32" ? "win32" : process.platform === "darwin" ? "darwin" : "linux";
+  return {
+    os,
+    home: e.HOME || e.USERPROFILE || "",
+    cwd,
+    appData: e.APPDATA || undefined,
+    localAppData: e.LOCALAPPDATA || undefined,
+    xdgConfigHome: e.XDG_CONFIG_HOME || undefined,
+    xdgDataHome: e.XDG_DATA_HOME || undefined,
+    codexHome: e.CODEX_HOME || undefined,
+    configRoot: configRoot || e.SEAM_CONFIG_HOME || undefined,
+  };
+}
+
+/** The per-OS base folders, with a config root standing in for the home directory and ignoring the environment. */
+function bases(env: PathEnv) {
+  const p = env.os === "win32" ? win32 : posix;
+  const root = env.configRoot;
+  const home = root ?? env.home;
+  const appData = (!root && env.appData) || p.join(home, "AppData", "Roaming");
+  const localAppData = (!root && env.localAppData) || p.join(home, "AppData", "Local");
+  const xdgConfig = (!root && env.xdgConfigHome) || p.join(home, ".config");
+  const xdgData = (!root && env.xdgDataHome) || p.join(home, ".local", "share");
+  const codexHome = (!root && env.codexHome) || p.join(home, ".codex");
+  return { p, home, appData, localAppData, xdgConfig, xdgData, codexHome };
+}
+
+/** VS Code's `User` folder (Cline lives under it too). */
+function vscodeUser(env: PathEnv): string {
+  const { p, home, appData, xdgConfig } = bases(env);
+  if (env.os === "win32") return p.join(appData, "Code", "User");
+  if (env.os === "darwin") return p.join(home, "Library", "Application Support", "Code", "User");
+  return p.join(xdgConfig, "Code", "User");
+}
+
+const MCP_SERVERS: Container[] = [{ path: ["mcpServers"], label: "mcpServers" }];
+
+/** The files of one client at one scope (none when the client has no such scope). */
+export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target[] {
+  const { p, home, appData, xdgConfig, codexHome } = bases(env);
+  const t = (file: string, containers: Container[], format: Format = "json"): Target[] => [
+    { client, scope, file, format, containers },
+  ];
+  const project = (...parts: string[]) => p.join(env.cwd, ...parts);
+  if (scope === "project") {
+    switch (client) {
+      case "claude-code":
+        return t(project(".mcp.json"), MCP_SERVERS);
+      case "cursor":
+        return t(project(".cursor", "mcp.json"), MCP_SERVERS);
+      case "vscode":
+        return t(project(".vscode", "mcp.json"), [{ path: ["servers"], label: "servers" }]);
+      case "gemini":
+        return t(project(".gemini", "settings.json"), MCP_SERVERS);
+      case "codex":
+        return t(project(".codex", "config.toml"), [{ path: ["mcp_servers"], label: "mcp_servers" }], "toml");
+      default:
+        return [];
+    }
+  }
+  switch (client) {
+    case "claude-desktop": {
+      const dir =
+        env.os === "win32"
+          ? p.join(appData, "Claude")
+          : env.os === "darwin"
+            ? p.join(home, "Library", "Application Support", "Claude")
+            : p.join(xdgConfig, "Claude");
+      return t(p.join(dir, "claude_desktop_config.json"), MCP_SERVERS);
+    }
+    case "claude-code":
+      return t(p.join(home, ".claude.json"), [
+        { path: ["mcpServers"], label: "mcpServers (user)" },
+        { path: ["projects"], label: "projects", projects: true },
+      ]);
+    case "cursor":
+      return t(p.join(home, ".cursor", "mcp.json"), MCP_SERVERS);
+    case "vscode":
+      return t(p.join(vscodeUser(env), "mcp.json"), [{ path: ["servers"], label: "servers" }]);
+    case "windsurf":
+      return t(p.join(home, ".codeium", "windsurf", "mcp_config.json"), MCP_SERVERS);
+    case "zed": {
+      const dir =
+        env.os === "win32"
+          ? p.join(appData, "Zed")
+          : p.join(env.os === "darwin" ? p.join(home, ".config") : xdgConfig, "zed");
+      return t(p.join(dir, "settings.json"), [{ path: ["context_servers"], label: "context_servers" }]);
+    }
+    case "cline":
+      return t(
+        p.join(vscodeUser(env), "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"),
+        MCP_SERVERS,
+      );
+    case "gemini":
+      return t(p.join(home, ".gemini", "settings.json"), MCP_SERVERS);
+    case "codex":
+      return t(p.join(codexHome, "config.toml"), [{ path: ["mcp_servers"], label: "mcp_servers" }], "toml");
+  }
+}
+
+/** The default ledger of a client: one file per client in the user's data folder. */
+export function defaultLedger(client: ClientId, env: PathEnv): string {
+  const { p, home, localAppData, xdgData } = bases(env);
+  const dir =
+    env.os === "win32"
+      ? p.join(localAppData, "seam")
+      : env.os === "darwin"
+        ? p.join(home, "Library", "Application Support", "seam")
+        : p.join(xdgData, "seam");
+  return p.join(dir, `${client}.jsonl`);
+}
+
+export function isClientId(s: string): s is ClientId {
+  return (CLIENT_IDS as readonly string[]).includes(s);
+}

@@ -1,0 +1,173 @@
+/**
+ * What an installed entry's argv looks like, and how to tell one seam wrote
+ * from one it did not. Values only: the files' text is edited in json-edit.ts
+ * and toml-edit.ts, both of which ask this module what a value means.
+ *
+ * A wrapped entry runs `<seam> wrap --ledger L --server NAME [--sign K] -- C A…`
+ * where <seam> is the running seam (an executable alone, or a runtime and
+ * its script as two argv items). It is recognised by that shape, so an entry
+ * wrapped by an older seam at another path is still recognised.
+ */
+
+/** How the running seam is started: argv[0] is the entry's command, the rest go first in its args. */
+export interface SeamCommand {
+  argv: string[];
+}
+
+export interface WrapOptions {
+  ledger: string;
+  sign?: string;
+}
+
+/** Flags of `seam wrap` that take a value (kept in step with commands/wrap.ts). */
+const VALUED = new Set([
+  "--ledger",
+  "--server",
+  "--session",
+  "--max-frame",
+  "--fsync",
+  "--map",
+  "--api-url",
+  "--agent-id",
+  "--workflow-id",
+  "--timeout",
+  "--sign",
+  "--checkpoint-every",
+  "--witness",
+]);
+const BOOLEAN = new Set(["--raw", "--write-ahead", "--fail-closed", "--no-fail-open", "--warn-unmapped"]);
+
+export interface Wrapped {
+  /** Index in args of the element after `--`: the server's own command. */
+  commandAt: number;
+  ledger: string | null;
+  server: string | null;
+  /** The server's own command and args, as they were before seam. */
+  command: string;
+  args: string[];
+}
+
+/** The entry's command and args if they are seam's wrap shape, else null. */
+export function parseWrapped(command: unknown, args: unknown): Wrapped | null {
+  if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return null;
+  const a = args as string[];
+  let at = -1;
+  if (/^seam(\.exe)?$/i.test(basename(command)) && a[0] === "wrap") at = 0;
+  else {
+    for (let j = 0; j + 1 < a.length; j++) {
+      if (/(^|[\\/])(seam\.mjs|commands[\\/]seam\.ts)$/.test(a[j]!) && a[j + 1] === "wrap") {
+        if (a.slice(0, j).every((x) => x.startsWith("-"))) at = j + 1;
+        break;
+      }
+      if (!a[j]!.startsWith("-")) break;
+    }
+  }
+  if (at < 0) return null;
+  let ledger: string | null = null;
+  let server: string | null = null;
+  for (let k = at + 1; k < a.length; ) {
+    const w = a[k]!;
+    if (w === "--") {
+      if (k + 1 >= a.length) return null;
+      return { commandAt: k + 1, ledger, server, command: a[k + 1]!, args: a.slice(k + 2) };
+    }
+    if (VALUED.has(w)) {
+      if (k + 1 >= a.length) return null;
+      if (w === "--ledger") ledger = a[k + 1]!;
+      if (w === "--server") server = a[k + 1]!;
+      k += 2;
+    } else if (BOOLEAN.has(w) || (w.startsWith("--") && VALUED.has(w.split("=")[0]!))) {
+      if (w.startsWith("--ledger=")) ledger = w.slice(9);
+      if (w.startsWith("--server=")) server = w.slice(9);
+      k += 1;
+    } else return null;
+  }
+  return null;
+}
+
+/** The args seam puts in front of the server's command (the command itself goes after the last one). */
+export function wrapPrefix(seam: SeamCommand, name: string, o: WrapOptions): string[] {
+  return [
+    ...seam.argv.slice(1),
+    "wrap",
+    "--ledger",
+    o.ledger,
+    "--server",
+    name,
+    ...(o.sign ? ["--sign", o.sign] : []),
+    "--",
+  ];
+}
+
+export type Kind = "stdio" | "wrapped" | "remote" | "unsupported";
+
+export interface Classified {
+  kind: Kind;
+  /** Why an entry is not recorded (remote or unsupported). */
+  reason?: string;
+  wrapped?: Wrapped;
+}
+
+const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamable_http", "streamablehttp"]);
+
+/** What seam can do with one server entry (a parsed value). */
+export function classify(entry: unknown): Classified {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry))
+    return { kind: "unsupported", reason: "entry is not an object" };
+  const e = entry as Record<string, unknown>;
+  const type = typeof e.type === "string" ? e.type.toLowerCase() : undefined;
+  if ("url" in e || "serverUrl" in e || "httpUrl" in e || (type !== undefined && REMOTE_TYPES.has(type)))
+    return { kind: "remote", reason: "remote server" };
+  if (type !== undefined && type !== "stdio" && type !== "local")
+    return { kind: "unsupported", reason: `transport type ${JSON.stringify(e.type)}` };
+  if (!("command" in e))
+    return { kind: "unsupported", reason: "no command (an extension or a server seam cannot start)" };
+  if (typeof e.command !== "string") return { kind: "unsupported", reason: "command is not a string" };
+  if ("args" in e && (!Array.isArray(e.args) || !e.args.every((a) => typeof a === "string")))
+    return { kind: "unsupported", reason: "args is not a list of strings" };
+  const wrapped = parseWrapped(e.command, e.args ?? []);
+  if (wrapped) return { kind: "wrapped", wrapped };
+  return { kind: "stdio" };
+}
+
+function basename(p: string): string {
+  return p.split(/[\\/]/).pop() ?? p;
+}
+
+/** Structural equality of parsed JSON/TOML values, ignoring key order. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Date && b instanceof Date) return iso(a) === iso(b);
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => sameValue(x, bb[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameValue((a as never)[k], (b as never)[k]));
+}
+
+/** TOML local dates and times are Dates whose own toISOString says what they hold. */
+function iso(d: Date): string {
+  try {
+    return d.toISOString();
+  } catch {
+    return String(d.getTime());
+  }
+}
+
+/** The value at a key path of a parsed document (own keys only), or undefined. */
+export function valueAt(v: unknown, path: readonly string[]): unknown {
+  let n = v;
+  for (const k of path) n = isPlainObject(n) && Object.hasOwn(n, k) ? n[k] : undefined;
+  return n;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}

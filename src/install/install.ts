@@ -1,0 +1,297 @@
+/**
+ * install / uninstall over the clients' files: which entries to wrap or put
+ * back, the edit of each file (checked before it is written: the document
+ * after the edit must equal the one before in every value but the entry's
+ * command and args), the safe write, and a unified diff for --dry-run.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
+import { type SeamCommand, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
+import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
+import { jsonFormat } from "./json-edit.ts";
+import { tomlFormat } from "./toml-edit.ts";
+import { type WriteHooks, editFile } from "./write.ts";
+
+export type Action =
+  /** install: wrapped now (or would be, with --dry-run). */
+  | "wrapped"
+  /** install: seam's shape already. */
+  | "already"
+  /** uninstall: put back (or would be). */
+  | "restored"
+  /** uninstall: not seam's, untouched. */
+  | "not-wrapped"
+  /** not recorded: a remote server, or an entry seam cannot start. */
+  | "remote"
+  | "unsupported";
+
+export interface ServerOutcome {
+  name: string;
+  where: string;
+  action: Action;
+  reason?: string;
+  ledger?: string;
+}
+
+export interface FileOutcome {
+  client: ClientId;
+  scope: Scope;
+  file: string;
+  /** missing: no such file; unchanged: nothing to do; changed: written (or would be, with --dry-run); error: left as it is. */
+  status: "missing" | "unchanged" | "changed" | "error";
+  servers: ServerOutcome[];
+  error?: string;
+  hint?: string;
+  /** With --dry-run: the unified diff of what would change. */
+  diff?: string;
+  backup?: string;
+  /** How many times the edit was made (more than 1 when the file changed under seam). */
+  attempts?: number;
+}
+
+export interface RunOptions {
+  clients: ClientId[];
+  /** Only these server names (all when undefined). */
+  servers?: string[];
+  scope: Scope;
+  env: PathEnv;
+  dryRun: boolean;
+  hooks?: WriteHooks;
+  /** The format of a file (tests pass one that makes a wrong edit, to see it refused). */
+  formatFor?: (t: Target) => ConfigFormat;
+}
+
+export interface InstallOptions extends RunOptions {
+  seam: SeamCommand;
+  /** One ledger for every client (absolute); by default one per client in the data folder. */
+  ledger?: string;
+  sign?: string;
+}
+
+export function formatOf(t: Target): ConfigFormat {
+  return t.format === "toml" ? tomlFormat : jsonFormat;
+}
+
+export function install(o: InstallOptions): FileOutcome[] {
+  return run(o, (t) => {
+    const ledger = o.ledger ?? defaultLedger(t.client, o.env);
+    return {
+      onEntry(planner, ref) {
+        const c = classify(ref.value);
+        if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
+        if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
+        const opts = { ledger, sign: o.sign };
+        const edits = planner.wrap(ref, o.seam, opts);
+        const entry = ref.value as Record<string, unknown>;
+        const args = [
+          ...wrapPrefix(o.seam, ref.name, opts),
+          entry.command as string,
+          ...((entry.args as string[]) ?? []),
+        ];
+        return {
+          edits,
+          expected: () => ({ ...entry, command: o.seam.argv[0], args }),
+          outcome: { action: "wrapped", ledger },
+        };
+      },
+      beforeWrite: o.dryRun
+        ? undefined
+        : () => {
+            // Only seam's own folder is private; folders above it get the usual mode.
+            const dir = dirname(ledger);
+            if (existsSync(dir)) return;
+            mkdirSync(dirname(dir), { recursive: true });
+            mkdirSync(dir, { mode: 0o700 });
+          },
+    };
+  });
+}
+
+export function uninstall(o: RunOptions): FileOutcome[] {
+  return run(o, () => ({
+    onEntry(planner, ref) {
+      const c = classify(ref.value);
+      if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
+      if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
+      const w = c.wrapped as Wrapped;
+      const edits = planner.unwrap(ref, w);
+      const expected = (after: unknown) => {
+        const entry: Record<string, unknown> = {
+          ...(ref.value as Record<string, unknown>),
+          command: w.command,
+          args: w.args,
+        };
+        // An `args` seam added is taken away again: the entry then has none.
+        const afterEntry = valueAt(after, ref.path);
+        if (w.args.length === 0 && afterEntry && typeof afterEntry === "object" && !("args" in afterEntry))
+          delete entry.args;
+        return entry;
+      };
+      return { edits, expected, outcome: { action: "restored", ledger: w.ledger ?? undefined } };
+    },
+  }));
+}
+
+interface EntryPlan {
+  outcome: Omit<ServerOutcome, "name" | "where">;
+  /** The entry's edits, if it changes. */
+  edits?: Edit[];
+  /** The entry's value once edited (given the document after the edit). */
+  expected?: (after: unknown) => unknown;
+}
+
+interface Handler {
+  onEntry(planner: Planner, ref: ServerRef): EntryPlan;
+  beforeWrite?: () => void;
+}
+
+function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
+  const out: FileOutcome[] = [];
+  for (const client of o.clients) {
+    for (const t of targetsFor(client, o.scope, o.env)) {
+      const base = { client, scope: t.scope, file: t.file, servers: [] as ServerOutcome[] };
+      if (!existsSync(t.file)) {
+        out.push({ ...base, status: "missing" });
+        continue;
+      }
+      const fmt = (o.formatFor ?? formatOf)(t);
+      const h = handlerFor(t);
+      let servers: ServerOutcome[] = [];
+      const edit = (text: string): { text: string } | { error: string } => {
+        servers = [];
+        const listed = fmt.list(text, t.containers);
+        if (!listed.ok) return { error: `${t.file}: ${listed.error}` };
+        const planner = fmt.plan(text);
+        const pending: Array<{ ref: ServerRef; at: number; plan: EntryPlan }> = [];
+        for (const ref of listed.servers) {
+          if (o.servers && !o.servers.includes(ref.name)) continue;
+          try {
+            const plan = h.onEntry(planner, ref);
+            if (plan.edits) pending.push({ ref, at: servers.length, plan });
+            servers.push({ name: ref.name, where: ref.where, ...plan.outcome });
+          } catch (e) {
+            if (!(e instanceof EditError)) throw e;
+            servers.push({ name: ref.name, where: ref.where, action: "unsupported", reason: e.message });
+          }
+        }
+        if (pending.length === 0) return { text };
+        // All entries' edits at once, checked once; should that check fail, one entry at a time, so only the culprit is left out.
+        const together = attempt(fmt, text, listed.value, pending);
+        if (together) return { text: together.text };
+        let cur = { text, value: listed.value };
+        for (const p of pending) {
+          let next: { text: string; value: unknown } | null = null;
+          try {
+            next = attempt(fmt, cur.text, cur.value, [{ ref: p.ref, plan: h.onEntry(fmt.plan(cur.text), p.ref) }]);
+          } catch (e) {
+            if (!(e instanceof EditError)) throw e;
+          }
+          if (next) cur = next;
+          else servers[p.at] = { name: p.ref.name, where: p.ref.where, action: "unsupported", reason: UNSAFE };
+        }
+        return { text: cur.text };
+      };
+      if (o.dryRun) {
+        let text: string;
+        try {
+          text = readFileSync(t.file, "utf8");
+        } catch (e) {
+          out.push({ ...base, status: "error", error: `cannot read ${t.file}: ${(e as NodeJS.ErrnoException).code}` });
+          continue;
+        }
+        const r = edit(text);
+        if ("error" in r) out.push({ ...base, servers, status: "error", error: r.error });
+        else if (r.text === text) out.push({ ...base, servers, status: "unchanged" });
+        else out.push({ ...base, servers, status: "changed", diff: unifiedDiff(t.file, text, r.text) });
+        continue;
+      }
+      let prepared = false;
+      const w = editFile(
+        t.file,
+        (text) => {
+          const r = edit(text);
+          if (!("error" in r) && r.text !== text && !prepared) {
+            // The ledger's folder exists before any entry points at it.
+            try {
+              h.beforeWrite?.();
+            } catch (e) {
+              return {
+                error: `cannot create the ledger's folder: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+              };
+            }
+            prepared = true;
+          }
+          return r;
+        },
+        o.hooks,
+      );
+      if (!w.ok) out.push({ ...base, servers, status: "error", error: w.error, hint: w.hint });
+      else if (!w.changed) out.push({ ...base, servers, status: "unchanged" });
+      else
+        out.push({
+          ...base,
+          servers,
+          status: "changed",
+          backup: w.backup,
+          attempts: w.attempts,
+        });
+    }
+  }
+  return out;
+}
+
+const UNSAFE = "seam's edit would have changed more than this entry; left as it is";
+
+/**
+ * The edits changed exactly the planned entries: the document after them,
+ * parsed, equals the one before with each of those entries replaced by its
+ * expected value. Anything else (a mistake of seam's) gives null, and
+ * nothing of it is written.
+ */
+function attempt(
+  fmt: ConfigFormat,
+  text: string,
+  value: unknown,
+  pending: Array<{ ref: ServerRef; plan: EntryPlan }>,
+): { text: string; value: unknown } | null {
+  let next: string;
+  try {
+    next = applyEdits(
+      text,
+      pending.flatMap((p) => p.plan.edits ?? []),
+    );
+  } catch (e) {
+    if (e instanceof EditError) return null;
+    throw e;
+  }
+  const after = fmt.value(next);
+  if (after === undefined) return null;
+  const overrides = pending.map((p) => ({ path: p.ref.path, entry: p.plan.expected!(after) }));
+  return sameWithAll(value, after, overrides, 0) ? { text: next, value: after } : null;
+}
+
+/** a and b are equal but at each override's path, where b holds the override's entry. */
+function sameWithAll(
+  a: unknown,
+  b: unknown,
+  overrides: Array<{ path: string[]; entry: unknown }>,
+  depth: number,
+): boolean {
+  if (overrides.length === 0) return sameValue(a, b);
+  const here = overrides.find((o) => o.path.length === depth);
+  if (here) return sameValue(here.entry, b);
+  if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) || Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  const byKey = new Map<string, Array<{ path: string[]; entry: unknown }>>();
+  for (const o of overrides) byKey.set(o.path[depth]!, [...(byKey.get(o.path[depth]!) ?? []), o]);
+  return ka.every(
+    (k) => Object.hasOwn(b, k) && sameWithAll((a as never)[k], (b as never)[k], byKey.get(k) ?? [], depth + 1),
+  );
+}
+
+export function unifiedDiff(file: string, before: string, after: string): string {
+  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 });
+}

@@ -1,0 +1,565 @@
+/**
+ * seam install / uninstall over every client's config file, in process: the
+ * paths per OS, the entries exactly as specified, byte-identical undo,
+ * idempotence, --dry-run, and the ways a file can resist (does not parse,
+ * changes under seam, read-only, a symlink).
+ */
+import { describe, expect, test } from "bun:test";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { type ClientId, CLIENT_IDS, type Os, type PathEnv, defaultLedger, targetsFor } from "../src/install/clients.ts";
+import { type SeamCommand, classify, parseWrapped, sameValue } from "../src/install/entry.ts";
+import { install, uninstall, unifiedDiff } from "../src/install/install.ts";
+import { jsonFormat } from "../src/install/json-edit.ts";
+import { tomlFormat } from "../src/install/toml-edit.ts";
+import { CASES, type Case, fixtureText, layOut } from "./install-fixtures.ts";
+import { tempDir } from "./proc.ts";
+
+const SEAM = { argv: ["/opt/seam/bin/seam"] };
+const envAt = (home: string, cwd = home): PathEnv => ({ os: "linux", home: "/nonexistent", cwd, configRoot: home });
+
+describe("where each client keeps its servers", () => {
+  const envs: Record<Os, PathEnv> = {
+    linux: { os: "linux", home: "/home/me", cwd: "/home/me/app" },
+    darwin: { os: "darwin", home: "/Users/me", cwd: "/Users/me/app" },
+    win32: {
+      os: "win32",
+      home: "C:\\Users\\Me",
+      cwd: "C:\\src\\app",
+      appData: "C:\\Users\\Me\\AppData\\Roaming",
+      localAppData: "C:\\Users\\Me\\AppData\\Local",
+    },
+  };
+  const USER: Record<ClientId, Record<Os, string>> = {
+    "claude-desktop": {
+      linux: "/home/me/.config/Claude/claude_desktop_config.json",
+      darwin: "/Users/me/Library/Application Support/Claude/claude_desktop_config.json",
+      win32: "C:\\Users\\Me\\AppData\\Roaming\\Claude\\claude_desktop_config.json",
+    },
+    "claude-code": {
+      linux: "/home/me/.claude.json",
+      darwin: "/Users/me/.claude.json",
+      win32: "C:\\Users\\Me\\.claude.json",
+    },
+    cursor: {
+      linux: "/home/me/.cursor/mcp.json",
+      darwin: "/Users/me/.cursor/mcp.json",
+      win32: "C:\\Users\\Me\\.cursor\\mcp.json",
+    },
+    vscode: {
+      linux: "/home/me/.config/Code/User/mcp.json",
+      darwin: "/Users/me/Library/Application Support/Code/User/mcp.json",
+      win32: "C:\\Users\\Me\\AppData\\Roaming\\Code\\User\\mcp.json",
+    },
+    windsurf: {
+      linux: "/home/me/.codeium/windsurf/mcp_config.json",
+      darwin: "/Users/me/.codeium/windsurf/mcp_config.json",
+      win32: "C:\\Users\\Me\\.codeium\\windsurf\\mcp_config.json",
+    },
+    zed: {
+      linux: "/home/me/.config/zed/settings.json",
+      darwin: "/Users/me/.config/zed/settings.json",
+      win32: "C:\\Users\\Me\\AppData\\Roaming\\Zed\\settings.json",
+    },
+    cline: {
+      linux: "/home/me/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+      darwin:
+        "/Users/me/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+      win32:
+        "C:\\Users\\Me\\AppData\\Roaming\\Code\\User\\globalStorage\\saoudrizwan.claude-dev\\settings\\cline_mcp_settings.json",
+    },
+    gemini: {
+      linux: "/home/me/.gemini/settings.json",
+      darwin: "/Users/me/.gemini/settings.json",
+      win32: "C:\\Users\\Me\\.gemini\\settings.json",
+    },
+    codex: {
+      linux: "/home/me/.codex/config.toml",
+      darwin: "/Users/me/.codex/config.toml",
+      win32: "C:\\Users\\Me\\.codex\\config.toml",
+    },
+  };
+  for (const client of CLIENT_IDS) {
+    test.each(["linux", "darwin", "win32"] as Os[])(`${client} on %s`, (os) => {
+      expect(targetsFor(client, "user", envs[os]).map((t) => t.file)).toEqual([USER[client][os]]);
+    });
+  }
+  test("project scope: the files in the project directory, for the clients that have them", () => {
+    const files = CLIENT_IDS.flatMap((c) => targetsFor(c, "project", envs.linux).map((t) => `${c} ${t.file}`));
+    expect(files).toEqual([
+      "claude-code /home/me/app/.mcp.json",
+      "cursor /home/me/app/.cursor/mcp.json",
+      "vscode /home/me/app/.vscode/mcp.json",
+      "gemini /home/me/app/.gemini/settings.json",
+      "codex /home/me/app/.codex/config.toml",
+    ]);
+  });
+  test("keys: servers for VS Code, context_servers for Zed, mcp_servers for Codex, projects for Claude Code's local scope", () => {
+    const keys = CLIENT_IDS.map(
+      (c) => `${c}: ${targetsFor(c, "user", envs.linux)[0]!.containers.map((k) => k.path.join("."))}`,
+    );
+    expect(keys).toEqual([
+      "claude-desktop: mcpServers",
+      "claude-code: mcpServers,projects",
+      "cursor: mcpServers",
+      "vscode: servers",
+      "windsurf: mcpServers",
+      "zed: context_servers",
+      "cline: mcpServers",
+      "gemini: mcpServers",
+      "codex: mcp_servers",
+    ]);
+  });
+  test("the environment's own folders are used, unless a config root replaces them all", () => {
+    const env: PathEnv = {
+      os: "linux",
+      home: "/home/me",
+      cwd: "/",
+      xdgConfigHome: "/xdg",
+      codexHome: "/ch",
+      xdgDataHome: "/data",
+    };
+    expect(targetsFor("zed", "user", env)[0]!.file).toBe("/xdg/zed/settings.json");
+    expect(targetsFor("codex", "user", env)[0]!.file).toBe("/ch/config.toml");
+    expect(defaultLedger("zed", env)).toBe("/data/seam/zed.jsonl");
+    const rooted = { ...env, configRoot: "/r" };
+    expect(targetsFor("zed", "user", rooted)[0]!.file).toBe("/r/.config/zed/settings.json");
+    expect(targetsFor("codex", "user", rooted)[0]!.file).toBe("/r/.codex/config.toml");
+    expect(defaultLedger("zed", rooted)).toBe("/r/.local/share/seam/zed.jsonl");
+  });
+  test.each([
+    ["linux", "/home/me/.local/share/seam/cursor.jsonl"],
+    ["darwin", "/Users/me/Library/Application Support/seam/cursor.jsonl"],
+    ["win32", "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl"],
+  ] as [Os, string][])("default ledger on %s", (os, path) => {
+    expect(defaultLedger("cursor", envs[os])).toBe(path);
+  });
+});
+
+describe("an entry's argv: seam's shape or not", () => {
+  test.each([
+    [["/opt/seam/bin/seam", ["wrap", "--ledger", "L", "--server", "s", "--", "npx", "-y", "x"]], "npx -y x"],
+    [
+      ["C:\\Program Files\\seam\\SEAM.EXE", ["wrap", "--ledger", "C:\\l.jsonl", "--", "cmd.exe", "/c", "srv"]],
+      "cmd.exe /c srv",
+    ],
+    [["/usr/bin/node", ["/opt/seam/dist/seam.mjs", "wrap", "--raw", "--sign", "k", "--", "srv"]], "srv"],
+    [
+      ["/usr/bin/bun", ["--no-env-file", "/src/seam/commands/seam.ts", "wrap", "--ledger=L", "--", "srv", "--"]],
+      "srv --",
+    ],
+    [["C:\\node\\node.exe", ["C:\\seam\\dist\\seam.mjs", "wrap", "--", "srv"]], "srv"],
+  ])("%j is seam's, wrapping %s", ([command, args], original) => {
+    const w = parseWrapped(command, args);
+    expect(w && [w.command, ...w.args].join(" ")).toBe(original as string);
+  });
+  test.each([
+    ["npx", ["-y", "seam", "wrap", "--", "x"]],
+    ["/usr/bin/seam", ["wrap", "--ledger", "L"]],
+    ["/usr/bin/seam", ["wrap", "--frobnicate", "--", "x"]],
+    ["/usr/bin/seam", ["wrap", "--"]],
+    ["/usr/bin/seam", ["verify", "--", "x"]],
+    ["/usr/bin/node", ["server.js", "/opt/seam/dist/seam.mjs", "wrap", "--", "x"]],
+    ["/usr/bin/seamless", ["wrap", "--", "x"]],
+  ])("%s %j is not", (command, args) => {
+    expect(parseWrapped(command, args)).toBeNull();
+  });
+  test.each([
+    [{ command: "x" }, "stdio"],
+    [{ command: "x", type: "stdio" }, "stdio"],
+    [{ url: "https://x" }, "remote"],
+    [{ serverUrl: "https://x" }, "remote"],
+    [{ httpUrl: "https://x" }, "remote"],
+    [{ type: "http", command: "x" }, "remote"],
+    [{ type: "sse", url: "https://x" }, "remote"],
+    [{ source: "extension", settings: {} }, "unsupported"],
+    [{ command: { path: "x", args: [] } }, "unsupported"],
+    [{ command: "x", args: "-y" }, "unsupported"],
+    [{ command: "x", args: ["-p", 8080] }, "unsupported"],
+    [{ command: "x", type: "websocket" }, "unsupported"],
+  ])("%j: %s", (entry, kind) => {
+    expect(classify(entry).kind as string).toBe(kind as string);
+  });
+});
+
+/** The document's servers by name (Claude Code's local-scope ones too). */
+function servers(c: Case, text: string): Map<string, Record<string, unknown>> {
+  const t = targetsFor(c.client, "user", envAt("/h"))[0]!;
+  const listed = (c.toml ? tomlFormat : jsonFormat).list(text, t.containers);
+  if (!listed.ok) throw new Error(listed.error);
+  return new Map(listed.servers.map((s) => [s.name, s.value as Record<string, unknown>]));
+}
+
+describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
+  test("install wraps each stdio entry exactly as specified, leaves the rest; a second install changes nothing; uninstall gives back the same bytes", () => {
+    const home = tempDir();
+    const { path, text } = layOut(home, [c]).get(c.client)!;
+    const ledger = join(home, ".local/share/seam", `${c.client}.jsonl`);
+    const r = install({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(r.map((f) => f.status)).toEqual(["changed"]);
+    const got = (a: string) => r[0]!.servers.filter((s) => s.action === a).map((s) => s.name);
+    expect(got("wrapped")).toEqual(c.wraps);
+    expect(got("remote")).toEqual(c.remote);
+    expect(got("unsupported")).toEqual(c.unsupported);
+
+    const after = readFileSync(path, "utf8");
+    const before = servers(c, text);
+    const now = servers(c, after);
+    expect([...now.keys()]).toEqual([...before.keys()]);
+    for (const [name, entry] of before) {
+      if (!c.wraps.includes(name)) {
+        expect(sameValue(now.get(name), entry)).toBe(true);
+        continue;
+      }
+      const { command, args, ...rest } = entry;
+      const { command: command2, args: args2, ...rest2 } = now.get(name)!;
+      expect(command2).toBe("/opt/seam/bin/seam");
+      expect(args2).toEqual([
+        "wrap",
+        "--ledger",
+        ledger,
+        "--server",
+        name,
+        "--",
+        command,
+        ...((args as string[]) ?? []),
+      ]);
+      expect(sameValue(rest2, rest)).toBe(true);
+    }
+    // Every byte outside the wrapped entries' command and args is the same: the rest of the document parses equal.
+    const fmt = c.toml ? tomlFormat : jsonFormat;
+    const strip = (v: unknown): unknown =>
+      JSON.parse(JSON.stringify(v, (k, x) => (k === "command" || k === "args" ? undefined : x)));
+    expect(strip(fmt.value(after))).toEqual(strip(fmt.value(text)) as never);
+    if (c.crlf) expect(after.replace(/\r\n/g, "")).not.toContain("\n");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(ledger)).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home, ".local")).mode & 0o777).not.toBe(0o700);
+    expect(readFileSync(r[0]!.backup!, "utf8")).toBe(text);
+
+    const again = install({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(again.map((f) => f.status)).toEqual(["unchanged"]);
+    expect(again[0]!.servers.filter((s) => s.action === "already").map((s) => s.name)).toEqual(c.wraps);
+    expect(readFileSync(path, "utf8")).toBe(after);
+
+    const u = uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false });
+    expect(u[0]!.servers.filter((s) => s.action === "restored").map((s) => s.name)).toEqual(c.wraps);
+    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false })[0]!.status).toBe(
+      "unchanged",
+    );
+  });
+});
+
+describe("files that resist", () => {
+  const CURSOR = CASES.find((c) => c.client === "cursor")!;
+  const small = '{\n  "mcpServers": {\n    "a": { "command": "srv", "args": ["-v"] }\n  }\n}\n';
+  const lay = (text: string) => {
+    const home = tempDir();
+    const path = join(home, ".cursor/mcp.json");
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return { home, path };
+  };
+  const siblings = (path: string) => readdirSync(dirname(path)).sort();
+
+  test("--dry-run prints a unified diff and writes nothing: no file, no backup, no ledger folder", () => {
+    const { home, path } = lay(small);
+    const r = install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: true, seam: SEAM });
+    expect(r[0]!.status).toBe("changed");
+    const ledger = join(home, ".local/share/seam/cursor.jsonl");
+    expect(r[0]!.diff).toBe(
+      [
+        `Index: ${path}`,
+        "===================================================================",
+        `--- ${path}`,
+        `+++ ${path}`,
+        "@@ -1,5 +1,5 @@",
+        " {",
+        '   "mcpServers": {',
+        '-    "a": { "command": "srv", "args": ["-v"] }',
+        `+    "a": { "command": "/opt/seam/bin/seam", "args": ["wrap", "--ledger", ${JSON.stringify(ledger)}, "--server", "a", "--", "srv", "-v"] }`,
+        "   }",
+        " }",
+        "",
+      ].join("\n"),
+    );
+    expect(readFileSync(path, "utf8")).toBe(small);
+    expect(siblings(path)).toEqual(["mcp.json"]);
+    expect(existsSync(join(home, ".local"))).toBe(false);
+  });
+
+  test("a file that does not parse is left as it is, and the error names the file and the position", () => {
+    const bad = '{\n  "mcpServers": {\n    "a": { "command": "srv" }\n    "b": { "command": "x" }\n  }\n}\n';
+    const { home, path } = lay(bad);
+    for (const run of [
+      () => install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM }),
+      () => uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false }),
+      () => install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: true, seam: SEAM }),
+    ]) {
+      const r = run();
+      expect(r[0]!.status).toBe("error");
+      expect(r[0]!.error).toBe(`${path}: line 4, column 5: comma expected`);
+    }
+    expect(readFileSync(path, "utf8")).toBe(bad);
+    expect(siblings(path)).toEqual(["mcp.json"]);
+  });
+
+  test("a TOML file that does not parse: the same", () => {
+    const home = tempDir();
+    const path = join(home, ".codex/config.toml");
+    mkdirSync(dirname(path), { recursive: true });
+    const bad = '[mcp_servers.a]\ncommand = "srv"\nargs = ["x",\n';
+    writeFileSync(path, bad);
+    const r = install({ clients: ["codex"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(r[0]!.status).toBe("error");
+    expect(r[0]!.error).toMatch(new RegExp(`^${path.replace(/[.]/g, "\\.")}: line 4, column 1: `));
+    expect(readFileSync(path, "utf8")).toBe(bad);
+  });
+
+  test("Codex entries not written as their own table are reported and left alone", () => {
+    const home = tempDir();
+    const path = join(home, ".codex/config.toml");
+    mkdirSync(dirname(path), { recursive: true });
+    const text =
+      '[mcp_servers]\ninline = { command = "x", args = ["-y"] }\n\n[mcp_servers.own]\ncommand = """multi"""\n';
+    writeFileSync(path, text);
+    const r = install({ clients: ["codex"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(r[0]!.status).toBe("unchanged");
+    expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
+      ["inline", "unsupported", "not written as its own [mcp_servers.inline] table; seam edits only that layout"],
+      ["own", "unsupported", "its command is not a one-line string in its table"],
+    ]);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
+  test("a file the client rewrites between seam's read and write: read again, the edit made on the new text, the client's change kept", () => {
+    const { home, path } = lay(small);
+    const clients =
+      '{\n  "mcpServers": {\n    "a": { "command": "srv", "args": ["-v"] },\n    "b": { "command": "new" }\n  }\n}\n';
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      hooks: { beforeCommit: (file, attempt) => attempt === 1 && writeFileSync(file, clients) },
+    });
+    expect(r[0]!.status).toBe("changed");
+    expect(r[0]!.attempts).toBe(2);
+    expect(r[0]!.servers.map((s) => `${s.name} ${s.action}`)).toEqual(["a wrapped", "b wrapped"]);
+    const now = servers(CURSOR, readFileSync(path, "utf8"));
+    expect(now.get("b")!.args).toEqual([
+      "wrap",
+      "--ledger",
+      join(home, ".local/share/seam/cursor.jsonl"),
+      "--server",
+      "b",
+      "--",
+      "new",
+    ]);
+    // The backup holds what the edit was made on: the client's version.
+    expect(readFileSync(r[0]!.backup!, "utf8")).toBe(clients);
+    expect(siblings(path).filter((n) => n.includes(".seam-backup-")).length).toBe(1);
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(path, "utf8")).toBe(clients);
+  });
+
+  test("a file that keeps changing is never overwritten: the client's last write stays", () => {
+    const { home, path } = lay(small);
+    let n = 0;
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      hooks: { beforeCommit: (file) => writeFileSync(file, small.replace("-v", `-v${++n}`)) },
+    });
+    expect(r[0]!.status).toBe("error");
+    expect(r[0]!.error).toContain("kept changing");
+    expect(readFileSync(path, "utf8")).toBe(small.replace("-v", `-v${n}`));
+    expect(siblings(path)).toEqual(["mcp.json"]);
+  });
+
+  test("a read-only file is refused, not replaced", () => {
+    const { home, path } = lay(small);
+    chmodSync(path, 0o444);
+    const r = install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(r[0]!.status).toBe("error");
+    expect(r[0]!.error).toBe(`${path} is read-only; seam left it as it is`);
+    expect(readFileSync(path, "utf8")).toBe(small);
+    expect(statSync(path).mode & 0o777).toBe(0o444);
+    expect(siblings(path)).toEqual(["mcp.json"]);
+  });
+
+  test("a symlinked config stays a symlink; its target is edited", () => {
+    const { home, path } = lay(small);
+    const real = join(home, "dotfiles-mcp.json");
+    writeFileSync(real, small);
+    const { unlinkSync } = require("node:fs") as typeof import("node:fs");
+    unlinkSync(path);
+    symlinkSync(real, path);
+    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    expect(lstatSync(path).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path)).toBe(real);
+    expect(readFileSync(real, "utf8")).toContain('"/opt/seam/bin/seam"');
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(real, "utf8")).toBe(small);
+  });
+
+  test("--server picks entries by name; --ledger and --sign go into each wrapped entry", () => {
+    const two = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "args": []}}}';
+    const { home, path } = lay(two);
+    install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      servers: ["b"],
+      ledger: "/var/log/seam/all.jsonl",
+      sign: "/home/me/seam.key",
+    });
+    expect(readFileSync(path, "utf8")).toBe(
+      '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "/opt/seam/bin/seam", "args": ["wrap", "--ledger", "/var/log/seam/all.jsonl", "--server", "b", "--sign", "/home/me/seam.key", "--", "y"]}}}',
+    );
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(path, "utf8")).toBe(two);
+  });
+
+  test("Windows: a seam.exe and ledger with backslashes, entries with Windows paths, round trip", () => {
+    const win =
+      '{\r\n  "mcpServers": {\r\n    "fs": {\r\n      "command": "C:\\\\Program Files\\\\nodejs\\\\npx.cmd",\r\n      "args": ["-y", "D:\\\\data"]\r\n    }\r\n  }\r\n}';
+    const { home, path } = lay(win);
+    const seam = { argv: ["C:\\Program Files\\seam\\seam.exe"] };
+    install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam,
+      ledger: "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl",
+    });
+    const entry = servers(CURSOR, readFileSync(path, "utf8")).get("fs")!;
+    expect(entry).toEqual({
+      command: "C:\\Program Files\\seam\\seam.exe",
+      args: [
+        "wrap",
+        "--ledger",
+        "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl",
+        "--server",
+        "fs",
+        "--",
+        "C:\\Program Files\\nodejs\\npx.cmd",
+        "-y",
+        "D:\\data",
+      ],
+    } as never);
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(path, "utf8")).toBe(win);
+  });
+
+  test('an entry that had `"args": []` just before its command comes back without it (the documented ambiguity)', () => {
+    const t = '{"mcpServers": {"a": {"args": [], "command": "x"}}}';
+    const { home, path } = lay(t);
+    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(path, "utf8")).toBe('{"mcpServers": {"a": {"command": "x"}}}');
+  });
+
+  test("Claude Code: a large ~/.claude.json, servers of every project wrapped, the rest byte-identical after uninstall", () => {
+    const base = JSON.parse(fixtureText(CASES.find((c) => c.client === "claude-code")!));
+    for (let i = 0; i < 200; i++) {
+      base.projects[`/home/me/src/p${i}`] = {
+        allowedTools: [],
+        history: Array.from({ length: 20 }, (_, j) => ({ display: `prompt ${j} ✓ in p${i}`, pastedContents: {} })),
+        mcpServers:
+          i % 50 === 0 ? { [`local-${i}`]: { type: "stdio", command: "srv", args: [`--p=${i}`], env: {} } } : {},
+        hasTrustDialogAccepted: i % 2 === 0,
+      };
+    }
+    const text = JSON.stringify(base, null, 2);
+    const home = tempDir();
+    const path = join(home, ".claude.json");
+    writeFileSync(path, text);
+    const r = install({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const wrapped = r[0]!.servers.filter((s) => s.action === "wrapped");
+    expect(wrapped.map((s) => s.name)).toEqual([
+      "fixture",
+      "postgres",
+      ...Array.from({ length: 4 }, (_, k) => `local-${k * 50}`),
+    ]);
+    expect(wrapped[2]!.where).toBe('projects["/home/me/src/p0"].mcpServers (local)');
+    uninstall({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false });
+    expect(readFileSync(path, "utf8")).toBe(text);
+  }, 60_000);
+
+  test("project scope edits the project's files only", () => {
+    const home = tempDir();
+    const project = join(home, "proj");
+    mkdirSync(project);
+    writeFileSync(join(project, ".mcp.json"), '{"mcpServers": {"p": {"command": "x"}}}\n');
+    const r = install({
+      clients: ["claude-code"],
+      scope: "project",
+      env: envAt(home, project),
+      dryRun: false,
+      seam: SEAM,
+    });
+    expect(r.map((f) => [f.file, f.status])).toEqual([[join(project, ".mcp.json"), "changed"]]);
+  });
+
+  test("an edit that would change more than its entry is refused: that entry is left, the others are written", () => {
+    const two = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}, "keep": 1}';
+    const { home, path } = lay(two);
+    // A planner that, for b, also changes a byte outside b (`"keep": 1` becomes 2).
+    const faulty = {
+      ...jsonFormat,
+      plan(text: string) {
+        const p = jsonFormat.plan(text);
+        return {
+          ...p,
+          wrap(ref: Parameters<typeof p.wrap>[0], seam: SeamCommand, o: { ledger: string }) {
+            const edits = p.wrap(ref, seam, o);
+            const keep = text.indexOf('"keep": 1');
+            return ref.name === "b" && keep >= 0 ? [...edits, { offset: keep + 8, length: 1, content: "2" }] : edits;
+          },
+        };
+      },
+    };
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      formatFor: () => faulty,
+    });
+    expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
+      ["a", "wrapped", undefined],
+      ["b", "unsupported", "seam's edit would have changed more than this entry; left as it is"],
+    ]);
+    const now = readFileSync(path, "utf8");
+    expect(now).toContain('"b": {"command": "y"}');
+    expect(now).toContain('"keep": 1');
+    expect(now).toContain('"a": {"args": ["wrap"');
+  });
+
+  test("the diff is the `diff` package's unified format", () => {
+    expect(unifiedDiff("f", "a\nb\n", "a\nc\n")).toBe(
+      "Index: f\n===================================================================\n--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+    );
+  });
+});
