@@ -15,6 +15,14 @@
 import { compareCodePoints } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import { OperationBook, type RoundInfo } from "./operations.ts";
+import {
+  ClientMetaTracker,
+  requestMeta,
+  resultServerInfo,
+  resultTypeStatus,
+  unknownResultType,
+} from "./protocol-meta.ts";
 
 export type Fields = Record<string, Json | undefined>;
 
@@ -71,6 +79,8 @@ export interface ObserverOptions {
   /** Monotonic milliseconds. */
   now: () => number;
   faults?: ObserverFaults;
+  /** The seq the next row will get: an operation is named by its first row's seq (else a count from 1). */
+  nextSeq?: () => number;
 }
 
 type Dir = "c2s" | "s2c";
@@ -94,6 +104,10 @@ interface Pending {
   posting?: ActionPosting;
   /** Why the call is refused, once it is. */
   refusal?: string;
+  /** 2026-07-28: the protocol version the request's _meta declares. */
+  era?: string;
+  /** 2026-07-28: what the request brings to an operation (a retry's state, a task id). */
+  round?: RoundInfo;
 }
 
 /** Counters reported in session_end. */
@@ -121,6 +135,9 @@ const ROWED_CLIENT_METHODS = new Set([
   "tools/call",
   "resources/read",
   "prompts/get",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
 ]);
 
 /**
@@ -158,10 +175,19 @@ export class McpObserver {
   private holds: Promise<boolean>[] = [];
   /** The calls of the last client frame that was held (what `refuse` refuses). */
   private held: Pending[] = [];
+  /** 2026-07-28 operations (multi round-trip calls and tasks): src/wrap/operations.ts. */
+  readonly operations: OperationBook;
+  private readonly clientMeta = new ClientMetaTracker();
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, Pending[]>();
     this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
+    let ids = 0;
+    this.operations = new OperationBook({
+      row: (evt, fields) => o.rows.row(evt, fields),
+      nextId: o.nextSeq ?? (() => ++ids),
+      raw: o.raw,
+    });
   }
 
   /**
@@ -237,6 +263,7 @@ export class McpObserver {
       }
       this.open[dir].clear();
     }
+    this.operations.finish(now, reason);
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
@@ -266,6 +293,7 @@ export class McpObserver {
       if (!hasId) {
         if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
         else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        else if (method === "notifications/tasks" && dir === "s2c") this.operations.taskNotice(params, this.o.now());
         return;
       }
       const key = idKey(id);
@@ -278,6 +306,7 @@ export class McpObserver {
       const q = table.get(key);
       if (q) q.push(p);
       else table.set(key, [p]);
+      if (dir === "c2s") this.protocolOf(p);
       if (dir === "c2s" && method === "tools/call") this.requested(p);
       this.keepOf(p);
       return;
@@ -317,7 +346,7 @@ export class McpObserver {
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: (p.digest = argsDigest(p.params)),
+      args_digest: (p.digest ??= argsDigest(p.params)),
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
@@ -333,9 +362,25 @@ export class McpObserver {
       );
     } else if (this.o.writeAhead) {
       this.held.push(p);
-      this.holds.push(this.intent(p, { ...fields, ...actionFields(p) }));
+      this.holds.push(this.intent(p, { ...fields, ...actionFields(p), ...this.operations.intentFields(p.round) }));
     }
     if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  /**
+   * 2026-07-28: a client request's era and operation, read from its full
+   * params before they are trimmed: the protocol version its _meta declares,
+   * an `mcp_client` row when the client identity it declares is new or
+   * changed, and (tools/call, tasks/*) which operation it belongs to.
+   */
+  private protocolOf(p: Pending): void {
+    const meta = requestMeta(p.params);
+    p.era = meta?.protocolVersion;
+    const declared = this.clientMeta.declared(meta);
+    if (declared !== undefined) this.o.rows.row("mcp_client", { rpc_id: p.id, method: p.method, ...declared });
+    const name = p.method === "tools/call" ? getField(p.params ?? null, "name") : undefined;
+    const argsD = p.method === "tools/call" ? (p.digest ??= argsDigest(p.params)) : undefined;
+    p.round = this.operations.request(p.method, p.params, typeof name === "string" ? name : undefined, argsD);
   }
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
@@ -414,16 +459,48 @@ export class McpObserver {
     }
     const result = answer?.result;
     switch (p.method) {
-      case "tools/call":
+      case "tools/call": {
         this.counts.calls++;
+        const name = getField(params, "name");
+        const round = this.operations.call(p.round, {
+          tool: typeof name === "string" ? name : undefined,
+          argsDigest: p.digest,
+          outcome,
+          result,
+          seen: p.seen,
+          now,
+        });
         this.namedRow(
           "tool_call",
           "tool",
           p,
           { resultDigest, outcome, ms, reason, errorCode, answerValue },
-          actionFields(p),
+          { ...actionFields(p), ...round.fields, ...eraFields(p, result) },
         );
+        round.end?.();
         return true;
+      }
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel": {
+        const task = this.operations.task(p.method, p.round, { outcome, result, now });
+        this.o.rows.row(
+          p.method === "tasks/get" ? "task_get" : p.method === "tasks/update" ? "task_update" : "task_cancel",
+          {
+            rpc_id: p.id,
+            status: outcome,
+            ...task.fields,
+            result_digest: resultDigest,
+            ms,
+            reason,
+            error_code: errorCode,
+            protocol_version: p.era,
+            result: raw ? answerValue : undefined,
+          },
+        );
+        task.end?.();
+        return true;
+      }
       case "initialize":
       case "server/discover": {
         const clientInfo = getField(params, "clientInfo");
@@ -431,8 +508,8 @@ export class McpObserver {
           rpc_id: p.id,
           status: outcome,
           client_info: clientInfo,
-          server_info: result === undefined ? undefined : getField(result, "serverInfo"),
-          protocol_version: result === undefined ? undefined : getField(result, "protocolVersion"),
+          server_info: result === undefined ? undefined : (getField(result, "serverInfo") ?? resultServerInfo(result)),
+          protocol_version: (result === undefined ? undefined : getField(result, "protocolVersion")) ?? p.era,
           result_digest: resultDigest,
           ms,
           reason,
@@ -461,6 +538,7 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          protocol_version: p.era,
         });
         return true;
       }
@@ -474,12 +552,19 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          ...eraFields(p, result),
           result: raw ? answerValue : undefined,
         });
         return true;
       }
       case "prompts/get":
-        this.namedRow("prompt_get", "prompt", p, { resultDigest, outcome, ms, reason, errorCode, answerValue });
+        this.namedRow(
+          "prompt_get",
+          "prompt",
+          p,
+          { resultDigest, outcome, ms, reason, errorCode, answerValue },
+          eraFields(p, result),
+        );
         return true;
       default:
         return false;
@@ -500,6 +585,10 @@ export class McpObserver {
     }
     if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
     const kept = new Map<string, Json>();
+    if (p.method.startsWith("tasks/")) {
+      p.params = kept;
+      return;
+    }
     for (const k of KEPT_PARAMS) {
       const v = getField(full, k);
       if (v !== undefined) kept.set(k, v);
@@ -549,6 +638,11 @@ function actionFields(p: Pending): Fields {
   return { action: made.action, action_posted: p.posting?.posted, action_post_error: p.posting?.error };
 }
 
+/** A request row's 2026-07-28 fields: the era its _meta declared, and a resultType seam cannot read. */
+function eraFields(p: Pending, result: Json | undefined): Fields {
+  return { protocol_version: p.era, result_type: unknownResultType(result) };
+}
+
 /**
  * A JSON-RPC id as JSON text, for writing it back in an answer: integers of
  * any size exactly, strings quoted; anything else is no id (undefined).
@@ -560,12 +654,17 @@ export function idJson(id: Json | undefined): string | undefined {
   return undefined;
 }
 
-/** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
+/**
+ * `ok`, `error` (a JSON-RPC error or a result with isError: true), or what a
+ * 2026-07-28 resultType says: `input_required`, `task`, `unknown_result_type`
+ * (src/wrap/protocol-meta.ts).
+ */
 function statusOf(error: Json | undefined, result: Json | undefined): string {
   if (error !== undefined) return "error";
   if (result !== undefined && isObject(result)) {
     if (getField(result, "isError") === true) return "error";
-    if (getField(result, "resultType") === "input_required") return "input_required";
+    const typed = resultTypeStatus(result);
+    if (typed !== undefined) return typed;
   }
   return "ok";
 }
