@@ -469,6 +469,8 @@ export class McpObserver {
           result,
           seen: p.seen,
           now,
+          reason,
+          resultDigest,
         });
         this.namedRow(
           "tool_call",

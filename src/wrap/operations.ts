@@ -157,6 +157,10 @@ export class OperationBook {
       result: Json | undefined;
       seen: number;
       now: number;
+      /** Why a call closed without an answer (cancelled, unanswered, refused). */
+      reason?: string;
+      /** The digest its row gives the answer (the result, or the error). */
+      resultDigest?: string;
     },
   ): { fields: Fields; end?: () => void } {
     let op = info?.op;
@@ -211,11 +215,7 @@ export class OperationBook {
       // A task handle without a task id cannot be followed: the operation ends here.
     }
     const o = op;
-    const answer = a.result;
-    return {
-      fields,
-      end: () => this.end(o, a.outcome, a.now, answer === undefined ? undefined : digestJson(answer)),
-    };
+    return { fields, end: () => this.end(o, a.outcome, a.now, a.resultDigest, a.reason) };
   }
 
   /**
