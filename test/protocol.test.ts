@@ -308,3 +308,58 @@ describe("operations: tasks", () => {
     );
   });
 });
+
+describe("operations: other requests and write-ahead", () => {
+  test("prompts/get and resources/read take rounds too; operation_end names their prompt or resource", () => {
+    const prompt = (id: string, more = "") =>
+      `{"jsonrpc":"2.0","id":${id},"method":"prompts/get","params":{"name":"p","arguments":{"x":1}${more},${META}}}`;
+    const read = (id: string, more = "") =>
+      `{"jsonrpc":"2.0","id":${id},"method":"resources/read","params":{"uri":"file:///a"${more},${META}}}`;
+    const { rows } = observe([
+      [">", prompt("1")],
+      ["<", answer("1", ASK)],
+      [">", prompt("2", RETRY)],
+      ["<", answer("2", DONE)],
+      [">", read("3")],
+      ["<", answer("3", ASK.replace("S-1", "S-2"))],
+      [">", read("4", RETRY.replace("S-1", "S-2"))],
+      ["<", answer("4", DONE)],
+    ]);
+    expect(evtStatus(rows).slice(1)).toEqual([
+      "prompt_get:input_required",
+      "prompt_get:ok",
+      "operation_end:ok",
+      "resource_read:input_required",
+      "resource_read:ok",
+      "operation_end:ok",
+    ]);
+    expect(rows[2]).toContain(`"op": 2, "round": 2`);
+    expect(rows[3]).toContain(`"op": 2, "prompt": "p", "status": "ok", "rounds": 2`);
+    expect(rows[5]).toContain(`"op": 5, "round": 2`);
+    expect(rows[6]).toContain(`"op": 5, "uri": "file:///a", "status": "ok", "rounds": 2`);
+  });
+
+  test("under --write-ahead a retry's intent row already names its operation and round", () => {
+    const rows: string[] = [];
+    const o = new McpObserver({
+      rows: {
+        row: (evt, fields) => rows.push(lineForm({ evt, ...fields } as never)),
+        durable: async (evt, fields) => {
+          rows.push(lineForm({ evt, ...fields } as never));
+          return true;
+        },
+      },
+      raw: false,
+      writeAhead: true,
+      now: () => 0,
+      nextSeq: () => rows.length + 1,
+    });
+    o.fromClient(enc.encode(call("1", "confirm")));
+    o.fromServer(enc.encode(answer("1", ASK)));
+    o.fromClient(enc.encode(call("2", "confirm", RETRY)));
+    const intents = rows.filter((r) => r.startsWith(`{"evt": "tool_call_intent"`));
+    expect(intents).toHaveLength(2);
+    expect(intents[0]).not.toContain(`"op"`);
+    expect(intents[1]).toEndWith(`"rpc_id": 2, "args_digest": "${ARGS}", "op": 3, "round": 2}`);
+  });
+});

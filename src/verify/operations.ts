@@ -1,8 +1,8 @@
 /**
  * Completeness of operations (src/wrap/operations.ts) within one seam session.
  *
- * An operation is one user-visible call across its round trips: tool_call rows
- * sharing `op` and numbered by `round`, task_get/task_update/task_cancel rows
+ * An operation is one user-visible call across its round trips: tool_call
+ * (prompt_get, resource_read) rows sharing `op` and numbered by `round`, task_get/task_update/task_cancel rows
  * naming the same `op`, and at most one `operation_end`. What must hold:
  *   - a first round's `op` is its own row's seq, and no two operations share one
  *     (kind `operation_id_mismatch`, `operation_duplicate`);
@@ -50,6 +50,8 @@ export interface OperationsSummary {
 export type Find = (line: number, kind: string, text: string) => void;
 
 const TASK_ROWS = new Set(["task_get", "task_update", "task_cancel"]);
+/** Rows of a request that may take several rounds. */
+const ROUND_ROWS = new Set(["tool_call", "prompt_get", "resource_read"]);
 
 export class OperationCheck {
   private readonly ops = new Map<number, Op>();
@@ -66,7 +68,7 @@ export class OperationCheck {
 
   row(evt: Json | undefined, row: Row, line: number): void {
     const op = getField(row, "op");
-    if (evt === "tool_call") return this.round(row, line, op);
+    if (typeof evt === "string" && ROUND_ROWS.has(evt)) return this.round(evt, row, line, op);
     if (evt === "operation_end") return this.end(row, line, op);
     // task rows, and any other row naming an operation, must name a known one.
     this.known(op, line, typeof evt === "string" && TASK_ROWS.has(evt) ? evt : "row");
@@ -104,13 +106,13 @@ export class OperationCheck {
     return { ended: this.ended, abandoned: this.abandoned.length, abandoned_ops: this.abandoned.map((a) => a.op) };
   }
 
-  private round(row: Row, line: number, op: Json | undefined): void {
+  private round(evt: string, row: Row, line: number, op: Json | undefined): void {
     if (op === undefined) return;
     const round = getField(row, "round");
     const status = getField(row, "status");
     const st = typeof status === "string" ? status : null;
     if (typeof round !== "number" || !Number.isSafeInteger(round) || round < 1) {
-      this.find(line, "operation_round_gap", `line ${line}: tool_call of operation ${String(op)} has no valid round`);
+      this.find(line, "operation_round_gap", `line ${line}: ${evt} of operation ${String(op)} has no valid round`);
       return;
     }
     if (round === 1) {
@@ -127,11 +129,11 @@ export class OperationCheck {
         this.find(line, "operation_duplicate", `line ${line}: operation ${String(op)} starts twice`);
         return;
       }
-      const name = getField(row, "tool");
+      const name = getField(row, "tool") ?? getField(row, "prompt") ?? getField(row, "uri");
       this.ops.set(op, { line, tool: typeof name === "string" ? name : null, rounds: 1, last: st, ended: false });
       return;
     }
-    const o = this.known(op, line, "tool_call");
+    const o = this.known(op, line, evt);
     if (o === undefined) return;
     if (o.ended) {
       this.find(line, "operation_after_end", `line ${line}: round ${round} of operation ${String(op)} after its end`);

@@ -378,9 +378,28 @@ export class McpObserver {
     p.era = meta?.protocolVersion;
     const declared = this.clientMeta.declared(meta);
     if (declared !== undefined) this.o.rows.row("mcp_client", { rpc_id: p.id, method: p.method, ...declared });
-    const name = p.method === "tools/call" ? getField(p.params ?? null, "name") : undefined;
-    const argsD = p.method === "tools/call" ? (p.digest ??= argsDigest(p.params)) : undefined;
-    p.round = this.operations.request(p.method, p.params, typeof name === "string" ? name : undefined, argsD);
+    const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
+    const named = p.method === "tools/call" || p.method === "prompts/get";
+    const argsD = named ? (p.digest ??= argsDigest(p.params)) : undefined;
+    p.round = this.operations.request(p.method, p.params, typeof target === "string" ? target : undefined, argsD);
+  }
+
+  /**
+   * A multi round-trip request's answer (or end), for its row: its operation
+   * fields, and the operation_end to write after the row (src/wrap/operations.ts).
+   */
+  private roundOf(
+    p: Pending,
+    a: { outcome: string; result: Json | undefined; now: number; reason?: string; resultDigest?: string },
+  ) {
+    const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
+    return this.operations.call(p.round, {
+      method: p.method,
+      tool: typeof target === "string" ? target : undefined,
+      argsDigest: p.digest,
+      seen: p.seen,
+      ...a,
+    });
   }
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
@@ -461,17 +480,7 @@ export class McpObserver {
     switch (p.method) {
       case "tools/call": {
         this.counts.calls++;
-        const name = getField(params, "name");
-        const round = this.operations.call(p.round, {
-          tool: typeof name === "string" ? name : undefined,
-          argsDigest: p.digest,
-          outcome,
-          result,
-          seen: p.seen,
-          now,
-          reason,
-          resultDigest,
-        });
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
         this.namedRow(
           "tool_call",
           "tool",
@@ -546,6 +555,7 @@ export class McpObserver {
       }
       case "resources/read": {
         const uri = getField(params, "uri");
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
         this.o.rows.row("resource_read", {
           uri: typeof uri === "string" ? uri : undefined,
           rpc_id: p.id,
@@ -554,20 +564,25 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          ...round.fields,
           ...eraFields(p, result),
           result: raw ? answerValue : undefined,
         });
+        round.end?.();
         return true;
       }
-      case "prompts/get":
+      case "prompts/get": {
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
         this.namedRow(
           "prompt_get",
           "prompt",
           p,
           { resultDigest, outcome, ms, reason, errorCode, answerValue },
-          eraFields(p, result),
+          { ...round.fields, ...eraFields(p, result) },
         );
+        round.end?.();
         return true;
+      }
       default:
         return false;
     }

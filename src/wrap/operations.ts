@@ -1,7 +1,7 @@
 /**
  * Operations: one user-visible call across its round trips.
  *
- * Under MCP 2026-07-28 a `tools/call` may be answered with
+ * Under MCP 2026-07-28 a `tools/call` (or `prompts/get`, `resources/read`) may be answered with
  * `resultType: "input_required"` (`inputRequests` and an opaque
  * `requestState`); the client then sends the call again, under a new JSON-RPC
  * id, with `inputResponses` and the same `requestState`
@@ -14,7 +14,7 @@
  *
  * Each round trip keeps its own row. Rows of one operation share `op`, the
  * seq of its first round's row (so session + op names that row), and its
- * tools/call rows are numbered by `round`. Rounds are linked by a digest of
+ * tool_call (prompt_get, resource_read) rows are numbered by `round`. Rounds are linked by a digest of
  * `requestState`, never by the state itself (it is the server's, and may be
  * large or sensitive; --raw records it). When the operation ends with an
  * answer (or as a task still open at the end of the session) one
@@ -33,9 +33,19 @@ type Fields = Record<string, Json | undefined>;
 /** Task statuses after which a task changes no more (tasks extension, "Task Status"). */
 const TERMINAL_TASK = new Set(["completed", "failed", "cancelled"]);
 
+/** Requests that may be answered input_required, and what names their target in operation_end. */
+const MULTI_ROUND: Record<string, "tool" | "prompt" | "uri"> = {
+  "tools/call": "tool",
+  "prompts/get": "prompt",
+  "resources/read": "uri",
+};
+
 interface Op {
   /** The seq of the first round's row. */
   id: number;
+  /** The request's method (a key of MULTI_ROUND). */
+  method: string;
+  /** The tool, prompt or resource it calls. */
   tool: string | undefined;
   rounds: number;
   /** When the first round's request was seen (monotonic ms). */
@@ -97,12 +107,14 @@ export class OperationBook {
   constructor(private readonly o: OperationsOptions) {}
 
   /**
-   * A client request is seen (full params). For tools/call: is it a retry,
-   * and of which operation? For tasks/*: which task, and its operation.
+   * A client request is seen (full params). For tools/call, prompts/get and
+   * resources/read: is it a retry, and of which operation? For tasks/*:
+   * which task, and its operation. `tool` is the tool, prompt or resource
+   * named; `argsDigest` the digest of its arguments.
    */
   request(method: string, params: Json | undefined, tool: string | undefined, argsDigest: string | undefined) {
     const full = params ?? null;
-    if (method === "tools/call") {
+    if (MULTI_ROUND[method] !== undefined) {
       const state = getField(full, "requestState");
       const responses = getField(full, "inputResponses");
       if (state === undefined && responses === undefined) return undefined;
@@ -111,7 +123,7 @@ export class OperationBook {
         state: this.o.raw ? state : undefined,
         responsesDigest: responses === undefined ? undefined : digestJson(responses),
       };
-      const key = retryKey(info.stateDigest, tool, argsDigest);
+      const key = retryKey(method, info.stateDigest, tool, argsDigest);
       const op = this.byState.get(key);
       if (op !== undefined && !op.ended) {
         this.byState.delete(key);
@@ -143,7 +155,7 @@ export class OperationBook {
   }
 
   /**
-   * The answer (or end) of a tools/call: the fields its row adds, and the
+   * The answer (or end) of a tools/call (prompts/get, resources/read): the fields its row adds, and the
    * operation_end to write after it, if the operation ends with it. A call
    * that starts an operation (answered input_required or task) takes the
    * next seq as its id, so this is called just before its row is written.
@@ -151,6 +163,7 @@ export class OperationBook {
   call(
     info: RoundInfo | undefined,
     a: {
+      method: string;
       tool: string | undefined;
       argsDigest: string | undefined;
       outcome: string;
@@ -169,6 +182,7 @@ export class OperationBook {
     if (op === undefined && continues) {
       op = {
         id: this.o.nextId(),
+        method: a.method,
         tool: a.tool,
         rounds: 1,
         started: a.seen,
@@ -192,7 +206,7 @@ export class OperationBook {
       const requests = result === undefined ? undefined : getField(result, "inputRequests");
       const state = result === undefined ? undefined : getField(result, "requestState");
       fields.input_requests_digest = requests === undefined ? undefined : digestJson(requests);
-      const key = retryKey(state === undefined ? undefined : digestJson(state), a.tool, a.argsDigest);
+      const key = retryKey(a.method, state === undefined ? undefined : digestJson(state), a.tool, a.argsDigest);
       op.waiting = key;
       this.byState.set(key, op);
       return { fields };
@@ -284,7 +298,7 @@ export class OperationBook {
     this.counts.operations++;
     this.o.row("operation_end", {
       op: op.id,
-      tool: op.tool,
+      [MULTI_ROUND[op.method] ?? "tool"]: op.tool,
       status,
       rounds: op.rounds,
       task_id: op.taskId,
@@ -298,12 +312,17 @@ export class OperationBook {
 
 /**
  * What a retry must bring to continue an operation: the digest of the
- * requestState it was given, or, when the server gave none, the same tool
- * and arguments.
+ * requestState it was given, or, when the server gave none, the same method,
+ * target and arguments.
  */
-function retryKey(stateDigest: string | undefined, tool: string | undefined, argsDigest: string | undefined): string {
+function retryKey(
+  method: string,
+  stateDigest: string | undefined,
+  tool: string | undefined,
+  argsDigest: string | undefined,
+): string {
   if (stateDigest !== undefined) return `s${stateDigest}`;
-  return `n${JSON.stringify([tool ?? null, argsDigest ?? null])}`;
+  return `n${JSON.stringify([method, tool ?? null, argsDigest ?? null])}`;
 }
 
 /** Digest of a finished task's outcome: its `result` (completed), its `error` (failed), or none. */
