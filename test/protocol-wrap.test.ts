@@ -10,6 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Json, getField } from "../src/core/json.ts";
+import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { SCRIPT_CALLS } from "../src/selftest/fixture-client.ts";
 import { rechainLines } from "../src/selftest/tamper.ts";
 import { verifyBytes } from "../src/verify/verifier.ts";
@@ -21,7 +22,7 @@ const fixture = [...seamArgv("bun"), "fixture"];
 const f = (r: Json, k: string) => getField(r, k);
 
 /** Runs `script` directly and through `seam wrap` (via `via`); returns the ledger path after checking the bytes. */
-async function both(via: Via, script: string, server: string[] = []): Promise<string> {
+async function both(via: Via, script: string, server: string[] = [], fault?: string): Promise<string> {
   const dir = tempDir();
   const side = (tag: string) => ["--sent", join(dir, `${tag}.sent`), "--received", join(dir, `${tag}.recv`)];
   const direct = await run([
@@ -40,25 +41,30 @@ async function both(via: Via, script: string, server: string[] = []): Promise<st
   expect(direct.stderr).toBe("");
   expect(direct.code).toBe(0);
   const ledger = join(dir, "ledger.jsonl");
-  const wrapped = await run([
-    ...fixture,
-    "client",
-    "--script",
-    script,
-    ...side("w"),
-    "--",
-    ...seamArgv(via),
-    "wrap",
-    "--ledger",
-    ledger,
-    "--",
-    ...fixture,
-    "server",
-    ...server,
-    "--record-in",
-    join(dir, "w.in"),
-  ]);
-  expect(wrapped.stderr).toBe("");
+  const wrapped = await run(
+    [
+      ...fixture,
+      "client",
+      "--script",
+      script,
+      ...side("w"),
+      "--",
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      ledger,
+      "--",
+      ...fixture,
+      "server",
+      ...server,
+      "--record-in",
+      join(dir, "w.in"),
+    ],
+    { env: { [FAULT_ENV]: fault } },
+  );
+  expect(wrapped.stderr).toBe(
+    fault === undefined ? "" : `seam: warning: selftest fault ${fault} is on: traffic or rows are deliberately wrong\n`,
+  );
   expect(wrapped.code).toBe(0);
   for (const part of ["sent", "recv", "in"]) {
     const a = readFileSync(join(dir, `d.${part}`));
@@ -260,6 +266,20 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
     const r = tampered(src, at, null);
     expect(r.finding_kinds).toEqual({ operation_unended: 1, operation_count_mismatch: 1 });
     expect(r.findings.find((t) => t.includes("operation 11"))).toContain(`tool "job"`);
+  });
+
+  test("a retry the recorder failed to link (RED: selftest fault unlinked-rounds, a real run)", async () => {
+    const ledger = await both("bun", "modern", [], "unlinked-rounds");
+    const r = verifyBytes(new Uint8Array(readFileSync(ledger)));
+    expect(r.finding_kinds).toEqual({ operation_unlinked: 1 });
+    expect(r.findings.join("\n")).toContain("brings the requestState operation 7 was given, but is in no operation");
+  });
+
+  test("a retry moved out of its operation", async () => {
+    const src = await load();
+    const at = seqOf(src, 8);
+    const r = tampered(src, at, (l) => l.replace(`"op": 7, "round": 2, `, ""));
+    expect(r.finding_kinds).toEqual({ operation_unlinked: 1, operation_rounds_mismatch: 1 });
   });
 
   test("an operation_end written twice (in place of another's)", async () => {

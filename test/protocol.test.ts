@@ -140,7 +140,7 @@ describe("operations: multi round-trip calls", () => {
     ]);
     const asked = d(`{"q":{"method":"elicitation/create","params":{"message":"sure?"}}}`);
     expect(rows.slice(1)).toEqual([
-      `{"evt": "tool_call", "seq": 2, "tool": "confirm", "rpc_id": 1, "args_digest": "${ARGS}", "result_digest": "${d(ASK)}", "status": "input_required", "ms": 1.5, "op": 2, "round": 1, "input_requests_digest": "${asked}", "protocol_version": "${V}"}`,
+      `{"evt": "tool_call", "seq": 2, "tool": "confirm", "rpc_id": 1, "args_digest": "${ARGS}", "result_digest": "${d(ASK)}", "status": "input_required", "ms": 1.5, "op": 2, "round": 1, "input_requests_digest": "${asked}", "result_state_digest": "${d(`"S-1"`)}", "protocol_version": "${V}"}`,
       `{"evt": "tool_call", "seq": 3, "tool": "confirm", "rpc_id": 2, "args_digest": "${ARGS}", "result_digest": "${d(DONE)}", "status": "ok", "ms": 1.5, "op": 2, "round": 2, "request_state_digest": "${d(`"S-1"`)}", "input_responses_digest": "${d(`{"q":{"action":"accept"}}`)}", "protocol_version": "${V}"}`,
       `{"evt": "operation_end", "seq": 4, "op": 2, "tool": "confirm", "status": "ok", "rounds": 2, "result_digest": "${d(DONE)}", "ms": 4.5}`,
     ]);

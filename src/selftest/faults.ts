@@ -14,6 +14,7 @@ export const FAULTS = [
   "double-row",
   "no-unanswered-flush",
   "shared-id-table",
+  "unlinked-rounds",
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -32,6 +33,7 @@ export function observerFaults(f: Fault | undefined): ObserverFaults {
     doubleRow: f === "double-row",
     noUnansweredFlush: f === "no-unanswered-flush",
     sharedIdTable: f === "shared-id-table",
+    unlinkedRounds: f === "unlinked-rounds",
   };
 }
 

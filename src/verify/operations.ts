@@ -8,6 +8,10 @@
  *     (kind `operation_id_mismatch`, `operation_duplicate`);
  *   - every other row's `op` names an operation already started
  *     (`operation_unknown`);
+ *   - a retry that brings the requestState an operation's last round was
+ *     given (`request_state_digest` equal to that round's
+ *     `result_state_digest`) is a round of that operation
+ *     (`operation_unlinked`: the recorder failed to link it);
  *   - rounds go 1, 2, 3… and each one after the first follows a round that
  *     asked for input (`operation_round_gap`, `operation_round_unasked`), and no
  *     round comes after the operation ended (`operation_after_end`);
@@ -30,6 +34,8 @@ interface Op {
   rounds: number;
   /** Status of its latest tool_call round. */
   last: string | null;
+  /** result_state_digest of its latest round, while it waits for a retry. */
+  waiting: string | null;
   ended: boolean;
 }
 
@@ -55,6 +61,8 @@ const ROUND_ROWS = new Set(["tool_call", "prompt_get", "resource_read"]);
 
 export class OperationCheck {
   private readonly ops = new Map<number, Op>();
+  /** Operations waiting for a retry, by the digest of the requestState it must bring. */
+  private readonly byState = new Map<string, number>();
   private ended = 0;
   /** Operations found abandoned at session_end (line of their last round). */
   readonly abandoned: { op: number; tool: string | null; line: number; rounds: number }[] = [];
@@ -63,7 +71,11 @@ export class OperationCheck {
 
   /** Does this row concern operations at all? (Cheap: most rows do not.) */
   static concerns(evt: Json | undefined, row: Row): boolean {
-    return evt === "operation_end" || getField(row, "op") !== undefined;
+    return (
+      evt === "operation_end" ||
+      getField(row, "op") !== undefined ||
+      getField(row, "request_state_digest") !== undefined
+    );
   }
 
   row(evt: Json | undefined, row: Row, line: number): void {
@@ -107,6 +119,17 @@ export class OperationCheck {
   }
 
   private round(evt: string, row: Row, line: number, op: Json | undefined): void {
+    const brought = getField(row, "request_state_digest");
+    const awaited = typeof brought === "string" ? this.byState.get(brought) : undefined;
+    if (awaited !== undefined) {
+      this.byState.delete(brought as string);
+      if (op !== awaited)
+        this.find(
+          line,
+          "operation_unlinked",
+          `line ${line}: ${evt} brings the requestState operation ${awaited} was given, but is ${op === undefined ? "in no operation" : `in operation ${String(op)}`}`,
+        );
+    }
     if (op === undefined) return;
     const round = getField(row, "round");
     const status = getField(row, "status");
@@ -130,7 +153,16 @@ export class OperationCheck {
         return;
       }
       const name = getField(row, "tool") ?? getField(row, "prompt") ?? getField(row, "uri");
-      this.ops.set(op, { line, tool: typeof name === "string" ? name : null, rounds: 1, last: st, ended: false });
+      const o: Op = {
+        line,
+        tool: typeof name === "string" ? name : null,
+        rounds: 1,
+        last: st,
+        waiting: null,
+        ended: false,
+      };
+      this.ops.set(op, o);
+      this.await(o, op, row);
       return;
     }
     const o = this.known(op, line, evt);
@@ -154,6 +186,15 @@ export class OperationCheck {
     o.rounds = round;
     o.last = st;
     o.line = line;
+    this.await(o, op as number, row);
+  }
+
+  /** After a round: if it asked for input with a requestState, a retry must bring it. */
+  private await(o: Op, id: number, row: Row): void {
+    if (o.waiting !== null && this.byState.get(o.waiting) === id) this.byState.delete(o.waiting);
+    const state = getField(row, "result_state_digest");
+    o.waiting = o.last === "input_required" && typeof state === "string" ? state : null;
+    if (o.waiting !== null) this.byState.set(o.waiting, id);
   }
 
   private end(row: Row, line: number, op: Json | undefined): void {

@@ -41,6 +41,8 @@ export interface ObserverFaults {
   noUnansweredFlush?: boolean;
   /** One id table for both directions (lets a server request complete a client call). */
   sharedIdTable?: boolean;
+  /** Never link a multi round-trip retry to its operation (src/wrap/operations.ts). */
+  unlinkedRounds?: boolean;
 }
 
 /**
@@ -187,6 +189,7 @@ export class McpObserver {
       row: (evt, fields) => o.rows.row(evt, fields),
       nextId: o.nextSeq ?? (() => ++ids),
       raw: o.raw,
+      unlinked: o.faults?.unlinkedRounds,
     });
   }
 

@@ -84,6 +84,8 @@ export interface OperationCounts {
 }
 
 export interface OperationsOptions {
+  /** Test-only defect (selftest fault `unlinked-rounds`): retries are never linked to their operation. */
+  unlinked?: boolean;
   row(evt: string, fields: Fields): void;
   /** The seq the next row will get (the id of an operation that starts with it). */
   nextId(): number;
@@ -124,7 +126,7 @@ export class OperationBook {
         responsesDigest: responses === undefined ? undefined : digestJson(responses),
       };
       const key = retryKey(method, info.stateDigest, tool, argsDigest);
-      const op = this.byState.get(key);
+      const op = this.o.unlinked ? undefined : this.byState.get(key);
       if (op !== undefined && !op.ended) {
         this.byState.delete(key);
         op.waiting = undefined;
@@ -206,7 +208,11 @@ export class OperationBook {
       const requests = result === undefined ? undefined : getField(result, "inputRequests");
       const state = result === undefined ? undefined : getField(result, "requestState");
       fields.input_requests_digest = requests === undefined ? undefined : digestJson(requests);
-      const key = retryKey(a.method, state === undefined ? undefined : digestJson(state), a.tool, a.argsDigest);
+      const stateDigest = state === undefined ? undefined : digestJson(state);
+      // The state the retry must bring: recorded (as a digest) so that `seam
+      // verify` can tell a retry this recorder failed to link.
+      fields.result_state_digest = stateDigest;
+      const key = retryKey(a.method, stateDigest, a.tool, a.argsDigest);
       op.waiting = key;
       this.byState.set(key, op);
       return { fields };
