@@ -120,6 +120,31 @@ describe("the era of a request", () => {
     expect(rows[3]).not.toContain(`"op"`);
   });
 
+  test("the server identity in a result's _meta is written once (mcp_server), and again when it changes", () => {
+    const served = (name: string) =>
+      `{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"${name}","version":"1"}}}`;
+    const { rows } = observe([
+      [">", call("1", "echo")],
+      ["<", answer("1", served("s"))],
+      [">", call("2", "echo")],
+      ["<", answer("2", served("s"))],
+      [">", call("3", "echo")],
+      ["<", answer("3", served("t"))],
+    ]);
+    expect(evtStatus(rows)).toEqual([
+      "mcp_client:",
+      "mcp_server:",
+      "tool_call:ok",
+      "tool_call:ok",
+      "mcp_server:",
+      "tool_call:ok",
+    ]);
+    expect(rows[1]).toBe(
+      `{"evt": "mcp_server", "seq": 2, "rpc_id": 1, "method": "tools/call", "server_info": {"name": "s", "version": "1"}}`,
+    );
+    expect(rows[4]).toContain(`"rpc_id": 3, "method": "tools/call", "server_info": {"name": "t", "version": "1"}}`);
+  });
+
   test("a resultType nobody defined is said as such, never `ok`", () => {
     const { rows } = observe([
       [">", call("1", "odd")],

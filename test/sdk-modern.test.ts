@@ -77,6 +77,7 @@ describe.each(["bun", "node"] as Via[])("the 2026-07-28 SDK through seam via %s"
     expect(shape(session!)).toEqual([
       "session_begin",
       "mcp_client",
+      "mcp_server",
       "tools_list ok",
       "tool_call ok",
       `tool_call input_required ${first} 1`,
@@ -84,7 +85,14 @@ describe.each(["bun", "node"] as Via[])("the 2026-07-28 SDK through seam via %s"
       `operation_end ok ${first}`,
       "session_end",
     ]);
-    for (const r of session!.slice(2, 6)) expect(f(r, "protocol_version")).toBe("2026-07-28");
+    // This session has no discover of its own: the server's identity comes from its first answer's _meta.
+    expect(f(session![2]!, "server_info")).toEqual(
+      new Map([
+        ["name", "seam-sdk-modern"],
+        ["version", "1.0.0"],
+      ]),
+    );
+    for (const r of session!.slice(3, 7)) expect(f(r, "protocol_version")).toBe("2026-07-28");
     expect(f(session!.at(-1)!, "operations")).toBe(1);
     expect(shape(old!)).toEqual(["session_begin", "mcp_initialize ok", "tool_call ok", "session_end"]);
     expect(old!.some((r) => f(r, "protocol_version") !== undefined && f(r, "evt") !== "mcp_initialize")).toBe(false);

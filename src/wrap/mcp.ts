@@ -18,6 +18,7 @@ import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } 
 import { OperationBook, type RoundInfo } from "./operations.ts";
 import {
   ClientMetaTracker,
+  ServerMetaTracker,
   requestMeta,
   resultServerInfo,
   resultTypeStatus,
@@ -180,6 +181,7 @@ export class McpObserver {
   /** 2026-07-28 operations (multi round-trip calls and tasks): src/wrap/operations.ts. */
   readonly operations: OperationBook;
   private readonly clientMeta = new ClientMetaTracker();
+  private readonly serverMeta = new ServerMetaTracker();
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, Pending[]>();
@@ -388,6 +390,20 @@ export class McpObserver {
   }
 
   /**
+   * 2026-07-28: the server identity a result carries in its _meta, written as
+   * an `mcp_server` row (before the answer's own row) when it is new or
+   * changed; the answers to initialize and server/discover name it in their
+   * own rows.
+   */
+  private serverOf(p: Pending, result: Json | undefined): void {
+    if (result === undefined || !isObject(result)) return;
+    const info = resultServerInfo(result);
+    if (info === undefined || !this.serverMeta.changed(info)) return;
+    if (p.method === "initialize" || p.method === "server/discover") return;
+    this.o.rows.row("mcp_server", { rpc_id: p.id, method: p.method, server_info: info });
+  }
+
+  /**
    * A multi round-trip request's answer (or end), for its row: its operation
    * fields, and the operation_end to write after the row (src/wrap/operations.ts).
    */
@@ -480,6 +496,7 @@ export class McpObserver {
       return true;
     }
     const result = answer?.result;
+    this.serverOf(p, result);
     switch (p.method) {
       case "tools/call": {
         this.counts.calls++;

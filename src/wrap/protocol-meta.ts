@@ -66,6 +66,19 @@ export class ClientMetaTracker {
   }
 }
 
+/** Remembers the server identity last seen in a result's `_meta` (the server repeats it on every answer). */
+export class ServerMetaTracker {
+  private last: string | undefined;
+
+  /** Whether `info` differs from the identity last seen (and remembers it). */
+  changed(info: Json): boolean {
+    const key = digestJson(info);
+    if (key === this.last) return false;
+    this.last = key;
+    return true;
+  }
+}
+
 /** The server identity a 2026-07-28 result carries in its `_meta`, if any. */
 export function resultServerInfo(result: Json): Json | undefined {
   const meta = getField(result, "_meta");
