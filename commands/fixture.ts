@@ -1,8 +1,8 @@
 /**
  * Hidden: the built-in fixture server and scripted client, so that selftest,
  * demo and the tests run from any build of seam with no other file.
- *   seam fixture server [--record-in FILE]
- *   seam fixture client [--script awkward|demo] [--sent FILE] [--received FILE] -- CMD [ARGS…]
+ *   seam fixture server [--record-in FILE] [--legacy]
+ *   seam fixture client [--script awkward|demo|modern|fallback] [--sent FILE] [--received FILE] -- CMD [ARGS…]
  */
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
@@ -17,6 +17,7 @@ export default defineCommand({
   args: {
     role: { type: "positional", description: "server or client" },
     "record-in": { type: "string" },
+    legacy: { type: "boolean" },
     script: { type: "string" },
     sent: { type: "string" },
     received: { type: "string" },
@@ -26,7 +27,9 @@ export default defineCommand({
     if (args.role === "server") {
       const chunks: Uint8Array[] = [];
       const recordIn = args["record-in"];
-      await runFixtureServer(runtime.stdin(), runtime.stdout(), recordIn ? (c) => chunks.push(c.slice()) : undefined);
+      await runFixtureServer(runtime.stdin(), runtime.stdout(), recordIn ? (c) => chunks.push(c.slice()) : undefined, {
+        legacy: args.legacy === true,
+      });
       if (recordIn) writeFileSync(recordIn, Buffer.concat(chunks));
       return EXIT.OK;
     }

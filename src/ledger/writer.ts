@@ -193,6 +193,11 @@ export class LedgerWriter {
     return this.enqueue(evt, Object.entries(fields), false);
   }
 
+  /** The seq the last queued row got (0 before the first): the next row's is one more. */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
   /** As append, but resolves true only once the row is written and fsynced (for --write-ahead). */
   appendDurable(evt: string, fields: RowFields): Promise<boolean> {
     return this.enqueue(evt, Object.entries(fields), true);

@@ -16,6 +16,7 @@ export const FAULTS = [
   "shared-id-table",
   // `seam log` reads rows without chain-checking them (src/selftest/read.ts must catch it).
   "log-unverified",
+  "unlinked-rounds",
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -34,6 +35,7 @@ export function observerFaults(f: Fault | undefined): ObserverFaults {
     doubleRow: f === "double-row",
     noUnansweredFlush: f === "no-unanswered-flush",
     sharedIdTable: f === "shared-id-table",
+    unlinkedRounds: f === "unlinked-rounds",
   };
 }
 

@@ -24,6 +24,21 @@ const call = (id: string, name: string, args?: string) =>
 const INIT = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"seam-fixture-client","version":"1.0.0"}}}\n`;
 const INITIALIZED = `{"jsonrpc":"2.0","method":"notifications/initialized"}\n`;
 
+/**
+ * MCP 2026-07-28: no initialize; every request carries its era and the
+ * client's identity in _meta. `caps` are the client's capabilities for that
+ * request (the tasks extension is declared where a task may come back).
+ */
+const TASKS_CAPS = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`;
+const meta = (caps = TASKS_CAPS) =>
+  `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":${caps},"io.modelcontextprotocol/clientInfo":{"name":"seam-fixture-client","version":"1.0.0"}}`;
+const req = (id: string, method: string, params = "", caps?: string) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{${params}${params ? "," : ""}${meta(caps)}}}\n`;
+const modernCall = (id: string, name: string, more = "", caps?: string) =>
+  req(id, "tools/call", `"name":"${name}","arguments":{"n":1}${more}`, caps);
+const task = (id: string, method: string, taskId: string, more = "") => req(id, method, `"taskId":"${taskId}"${more}`);
+const RETRY = `,"inputResponses":{"ok":{"action":"accept","content":{"go":true}}},"requestState":"fixture-state-3"`;
+
 /** One MiB of argument: a huge request that the server answers the instant it arrives. */
 const HUGE = "y".repeat(1024 * 1024);
 
@@ -78,10 +93,55 @@ export const SCRIPTS: Record<string, Step[]> = {
     { send: call("5", "iserror"), answers: ["5"] },
     { send: call("6", "never") },
   ],
+  /**
+   * MCP 2026-07-28 against `seam fixture server`: discover, then calls with
+   * _meta; a multi round-trip call in two rounds (3, 4) and one abandoned
+   * after its first (5); a task polled three times around a tasks/update (6);
+   * a cancelled task (10); a resultType nobody defined (13, declared with no
+   * capabilities, so the client identity changes); a task still open at EOF (14).
+   */
+  modern: [
+    { send: req("0", "server/discover", "", "{}"), answers: ["0"] },
+    { send: req("1", "tools/list"), answers: ["1"] },
+    { send: modernCall("2", "echo"), answers: ["2"] },
+    { send: modernCall("3", "confirm"), answers: ["3"] },
+    { send: modernCall("4", "confirm", RETRY), answers: ["4"] },
+    { send: modernCall("5", "confirm"), answers: ["5"] },
+    { send: modernCall("6", "job"), answers: ["6"] },
+    { send: task("7", "tasks/get", "task-6"), answers: ["7"] },
+    { send: task("8", "tasks/get", "task-6"), answers: ["8"] },
+    {
+      send: task(
+        "9",
+        "tasks/update",
+        "task-6",
+        `,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}}`,
+      ),
+      answers: ["9"],
+    },
+    { send: task(`"9b"`, "tasks/get", "task-6"), answers: [`"9b"`] },
+    { send: modernCall("10", "job"), answers: ["10"] },
+    { send: task("11", "tasks/cancel", "task-10"), answers: ["11"] },
+    { send: task("12", "tasks/get", "task-10"), answers: ["12"] },
+    { send: modernCall("13", "odd", "", "{}"), answers: ["13"] },
+    { send: modernCall("14", "job"), answers: ["14"] },
+    { send: task("15", "tasks/get", "task-14"), answers: ["15"] },
+  ],
+  /**
+   * A 2026-07-28 client meets a server of an earlier revision (`seam fixture
+   * server --legacy`): server/discover gets -32601, and it falls back to initialize.
+   */
+  fallback: [
+    { send: req("0", "server/discover", "", "{}"), answers: ["0"] },
+    { send: INIT.replace(`"id":0`, `"id":1`), answers: ["1"] },
+    { send: INITIALIZED },
+    { send: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n`, answers: ["2"] },
+    { send: call("3", "echo", `{"text":"after the fallback"}`), answers: ["3"] },
+  ],
 };
 
 /** How many tool_call rows each script must leave (17 valid ids + 2 invalid ones in awkward). */
-export const SCRIPT_CALLS: Record<string, number> = { awkward: 19, demo: 5 };
+export const SCRIPT_CALLS: Record<string, number> = { awkward: 19, demo: 5, modern: 8, fallback: 1 };
 
 /** Every chunk the client wrote and read, kept as it goes so a failed run still has them. */
 export interface ClientRun {

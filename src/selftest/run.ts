@@ -64,7 +64,7 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
     onArm?.(a);
   };
   let n = 0;
-  const session = async (wrapped: boolean, fault?: Fault): Promise<Run> => {
+  const session = async (wrapped: boolean, fault?: Fault, script = "awkward"): Promise<Run> => {
     const tag = `r${++n}`;
     const p = (s: string) => join(dir, `${tag}.${s}`);
     const server = [...self, "fixture", "server", "--record-in", p("in")];
@@ -73,14 +73,14 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
       : server;
     const env: Record<string, string | undefined> = { ...process.env, [FAULT_ENV]: fault };
     // A corrupted stream cannot finish the script: the client gives up quickly and keeps what it got.
-    const wait = fault ? ["--timeout-ms", "1500"] : [];
+    const wait = fault && script === "awkward" ? ["--timeout-ms", "1500"] : [];
     const r = await exec(
       [
         ...self,
         "fixture",
         "client",
         "--script",
-        "awkward",
+        script,
         ...wait,
         "--sent",
         p("sent"),
@@ -242,6 +242,7 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
         );
     }
 
+    await operationArms(session, record);
     tamperArms(green.ledger, record);
     for (const a of await (await import("./read.ts")).readArms(self, dir, green.ledger))
       record(a.case, a.arm, a.pass, a.detail);
@@ -253,6 +254,43 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
   }
   const passed = arms.filter((a) => a.pass).length;
   return { arms, passed, failed: arms.length - passed };
+}
+
+/**
+ * operations_linked: a multi round-trip call's retry is a round of its
+ * operation (MCP 2026-07-28, `modern` script: call 3 asks, call 4 retries
+ * with its requestState); with retries left unlinked, `seam verify` says so.
+ */
+async function operationArms(
+  session: (wrapped: boolean, fault?: Fault, script?: string) => Promise<Run>,
+  record: (c: string, arm: string, pass: boolean, detail: string) => void,
+): Promise<void> {
+  const c = "operations_linked";
+  const retry = (rows: Json[]) =>
+    rows.find(
+      (r) => getField(r, "evt") === "tool_call" && getField(r, "rpc_id") === 4 && getField(r, "tool") === "confirm",
+    );
+  const green = await session(true, undefined, "modern");
+  const g = retry(rowsOf(green.ledger));
+  const gv = verifyBytes(green.ledger);
+  record(
+    c,
+    "GREEN",
+    getField(g ?? null, "round") === 2 && getField(g ?? null, "op") !== undefined && gv.verdict === "ok",
+    `retry rpc_id 4 is round ${String(getField(g ?? null, "round"))} of operation ${String(getField(g ?? null, "op"))}; the ledger verifies ${gv.verdict}`,
+  );
+  const red = await session(true, "unlinked-rounds", "modern");
+  const r = retry(rowsOf(red.ledger));
+  const rv = verifyBytes(red.ledger);
+  if (r === undefined || getField(r, "round") !== undefined)
+    record(c, "RED with retries left unlinked", false, "no-op guard: the retry's row did not change");
+  else
+    record(
+      c,
+      "RED with retries left unlinked",
+      rv.verdict === "inconclusive" && rv.finding_kinds?.operation_unlinked === 1,
+      `seam verify: ${rv.verdict}, finding kinds ${JSON.stringify(rv.finding_kinds ?? {})}`,
+    );
 }
 
 function rowsOf(ledger: Uint8Array): Json[] {

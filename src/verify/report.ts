@@ -31,6 +31,8 @@ export interface JsonReport {
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /** Present when some finding has a machine kind: counts by kind. */
+  finding_kinds?: Record<string, number>;
   notes: string[];
 }
 
@@ -55,6 +57,7 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     head: r.head,
     sessions: r.sessions,
     findings: r.findings,
+    finding_kinds: r.finding_kinds,
     notes: r.notes,
   };
 }
@@ -114,7 +117,12 @@ function sessionLine(s: SessionReport): string {
     .map(([k, v]) => `${printable(k)} ${v}`)
     .join(", ");
   const calls = `${s.calls} call${s.calls === 1 ? "" : "s"}${statuses ? ` (${statuses})` : ""}`;
-  return `${printable(s.id)}${server}: ${s.rows} row${s.rows === 1 ? "" : "s"}, ${calls}, ${s.complete ? "complete" : "incomplete"}`;
+  const o = s.operations;
+  const ops =
+    o === undefined
+      ? ""
+      : `, ${o.ended + o.abandoned} operation${o.ended + o.abandoned === 1 ? "" : "s"}${o.abandoned > 0 ? ` (${o.abandoned} abandoned)` : ""}`;
+  return `${printable(s.id)}${server}: ${s.rows} row${s.rows === 1 ? "" : "s"}, ${calls}${ops}, ${s.complete ? "complete" : "incomplete"}`;
 }
 
 function paint(v: Verdict, color: boolean): string {

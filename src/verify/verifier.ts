@@ -36,6 +36,7 @@ import { CanonicalError, lineForm } from "../core/canonical.ts";
 import { GENESIS, chainOf } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { OperationCheck, type OperationsSummary } from "./operations.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -57,6 +58,8 @@ export interface SessionReport {
   statuses: Record<string, number>;
   /** session_begin first, session_end last, and not one finding about it. */
   complete: boolean;
+  /** Present when the session holds 2026-07-28 operations (src/verify/operations.ts). */
+  operations?: OperationsSummary;
 }
 
 export interface VerifyReport {
@@ -76,6 +79,8 @@ export interface VerifyReport {
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /** Findings that carry a stable machine kind, counted by kind; absent when none do. */
+  finding_kinds?: Record<string, number>;
   notes: string[];
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
@@ -129,6 +134,8 @@ interface Finding {
   text: string;
   /** A seq gap: worded "declared lost" when session_end declares rows_unlogged. */
   gap?: boolean;
+  /** Stable snake_case kind (findings about operations have one). */
+  kind?: string;
 }
 
 interface Intent {
@@ -153,6 +160,8 @@ interface Session {
   intents: Map<string, Intent[]>;
   findings: Finding[];
   dropped: number;
+  /** Made at the first row about an operation (or at session_end). */
+  ops?: OperationCheck;
 }
 
 /**
@@ -249,7 +258,12 @@ export class LedgerVerifier {
     }
     const sessions = this.finishSessions();
     const findings = this.fileFindings.map((f) => f.text);
-    for (const s of this.sessions.values()) for (const f of s.findings) findings.push(f.text);
+    const kinds: Record<string, number> = {};
+    for (const s of this.sessions.values())
+      for (const f of s.findings) {
+        findings.push(f.text);
+        if (f.kind !== undefined) kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
+      }
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
     const findingCount = findings.length + dropped;
@@ -271,6 +285,7 @@ export class LedgerVerifier {
       head: this.head,
       sessions,
       findings: listed,
+      finding_kinds: Object.keys(kinds).length > 0 ? kinds : undefined,
       notes: this.notes,
       bytes: this.bytes,
       lines: this.lineNo,
@@ -501,8 +516,10 @@ export class LedgerVerifier {
         this.find(s, n, `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`);
       const unlogged = getField(row, "rows_unlogged");
       if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
+      this.operationsAt(s).sessionEnd(row, n);
     }
     s.counted++;
+    if (OperationCheck.concerns(evt, row)) this.operationsAt(s).row(evt, row, n);
 
     if (evt === "tool_call") {
       s.calls++;
@@ -522,9 +539,14 @@ export class LedgerVerifier {
     }
   }
 
-  private find(s: Session, line: number, text: string, gap = false): void {
+  private find(s: Session, line: number, text: string, gap = false, kind?: string): void {
     if (s.findings.length >= this.maxFindings) s.dropped++;
-    else s.findings.push({ line, text, gap });
+    else s.findings.push({ line, text, gap, kind });
+  }
+
+  private operationsAt(s: Session): OperationCheck {
+    s.ops ??= new OperationCheck((line, kind, text) => this.find(s, line, text, false, kind));
+    return s.ops;
   }
 
   private finishSessions(): SessionReport[] {
@@ -561,6 +583,8 @@ export class LedgerVerifier {
         calls: s.calls,
         statuses: Object.fromEntries(s.statuses),
         complete: s.endLine !== null && s.findings.length === 0 && s.dropped === 0,
+        operations:
+          s.ops === undefined || s.ops.summary().ended + s.ops.summary().abandoned === 0 ? undefined : s.ops.summary(),
       });
     }
     return out;

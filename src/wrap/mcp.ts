@@ -15,6 +15,15 @@
 import { compareCodePoints } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import { OperationBook, type RoundInfo } from "./operations.ts";
+import {
+  ClientMetaTracker,
+  ServerMetaTracker,
+  requestMeta,
+  resultServerInfo,
+  resultTypeStatus,
+  unknownResultType,
+} from "./protocol-meta.ts";
 
 export type Fields = Record<string, Json | undefined>;
 
@@ -33,6 +42,8 @@ export interface ObserverFaults {
   noUnansweredFlush?: boolean;
   /** One id table for both directions (lets a server request complete a client call). */
   sharedIdTable?: boolean;
+  /** Never link a multi round-trip retry to its operation (src/wrap/operations.ts). */
+  unlinkedRounds?: boolean;
 }
 
 /**
@@ -73,6 +84,8 @@ export interface ObserverOptions {
   /** Monotonic milliseconds. */
   now: () => number;
   faults?: ObserverFaults;
+  /** The seq the next row will get: an operation is named by its first row's seq (else a count from 1). */
+  nextSeq?: () => number;
 }
 
 type Dir = "c2s" | "s2c";
@@ -96,6 +109,10 @@ interface Pending {
   posting?: ActionPosting;
   /** Why the call is refused, once it is. */
   refusal?: string;
+  /** 2026-07-28: the protocol version the request's _meta declares. */
+  era?: string;
+  /** 2026-07-28: what the request brings to an operation (a retry's state, a task id). */
+  round?: RoundInfo;
 }
 
 /** Counters reported in session_end. */
@@ -123,6 +140,9 @@ const ROWED_CLIENT_METHODS = new Set([
   "tools/call",
   "resources/read",
   "prompts/get",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
 ]);
 
 /**
@@ -160,10 +180,21 @@ export class McpObserver {
   private holds: Promise<boolean>[] = [];
   /** The calls of the last client frame that was held (what `refuse` refuses). */
   private held: Pending[] = [];
+  /** 2026-07-28 operations (multi round-trip calls and tasks): src/wrap/operations.ts. */
+  readonly operations: OperationBook;
+  private readonly clientMeta = new ClientMetaTracker();
+  private readonly serverMeta = new ServerMetaTracker();
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, Pending[]>();
     this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
+    let ids = 0;
+    this.operations = new OperationBook({
+      row: (evt, fields) => o.rows.row(evt, fields),
+      nextId: o.nextSeq ?? (() => ++ids),
+      raw: o.raw,
+      unlinked: o.faults?.unlinkedRounds,
+    });
   }
 
   /**
@@ -239,6 +270,7 @@ export class McpObserver {
       }
       this.open[dir].clear();
     }
+    this.operations.finish(now, reason);
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
@@ -268,6 +300,7 @@ export class McpObserver {
       if (!hasId) {
         if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
         else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        else if (method === "notifications/tasks" && dir === "s2c") this.operations.taskNotice(params, this.o.now());
         return;
       }
       const key = idKey(id);
@@ -280,6 +313,7 @@ export class McpObserver {
       const q = table.get(key);
       if (q) q.push(p);
       else table.set(key, [p]);
+      if (dir === "c2s") this.protocolOf(p);
       if (dir === "c2s" && method === "tools/call") this.requested(p);
       this.keepOf(p);
       return;
@@ -319,7 +353,7 @@ export class McpObserver {
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: (p.digest = argsDigest(p.params)),
+      args_digest: (p.digest ??= argsDigest(p.params)),
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
@@ -335,9 +369,58 @@ export class McpObserver {
       );
     } else if (this.o.writeAhead) {
       this.held.push(p);
-      this.holds.push(this.intent(p, { ...fields, ...actionFields(p) }));
+      this.holds.push(this.intent(p, { ...fields, ...actionFields(p), ...this.operations.intentFields(p.round) }));
     }
     if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  /**
+   * 2026-07-28: a client request's era and operation, read from its full
+   * params before they are trimmed: the protocol version its _meta declares,
+   * an `mcp_client` row when the client identity it declares is new or
+   * changed, and (tools/call, tasks/*) which operation it belongs to.
+   */
+  private protocolOf(p: Pending): void {
+    const meta = requestMeta(p.params);
+    p.era = meta?.protocolVersion;
+    const declared = this.clientMeta.declared(meta);
+    if (declared !== undefined) this.o.rows.row("mcp_client", { rpc_id: p.id, method: p.method, ...declared });
+    const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
+    const named = p.method === "tools/call" || p.method === "prompts/get";
+    const argsD = named ? (p.digest ??= argsDigest(p.params)) : undefined;
+    p.round = this.operations.request(p.method, p.params, typeof target === "string" ? target : undefined, argsD);
+  }
+
+  /**
+   * 2026-07-28: the server identity a result carries in its _meta, written as
+   * an `mcp_server` row (before the answer's own row) when it is new or
+   * changed; the answers to initialize and server/discover name it in their
+   * own rows.
+   */
+  private serverOf(p: Pending, result: Json | undefined): void {
+    if (result === undefined || !isObject(result)) return;
+    const info = resultServerInfo(result);
+    if (info === undefined || !this.serverMeta.changed(info)) return;
+    if (p.method === "initialize" || p.method === "server/discover") return;
+    this.o.rows.row("mcp_server", { rpc_id: p.id, method: p.method, server_info: info });
+  }
+
+  /**
+   * A multi round-trip request's answer (or end), for its row: its operation
+   * fields, and the operation_end to write after the row (src/wrap/operations.ts).
+   */
+  private roundOf(
+    p: Pending,
+    a: { outcome: string; result: Json | undefined; now: number; reason?: string; resultDigest?: string },
+  ) {
+    const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
+    return this.operations.call(p.round, {
+      method: p.method,
+      tool: typeof target === "string" ? target : undefined,
+      argsDigest: p.digest,
+      seen: p.seen,
+      ...a,
+    });
   }
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
@@ -419,17 +502,42 @@ export class McpObserver {
       return true;
     }
     const result = answer?.result;
+    this.serverOf(p, result);
     switch (p.method) {
-      case "tools/call":
+      case "tools/call": {
         this.counts.calls++;
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
         this.namedRow(
           "tool_call",
           "tool",
           p,
           { resultDigest, outcome, ms, reason, errorCode, answerValue },
-          actionFields(p),
+          { ...actionFields(p), ...round.fields, ...eraFields(p, result) },
         );
+        round.end?.();
         return true;
+      }
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel": {
+        const task = this.operations.task(p.method, p.round, { outcome, result, now });
+        this.o.rows.row(
+          p.method === "tasks/get" ? "task_get" : p.method === "tasks/update" ? "task_update" : "task_cancel",
+          {
+            rpc_id: p.id,
+            status: outcome,
+            ...task.fields,
+            result_digest: resultDigest,
+            ms,
+            reason,
+            error_code: errorCode,
+            protocol_version: p.era,
+            result: raw ? answerValue : undefined,
+          },
+        );
+        task.end?.();
+        return true;
+      }
       case "initialize":
       case "server/discover": {
         const clientInfo = getField(params, "clientInfo");
@@ -437,8 +545,8 @@ export class McpObserver {
           rpc_id: p.id,
           status: outcome,
           client_info: clientInfo,
-          server_info: result === undefined ? undefined : getField(result, "serverInfo"),
-          protocol_version: result === undefined ? undefined : getField(result, "protocolVersion"),
+          server_info: result === undefined ? undefined : (getField(result, "serverInfo") ?? resultServerInfo(result)),
+          protocol_version: (result === undefined ? undefined : getField(result, "protocolVersion")) ?? p.era,
           result_digest: resultDigest,
           ms,
           reason,
@@ -467,11 +575,13 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          protocol_version: p.era,
         });
         return true;
       }
       case "resources/read": {
         const uri = getField(params, "uri");
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
         this.o.rows.row("resource_read", {
           uri: typeof uri === "string" ? uri : undefined,
           rpc_id: p.id,
@@ -480,13 +590,25 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
+          ...round.fields,
+          ...eraFields(p, result),
           result: raw ? answerValue : undefined,
         });
+        round.end?.();
         return true;
       }
-      case "prompts/get":
-        this.namedRow("prompt_get", "prompt", p, { resultDigest, outcome, ms, reason, errorCode, answerValue });
+      case "prompts/get": {
+        const round = this.roundOf(p, { outcome, result, now, reason, resultDigest });
+        this.namedRow(
+          "prompt_get",
+          "prompt",
+          p,
+          { resultDigest, outcome, ms, reason, errorCode, answerValue },
+          { ...round.fields, ...eraFields(p, result) },
+        );
+        round.end?.();
         return true;
+      }
       default:
         return false;
     }
@@ -506,6 +628,10 @@ export class McpObserver {
     }
     if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
     const kept = new Map<string, Json>();
+    if (p.method.startsWith("tasks/")) {
+      p.params = kept;
+      return;
+    }
     for (const k of KEPT_PARAMS) {
       const v = getField(full, k);
       if (v !== undefined) kept.set(k, v);
@@ -560,6 +686,11 @@ function actionFields(p: Pending): Fields {
   };
 }
 
+/** A request row's 2026-07-28 fields: the era its _meta declared, and a resultType seam cannot read. */
+function eraFields(p: Pending, result: Json | undefined): Fields {
+  return { protocol_version: p.era, result_type: unknownResultType(result) };
+}
+
 /**
  * A JSON-RPC id as JSON text, for writing it back in an answer: integers of
  * any size exactly, strings quoted; anything else is no id (undefined).
@@ -571,12 +702,17 @@ export function idJson(id: Json | undefined): string | undefined {
   return undefined;
 }
 
-/** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
+/**
+ * `ok`, `error` (a JSON-RPC error or a result with isError: true), or what a
+ * 2026-07-28 resultType says: `input_required`, `task`, `unknown_result_type`
+ * (src/wrap/protocol-meta.ts).
+ */
 function statusOf(error: Json | undefined, result: Json | undefined): string {
   if (error !== undefined) return "error";
   if (result !== undefined && isObject(result)) {
     if (getField(result, "isError") === true) return "error";
-    if (getField(result, "resultType") === "input_required") return "input_required";
+    const typed = resultTypeStatus(result);
+    if (typed !== undefined) return typed;
   }
   return "ok";
 }

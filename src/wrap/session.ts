@@ -126,6 +126,7 @@ async function relaySession(
     actions: o.actions,
     now: () => performance.now(),
     faults: observerFaults(o.fault),
+    nextSeq: () => ledger.lastSeq + 1,
   });
   let endReason: string | undefined;
   const forward = (sig: string) => {
@@ -231,6 +232,9 @@ async function relaySession(
     unmatched_responses: c.unmatched_responses || undefined,
     oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
     unparsed_frames: c.unparsed_frames || undefined,
+    operations: observer.operations.counts.operations || undefined,
+    abandoned_operations: observer.operations.counts.abandoned || undefined,
+    tasks_open: observer.operations.counts.tasks_open || undefined,
     client_gone: stdout.broken || undefined,
     bytes: new Map<string, Json>([
       ["c2s", bytes.c2s],
