@@ -62,8 +62,20 @@ export default defineCommand({
     const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
     const out = runtime.stdout();
     const enc = new TextEncoder();
-    const write = async (text: string) => {
+    // Lines go out in batches of 64 KiB (one write per line would cost more than reading), and at once when following.
+    let pending: string[] = [];
+    let pendingChars = 0;
+    const flush = async () => {
+      if (pending.length === 0) return;
+      const text = pending.join("");
+      pending = [];
+      pendingChars = 0;
       if (!out.broken) await out.write(enc.encode(text));
+    };
+    const write = async (text: string) => {
+      pending.push(text);
+      pendingChars += text.length;
+      if (a.follow || pendingChars >= 1 << 16) await flush();
     };
 
     // --last without --verify: the end of the file only, nothing verified.
@@ -90,6 +102,7 @@ export default defineCommand({
         );
         codes.push(EXIT.INCONCLUSIVE);
       }
+      await flush();
       return worstExit(codes);
     }
 
@@ -130,6 +143,7 @@ export default defineCommand({
     } finally {
       off();
     }
+    await flush();
     await out.end();
     // Ctrl-C ends a follow as `tail -f` ends: 0, unless the chain broke on the way.
     if (ac.signal.aborted) return codes.includes(EXIT.FAIL) ? EXIT.FAIL : EXIT.OK;
