@@ -623,3 +623,47 @@ describe("seam log --follow", () => {
     expect(done.code).toBe(0);
   }, 30000);
 });
+
+describe("seam diff", () => {
+  test("tools added and removed, status flips, slowdowns; --exit-code; sessions of one ledger", async () => {
+    const side = (id: string, tools: string[], digest: string, status: string, ms: number) =>
+      sessionOf(id, "srv", [
+        ["tools_list", { rpc_id: 1, status: "ok", tools, tool_count: tools.length, tools_digest: digest, ms: 1 }],
+        ["tool_call", { tool: "a", rpc_id: 2, status, ms }],
+        ["tool_call", { tool: "a", rpc_id: 3, status, ms }],
+        ["tool_call", { tool: "b", rpc_id: 4, status: "ok", ms: 5 }],
+      ]);
+    const b1 = new LedgerBuilder();
+    for (const r of side("s-a", ["a", "b"], "sha256:json-c14n:v1:aa", "ok", 10)) b1.add(r);
+    const b2 = new LedgerBuilder();
+    for (const r of side("s-b", ["a", "c"], "sha256:json-c14n:v1:bb", "error", 30)) b2.add(r);
+    writeLedger(dir, "diff-a.jsonl", b1.lines);
+    writeLedger(dir, "diff-b.jsonl", b2.lines);
+    writeLedger(dir, "diff-ab.jsonl", [...b1.lines, ...b2.lines]);
+    const r = await runCli("bun", ["diff", "diff-a.jsonl", "diff-b.jsonl"], { cwd: dir });
+    expect(r.stdout.toString().split("\n").slice(0, 5)).toEqual([
+      "--- diff-a.jsonl",
+      "+++ diff-b.jsonl",
+      "tool removed  b",
+      "tool added    c",
+      "status flip   a: ok 2 → error 2",
+    ]);
+    expect(r.stdout.toString()).toContain("slower        a: p50 10 ms → 30 ms (3.0x, at least 2x)\n");
+    expect(r.code).toBe(0);
+    const e = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-b.jsonl"], { cwd: dir });
+    expect(e.code).toBe(1);
+    const same = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-a.jsonl"], { cwd: dir });
+    expect(same.stdout.toString()).toContain("no differences in tools, statuses or p50\n");
+    expect(same.code).toBe(0);
+    // Two sessions of one ledger; a changed digest with the same names.
+    const s = await runCli("bun", ["diff", "--json", "diff-ab.jsonl#s-a", "diff-ab.jsonl#s-b", "--factor", "4"], {
+      cwd: dir,
+    });
+    const d = parseJson(s.stdout.toString());
+    expect([getField(d, "added"), getField(d, "removed"), getField(d, "slowdowns")]).toEqual([["c"], ["b"], []]);
+    // A broken side: the verdict decides the exit status.
+    const broken = await runCli("bun", ["diff", "main.jsonl", "edited.jsonl"], { cwd: dir });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout.toString()).toContain("edited.jsonl: broken (");
+  });
+});
