@@ -93,7 +93,7 @@ export default defineCommand({
     if (a["require-complete"]) flagRules.requireComplete = true;
     if (a.key !== undefined) flagRules.key = a.key;
     const rules = a.rules === undefined ? flagRules : mergeRules(readRules(a.rules), flagRules);
-    const keys = keysFrom(rules.key);
+    const keys = keysFrom(rules.key, paths);
     if (a.junit === "") throw new UsageError("--junit must not be empty");
 
     const checker = new Checker(rules);

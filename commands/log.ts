@@ -43,7 +43,7 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "log");
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
-    const keys = keysFrom(a.key);
+    const keys = keysFrom(a.key, paths);
     const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
     if (a.follow && paths.length !== 1) throw new UsageError("--follow follows one ledger file");
     if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
