@@ -18,6 +18,7 @@ const args = {
   },
   b: { type: "positional", description: "the other, the same way", required: true },
   factor: { type: "string", description: "report p50 slowdowns of at least this factor (default 2)", valueHint: "X" },
+  "min-ms": { type: "string", description: "and at least this many ms slower (default 1)", valueHint: "MS" },
   "exit-code": { type: "boolean", description: "exit 1 when anything differs (as git diff --exit-code)" },
   json: { type: "boolean", description: "print one JSON object" },
 } as const;
@@ -35,6 +36,9 @@ export default defineCommand({
     const factor = a.factor === undefined ? 2 : Number(a.factor);
     if (!Number.isFinite(factor) || factor <= 1)
       throw new UsageError(`--factor takes a number above 1, not ${JSON.stringify(a.factor)}`);
+    const minMs = a["min-ms"] === undefined ? 1 : Number(a["min-ms"]);
+    if (!Number.isFinite(minMs) || minMs < 0)
+      throw new UsageError(`--min-ms takes a number of at least 0, not ${JSON.stringify(a["min-ms"])}`);
     const codes: number[] = [];
     const verdicts: string[] = [];
     const sides = [];
@@ -57,7 +61,7 @@ export default defineCommand({
       }
       sides.push(col.side());
     }
-    const d = diffSides(sides[0]!, sides[1]!, factor);
+    const d = diffSides(sides[0]!, sides[1]!, factor, minMs);
     const text = a.json
       ? `${jsonText(d as unknown as { [k: string]: Json })}\n`
       : human(specs[0]!, specs[1]!, d, factor, verdicts);

@@ -5,7 +5,7 @@
  * them: tools added and removed, a changed tools_digest with the same names
  * (descriptions or schemas changed), tools whose status flipped (their most
  * frequent status differs, or errors appeared or went away), and p50
- * slowdowns of at least `factor`.
+ * slowdowns of at least `factor` and `minMs`.
  */
 import type { Operation } from "./operations.ts";
 import { percentile } from "./stats.ts";
@@ -77,7 +77,8 @@ export interface DiffResult {
   calledOnlyB: string[];
 }
 
-export function diffSides(a: Side, b: Side, factor = 2): DiffResult {
+/** A slowdown is at least `factor` times and at least `minMs` slower (sub-millisecond jitter is no slowdown). */
+export function diffSides(a: Side, b: Side, factor = 2, minMs = 1): DiffResult {
   const ta = new Set(a.tools ?? []);
   const tb = new Set(b.tools ?? []);
   const bothListed = a.tools !== null && b.tools !== null;
@@ -93,7 +94,7 @@ export function diffSides(a: Side, b: Side, factor = 2): DiffResult {
     if (summary(x.statuses) !== summary(y.statuses)) flips.push({ tool, a: counts(x.statuses), b: counts(y.statuses) });
     const pa = percentile(Float64Array.from(x.ms).sort(), 50);
     const pb = percentile(Float64Array.from(y.ms).sort(), 50);
-    if (pa !== null && pb !== null && pa > 0 && pb / pa >= factor)
+    if (pa !== null && pb !== null && pa > 0 && pb / pa >= factor && pb - pa >= minMs)
       slowdowns.push({ tool, a_p50_ms: pa, b_p50_ms: pb, factor: pb / pa });
   }
   const calledOnlyA = [...a.perTool.keys()].filter((t) => !b.perTool.has(t)).sort();
