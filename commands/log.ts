@@ -134,7 +134,7 @@ export default defineCommand({
         } else if (e.type === "break") {
           await write(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
         } else {
-          const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+          const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
           await write(
             `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
           );
