@@ -385,7 +385,7 @@ describe("hostile ledgers", () => {
     for (const l of json.stdout.toString().trimEnd().split("\n")) expect(() => parseJson(l)).not.toThrow();
     expect(json.stdout.toString()).toContain('"name": "csi\\u009b2Jc1"');
     noRawEscapes(readFileSync(join(dir, "hostile.xml")));
-  });
+  }, 60000);
 });
 
 describe("seam check", () => {
@@ -665,5 +665,5 @@ describe("seam diff", () => {
     const broken = await runCli("bun", ["diff", "main.jsonl", "edited.jsonl"], { cwd: dir });
     expect(broken.code).toBe(1);
     expect(broken.stdout.toString()).toContain("edited.jsonl: broken (");
-  });
+  }, 60000);
 });
