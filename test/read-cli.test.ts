@@ -484,6 +484,14 @@ describe("seam check", () => {
     expect(bad.code).toBe(2);
   });
 
+  test("--json: one object, each result with its stable kind", async () => {
+    const r = await check("--json", "--max-errors", "0", "--expect-tool", "review");
+    expect(r.lines).toEqual([
+      '{"ok": false, "rules": 3, "failed": 2, "results": [{"kind": "verify", "rule": "verify main.jsonl", "ok": true, "observed": "ok, 17 rows", "where": [], "more": 0}, {"kind": "expect-tool", "rule": "expect-tool review", "ok": false, "observed": "called 0 times", "where": [], "more": 0}, {"kind": "max-errors", "rule": "max-errors 0", "ok": false, "observed": "1 with status error", "where": ["main.jsonl:6"], "more": 0}]}',
+    ]);
+    expect(r.code).toBe(1);
+  });
+
   const itPy = HAVE_PYTHON ? test : test.skip;
   itPy("--junit: one test case per rule, failures with their message, read back by an XML parser", async () => {
     await check("--expect-tool", "read_file", "--max-errors", "0", "--junit", "junit.xml");
