@@ -366,6 +366,27 @@ describe("hostile ledgers", () => {
     expect(r.code).toBe(1);
   });
 
+  const HAVE_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+  (HAVE_SCRIPT ? test : test.skip)(
+    "on a terminal: colour is seam's own, the ledger's escapes still shown escaped",
+    () => {
+      // `script` gives the log a pseudo-terminal, as a user's shell would.
+      const cmd = [...seamArgv("bun"), "log", "--utc", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
+      const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: undefined },
+      });
+      const text = r.stdout.toString("utf8");
+      const own = /\x1b\[(?:0|2|31|32|33|1;31)m/g;
+      expect(text.match(own)?.length ?? 0).toBeGreaterThan(0);
+      const rest = text.replace(own, "");
+      expect(rest.includes("\x1b")).toBe(false);
+      expect(rest.includes("\u009b")).toBe(false);
+      expect(rest).toContain("\\u001b[31mRED\\u001b[0m");
+      expect(rest).toContain("\\u001b]0;owned\\u0007title");
+    },
+  );
+
   test("seam log --json, stats and check: no raw escapes either, nothing crashes", async () => {
     for (const args of [
       ["log", "--json", "hostile.jsonl"],
