@@ -43,7 +43,7 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "log");
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
-    const keys = keysFrom(a.key);
+    const keys = keysFrom(a.key, paths);
     const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
     if (a.follow && paths.length !== 1) throw new UsageError("--follow follows one ledger file");
     if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
@@ -51,6 +51,9 @@ export default defineCommand({
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
     if (a.verify && last === undefined)
       throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    // citty's args object converts names on every access: read each flag once, not per line.
+    const following = a.follow === true;
+    const json = a.json === true;
     const color = colorOut();
     const columns = process.stdout.isTTY === true ? (process.stdout.columns ?? 80) : 0;
     const rawWidth =
@@ -62,14 +65,26 @@ export default defineCommand({
     const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
     const out = runtime.stdout();
     const enc = new TextEncoder();
-    const write = async (text: string) => {
+    // Lines go out in batches of 64 KiB (one write per line would cost more than reading), and at once when following.
+    let pending: string[] = [];
+    let pendingChars = 0;
+    const flush = async () => {
+      if (pending.length === 0) return;
+      const text = pending.join("");
+      pending = [];
+      pendingChars = 0;
       if (!out.broken) await out.write(enc.encode(text));
+    };
+    const write = async (text: string) => {
+      pending.push(text);
+      pendingChars += text.length;
+      if (following || pendingChars >= 1 << 16) await flush();
     };
 
     // --last without --verify: the end of the file only, nothing verified.
     if (last !== undefined && !a.verify && !a.follow && keys === undefined) {
       const codes: number[] = [];
-      if (!a.json) await write(`${header(style)}\n`);
+      if (!json) await write(`${header(style)}\n`);
       for (const p of paths) {
         if (p === "-")
           throw new UsageError("--last reads a file from its end, not stdin", "add --verify to read stdin whole");
@@ -81,7 +96,7 @@ export default defineCommand({
           codes.push(EXIT.FAIL);
           continue;
         }
-        for (const op of r.ops) await write(`${a.json ? opJson(op) : opLine(op, style)}\n`);
+        for (const op of r.ops) await write(`${json ? opJson(op) : opLine(op, style)}\n`);
         const why = "not verified: --last read only the end of the file; add --verify to check it all";
         await write(
           a.json
@@ -90,6 +105,7 @@ export default defineCommand({
         );
         codes.push(EXIT.INCONCLUSIVE);
       }
+      await flush();
       return worstExit(codes);
     }
 
@@ -101,10 +117,10 @@ export default defineCommand({
     let unvouched = 0;
     let operations = 0;
     try {
-      if (!a.json) await write(`${header(style)}\n`);
+      if (!json) await write(`${header(style)}\n`);
       for await (const e of readLedgers(paths, {
         filters,
-        follow: a.follow === true,
+        follow: following,
         signal: ac.signal,
         keys,
         last,
@@ -114,13 +130,13 @@ export default defineCommand({
         if (e.type === "op") {
           operations++;
           if (!e.op.vouched) unvouched++;
-          await write(`${a.json ? opJson(e.op) : opLine(e.op, style)}\n`);
+          await write(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
         } else if (e.type === "break") {
-          await write(`${a.json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+          await write(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
         } else {
-          const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+          const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
           await write(
-            `${a.json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+            `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
           );
           codes.push(exitCodeFor(e.report));
           operations = 0;
@@ -130,6 +146,7 @@ export default defineCommand({
     } finally {
       off();
     }
+    await flush();
     await out.end();
     // Ctrl-C ends a follow as `tail -f` ends: 0, unless the chain broke on the way.
     if (ac.signal.aborted) return codes.includes(EXIT.FAIL) ? EXIT.FAIL : EXIT.OK;

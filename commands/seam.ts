@@ -26,6 +26,7 @@ const subCommands: Record<string, Lazy> = {
   install: () => import("./install.ts").then((m) => m.default),
   uninstall: () => import("./uninstall.ts").then((m) => m.default),
   status: () => import("./status.ts").then((m) => m.default),
+  diff: () => import("./diff.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };
