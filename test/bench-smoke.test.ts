@@ -28,6 +28,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
     "read (",
     "digest (",
     "checkpoints",
+    "fleet",
   ]) {
     expect(out).toMatch(new RegExp(`^${section.replace(/[()]/g, "\\$&")}.*figure`, "m"));
   }
