@@ -101,7 +101,7 @@ export function headerSummary(
     names.add(n);
     if (!RECORDED_VALUES.has(n) || values.has(n)) continue;
     if (isSecretHeader(n, extraSecret)) continue;
-    values.set(n, redactValue(v));
+    values.set(n, n === "www-authenticate" ? redactChallenge(v) : redactValue(v));
   }
   return { names: [...names].sort(), values };
 }
@@ -114,6 +114,16 @@ export function isSecretHeader(name: string, extraSecret: ReadonlySet<string>): 
 /** A value searched for credential shapes (tokens, Bearer …, key=value pairs), as argv is. */
 export function redactValue(v: string): string {
   return redactArgv([v]).argv[0] ?? "";
+}
+
+/**
+ * A WWW-Authenticate challenge: its scheme and parameters (realm, scope,
+ * resource_metadata, error) say what credential is wanted and hold none, so
+ * only the credential shapes the argv rules know are searched for.
+ */
+function redactChallenge(v: string): string {
+  const m = /^(\s*[A-Za-z][\w!#$%&'*+.^`|~-]*\s+)([\s\S]*)$/.exec(v);
+  return m ? m[1]! + redactValue(m[2]!) : redactValue(v);
 }
 
 /**
