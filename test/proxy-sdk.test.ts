@@ -155,3 +155,123 @@ describe.each(VIAS.filter(built))("seam proxy (%s) with the SDK client and serve
     expect(getField(exchanges[0]!, "withheld_headers")).toEqual(["authorization", "cookie"]);
   }, 60_000);
 });
+
+/** Reads SSE events off a fetch body until `until` matches one; returns the events' id and data lines. */
+async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  until: (e: { id?: string; data: string }) => boolean,
+): Promise<{ id?: string; data: string }[]> {
+  const reader = body.getReader();
+  const events: { id?: string; data: string }[] = [];
+  let buf = "";
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) return events;
+    buf += new TextDecoder().decode(r.value);
+    let at = buf.indexOf("\n\n");
+    while (at >= 0) {
+      const block = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      at = buf.indexOf("\n\n");
+      const e: { id?: string; data: string } = { data: "" };
+      for (const line of block.split("\n")) {
+        if (line.startsWith("id:")) e.id = line.slice(3).trim();
+        if (line.startsWith("data:")) e.data += line.slice(5).trim();
+      }
+      events.push(e);
+      if (until(e)) {
+        await reader.cancel();
+        return events;
+      }
+    }
+  }
+}
+
+test("a stream cut by the client resumes with Last-Event-ID through the proxy", async () => {
+  const ledger = join(tempDir(), "ledger.jsonl");
+  const proxy = await startProxy("bun", ["--upstream", everything.url, "--ledger", ledger]);
+  let resumedEvents = 0;
+  try {
+    const client = new Client({ name: "resume-test", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(proxy.url));
+    await client.connect(transport);
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": transport.sessionId!,
+      "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25",
+    };
+    const call = {
+      jsonrpc: "2.0",
+      id: 900,
+      method: "tools/call",
+      params: {
+        name: "trigger-long-running-operation",
+        arguments: { duration: 1.5, steps: 5 },
+        _meta: { progressToken: "p1" },
+      },
+    };
+    const cut = new AbortController();
+    const first = await fetch(proxy.url, { method: "POST", headers, body: JSON.stringify(call), signal: cut.signal });
+    expect(first.headers.get("content-type")).toStartWith("text/event-stream");
+    const before = await readEvents(first.body!, (e) => e.data.includes("notifications/progress"));
+    const last = before.at(-1)!;
+    expect(last.id).toBeDefined();
+    cut.abort();
+    // The client went away after one progress event; it comes back on GET with Last-Event-ID once the
+    // operation is over (server-everything replays what its event store holds after that id).
+    await Bun.sleep(2000);
+    const resumed = await fetch(proxy.url, {
+      headers: { ...headers, accept: "text/event-stream", "last-event-id": last.id! },
+    });
+    expect(resumed.status).toBe(200);
+    const after = await readEvents(resumed.body!, (e) => e.data.includes('"progress":5'));
+    const steps = after.map((e) => /"progress":(\d)/.exec(e.data)?.[1]).filter(Boolean);
+    expect(steps).toEqual(["2", "3", "4", "5"]);
+    resumedEvents = after.length;
+    await transport.terminateSession();
+    await client.close();
+  } finally {
+    await proxy.stop();
+  }
+  // With the POST stream gone, this server sends the answer on the session's standalone GET stream (the
+  // SDK client keeps one open): it pairs within the session all the same, once.
+  const calls = rowsOf(ledger, "tool_call");
+  expect(calls.map((c) => [getField(c, "tool"), getField(c, "rpc_id"), getField(c, "status")])).toEqual([
+    ["trigger-long-running-operation", 900, "ok"],
+  ]);
+  const gets = rowsOf(ledger, "http_exchange").filter((r) => getField(r, "last_event_id") !== undefined);
+  expect(gets.length).toBe(1);
+  expect(getField(gets[0]!, "method")).toBe("GET");
+  expect(getField(gets[0]!, "sse_events") as number).toBeGreaterThanOrEqual(resumedEvents);
+  const v = await runCli("bun", ["verify", ledger]);
+  expect(v.code).toBe(0);
+}, 30_000);
+
+test("100 concurrent MCP sessions: 100 complete ledger sessions, every call rowed", async () => {
+  const ledger = join(tempDir(), "ledger.jsonl");
+  const proxy = await startProxy("bun", ["--upstream", everything.url, "--ledger", ledger]);
+  const N = 100;
+  try {
+    await Promise.all(
+      Array.from({ length: N }, async (_, i) => {
+        const client = new Client({ name: `c${i}`, version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(proxy.url));
+        await client.connect(transport);
+        const r = await client.callTool({ name: "echo", arguments: { message: `m${i}` } });
+        expect(JSON.stringify(r)).toContain(`Echo: m${i}`);
+        await transport.terminateSession();
+        await client.close();
+      }),
+    );
+  } finally {
+    expect(await proxy.stop()).toBe(0);
+  }
+  const v = await runCli("bun", ["verify", "--json", ledger]);
+  expect(v.code).toBe(0);
+  const report = JSON.parse(v.stdout.toString());
+  expect(report.sessions.length).toBe(N);
+  expect(report.sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+  expect(rowsOf(ledger, "tool_call").length).toBe(N);
+  expect(rowsOf(ledger, "session_end").every((r) => getField(r, "reason") === "client_delete")).toBe(true);
+}, 120_000);
