@@ -100,7 +100,9 @@ class NodeReply implements Reply {
 
 async function listen(host: string, port: number, handler: Handler): Promise<Listener> {
   const sockets = new Set<import("node:net").Socket>();
-  const server = http.createServer((req, res) => {
+  // Small writes (a head flushed alone, then one SSE event) must not wait for
+  // the peer's delayed ACK (Nagle's algorithm: 40 ms a round trip).
+  const server = http.createServer({ noDelay: true }, (req, res) => {
     const reply = new NodeReply(res);
     handler(
       {
@@ -119,6 +121,7 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
   // A long upload or a long-lived stream is not a slow-loris: MCP streams stay open.
   server.requestTimeout = 0;
   server.on("connection", (s) => {
+    s.setNoDelay(true);
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
@@ -145,12 +148,45 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
   };
 }
 
+/**
+ * Kept-alive upstream connections are dropped after IDLE_MS unused: servers
+ * close theirs after a few seconds (Node's default is 5 s), and a request sent
+ * on a connection the server is closing fails with ECONNRESET.
+ */
+const IDLE_MS = 2000;
+const idleTimers = new WeakMap<import("node:net").Socket, ReturnType<typeof setTimeout>>();
+function pooled<A extends http.Agent>(agent: A): A {
+  agent.on("free", (socket: import("node:net").Socket) => {
+    const t = setTimeout(() => socket.destroy(), IDLE_MS);
+    t.unref?.();
+    idleTimers.set(socket, t);
+  });
+  return agent;
+}
 const agents = {
-  http: new http.Agent({ keepAlive: true }),
-  https: new https.Agent({ keepAlive: true }),
+  http: pooled(new http.Agent({ keepAlive: true })),
+  https: pooled(new https.Agent({ keepAlive: true })),
 };
 
-function request(r: UpstreamRequest): Promise<UpstreamResponse> {
+/** Errors of a kept-alive connection the server closed just as it was reused. */
+const STALE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+
+/**
+ * A request whose body is in hand (or has none) is sent again once, on a
+ * fresh connection, if a reused connection failed before any answer came:
+ * the server closed it, so it never saw the request.
+ */
+async function request(r: UpstreamRequest): Promise<UpstreamResponse> {
+  try {
+    return await requestOnce(r, false);
+  } catch (e) {
+    const stale = e instanceof UpstreamError && STALE.has(e.code) && (e as { reused?: boolean }).reused === true;
+    if (!stale || r.signal.aborted || !(r.body === null || r.body instanceof Uint8Array)) throw e;
+    return requestOnce(r, true);
+  }
+}
+
+function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamResponse> {
   return new Promise<UpstreamResponse>((resolve, reject) => {
     const secure = r.url.protocol === "https:";
     const mod = secure ? https : http;
@@ -159,7 +195,7 @@ function request(r: UpstreamRequest): Promise<UpstreamResponse> {
       req = mod.request(r.url, {
         method: r.method,
         headers: flat(r.headers) as unknown as http.OutgoingHttpHeaders,
-        agent: secure ? agents.https : agents.http,
+        agent: fresh ? false : secure ? agents.https : agents.http,
         signal: r.signal,
         setHost: false,
       });
@@ -168,8 +204,16 @@ function request(r: UpstreamRequest): Promise<UpstreamResponse> {
       return;
     }
     let responded = false;
+    req.on("socket", (s) => {
+      const idle = idleTimers.get(s);
+      if (idle !== undefined) clearTimeout(idle);
+      s.setNoDelay(true);
+    });
     req.on("error", (e) => {
-      if (!responded) reject(new UpstreamError(codeOf(e), e.message));
+      if (responded) return;
+      const err = new UpstreamError(codeOf(e), e.message);
+      (err as { reused?: boolean }).reused = req.reusedSocket;
+      reject(err);
     });
     req.on("response", (res) => {
       responded = true;
