@@ -26,6 +26,7 @@ const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 const DATA = [0x64, 0x61, 0x74, 0x61]; // "data"
+const BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
 
 function concat(parts: Uint8Array[], total: number): Uint8Array {
   if (parts.length === 1) return parts[0]!;
@@ -49,7 +50,8 @@ export class SseSplitter {
   private dataLen = 0;
   private hasData = false;
   private dataSkipping = false;
-  private started = false;
+  /** Bytes of a leading BOM seen so far; 3 once the start is past. */
+  private bom = 0;
   /** Events dispatched (with a data field), kept or not. */
   events = 0;
 
@@ -60,10 +62,16 @@ export class SseSplitter {
 
   push(chunk: Uint8Array): void {
     let start = 0;
-    if (!this.started && chunk.length > 0) {
-      this.started = true;
-      // A BOM may only start the stream; it may come split over chunks, but rarely does.
-      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) start = 3;
+    // A BOM may only start the stream, and may come split over chunks.
+    while (this.bom < 3 && start < chunk.length) {
+      if (chunk[start] === BOM[this.bom]) {
+        this.bom++;
+        start++;
+        continue;
+      }
+      const partial = BOM.subarray(0, this.bom);
+      this.bom = 3;
+      if (partial.length > 0) this.push(partial);
     }
     if (this.afterCR && start < chunk.length) {
       this.afterCR = false;
