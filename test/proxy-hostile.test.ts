@@ -467,7 +467,7 @@ describe("seam proxy, hostile cases", () => {
   });
 });
 
-describe.each((["bun", "node"] as Via[]).filter(built))("seam proxy (%s) streams", (via) => {
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) streams", (via) => {
   test("an SSE event reaches the client within 100 ms of being sent, not when the stream ends", async () => {
     const ledger = ledgerPath();
     const sentAt: number[] = [];
@@ -554,4 +554,121 @@ describe.each((["bun", "node"] as Via[]).filter(built))("seam proxy (%s) streams
     const end = rowsOf(ledger, "session_end")[0]!;
     expect(getField(end, "oversize_frames_unlogged")).toBe(2);
   }, 60_000);
+});
+
+describe("seam proxy, sessions and recording flags", () => {
+  test("a stateless upstream (no Mcp-Session-Id): one session for the process, each request's _meta recorded", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        if (m.id === undefined) {
+          res.writeHead(202);
+          res.end();
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: m.id,
+            result:
+              m.method === "initialize"
+                ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
+                : { content: [], resultType: "complete" },
+          }),
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    for (let i = 0; i < 2; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "stateless-client", version: "2" },
+    };
+    await rawRequest(p.url, {
+      method: "POST",
+      headers: { ...POST, "mcp-protocol-version": "2026-07-28" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "echo", arguments: {}, _meta: meta },
+      }),
+    });
+    await p.stop();
+    const sessions = new Set(ledgerRows(ledger).map((r) => getField(r, "session")));
+    expect(sessions.size).toBe(1);
+    expect(rowsOf(ledger, "mcp_initialize").length).toBe(2);
+    const ex = rowsOf(ledger, "http_exchange").at(-1)!;
+    expect(getField(ex, "meta_protocol_version")).toBe("2026-07-28");
+    expect(getField(getField(ex, "meta_client_info")!, "name")).toBe("stateless-client");
+    expect(getField(ex, "mcp_protocol_version")).toBe("2026-07-28");
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "reason")).toBe("proxy_stopped");
+  });
+
+  test("--sign: signed checkpoints over a ledger of several proxied sessions verify with the key", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const vkey = (await runCli("bun", ["keygen", "--name", "proxy", "--out", join(dir, "k")])).stdout
+      .toString()
+      .trimEnd();
+    let n = 0;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${n++}` });
+        res.end(
+          `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`,
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--sign", join(dir, "k"), "--checkpoint-every", "2"]);
+    for (let i = 0; i < 3; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(await p.stop()).toBe(0);
+    const rows = ledgerRows(ledger);
+    expect(rows.filter((r) => getField(r, "evt") === "checkpoint").length).toBeGreaterThan(2);
+    expect(new Set(rowsOf(ledger, "session_begin").map((r) => getField(r, "session"))).size).toBe(3);
+    const v = await runCli("bun", ["verify", ledger, "--key", vkey]);
+    expect([v.code, v.stderr]).toEqual([0, ""]);
+    expect(v.stdout.toString()).toContain("sealed");
+  });
+
+  test("--map: a mapped tools/call becomes an action in its intent row before it is forwarded", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const map = join(dir, "map.json");
+    require("node:fs").writeFileSync(
+      map,
+      JSON.stringify({
+        agent_id: "bot",
+        tools: { echo: { contract_id: "echo_contract", subject: "arguments.message" } },
+      }),
+    );
+    let intentFirst: boolean | undefined;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        intentFirst = readFileSync(ledger, "utf8").includes(`"tool_call_intent"`);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--map", map, "--write-ahead"]);
+    await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+    await p.stop();
+    expect(intentFirst).toBe(true);
+    const intent = rowsOf(ledger, "tool_call_intent")[0]!;
+    const action = getField(intent, "action")!;
+    expect(getField(action, "contract_id")).toBe("echo_contract");
+    expect(getField(action, "subject_id")).toBe("x");
+    expect(getField(rowsOf(ledger, "tool_call")[0]!, "status")).toBe("ok");
+  });
 });

@@ -59,6 +59,8 @@ export class McpProxy {
   private listener!: Listener;
   private readonly bySid = new Map<string, Promise<ProxySession>>();
   private sessionless: Promise<ProxySession> | null = null;
+  /** The session an initialize opened that became the sessionless one (the upstream gave it no id). */
+  private adopted: ProxySession | null = null;
   /** The upstream answered an initialize without a session id: it keeps no sessions. */
   private stateless = false;
   private readonly sessions = new Set<ProxySession>();
@@ -209,7 +211,7 @@ export class McpProxy {
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */
   afterHead(s: ProxySession, sid: string | undefined, method: string, res: UpstreamResponse): string | undefined {
     const ok = res.status >= 200 && res.status < 300;
-    if (s.kind === "initialize" && s.mcpId === undefined && sid === undefined) {
+    if (s.kind === "initialize" && s.mcpId === undefined && sid === undefined && s !== this.adopted) {
       const given = field(res.headers, "mcp-session-id");
       if (given !== undefined && ok) {
         s.bind(given);
@@ -220,6 +222,7 @@ export class McpProxy {
       this.stateless = true;
       if (this.sessionless === null) {
         this.sessionless = Promise.resolve(s);
+        this.adopted = s;
         return undefined;
       }
       // Two first initializes raced: the other one became the sessionless session.

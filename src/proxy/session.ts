@@ -64,17 +64,27 @@ export class ProxySession {
   holdChain: Promise<unknown> = Promise.resolve();
   private idle: (() => void)[] = [];
 
+  private warnedLate = false;
+
   private constructor(
     readonly id: string,
     readonly kind: SessionKind,
     private readonly writer: LedgerWriter,
     o: RecordOptions,
+    private readonly log: Log,
   ) {
+    // Once session_end's counts are taken, a late row (an exchange that outlived
+    // the grace period) would contradict them: it is dropped and warned about.
     this.rows = {
       row: (evt, fields) => {
-        void writer.append(evt, fields);
+        if (this.ended) this.late(evt);
+        else void writer.append(evt, fields);
       },
-      durable: (evt, fields) => writer.appendDurable(evt, fields),
+      durable: (evt, fields) => {
+        if (!this.ended) return writer.appendDurable(evt, fields);
+        this.late(evt);
+        return Promise.resolve(false);
+      },
     };
     this.observer = new McpObserver({
       rows: this.rows,
@@ -105,7 +115,7 @@ export class ProxySession {
       seam: "mcp-http",
       lock,
     });
-    const s = new ProxySession(id, kind, writer, o);
+    const s = new ProxySession(id, kind, writer, o, log);
     s.mcpId = mcpId;
     const writeAhead = o.writeAhead || o.failClosed;
     s.rows.row("session_begin", {
@@ -124,6 +134,12 @@ export class ProxySession {
       checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
     });
     return s;
+  }
+
+  private late(evt: string): void {
+    if (this.warnedLate) return;
+    this.warnedLate = true;
+    this.log.warn(`session ${this.id} had ended when a ${evt} row came; it is not in the ledger`);
   }
 
   /** The MCP session id became known (from the answer to initialize). */
@@ -156,8 +172,8 @@ export class ProxySession {
   /** Ends the ledger session: rows for calls still open, then session_end. Once. */
   async end(reason: string, extra: Fields = {}): Promise<void> {
     if (this.ended) return;
-    this.ended = true;
     this.observer.finish(reason);
+    this.ended = true;
     const c = this.observer.counts;
     await this.writer.end({
       reason,
