@@ -548,8 +548,9 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(received).toBe(SIZE);
     expect(got).toBe(SIZE);
     const after = peakRss(p.child.pid!);
-    // Buffering either body whole would add at least 64 MiB.
-    expect(after - before).toBeLessThan(48 * 1024 * 1024);
+    // Buffering either body whole would add at least its 64 MiB; streaming keeps the growth below one body
+    // (with some room for a collector that runs late under load).
+    expect(after - before).toBeLessThan(SIZE);
     await p.stop();
     const end = rowsOf(ledger, "session_end")[0]!;
     expect(getField(end, "oversize_frames_unlogged")).toBe(2);

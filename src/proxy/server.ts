@@ -156,7 +156,14 @@ export class McpProxy {
         if (m === s && this.bySid.get(s.mcpId!) === mapped) this.bySid.delete(s.mcpId!);
       });
     }
-    const p = s.settled(END_GRACE_MS).then(() => s.end(reason));
+    // An ended session is let go: a long-running proxy keeps only the open ones.
+    const p = s
+      .settled(END_GRACE_MS)
+      .then(() => s.end(reason))
+      .then(() => {
+        this.sessions.delete(s);
+        if (this.adopted === s) this.adopted = null;
+      });
     this.endings.add(p);
     void p.finally(() => this.endings.delete(p));
     return p;
