@@ -68,6 +68,46 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(rowsOf(ledger, "session_end")[0]!, "http_errors")).toBe(2);
   });
 
+  test("sessions that never were: an initialize the upstream never got, a session id it does not know", async () => {
+    const ledger = ledgerPath();
+    const port = await freePort();
+    const down = await proxyTo(`http://127.0.0.1:${port}/mcp`, ledger);
+    for (let i = 0; i < 3; i++) {
+      const r = await rawRequest(down.url, { method: "POST", headers: POST, body: INIT });
+      expect(r.status).toBe(502);
+    }
+    await Bun.sleep(200);
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`,
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const ledger2 = ledgerPath();
+    const p = await proxyTo(up.url, ledger2);
+    for (const sid of ["made-up-1", "made-up-2"]) {
+      const r = await rawRequest(p.url, { method: "POST", headers: { ...POST, "mcp-session-id": sid }, body: CALL });
+      expect(r.status).toBe(400);
+    }
+    await Bun.sleep(200);
+    // Each ended with its exchange, not left open until the proxy stops.
+    const ended = (l: string) => rowsOf(l, "session_end").map((e) => getField(e, "reason"));
+    expect(ended(ledger)).toEqual(["upstream_unreachable", "upstream_unreachable", "upstream_unreachable"]);
+    expect(ended(ledger2)).toEqual(["unknown_session", "unknown_session"]);
+    await down.stop();
+    await p.stop();
+    expect(ended(ledger).length).toBe(3);
+    // The upstream's error names no id (null), so each call stays unanswered, with the session's reason.
+    expect(rowsOf(ledger2, "tool_call").map((c) => [getField(c, "status"), getField(c, "reason")])).toEqual([
+      ["unanswered", "unknown_session"],
+      ["unanswered", "unknown_session"],
+    ]);
+  });
+
   test("upstream closes mid-stream: the client sees the cut, the row has the transport error", async () => {
     const ledger = ledgerPath();
     const up = await upstream((_req, res) => {

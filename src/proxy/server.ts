@@ -189,8 +189,11 @@ export class McpProxy {
       plain(reply, 400, "Bad Request: the request-target must be a path\n");
       return;
     }
-    const upstreamUrl = new URL(this.o.upstream.origin + req.target);
-    if (upstreamUrl.origin !== this.o.upstream.origin) {
+    let upstreamUrl: URL | null = null;
+    try {
+      upstreamUrl = new URL(this.o.upstream.origin + req.target);
+    } catch {}
+    if (upstreamUrl === null || upstreamUrl.origin !== this.o.upstream.origin) {
       plain(reply, 400, "Bad Request: the request-target must be a path\n");
       return;
     }
@@ -236,8 +239,16 @@ export class McpProxy {
       return "sessionless_initialize";
     }
     if (sid !== undefined && res.status === 404) return "upstream_404";
+    // A session id the upstream does not know, seen first here: no MCP session to record (and a client
+    // making up ids must not hold a ledger session open for each).
+    if (s.kind === "joined" && s.exchanges === 0 && s.open === 1 && res.status >= 400 && res.status < 500)
+      return "unknown_session";
     if (sid !== undefined && method === "DELETE" && ok) return "client_delete";
     return undefined;
+  }
+  /** Whether a session was opened by an initialize that no answer has bound or adopted yet. */
+  provisional(s: ProxySession): boolean {
+    return s.kind === "initialize" && s.mcpId === undefined && s !== this.adopted;
   }
   finish(s: ProxySession, reason: string): Promise<void> {
     return this.endSession(s, reason);
@@ -491,9 +502,11 @@ class Exchange {
   private failedBeforeHead(e: unknown): void {
     const code = e instanceof UpstreamError ? e.code : "EIO";
     const s = this.session!;
+    // An initialize that never reached the upstream opened no MCP session: its ledger session ends with it.
+    const endAfter = this.p.provisional(s) ? "upstream_unreachable" : undefined;
     if (this.reply.gone) {
       this.fields.client_gone = true;
-      void this.done(undefined);
+      void this.done(endAfter);
       return;
     }
     const stopped = this.abort.signal.aborted;
@@ -513,7 +526,7 @@ class Exchange {
     } else {
       sendWhole(this.reply, 502, "text/plain; charset=utf-8", encoder.encode(`${message}\n`));
     }
-    void this.done(undefined);
+    void this.done(endAfter);
   }
 
   /** --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body. */
