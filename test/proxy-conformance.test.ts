@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { getField } from "../src/core/json.ts";
-import { ROOT, runCli } from "./cli.ts";
+import { ROOT, type Via, built, runCli } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
 import { type Running, startEverything, startProxy } from "./proxy-helpers.ts";
 
@@ -47,29 +47,35 @@ function runSuite(url: string): Promise<Map<string, string>> {
   });
 }
 
-test("conformance server scenarios: the same verdicts directly and through seam proxy", async () => {
-  const direct = await runSuite(everything.url);
-  expect(direct.size).toBeGreaterThan(20);
-  const ledger = join(tempDir(), "ledger.jsonl");
-  const proxy = await startProxy("bun", ["--upstream", everything.url, "--ledger", ledger]);
-  let through: Map<string, string>;
-  try {
-    through = await runSuite(proxy.url);
-  } finally {
-    expect(await proxy.stop()).toBe(0);
-  }
-  const differ = [...direct.keys()].filter((k) => direct.get(k) !== through.get(k));
-  expect(differ).toEqual(direct.get("dns-rebinding-protection")?.startsWith("✗") ? ["dns-rebinding-protection"] : []);
-  expect(through.get("dns-rebinding-protection")).toStartWith("✓");
-  expect([...through.keys()].sort()).toEqual([...direct.keys()].sort());
+let direct: Map<string, string>;
 
-  // One complete ledger session per MCP session, each opened by its initialize.
-  const v = await runCli("bun", ["verify", "--json", ledger]);
-  expect(v.code).toBe(0);
-  const report = JSON.parse(v.stdout.toString());
-  expect(report.sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
-  const rows = ledgerRows(ledger);
-  const inits = rows.filter((r) => getField(r, "evt") === "mcp_initialize");
-  expect(new Set(inits.map((r) => getField(r, "session"))).size).toBe(inits.length);
-  expect(report.sessions.length).toBe(inits.length);
-}, 180_000);
+test.each((["bun", "node"] as Via[]).filter(built))(
+  "conformance server scenarios: the same verdicts directly and through seam proxy (%s)",
+  async (via) => {
+    direct ??= await runSuite(everything.url);
+    expect(direct.size).toBeGreaterThan(20);
+    const ledger = join(tempDir(), "ledger.jsonl");
+    const proxy = await startProxy(via, ["--upstream", everything.url, "--ledger", ledger]);
+    let through: Map<string, string>;
+    try {
+      through = await runSuite(proxy.url);
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+    const differ = [...direct.keys()].filter((k) => direct.get(k) !== through.get(k));
+    expect(differ).toEqual(direct.get("dns-rebinding-protection")?.startsWith("✗") ? ["dns-rebinding-protection"] : []);
+    expect(through.get("dns-rebinding-protection")).toStartWith("✓");
+    expect([...through.keys()].sort()).toEqual([...direct.keys()].sort());
+
+    // One complete ledger session per MCP session, each opened by its initialize.
+    const v = await runCli("bun", ["verify", "--json", ledger]);
+    expect(v.code).toBe(0);
+    const report = JSON.parse(v.stdout.toString());
+    expect(report.sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+    const rows = ledgerRows(ledger);
+    const inits = rows.filter((r) => getField(r, "evt") === "mcp_initialize");
+    expect(new Set(inits.map((r) => getField(r, "session"))).size).toBe(inits.length);
+    expect(report.sessions.length).toBe(inits.length);
+  },
+  180_000,
+);
