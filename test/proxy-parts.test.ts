@@ -144,6 +144,7 @@ describe("headers", () => {
       [
         ["Host", "127.0.0.1:8788"],
         ["Accept-Encoding", "gzip, br"],
+        ["Expect", "100-continue"],
         ["Authorization", "Bearer x"],
       ],
       new URL("https://mcp.example.com:8443/mcp"),

@@ -7,7 +7,8 @@
  * and every field it names, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding
  * and Upgrade. Each hop frames its own body (the runtime picks chunked or a
  * Content-Length); a Content-Length is end-to-end and passed on, since the
- * body passes unchanged. Two fields are set for the upstream: Host (its own
+ * body passes unchanged. `Expect: 100-continue` is answered by the listener
+ * and not sent on. Two fields are set for the upstream: Host (its own
  * authority: the client named the proxy) and Accept-Encoding: identity (seam
  * reads what it records; an upstream that compresses anyway is forwarded
  * untouched and counted as unobserved).
@@ -44,7 +45,8 @@ export function upstreamRequestHeaders(h: HeaderPairs, upstream: URL): HeaderPai
   const out: HeaderPairs = [["Host", upstream.host]];
   for (const [k, v] of endToEnd(h)) {
     const n = k.toLowerCase();
-    if (n === "host" || n === "accept-encoding") continue;
+    // Expect: 100-continue was answered by this hop's server already; the body follows regardless.
+    if (n === "host" || n === "accept-encoding" || n === "expect") continue;
     out.push([k, v]);
   }
   out.push(["Accept-Encoding", "identity"]);
