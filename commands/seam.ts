@@ -13,6 +13,7 @@ import { flushOut, print } from "./_out.ts";
 type Lazy = () => Promise<CommandDef<any>>;
 const subCommands: Record<string, Lazy> = {
   wrap: () => import("./wrap.ts").then((m) => m.default),
+  proxy: () => import("./proxy.ts").then((m) => m.default),
   verify: () => import("./verify.ts").then((m) => m.default),
   digest: () => import("./digest.ts").then((m) => m.default),
   keygen: () => import("./keygen.ts").then((m) => m.default),

@@ -4,7 +4,7 @@
  * the same bytes, one line at a time, go to both, and the Merkle tree of the
  * lines (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
  *
- * Each `checkpoint` row (seam: "mcp-stdio", evt: "checkpoint") on line L
+ * Each `checkpoint` row (seam: "mcp-stdio" or "mcp-http", evt: "checkpoint") on line L
  * must hold, or it is a break at line L:
  *   - a note that opens with the given keys (signatures by other keys are
  *     ignored; a given key's bad signature, or no signature by a given key,
@@ -206,7 +206,8 @@ export class SealVerifier {
   private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
     const evt = getField(row, "evt");
     const session = getField(row, "session");
-    if (evt !== "checkpoint" || getField(row, "seam") !== "mcp-stdio") {
+    const seam = getField(row, "seam");
+    if (evt !== "checkpoint" || (seam !== "mcp-stdio" && seam !== "mcp-http")) {
       this.unsealed++;
       const key = getField(row, "checkpoint_key");
       if (

@@ -77,6 +77,8 @@ export interface LedgerConfig {
   batchMs?: number;
   /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
   seal?: SealConfig;
+  /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
+  seam?: string;
 }
 
 /** Keys the writer sets itself; a field of the same name is ignored. */
@@ -254,7 +256,7 @@ export class LedgerWriter {
   private buildRow(evt: string, seq: number | null, fields: Iterable<[string, Json | undefined]>): JsonObject {
     const row: JsonObject = new Map<string, Json>([
       ["evt", evt],
-      ["seam", SEAM],
+      ["seam", this.cfg.seam ?? SEAM],
       ["seam_impl", `seam/${VERSION}`],
       ["session", this.cfg.session],
     ]);

@@ -9,6 +9,8 @@ import { openAppend as openAppendNode } from "./file-node.ts";
 import type { Runtime } from "./types.ts";
 
 export type * from "./types.ts";
+/** `seam proxy`'s HTTP: node:http under both runtimes (http-node.ts says why). */
+export { nodeHttp as http } from "./http-node.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 

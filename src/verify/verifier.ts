@@ -440,14 +440,15 @@ export class LedgerVerifier {
   // ---- completeness of seam sessions ----
 
   /**
-   * Per session (rows with seam == "mcp-stdio"): seq dense from 1 in file
+   * Per session (rows with seam == "mcp-stdio" or "mcp-http"): seq dense from 1 in file
    * order (ledger_repair and checkpoint rows have none and are exempt), session_begin first,
    * session_end present and last, its rows_before_end and calls equal to the
    * rows and tool_call rows before it, and every tool_call_intent followed by
    * a tool_call with the same rpc_id (exactly: 1 and "1" differ).
    */
   private observe(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
-    if (getField(row, "seam") !== "mcp-stdio") return;
+    const seam = getField(row, "seam");
+    if (seam !== "mcp-stdio" && seam !== "mcp-http") return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
       this.fileFinding(n, `line ${n}: ledger_repair row does not match the line before it`);

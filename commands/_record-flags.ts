@@ -1,0 +1,181 @@
+/**
+ * The recording flags `seam wrap` and `seam proxy` share: what is recorded
+ * (--raw, --max-frame, --fsync), when a call may go on (--write-ahead,
+ * --fail-closed), business actions (--map and its family) and signed
+ * checkpoints (--sign and its companions).
+ */
+import { readFileSync } from "node:fs";
+import type { ActionRecorder } from "../src/wrap/actions.ts";
+import { chooseEndpoint } from "../src/wrap/endpoint.ts";
+import { intFlag } from "./_args.ts";
+import { UsageError } from "../src/base/exit.ts";
+import { describeWriteError } from "../src/ledger/writer.ts";
+import type { Log } from "../src/base/log.ts";
+import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/checkpoint/writer.ts";
+
+export const RECORD_ARGS = {
+  raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
+  "max-frame": {
+    type: "string",
+    description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)",
+    valueHint: "BYTES",
+  },
+  fsync: {
+    type: "enum",
+    options: ["batch", "always", "never"] as string[],
+    description: "when rows are fsynced (default batch: at most every 100 ms)",
+  },
+  "write-ahead": {
+    type: "boolean",
+    description: "make each tools/call's intent row durable before forwarding the call",
+  },
+  "fail-closed": {
+    type: "boolean",
+    description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)",
+  },
+  map: {
+    type: "string",
+    description:
+      "action mapping (JSON or YAML): mapped tools/calls become actions, recorded (and posted) before forwarding (default: $COMMITLAYER_RECORDER_MAP)",
+    valueHint: "FILE",
+  },
+  "api-url": {
+    type: "string",
+    description:
+      "post each action to URL/v1/actions with $COMMITLAYER_API_KEY (default: $COMMITLAYER_API_URL, else https://api.commitlayer.ai)",
+    valueHint: "URL",
+  },
+  "agent-id": { type: "string", description: "agent_id of every action (overrides the mapping's)", valueHint: "ID" },
+  "workflow-id": {
+    type: "string",
+    description: "workflow_id of every action (overrides the mapping's)",
+    valueHint: "ID",
+  },
+  timeout: {
+    type: "string",
+    description: "seconds to wait for the endpoint before a call goes on without its action posted (default 5)",
+    valueHint: "SECONDS",
+  },
+  "no-fail-open": {
+    type: "boolean",
+    description:
+      "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning",
+  },
+  "warn-unmapped": { type: "boolean", description: "warn once for each called tool the mapping does not name" },
+  sign: {
+    type: "string",
+    description:
+      "sign checkpoints of the ledger's Merkle root with this private key (from seam keygen): every --checkpoint-every rows, every 60 s while rows come, and at session end",
+    valueHint: "KEYFILE",
+  },
+  "checkpoint-every": {
+    type: "string",
+    description: "rows between signed checkpoints (default 1000; needs --sign)",
+    valueHint: "N",
+  },
+  witness: {
+    type: "string",
+    description:
+      "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)",
+    valueHint: "PATH",
+  },
+} as const;
+
+export const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
+
+/** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
+export function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined {
+  const sign = a.sign as string | undefined;
+  const every = a.checkpointEvery as string | undefined;
+  const witness = a.witness as string | undefined;
+  if (sign === "" || witness === "") throw new UsageError(`--${sign === "" ? "sign" : "witness"} must not be empty`);
+  if (sign === undefined) {
+    if (every !== undefined || witness !== undefined)
+      throw new UsageError(
+        `--${every !== undefined ? "checkpoint-every" : "witness"} needs --sign KEYFILE`,
+        "make a key with: seam keygen --out seam.key",
+      );
+    return undefined;
+  }
+  let key: ReturnType<typeof readSignerFile>;
+  try {
+    key = readSignerFile(sign);
+  } catch (e) {
+    if (e instanceof KeyFileError) throw new UsageError(e.message, "make a key with: seam keygen --out seam.key");
+    throw e;
+  }
+  if (key.warning) log.warn(key.warning);
+  return {
+    signer: key.signer,
+    every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1),
+    intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
+    witness,
+  };
+}
+
+/**
+ * The --map family. A flag of it without a mapping is a usage error; the
+ * environment (COMMITLAYER_RECORDER_MAP, COMMITLAYER_API_URL,
+ * COMMITLAYER_API_KEY) is read only when a mapping is given, and the key
+ * never leaves the endpoint's header. The mapping is loaded and validated
+ * here, so a bad one stops seam before the server starts.
+ */
+export async function actionFlags(
+  rawArgs: string[],
+  a: Record<string, unknown>,
+  log: Log,
+): Promise<ActionRecorder | undefined> {
+  for (const flag of ["map", "apiUrl", "agentId", "workflowId", "timeout"]) {
+    if (a[flag] === "")
+      throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must not be empty`);
+  }
+  const env = process.env;
+  const given = (name: string) => (a[name] as string | undefined) || undefined;
+  const mapPath = given("map") ?? (env.COMMITLAYER_RECORDER_MAP || undefined);
+  const own = rawArgs.slice(0, rawArgs.includes("--") ? rawArgs.indexOf("--") : rawArgs.length);
+  if (mapPath === undefined) {
+    const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|warn-unmapped)(=|$)/.test(w));
+    if (stray !== undefined)
+      throw new UsageError(
+        `${stray.split("=")[0]} needs an action mapping`,
+        "give one with --map FILE (or COMMITLAYER_RECORDER_MAP)",
+      );
+    return undefined;
+  }
+  const { ActionRecorder, parseActionMap } = await import("../src/wrap/actions.ts");
+  let text: string;
+  try {
+    text = readFileSync(mapPath, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read mapping ${mapPath}: ${describeWriteError(err)}`);
+  }
+  const map = await parseActionMap(text, mapPath);
+  const timeout = timeoutMs(given("timeout"));
+  const chosen = chooseEndpoint(given("apiUrl"), env.COMMITLAYER_API_URL, env.COMMITLAYER_API_KEY);
+  if ("error" in chosen) throw new UsageError(chosen.error);
+  const endpoint = chosen.url === undefined ? undefined : { url: chosen.url, key: chosen.key, timeoutMs: timeout };
+
+  const failOpen = !a.noFailOpen && !own.includes("--no-fail-open");
+  return new ActionRecorder(
+    {
+      map,
+      agentId: given("agentId"),
+      workflowId: given("workflowId"),
+      endpoint,
+      failOpen,
+      warnUnmapped: Boolean(a.warnUnmapped),
+    },
+    { warn: (m) => log.warn(m), info: (m) => log.info(m) },
+  );
+}
+
+/** --timeout SECONDS: a positive number (fractions allowed), at most an hour. */
+function timeoutMs(value: string | undefined): number {
+  if (value === undefined) return 5000;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 3600) {
+    throw new UsageError(`--timeout takes a number of seconds above 0 and at most 3600, not ${JSON.stringify(value)}`);
+  }
+  return Math.round(n * 1000);
+}

@@ -1,0 +1,159 @@
+import { defineCommand } from "citty";
+import { rejectUnknownFlags, intFlag } from "./_args.ts";
+import { RECORD_ARGS, actionFlags, sealFlags } from "./_record-flags.ts";
+import { print } from "./_out.ts";
+import { UsageError } from "../src/base/exit.ts";
+import type { FsyncPolicy } from "../src/ledger/writer.ts";
+import { createLog } from "../src/base/log.ts";
+import { http, runtime } from "../src/runtime/index.ts";
+import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
+import { redactValue } from "../src/proxy/headers.ts";
+import { runProxy } from "../src/proxy/run.ts";
+import { redactTarget } from "../src/proxy/headers.ts";
+
+const args = {
+  upstream: {
+    type: "string",
+    description: "the MCP server's Streamable HTTP endpoint (http:// or https://)",
+    valueHint: "URL",
+  },
+  listen: {
+    type: "string",
+    description: "address to listen on (default 127.0.0.1:0, any free port; the URL to use is printed)",
+    valueHint: "HOST:PORT",
+  },
+  "allow-remote": {
+    type: "boolean",
+    description: "allow --listen on an address that is not loopback (other machines can then use the upstream)",
+  },
+  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
+  server: {
+    type: "string",
+    description: "label for the server in every row (default: the upstream's host)",
+    valueHint: "NAME",
+  },
+  "redact-header": {
+    type: "string",
+    description:
+      "also record this header only as present (repeatable; Authorization, Proxy-Authorization, Cookie, Set-Cookie and secret-named ones always are)",
+    valueHint: "NAME",
+  },
+  ...RECORD_ARGS,
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "proxy",
+    description:
+      "record an MCP server reached over Streamable HTTP: seam proxy --upstream URL --ledger PATH [--listen 127.0.0.1:PORT]",
+  },
+  args,
+  async run({ rawArgs, args: a }) {
+    rejectUnknownFlags(rawArgs, args, "proxy");
+    const stray = rawArgs.find((w, i) => !w.startsWith("-") && !valued(rawArgs[i - 1]));
+    if (stray !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(stray)}`);
+    const ledger = a.ledger as string | undefined;
+    if (!ledger)
+      throw new UsageError("--ledger is required", "seam proxy --upstream https://example.com/mcp --ledger seam.jsonl");
+    const upstreamText = a.upstream as string | undefined;
+    if (!upstreamText)
+      throw new UsageError(
+        "--upstream is required",
+        "seam proxy --upstream https://example.com/mcp --ledger seam.jsonl",
+      );
+    let upstream: URL;
+    try {
+      upstream = new URL(upstreamText);
+    } catch {
+      throw new UsageError(`--upstream is not a URL: ${JSON.stringify(redactValue(upstreamText))}`);
+    }
+    if (upstream.protocol !== "http:" && upstream.protocol !== "https:")
+      throw new UsageError(`--upstream must be an http:// or https:// URL, not ${upstream.protocol}`);
+    if (upstream.username || upstream.password)
+      throw new UsageError(
+        "--upstream must not hold a user or password",
+        "let the client send its credentials (Authorization); seam passes them on",
+      );
+    const listen = parseListen((a.listen as string | undefined) ?? "127.0.0.1:0");
+    if (!isLoopbackHost(listen.host) && !a.allowRemote)
+      throw new UsageError(
+        `--listen ${listen.host} is not a loopback address`,
+        "add --allow-remote to listen where other machines can reach the proxy",
+      );
+    const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
+    if (!["batch", "always", "never"].includes(fsync))
+      throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    const redactHeaders = new Set<string>();
+    for (let i = 0; i < rawArgs.length; i++) {
+      const w = rawArgs[i]!;
+      const v = w === "--redact-header" ? rawArgs[++i] : w.startsWith("--redact-header=") ? w.slice(16) : undefined;
+      if (v === undefined) continue;
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v))
+        throw new UsageError(`--redact-header takes a header name, not ${JSON.stringify(v)}`);
+      redactHeaders.add(v.toLowerCase());
+    }
+    const log = createLog();
+    const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
+    const seal = sealFlags(a as Record<string, unknown>, log);
+    const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
+    return runProxy(
+      runtime,
+      http,
+      {
+        upstream,
+        listenHost: listen.host,
+        listenPort: listen.port,
+        guardLoopback: isLoopbackHost(listen.host),
+        redactHeaders,
+        ledger,
+        server: (a.server as string | undefined) || upstream.host,
+        raw: Boolean(a.raw),
+        maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
+        fsync,
+        writeAhead: Boolean(a.writeAhead),
+        failClosed: Boolean(a.failClosed),
+        actions,
+        seal,
+        openAppend: runtime.openAppend,
+        runtime: runtime.name,
+        begin: {
+          upstream: redactedUpstream,
+          redact_headers: redactHeaders.size > 0 ? [...redactHeaders].sort() : undefined,
+        },
+      },
+      log,
+      (url) => print(`${url}\n`),
+    );
+  },
+});
+
+const VALUED = new Set([
+  "--upstream",
+  "--listen",
+  "--ledger",
+  "--server",
+  "--redact-header",
+  "--max-frame",
+  "--fsync",
+  "--map",
+  "--api-url",
+  "--agent-id",
+  "--workflow-id",
+  "--timeout",
+  "--sign",
+  "--checkpoint-every",
+  "--witness",
+]);
+function valued(prev: string | undefined): boolean {
+  return prev !== undefined && VALUED.has(prev);
+}
+
+/** HOST:PORT, [V6]:PORT, or a bare port (on 127.0.0.1). */
+function parseListen(s: string): { host: string; port: number } {
+  const bare = /^\d{1,5}$/.test(s) ? { host: "127.0.0.1", port: s } : null;
+  const hp = bare ?? splitHostPort(s);
+  const port = Number(hp?.port);
+  if (!hp || hp.port === undefined || !Number.isInteger(port) || port > 65535)
+    throw new UsageError(`--listen takes HOST:PORT, not ${JSON.stringify(s)}`, "for example --listen 127.0.0.1:8788");
+  return { host: hp.host.replace(/^\[|\]$/g, ""), port };
+}

@@ -1,0 +1,164 @@
+/**
+ * Which header fields cross the proxy, and what of them reaches the ledger.
+ *
+ * seam proxy is a gateway in the sense of RFC 9110 §3.7 (a reverse proxy: to
+ * the client it is the origin). It passes every end-to-end field on as it
+ * came, in order, and drops the hop-by-hop ones (RFC 9110 §7.6.1): Connection
+ * and every field it names, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding
+ * and Upgrade. Each hop frames its own body (the runtime picks chunked or a
+ * Content-Length); a Content-Length is end-to-end and passed on, since the
+ * body passes unchanged. `Expect: 100-continue` is answered by the listener
+ * and not sent on. Two fields are set for the upstream: Host (its own
+ * authority: the client named the proxy) and Accept-Encoding: identity (seam
+ * reads what it records; an upstream that compresses anyway is forwarded
+ * untouched and counted as unobserved).
+ */
+import type { HeaderPairs } from "../runtime/http-types.ts";
+import { REDACTED, isSecretName, redactArgv } from "../wrap/redact.ts";
+
+const HOP_BY_HOP = new Set(["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]);
+
+/** The lower-cased names a message's Connection fields list (RFC 9110 §7.6.1). */
+function connectionOptions(h: HeaderPairs): Set<string> {
+  const out = new Set<string>();
+  for (const [k, v] of h) {
+    if (k.toLowerCase() !== "connection") continue;
+    for (const name of v.split(",")) {
+      const n = name.trim().toLowerCase();
+      if (n !== "") out.add(n);
+    }
+  }
+  return out;
+}
+
+/** The end-to-end fields of a message, in order (hop-by-hop ones and those its Connection names dropped). */
+export function endToEnd(h: HeaderPairs): HeaderPairs {
+  const named = connectionOptions(h);
+  return h.filter(([k]) => {
+    const n = k.toLowerCase();
+    return !HOP_BY_HOP.has(n) && !named.has(n);
+  });
+}
+
+/** The fields sent upstream: end-to-end ones, Host replaced by the upstream's, Accept-Encoding: identity. */
+export function upstreamRequestHeaders(h: HeaderPairs, upstream: URL): HeaderPairs {
+  const out: HeaderPairs = [["Host", upstream.host]];
+  for (const [k, v] of endToEnd(h)) {
+    const n = k.toLowerCase();
+    // Expect: 100-continue was answered by this hop's server already; the body follows regardless.
+    if (n === "host" || n === "accept-encoding" || n === "expect") continue;
+    out.push([k, v]);
+  }
+  out.push(["Accept-Encoding", "identity"]);
+  return out;
+}
+
+/** The first value of a field (names compare case-insensitively), or undefined. */
+export function field(h: HeaderPairs, name: string): string | undefined {
+  const n = name.toLowerCase();
+  for (const [k, v] of h) if (k.toLowerCase() === n) return v;
+  return undefined;
+}
+
+/** Fields recorded only as present, whatever their value: credentials and session cookies. */
+export const SECRET_HEADERS: readonly string[] = [
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "api-key",
+];
+
+/** Fields whose value a row records (after redaction); every other field is recorded by name only. */
+const RECORDED_VALUES = new Set([
+  "content-type",
+  "content-encoding",
+  "mcp-protocol-version",
+  "mcp-method",
+  "mcp-name",
+  "last-event-id",
+  "accept",
+  "user-agent",
+  "www-authenticate",
+  "location",
+  "retry-after",
+]);
+
+/**
+ * What a row says about a message's fields: a sorted list of the names
+ * present (lower-cased, each once), and the values of the few fields that
+ * describe the exchange. A name that is secret (SECRET_HEADERS, the user's
+ * --redact-header, or any name the argv rules call secret) never has its
+ * value recorded; a recorded value is itself searched for credential shapes.
+ */
+export function headerSummary(
+  h: HeaderPairs,
+  extraSecret: ReadonlySet<string>,
+): { names: string[]; values: Map<string, string> } {
+  const names = new Set<string>();
+  const values = new Map<string, string>();
+  for (const [k, v] of h) {
+    const n = k.toLowerCase();
+    names.add(n);
+    if (!RECORDED_VALUES.has(n) || values.has(n)) continue;
+    if (isSecretHeader(n, extraSecret)) continue;
+    values.set(n, n === "www-authenticate" ? redactChallenge(v) : redactValue(v));
+  }
+  return { names: [...names].sort(), values };
+}
+
+export function isSecretHeader(name: string, extraSecret: ReadonlySet<string>): boolean {
+  const n = name.toLowerCase();
+  return SECRET_HEADERS.includes(n) || extraSecret.has(n) || isSecretName(n);
+}
+
+/** A value searched for credential shapes (tokens, Bearer …, key=value pairs), as argv is. */
+export function redactValue(v: string): string {
+  return redactArgv([v]).argv[0] ?? "";
+}
+
+/**
+ * A WWW-Authenticate challenge: its scheme and parameters (realm, scope,
+ * resource_metadata, error) say what credential is wanted and hold none, so
+ * only the credential shapes the argv rules know are searched for.
+ */
+function redactChallenge(v: string): string {
+  const m = /^(\s*[A-Za-z][\w!#$%&'*+.^`|~-]*\s+)([\s\S]*)$/.exec(v);
+  return m ? m[1]! + redactValue(m[2]!) : redactValue(v);
+}
+
+/**
+ * A request-target as a row records it: the path, and the query with the
+ * value of each credential-like parameter (by the argv rules: `token`,
+ * `api_key`, `sig`, `X-Amz-Signature`, …, or a value shaped like a known token)
+ * replaced by `<redacted>`. Returns how many values were replaced.
+ */
+export function redactTarget(target: string): { target: string; redactions: number } {
+  const q = target.indexOf("?");
+  if (q < 0) {
+    const r = redactArgv([target]);
+    return { target: r.argv[0] ?? "", redactions: r.redactions };
+  }
+  const path = redactArgv([target.slice(0, q)]);
+  let redactions = path.redactions;
+  const parts = target
+    .slice(q + 1)
+    .split("&")
+    .map((p) => {
+      const eq = p.indexOf("=");
+      const rawKey = eq < 0 ? p : p.slice(0, eq);
+      let key = rawKey;
+      try {
+        key = decodeURIComponent(rawKey.replace(/\+/g, " "));
+      } catch {}
+      if (eq >= 0 && (isSecretName(key) || /(?:^|[^a-z])(?:sig|signature)$/i.test(key))) {
+        if (p.length > eq + 1) redactions++;
+        return `${rawKey}=${p.length > eq + 1 ? REDACTED : ""}`;
+      }
+      const r = redactArgv([p]);
+      redactions += r.redactions;
+      return r.argv[0] ?? "";
+    });
+  return { target: `${path.argv[0] ?? ""}?${parts.join("&")}`, redactions };
+}

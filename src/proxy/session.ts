@@ -1,0 +1,197 @@
+/**
+ * One ledger session per MCP session. A proxied MCP session is named by the
+ * `Mcp-Session-Id` the upstream hands out in its answer to `initialize`; each
+ * gets its own LedgerWriter (its own session id and seq, the shared file and
+ * chain) and its own McpObserver, so requests pair with their answers within
+ * the session as on stdio. Traffic that carries no session id (a stateless
+ * server, or the sessionless 2026-07-28 revision) goes to one session per
+ * proxy process.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { digestOfCanonical } from "../core/digest.ts";
+import type { Json } from "../core/json.ts";
+import type { Log } from "../base/log.ts";
+import { keyLabel } from "../checkpoint/note.ts";
+import type { SealConfig } from "../checkpoint/writer.ts";
+import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import type { sharedLock } from "../ledger/shared-lock.ts";
+import type { AppendFile } from "../runtime/types.ts";
+import type { ActionRecorder } from "../wrap/actions.ts";
+import { type Fields, McpObserver, type RowSink } from "../wrap/mcp.ts";
+
+export interface RecordOptions {
+  ledger: string;
+  server: string;
+  raw: boolean;
+  maxFrame: number;
+  fsync: FsyncPolicy;
+  writeAhead: boolean;
+  failClosed: boolean;
+  actions?: ActionRecorder;
+  seal?: SealConfig;
+  openAppend: (path: string) => Promise<AppendFile>;
+  runtime: string;
+  /** What session_begin says about the proxy (upstream, listen address; already redacted). */
+  begin: Fields;
+}
+
+/**
+ * How a ledger session came to be: an `initialize` without a session id
+ * (the MCP session it opens is bound once the answer names it), a request
+ * naming a session this proxy has not seen opened (it started mid-session),
+ * or the one session of traffic without session ids.
+ */
+export type SessionKind = "initialize" | "joined" | "sessionless";
+
+/** A session id as a row names it: its digest, never the id (it grants access to the session). */
+export function sessionIdDigest(id: string): string {
+  // The id is a visible-ASCII header value, so its JSON string form is already canonical text.
+  return digestOfCanonical(JSON.stringify(id));
+}
+
+export class ProxySession {
+  readonly observer: McpObserver;
+  readonly rows: RowSink;
+  mcpId: string | undefined;
+  exchanges = 0;
+  open = 0;
+  unobservedBodies = 0;
+  httpErrors = 0;
+  readonly bytes = { c2s: 0, s2c: 0 };
+  ended = false;
+  /** Serializes the observe-then-hold step of held POSTs (the observer holds one client frame at a time). */
+  holdChain: Promise<unknown> = Promise.resolve();
+  private idle: (() => void)[] = [];
+
+  private warnedLate = false;
+
+  private constructor(
+    readonly id: string,
+    readonly kind: SessionKind,
+    private readonly writer: LedgerWriter,
+    o: RecordOptions,
+    private readonly log: Log,
+  ) {
+    // Once session_end's counts are taken, a late row (an exchange that outlived
+    // the grace period) would contradict them: it is dropped and warned about.
+    this.rows = {
+      row: (evt, fields) => {
+        if (this.ended) this.late(evt);
+        else void writer.append(evt, fields);
+      },
+      durable: (evt, fields) => {
+        if (!this.ended) return writer.appendDurable(evt, fields);
+        this.late(evt);
+        return Promise.resolve(false);
+      },
+    };
+    this.observer = new McpObserver({
+      rows: this.rows,
+      raw: o.raw,
+      writeAhead: o.writeAhead || o.failClosed,
+      failClosed: o.failClosed,
+      actions: o.actions,
+      now: () => performance.now(),
+    });
+  }
+
+  static async open(
+    o: RecordOptions,
+    kind: SessionKind,
+    lock: ReturnType<typeof sharedLock>,
+    log: Log,
+    mcpId?: string,
+  ): Promise<ProxySession> {
+    const id = randomUUID();
+    const writer = await LedgerWriter.open({
+      path: o.ledger,
+      session: id,
+      server: o.server,
+      fsync: o.fsync,
+      openAppend: o.openAppend,
+      warn: (m) => log.warn(m),
+      seal: o.seal,
+      seam: "mcp-http",
+      lock,
+    });
+    const s = new ProxySession(id, kind, writer, o, log);
+    s.mcpId = mcpId;
+    const writeAhead = o.writeAhead || o.failClosed;
+    s.rows.row("session_begin", {
+      ...o.begin,
+      mcp_session: mcpId === undefined ? undefined : sessionIdDigest(mcpId),
+      opened_by: kind,
+      pid: process.pid,
+      host: hostname(),
+      runtime: o.runtime,
+      raw_payloads: o.raw,
+      max_frame: o.maxFrame,
+      fsync: o.fsync,
+      write_ahead: writeAhead || undefined,
+      fail_closed: o.failClosed || undefined,
+      ...o.actions?.beginFields(),
+      checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
+    });
+    return s;
+  }
+
+  private late(evt: string): void {
+    if (this.warnedLate) return;
+    this.warnedLate = true;
+    this.log.warn(`session ${this.id} had ended when a ${evt} row came; it is not in the ledger`);
+  }
+
+  /** The MCP session id became known (from the answer to initialize). */
+  bind(mcpId: string): void {
+    this.mcpId = mcpId;
+    this.rows.row("mcp_session", { mcp_session: sessionIdDigest(mcpId) });
+  }
+
+  enter(): void {
+    this.open++;
+  }
+
+  leave(): void {
+    this.open--;
+    if (this.open === 0) for (const f of this.idle.splice(0)) f();
+  }
+
+  /** Resolves once no exchange of the session is open, or after `ms`. */
+  settled(ms: number): Promise<void> {
+    if (this.open === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.idle.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  /** Ends the ledger session: rows for calls still open, then session_end. Once. */
+  async end(reason: string, extra: Fields = {}): Promise<void> {
+    if (this.ended) return;
+    this.observer.finish(reason);
+    this.ended = true;
+    const c = this.observer.counts;
+    await this.writer.end({
+      reason,
+      ...extra,
+      exchanges: this.exchanges,
+      calls: c.calls,
+      unanswered: c.unanswered || undefined,
+      cancelled: c.cancelled || undefined,
+      late_responses: c.late_responses || undefined,
+      unmatched_responses: c.unmatched_responses || undefined,
+      oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
+      unparsed_frames: c.unparsed_frames || undefined,
+      unobserved_bodies: this.unobservedBodies || undefined,
+      http_errors: this.httpErrors || undefined,
+      bytes: new Map<string, Json>([
+        ["c2s", this.bytes.c2s],
+        ["s2c", this.bytes.s2c],
+      ]),
+    });
+  }
+}

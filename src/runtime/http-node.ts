@@ -1,0 +1,267 @@
+/**
+ * HTTP for `seam proxy` on node:http, used under Node and under Bun alike:
+ * Bun implements node:http on its own server and client, and the same code
+ * passes the proxy's tests (streaming, back-pressure, aborts, 64 MiB bodies)
+ * in both runtimes, so one implementation serves both. Bodies are passed as
+ * the sockets deliver them: no decompression, no re-chunking, no buffering.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import {
+  type HeaderPairs,
+  type Handler,
+  type HttpRuntime,
+  type Listener,
+  type Reply,
+  type UpstreamRequest,
+  type UpstreamResponse,
+  UpstreamError,
+} from "./http-types.ts";
+
+function pairs(raw: string[]): HeaderPairs {
+  const out: HeaderPairs = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+function flat(h: HeaderPairs): string[] {
+  const out: string[] = [];
+  for (const [k, v] of h) out.push(k, v);
+  return out;
+}
+
+/** Node's error code, or a word for what happened. */
+function codeOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (typeof e?.code === "string" && e.code !== "") return e.code;
+  if (e?.name === "AbortError") return "ABORTED";
+  return "EIO";
+}
+
+class NodeReply implements Reply {
+  private goneFlag = false;
+  private finished = false;
+  private readonly goneHandlers: (() => void)[] = [];
+
+  constructor(private readonly res: http.ServerResponse) {
+    res.on("close", () => {
+      if (this.finished && res.writableFinished) return;
+      this.goneFlag = true;
+      for (const f of this.goneHandlers.splice(0)) f();
+    });
+  }
+
+  get gone(): boolean {
+    return this.goneFlag;
+  }
+
+  onGone(f: () => void): void {
+    if (this.goneFlag) f();
+    else this.goneHandlers.push(f);
+  }
+
+  head(status: number, headers: HeaderPairs, statusText?: string): void {
+    if (this.res.headersSent) return;
+    if (statusText) this.res.writeHead(status, statusText, flat(headers));
+    else this.res.writeHead(status, flat(headers));
+    // An SSE answer's head must reach the client before its first event.
+    this.res.flushHeaders();
+  }
+
+  write(chunk: Uint8Array): void | Promise<void> {
+    if (this.goneFlag) return;
+    if (this.res.write(chunk)) return;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.res.off("drain", done);
+        this.res.off("close", done);
+        resolve();
+      };
+      this.res.on("drain", done);
+      this.res.on("close", done);
+    });
+  }
+
+  end(): Promise<void> {
+    this.finished = true;
+    if (this.goneFlag) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.res.end(() => resolve());
+      this.res.once("close", () => resolve());
+    });
+  }
+
+  abort(): void {
+    this.finished = true;
+    this.res.destroy();
+  }
+}
+
+async function listen(host: string, port: number, handler: Handler): Promise<Listener> {
+  const sockets = new Set<import("node:net").Socket>();
+  // Small writes (a head flushed alone, then one SSE event) must not wait for
+  // the peer's delayed ACK (Nagle's algorithm: 40 ms a round trip).
+  const server = http.createServer({ noDelay: true }, (req, res) => {
+    const reply = new NodeReply(res);
+    handler(
+      {
+        method: req.method ?? "GET",
+        target: req.url ?? "/",
+        headers: pairs(req.rawHeaders),
+        body: req,
+        remote: req.socket.remoteAddress ?? "",
+      },
+      reply,
+    ).catch(() => {
+      // The handler answers its own failures; one that escapes cuts the exchange.
+      reply.abort();
+    });
+  });
+  // A long upload or a long-lived stream is not a slow-loris: MCP streams stay open.
+  server.requestTimeout = 0;
+  server.on("connection", (s) => {
+    s.setNoDelay(true);
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  return {
+    host: addr.address,
+    port: addr.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+/**
+ * Kept-alive upstream connections are dropped after IDLE_MS unused: servers
+ * close theirs after a few seconds (Node's default is 5 s), and a request sent
+ * on a connection the server is closing fails with ECONNRESET.
+ */
+const IDLE_MS = 2000;
+const idleTimers = new WeakMap<import("node:net").Socket, ReturnType<typeof setTimeout>>();
+function pooled<A extends http.Agent>(agent: A): A {
+  agent.on("free", (socket: import("node:net").Socket) => {
+    const t = setTimeout(() => socket.destroy(), IDLE_MS);
+    t.unref?.();
+    idleTimers.set(socket, t);
+  });
+  return agent;
+}
+const agents = {
+  http: pooled(new http.Agent({ keepAlive: true })),
+  https: pooled(new https.Agent({ keepAlive: true })),
+};
+
+/** Errors of a kept-alive connection the server closed just as it was reused. */
+const STALE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+
+/**
+ * A request whose body is in hand (or has none) is sent again once, on a
+ * fresh connection, if a reused connection failed before any answer came:
+ * the server closed it, so it never saw the request.
+ */
+async function request(r: UpstreamRequest): Promise<UpstreamResponse> {
+  try {
+    return await requestOnce(r, false);
+  } catch (e) {
+    const stale = e instanceof UpstreamError && STALE.has(e.code) && (e as { reused?: boolean }).reused === true;
+    if (!stale || r.signal.aborted || !(r.body === null || r.body instanceof Uint8Array)) throw e;
+    return requestOnce(r, true);
+  }
+}
+
+function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamResponse> {
+  return new Promise<UpstreamResponse>((resolve, reject) => {
+    const secure = r.url.protocol === "https:";
+    const mod = secure ? https : http;
+    let req: http.ClientRequest;
+    try {
+      req = mod.request(r.url, {
+        method: r.method,
+        headers: flat(r.headers) as unknown as http.OutgoingHttpHeaders,
+        agent: fresh ? false : secure ? agents.https : agents.http,
+        signal: r.signal,
+        setHost: false,
+      });
+    } catch (e) {
+      reject(new UpstreamError(codeOf(e), e instanceof Error ? e.message : String(e)));
+      return;
+    }
+    let responded = false;
+    req.on("socket", (s) => {
+      const idle = idleTimers.get(s);
+      if (idle !== undefined) clearTimeout(idle);
+      s.setNoDelay(true);
+    });
+    req.on("error", (e) => {
+      if (responded) return;
+      const err = new UpstreamError(codeOf(e), e.message);
+      (err as { reused?: boolean }).reused = req.reusedSocket;
+      reject(err);
+    });
+    req.on("response", (res) => {
+      responded = true;
+      resolve({
+        status: res.statusCode ?? 502,
+        statusText: res.statusMessage ?? "",
+        headers: pairs(res.rawHeaders),
+        body: responseBody(res),
+      });
+    });
+    const body = r.body;
+    if (body === null) req.end();
+    else if (body instanceof Uint8Array) req.end(body);
+    else void sendBody(req, body);
+  });
+}
+
+async function sendBody(req: http.ClientRequest, body: AsyncIterable<Uint8Array>): Promise<void> {
+  try {
+    for await (const chunk of body) {
+      if (req.destroyed) return;
+      if (!req.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            req.off("drain", done);
+            req.off("close", done);
+            resolve();
+          };
+          req.on("drain", done);
+          req.on("close", done);
+        });
+      }
+    }
+    req.end();
+  } catch {
+    // The client's upload broke off: so does ours.
+    req.destroy();
+  }
+}
+
+/** The response body; a body cut short (the connection closed before its end) throws UpstreamError. */
+async function* responseBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of res) yield chunk as Uint8Array;
+  } catch (e) {
+    throw new UpstreamError(codeOf(e) === "EIO" ? "ECONNRESET" : codeOf(e), e instanceof Error ? e.message : String(e));
+  }
+  if (!res.complete) throw new UpstreamError("ECONNRESET", "the upstream closed the connection before the body ended");
+}
+
+export const nodeHttp: HttpRuntime = { listen, request };

@@ -1,0 +1,141 @@
+/** Helpers for the `seam proxy` tests: real upstreams, the proxy as a real process, raw HTTP. */
+import { type ChildProcess, spawn } from "node:child_process";
+import http from "node:http";
+import { type AddressInfo, createServer } from "node:net";
+import { ROOT, type Via, seamArgv } from "./cli.ts";
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Reads a child's stream until `pattern` matches its text so far. */
+function waitFor(stream: NodeJS.ReadableStream, pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const t = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${text}`)), ms);
+    stream.on("data", (d: Buffer) => {
+      text += d.toString("utf8");
+      const m = text.match(pattern);
+      if (m) {
+        clearTimeout(t);
+        resolve(m);
+      }
+    });
+  });
+}
+
+export interface Running {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  /** Sends SIGINT (or `signal`) and resolves with the exit code once it has exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+function running(child: ChildProcess, url: string, err: string[]): Running {
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  return {
+    child,
+    url,
+    stderr: () => err.join(""),
+    async stop(signal: NodeJS.Signals = "SIGINT") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** @modelcontextprotocol/server-everything in its Streamable HTTP mode on a loopback port; url ends in /mcp. */
+export async function startEverything(): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(
+    "node",
+    [`${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"],
+    { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const err: string[] = [];
+  child.stderr!.on("data", (d: Buffer) => err.push(d.toString("utf8")));
+  child.stdout!.resume();
+  await waitFor(child.stderr!, /listening on port/, 20_000);
+  return running(child, `http://127.0.0.1:${port}/mcp`, err);
+}
+
+/** `seam proxy` as a process; resolves once it printed the URL clients use. */
+export async function startProxy(via: Via, args: string[], env: Record<string, string> = {}): Promise<Running> {
+  const [cmd, ...pre] = seamArgv(via);
+  const child = spawn(cmd!, [...pre, "proxy", ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const err: string[] = [];
+  child.stderr!.on("data", (d: Buffer) => err.push(d.toString("utf8")));
+  const exitedEarly = new Promise<never>((_, reject) =>
+    child.on("exit", (code) => reject(new Error(`seam proxy exited ${code}: ${err.join("")}`))),
+  );
+  const m = await Promise.race([waitFor(child.stdout!, /^(http:\/\/\S+)\n/, 20_000), exitedEarly]);
+  return running(child, m[1]!, err);
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+/** One HTTP request with node:http (no decompression, any Host header); the whole answer. */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Uint8Array | string } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: opts.method ?? "GET", headers: opts.headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (d: Buffer) => parts.push(d));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          rawHeaders: res.rawHeaders,
+          body: Buffer.concat(parts),
+        }),
+      );
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(opts.body);
+  });
+}
+
+/** A hand-written upstream for the hostile cases (an HTTP server, not an MCP one). */
+export async function upstream(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<{ url: string; port: number; close: () => Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Peak resident memory of a process (Linux), in bytes. */
+export function peakRss(pid: number): number {
+  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}

@@ -1,0 +1,715 @@
+/**
+ * seam proxy against hostile upstreams and clients: the proxy runs as a real
+ * process; upstreams are plain HTTP servers written here (they misbehave on
+ * purpose), clients are fetch and node:http.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { getField, type Json } from "../src/core/json.ts";
+import { built, runCli, type Via } from "./cli.ts";
+import { ledgerRows, tempDir } from "./proc.ts";
+import { freePort, peakRss, rawRequest, type Running, startProxy, upstream } from "./proxy-helpers.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+});
+
+function ledgerPath(): string {
+  return join(tempDir(), "ledger.jsonl");
+}
+
+async function proxyTo(url: string, ledger: string, extra: string[] = [], via: Via = "bun"): Promise<Running> {
+  const p = await startProxy(via, ["--upstream", url, "--ledger", ledger, ...extra]);
+  cleanups.push(() => p.stop("SIGKILL"));
+  return p;
+}
+
+function rowsOf(ledger: string, evt: string): Json[] {
+  return ledgerRows(ledger).filter((r) => getField(r, "evt") === evt);
+}
+
+const INIT = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`;
+const CALL = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`;
+const POST = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+describe("seam proxy, hostile cases", () => {
+  test("upstream down: 502 with a JSON-RPC error for the request's id, and rows saying so", async () => {
+    const ledger = ledgerPath();
+    const port = await freePort();
+    const p = await proxyTo(`http://127.0.0.1:${port}/mcp`, ledger);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+    expect(r.status).toBe(502);
+    const body = JSON.parse(r.body.toString());
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32000);
+    expect(body.error.message).toContain("ECONNREFUSED");
+    // A notification has no id to answer: 502 without a JSON-RPC body.
+    const n = await rawRequest(p.url, {
+      method: "POST",
+      headers: POST,
+      body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+    });
+    expect(n.status).toBe(502);
+    expect(n.headers["content-type"]).toStartWith("text/plain");
+    expect(await p.stop()).toBe(0);
+    const ex = rowsOf(ledger, "http_exchange");
+    expect(ex.map((e) => [getField(e, "http_status"), getField(e, "http_error"), getField(e, "error_phase")])).toEqual([
+      [502, "ECONNREFUSED", "connect"],
+      [502, "ECONNREFUSED", "connect"],
+    ]);
+    const call = rowsOf(ledger, "tool_call");
+    expect(call.map((c) => [getField(c, "tool"), getField(c, "status")])).toEqual([["echo", "error"]]);
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "reason")).toBe("proxy_stopped");
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "http_errors")).toBe(2);
+  });
+
+  test("sessions that never were: an initialize the upstream never got, a session id it does not know", async () => {
+    const ledger = ledgerPath();
+    const port = await freePort();
+    const down = await proxyTo(`http://127.0.0.1:${port}/mcp`, ledger);
+    for (let i = 0; i < 3; i++) {
+      const r = await rawRequest(down.url, { method: "POST", headers: POST, body: INIT });
+      expect(r.status).toBe(502);
+    }
+    await Bun.sleep(200);
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`,
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const ledger2 = ledgerPath();
+    const p = await proxyTo(up.url, ledger2);
+    for (const sid of ["made-up-1", "made-up-2"]) {
+      const r = await rawRequest(p.url, { method: "POST", headers: { ...POST, "mcp-session-id": sid }, body: CALL });
+      expect(r.status).toBe(400);
+    }
+    await Bun.sleep(200);
+    // Each ended with its exchange, not left open until the proxy stops.
+    const ended = (l: string) => rowsOf(l, "session_end").map((e) => getField(e, "reason"));
+    expect(ended(ledger)).toEqual(["upstream_unreachable", "upstream_unreachable", "upstream_unreachable"]);
+    expect(ended(ledger2)).toEqual(["unknown_session", "unknown_session"]);
+    await down.stop();
+    await p.stop();
+    expect(ended(ledger).length).toBe(3);
+    // The upstream's error names no id (null), so each call stays unanswered, with the session's reason.
+    expect(rowsOf(ledger2, "tool_call").map((c) => [getField(c, "status"), getField(c, "reason")])).toEqual([
+      ["unanswered", "unknown_session"],
+      ["unanswered", "unknown_session"],
+    ]);
+  });
+
+  test("upstream closes mid-stream: the client sees the cut, the row has the transport error", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n`);
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain("notifications/message");
+    let cut = false;
+    try {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+      }
+    } catch {
+      cut = true;
+    }
+    expect(cut).toBe(true);
+    await p.stop();
+    const ex = rowsOf(ledger, "http_exchange")[0]!;
+    expect(getField(ex, "error_phase")).toBe("response_body");
+    expect(typeof getField(ex, "http_error")).toBe("string");
+    expect(getField(ex, "sse_events")).toBe(1);
+    // The call was never answered: its row says so at the end.
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["unanswered"]);
+  });
+
+  test("gzip upstream: asked for identity, compressed anyway: bytes forwarded untouched, counted unobserved", async () => {
+    const ledger = ledgerPath();
+    const answer = gzipSync(Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`));
+    let asked: string | undefined;
+    const up = await upstream((req, res) => {
+      asked = req.headers["accept-encoding"];
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+        res.end(answer);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const r = await rawRequest(p.url, {
+      method: "POST",
+      headers: { ...POST, "accept-encoding": "gzip, br" },
+      body: CALL,
+    });
+    expect(asked).toBe("identity");
+    expect(r.headers["content-encoding"]).toBe("gzip");
+    expect(Buffer.compare(r.body, answer)).toBe(0);
+    await p.stop();
+    const ex = rowsOf(ledger, "http_exchange")[0]!;
+    expect(getField(ex, "observed")).toBe(false);
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "unobserved_bodies")).toBe(1);
+    const digest = `sha256:raw-bytes:v1:${createHash("sha256").update(answer).digest("hex")}`;
+    expect(getField(getField(ex, "stream_digests")!, "response")).toBe(digest);
+  });
+
+  test("invalid UTF-8 both ways passes byte for byte and is counted unparsed", async () => {
+    const ledger = ledgerPath();
+    const bad = Buffer.concat([
+      Buffer.from(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from(`"}}`),
+    ]);
+    let got: Buffer | undefined;
+    const back = Buffer.concat([
+      Buffer.from(`{"jsonrpc":"2.0","id":7,"result":"`),
+      Buffer.from([0xc0, 0x80, 0xed, 0xa0, 0x80]),
+      Buffer.from(`"}`),
+    ]);
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        got = Buffer.concat(parts);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(back);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body: bad });
+    expect(Buffer.compare(got!, bad)).toBe(0);
+    expect(Buffer.compare(r.body, back)).toBe(0);
+    await p.stop();
+    const end = rowsOf(ledger, "session_end")[0]!;
+    expect(getField(end, "unparsed_frames")).toBe(2);
+    expect(getField(end, "bytes")).toEqual(
+      new Map<string, Json>([
+        ["c2s", bad.length],
+        ["s2c", back.length],
+      ]),
+    );
+  });
+
+  test("a client that disconnects mid-stream: the upstream's stream is closed too, the row says client_gone", async () => {
+    const ledger = ledgerPath();
+    let upstreamClosed!: () => void;
+    const closed = new Promise<void>((r) => {
+      upstreamClosed = r;
+    });
+    const up = await upstream((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(": open\n\n");
+      const t = setInterval(
+        () => res.write(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n`),
+        20,
+      );
+      req.socket.on("close", () => {
+        clearInterval(t);
+        upstreamClosed();
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const ac = new AbortController();
+    const res = await fetch(p.url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": "s-1" },
+      signal: ac.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.read();
+    ac.abort();
+    await Promise.race([closed, Bun.sleep(5000).then(() => Promise.reject(new Error("upstream stream left open")))]);
+    await Bun.sleep(100);
+    await p.stop();
+    const ex = rowsOf(ledger, "http_exchange")[0]!;
+    expect(getField(ex, "method")).toBe("GET");
+    expect(getField(ex, "client_gone")).toBe(true);
+    expect(getField(rowsOf(ledger, "session_begin")[0]!, "opened_by")).toBe("joined");
+  });
+
+  test("Host and Origin that are not loopback get 403 on a loopback listener", async () => {
+    const ledger = ledgerPath();
+    let reached = 0;
+    const up = await upstream((req, res) => {
+      reached++;
+      req.resume();
+      res.writeHead(202);
+      res.end();
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const port = new URL(p.url).port;
+    const note = `{"jsonrpc":"2.0","method":"notifications/initialized"}`;
+    const cases: [Record<string, string>, number][] = [
+      [{ host: "evil.example" }, 403],
+      [{ host: `evil.example:${port}` }, 403],
+      [{ host: `127.0.0.1:${Number(port) + 1}` }, 403],
+      [{ host: `localhost:${port}`, origin: "http://evil.example" }, 403],
+      [{ host: `localhost:${port}`, origin: "null" }, 403],
+      [{ host: `127.0.0.1:${port}`, origin: "http://localhost:3000" }, 202],
+      [{ host: `localhost:${port}` }, 202],
+      [{ host: `[::1]:${port}` }, 202],
+    ];
+    for (const [headers, status] of cases) {
+      const r = await rawRequest(p.url, { method: "POST", headers: { ...POST, ...headers }, body: note });
+      expect([headers, r.status]).toEqual([headers, status]);
+    }
+    expect(reached).toBe(3);
+    await p.stop();
+    expect(p.stderr()).toContain("DNS rebinding");
+  });
+
+  test("a non-loopback --listen needs --allow-remote, and warns", async () => {
+    const ledger = ledgerPath();
+    const refused = await runCli("bun", [
+      "proxy",
+      "--upstream",
+      "http://127.0.0.1:9/mcp",
+      "--ledger",
+      ledger,
+      "--listen",
+      "0.0.0.0:0",
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("seam: error: --listen 0.0.0.0 is not a loopback address");
+    expect(refused.stderr).toContain("--allow-remote");
+    const p = await proxyTo("http://127.0.0.1:9/mcp", ledger, ["--listen", "0.0.0.0:0", "--allow-remote"]);
+    expect(p.stderr()).toContain("reachable from other machines");
+    // Any Host is accepted there: the guard is for loopback listeners.
+    const r = await rawRequest(p.url, { method: "POST", headers: { ...POST, host: "mcp.example" }, body: CALL });
+    expect(r.status).toBe(502);
+  });
+
+  test("secrets in headers, cookies, query and --redact-header never reach the ledger", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(401, {
+          "www-authenticate": 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
+          "set-cookie": "session=setCOOKIEsecret99; HttpOnly",
+          "content-type": "application/json",
+        });
+        res.end(`{"error":"unauthorized"}`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--redact-header", "X-Tenant-Token"]);
+    const r = await rawRequest(`${p.url}?access_token=qTOKENq1&sig=qSIGq2&page=3`, {
+      method: "POST",
+      headers: {
+        ...POST,
+        authorization: "Bearer aBEARERsecret1",
+        "proxy-authorization": "Basic cFJPWFlzZWNyZXQ=",
+        cookie: "a=aCOOKIEsecret2",
+        "x-api-key": "aKEYsecret3",
+        "x-tenant-token": "aTENANTsecret4",
+        "user-agent": "client sk-UAsecretUAsecretUAsecret55",
+      },
+      body: CALL,
+    });
+    expect(r.status).toBe(401);
+    expect(r.headers["www-authenticate"]).toContain("resource_metadata");
+    expect(r.headers["set-cookie"]).toEqual(["session=setCOOKIEsecret99; HttpOnly"]);
+    await p.stop();
+    const text = readFileSync(ledger, "utf8");
+    for (const s of ["BEARER", "PROXY", "cFJPWFlzZWNyZXQ", "COOKIE", "aKEY", "TENANT", "TOKENq", "SIGq", "UAsecret"])
+      expect(text).not.toContain(s);
+    const ex = rowsOf(ledger, "http_exchange")[0]!;
+    expect(getField(ex, "target")).toBe("/mcp?access_token=<redacted>&sig=<redacted>&page=3");
+    expect(getField(ex, "http_status")).toBe(401);
+    expect(getField(ex, "www_authenticate")).toContain("resource_metadata");
+    expect(getField(ex, "withheld_headers")).toEqual([
+      "authorization",
+      "cookie",
+      "proxy-authorization",
+      "x-api-key",
+      "x-tenant-token",
+    ]);
+    expect(getField(ex, "response_headers")).toContain("set-cookie");
+  });
+
+  test("hop-by-hop fields stay on their hop; end-to-end ones pass in order", async () => {
+    const ledger = ledgerPath();
+    let seen: string[] = [];
+    const up = await upstream((req, res) => {
+      seen = req.rawHeaders;
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(
+          200,
+          [
+            ["Content-Type", "application/json"],
+            ["X-Drop", "1"],
+            ["Connection", "X-Drop"],
+            ["Mcp-Session-Id", "abc"],
+            ["X-Multi", "1"],
+            ["X-Multi", "2"],
+            ["Keep-Alive", "timeout=77"],
+          ].flat(),
+        );
+        res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const r = await rawRequest(p.url, {
+      method: "POST",
+      headers: {
+        ...POST,
+        "mcp-protocol-version": "2025-11-25",
+        "x-hop": "secret-for-this-hop",
+        connection: "x-hop",
+        te: "trailers",
+        "proxy-connection": "keep-alive",
+        "last-event-id": "41",
+      },
+      body: INIT,
+    });
+    const names = seen.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+    expect(names).not.toContain("x-hop");
+    expect(names).not.toContain("te");
+    expect(names).not.toContain("proxy-connection");
+    expect(names).toContain("mcp-protocol-version");
+    expect(names).toContain("last-event-id");
+    expect(seen[names.indexOf("host") * 2 + 1]).toBe(`127.0.0.1:${new URL(up.url).port}`);
+    expect(r.headers["x-drop"]).toBeUndefined();
+    expect(r.headers["keep-alive"]).not.toBe("timeout=77");
+    expect(r.headers["mcp-session-id"]).toBe("abc");
+    const multi = r.rawHeaders.filter((_, i) => i > 0 && r.rawHeaders[i - 1]!.toLowerCase() === "x-multi");
+    expect(multi).toEqual(["1", "2"]);
+    await p.stop();
+  });
+
+  test("the upstream's 404 for a session ends its ledger session", async () => {
+    const ledger = ledgerPath();
+    let n = 0;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (n++ === 0) {
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "sess-404" });
+          res.end(
+            `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`,
+          );
+        } else {
+          res.writeHead(404, { "content-type": "application/json" });
+          res.end(`{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Session not found"}}`);
+        }
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const a = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(a.headers["mcp-session-id"]).toBe("sess-404");
+    const b = await rawRequest(p.url, {
+      method: "POST",
+      headers: { ...POST, "mcp-session-id": "sess-404" },
+      body: CALL,
+    });
+    expect(b.status).toBe(404);
+    await Bun.sleep(300);
+    await p.stop();
+    const ends = rowsOf(ledger, "session_end");
+    expect(ends.map((e) => getField(e, "reason"))).toEqual(["upstream_404"]);
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["error"]);
+    expect(ledgerRows(ledger).every((r) => getField(r, "session") === getField(ends[0]!, "session"))).toBe(true);
+    expect(readFileSync(ledger, "utf8")).not.toContain("sess-404");
+  });
+
+  test("--fail-closed: a tools/call whose intent cannot be made durable is refused in an HTTP 200 body, never forwarded", async () => {
+    const dir = tempDir();
+    let calls = 0;
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        if (Buffer.concat(parts).includes("tools/call")) calls++;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    // A directory where the ledger should be: no row can be written.
+    const p = await proxyTo(up.url, dir, ["--fail-closed"]);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+    expect(r.status).toBe(200);
+    const body = JSON.parse(r.body.toString());
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32000);
+    const batch = await rawRequest(p.url, { method: "POST", headers: POST, body: `[${CALL}]` });
+    expect(Array.isArray(JSON.parse(batch.body.toString()))).toBe(true);
+    expect(calls).toBe(0);
+    await p.stop();
+    expect(p.stderr()).toContain("cannot be written");
+  });
+
+  test("--write-ahead: the intent row is in the file before the upstream sees the call", async () => {
+    const ledger = ledgerPath();
+    let intentFirst: boolean | undefined;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        intentFirst = readFileSync(ledger, "utf8").includes(`"tool_call_intent"`);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--write-ahead"]);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+    expect(r.status).toBe(200);
+    expect(intentFirst).toBe(true);
+    await p.stop();
+    const v = await runCli("bun", ["verify", ledger]);
+    expect(v.code).toBe(0);
+  });
+
+  test("SIGTERM with streams open: every session ends proxy_stopped and the ledger verifies", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(": open\n\n");
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const streams = await Promise.all(
+      ["a", "b", "c"].map((sid) => fetch(p.url, { headers: { accept: "text/event-stream", "mcp-session-id": sid } })),
+    );
+    for (const s of streams) await s.body!.getReader().read();
+    expect(await p.stop("SIGTERM")).toBe(0);
+    const ends = rowsOf(ledger, "session_end");
+    expect(ends.map((e) => getField(e, "reason"))).toEqual(["proxy_stopped", "proxy_stopped", "proxy_stopped"]);
+    const v = await runCli("bun", ["verify", "--json", ledger]);
+    expect(v.code).toBe(0);
+    expect(JSON.parse(v.stdout.toString()).sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+  });
+});
+
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) streams", (via) => {
+  test("an SSE event reaches the client within 100 ms of being sent, not when the stream ends", async () => {
+    const ledger = ledgerPath();
+    const sentAt: number[] = [];
+    const up = await upstream((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n`);
+      sentAt.push(performance.now());
+      setTimeout(() => {
+        res.write(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`);
+        sentAt.push(performance.now());
+        res.end();
+      }, 2000);
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
+    const reader = res.body!.getReader();
+    const got: number[] = [];
+    let text = "";
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      got.push(performance.now());
+      text += new TextDecoder().decode(r.value);
+    }
+    expect(text).toContain(`"progress":1`);
+    expect(got[0]! - sentAt[0]!).toBeLessThan(100);
+    expect(got.at(-1)! - sentAt[1]!).toBeLessThan(100);
+    expect(got[0]!).toBeLessThan(sentAt[1]!);
+    await p.stop();
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
+  test("64 MiB each way passes with bounded memory", async () => {
+    const ledger = ledgerPath();
+    const SIZE = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    let received = 0;
+    // Answers as many bytes as it was sent.
+    const up = await upstream((req, res) => {
+      let n = 0;
+      req.on("data", (d: Buffer) => {
+        n += d.length;
+      });
+      req.on("end", async () => {
+        received = n;
+        res.writeHead(200, { "content-type": "application/json" });
+        for (let left = n; left > 0; left -= chunk.length) {
+          if (!res.write(chunk.subarray(0, Math.min(left, chunk.length))))
+            await new Promise((r) => res.once("drain", r));
+        }
+        res.end();
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--max-frame", "1048576"], via);
+    // A small exchange first: the proxy's footprint before the large ones.
+    await rawRequest(p.url, { method: "POST", headers: POST, body: CALL }).catch(() => {});
+    const before = peakRss(p.child.pid!);
+    const got = await new Promise<number>((resolve, reject) => {
+      const req = http.request(p.url, { method: "POST", headers: POST, agent: false }, (res) => {
+        let n = 0;
+        res.on("data", (d: Buffer) => {
+          n += d.length;
+        });
+        res.on("end", () => resolve(n));
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      (async () => {
+        for (let i = 0; i < SIZE / chunk.length; i++) {
+          if (!req.write(chunk)) await new Promise((r) => req.once("drain", r));
+        }
+        req.end();
+      })();
+    });
+    expect(received).toBe(SIZE);
+    expect(got).toBe(SIZE);
+    const after = peakRss(p.child.pid!);
+    // Buffering either body whole would add at least its 64 MiB; streaming keeps the growth below one body
+    // (with some room for a collector that runs late under load).
+    expect(after - before).toBeLessThan(SIZE);
+    await p.stop();
+    const end = rowsOf(ledger, "session_end")[0]!;
+    expect(getField(end, "oversize_frames_unlogged")).toBe(2);
+  }, 60_000);
+});
+
+describe("seam proxy, sessions and recording flags", () => {
+  test("a stateless upstream (no Mcp-Session-Id): one session for the process, each request's _meta recorded", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        if (m.id === undefined) {
+          res.writeHead(202);
+          res.end();
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: m.id,
+            result:
+              m.method === "initialize"
+                ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
+                : { content: [], resultType: "complete" },
+          }),
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    for (let i = 0; i < 2; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "stateless-client", version: "2" },
+    };
+    await rawRequest(p.url, {
+      method: "POST",
+      headers: { ...POST, "mcp-protocol-version": "2026-07-28" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "echo", arguments: {}, _meta: meta },
+      }),
+    });
+    await p.stop();
+    const sessions = new Set(ledgerRows(ledger).map((r) => getField(r, "session")));
+    expect(sessions.size).toBe(1);
+    expect(rowsOf(ledger, "mcp_initialize").length).toBe(2);
+    const ex = rowsOf(ledger, "http_exchange").at(-1)!;
+    expect(getField(ex, "meta_protocol_version")).toBe("2026-07-28");
+    expect(getField(getField(ex, "meta_client_info")!, "name")).toBe("stateless-client");
+    expect(getField(ex, "mcp_protocol_version")).toBe("2026-07-28");
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "reason")).toBe("proxy_stopped");
+  });
+
+  test("--sign: signed checkpoints over a ledger of several proxied sessions verify with the key", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const vkey = (await runCli("bun", ["keygen", "--name", "proxy", "--out", join(dir, "k")])).stdout
+      .toString()
+      .trimEnd();
+    let n = 0;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${n++}` });
+        res.end(
+          `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`,
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--sign", join(dir, "k"), "--checkpoint-every", "2"]);
+    for (let i = 0; i < 3; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(await p.stop()).toBe(0);
+    const rows = ledgerRows(ledger);
+    expect(rows.filter((r) => getField(r, "evt") === "checkpoint").length).toBeGreaterThan(2);
+    expect(new Set(rowsOf(ledger, "session_begin").map((r) => getField(r, "session"))).size).toBe(3);
+    const v = await runCli("bun", ["verify", ledger, "--key", vkey]);
+    expect([v.code, v.stderr]).toEqual([0, ""]);
+    expect(v.stdout.toString()).toContain("sealed");
+  });
+
+  test("--map: a mapped tools/call becomes an action in its intent row before it is forwarded", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const map = join(dir, "map.json");
+    require("node:fs").writeFileSync(
+      map,
+      JSON.stringify({
+        agent_id: "bot",
+        tools: { echo: { contract_id: "echo_contract", subject: "arguments.message" } },
+      }),
+    );
+    let intentFirst: boolean | undefined;
+    const up = await upstream((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        intentFirst = readFileSync(ledger, "utf8").includes(`"tool_call_intent"`);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--map", map, "--write-ahead"]);
+    await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+    await p.stop();
+    expect(intentFirst).toBe(true);
+    const intent = rowsOf(ledger, "tool_call_intent")[0]!;
+    const action = getField(intent, "action")!;
+    expect(getField(action, "contract_id")).toBe("echo_contract");
+    expect(getField(action, "subject_id")).toBe("x");
+    expect(getField(rowsOf(ledger, "tool_call")[0]!, "status")).toBe("ok");
+  });
+});

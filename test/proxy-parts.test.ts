@@ -1,0 +1,193 @@
+/** Tables for the pure parts of seam proxy: SSE splitting, the loopback guard, header and query rules. */
+import { describe, expect, test } from "bun:test";
+import { foreignRequest, isLoopbackHost } from "../src/proxy/guard.ts";
+import { endToEnd, headerSummary, redactTarget, upstreamRequestHeaders } from "../src/proxy/headers.ts";
+import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Splits `stream` fed in pieces of `step` bytes; returns the events' data and the oversize lengths. */
+function split(stream: string | Uint8Array, step: number, maxFrame = 1024): { events: string[]; oversize: number[] } {
+  const bytes = typeof stream === "string" ? enc.encode(stream) : stream;
+  const events: string[] = [];
+  const oversize: number[] = [];
+  const s = new SseSplitter(maxFrame, { frame: (f) => events.push(dec.decode(f)), oversize: (n) => oversize.push(n) });
+  for (let i = 0; i < bytes.length; i += step) s.push(bytes.subarray(i, i + step));
+  s.end();
+  return { events, oversize };
+}
+
+describe("SseSplitter", () => {
+  const cases: [string, string, string[]][] = [
+    ["one event", 'data: {"a":1}\n\n', ['{"a":1}']],
+    ["CRLF line ends", "id: 1\r\ndata: x\r\n\r\n", ["x"]],
+    ["CR line ends", "data: x\r\rdata: y\r\r", ["x", "y"]],
+    ["data lines join with LF", "data: a\ndata: b\n\n", ["a\nb"]],
+    ["no space after the colon", "data:x\n\n", ["x"]],
+    ["only one leading space is dropped", "data:  x\n\n", [" x"]],
+    ["comments and other fields are not data", ": hi\nevent: message\nid: 7\nretry: 10\ndata: x\n\n", ["x"]],
+    ["an event without data is none", "id: 1\n\n", []],
+    ["an empty data field is an empty event (a priming event)", "id: 1\ndata: \n\n", [""]],
+    ["`data` without a colon is an empty data line", "data\n\n", [""]],
+    ["a field named datax is not data", "datax: 1\n\n", []],
+    ["an unfinished event is dropped at the end", "data: x\n\ndata: y\n", ["x"]],
+    ["a BOM at the start is dropped", "\uFEFFdata: x\n\n", ["x"]],
+  ];
+  for (const [name, stream, want] of cases) {
+    test(name, () => {
+      for (const step of [1, 2, 3, 7, 1000]) expect([step, split(stream, step).events]).toEqual([step, want]);
+    });
+  }
+
+  test("an event over maxFrame is counted, never kept; the next one is", () => {
+    const big = "x".repeat(100);
+    for (const step of [1, 5, 64, 1000]) {
+      const r = split(`data: ${big}\ndata: ${big}\n\ndata: ok\n\n`, step, 150);
+      expect(r.events).toEqual(["ok"]);
+      expect(r.oversize.length).toBe(1);
+    }
+    // A single line longer than maxFrame: the same, however it is cut.
+    for (const step of [1, 7, 1000]) {
+      const r = split(`data: ${"y".repeat(400)}\n\n: ${"z".repeat(400)}\ndata: ok\n\n`, step, 150);
+      expect([step, r.events, r.oversize.length]).toEqual([step, ["ok"], 1]);
+    }
+  });
+
+  test("invalid UTF-8 reaches the observer as bytes", () => {
+    const bytes = new Uint8Array([...enc.encode("data: "), 0xff, 0xfe, 0x0a, 0x0a]);
+    const frames: Uint8Array[] = [];
+    const s = new SseSplitter(100, { frame: (f) => frames.push(f.slice()), oversize: () => {} });
+    s.push(bytes);
+    expect([...frames[0]!]).toEqual([0xff, 0xfe]);
+  });
+
+  test("BodyCollector: whole body at the end, or counted when over maxFrame", () => {
+    const got: string[] = [];
+    const over: number[] = [];
+    const c = new BodyCollector(10, { frame: (f) => got.push(dec.decode(f)), oversize: (n) => over.push(n) });
+    c.push(enc.encode("12345"));
+    c.push(enc.encode("6789"));
+    c.end();
+    const d = new BodyCollector(10, { frame: (f) => got.push(dec.decode(f)), oversize: (n) => over.push(n) });
+    d.push(enc.encode("123456"));
+    d.push(enc.encode("789012"));
+    d.end();
+    expect(got).toEqual(["123456789"]);
+    expect(over).toEqual([12]);
+  });
+});
+
+describe("loopback guard", () => {
+  const port = 8788;
+  const cases: [string | undefined, string | undefined, string | null][] = [
+    ["127.0.0.1:8788", undefined, null],
+    ["localhost:8788", undefined, null],
+    ["localhost", undefined, null],
+    ["[::1]:8788", undefined, null],
+    ["127.1.2.3:8788", "http://localhost:3000", null],
+    ["localhost:8788", "https://127.0.0.1", null],
+    [undefined, undefined, "no Host header"],
+    ["evil.example", undefined, "Host is not a loopback name"],
+    ["127.0.0.1.evil.example:8788", undefined, "Host is not a loopback name"],
+    ["localhost:8789", undefined, "Host names another port"],
+    ["localhost:8788", "http://evil.example", "Origin is not a loopback origin"],
+    ["localhost:8788", "http://localhost.evil.example", "Origin is not a loopback origin"],
+    ["localhost:8788", "null", "Origin is not a URL"],
+    ["localhost:8788", "file:///x", "Origin is not http(s)"],
+  ];
+  for (const [host, origin, want] of cases) {
+    test(`Host ${host} Origin ${origin}`, () => expect(foreignRequest(host, origin, port)).toBe(want));
+  }
+  test("loopback listen hosts", () => {
+    expect(["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"].map(isLoopbackHost)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(["0.0.0.0", "::", "10.0.0.1", "example.com", "::ffff:10.0.0.1"].map(isLoopbackHost)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe("headers", () => {
+  test("hop-by-hop fields and those Connection names are dropped, order kept", () => {
+    expect(
+      endToEnd([
+        ["A", "1"],
+        ["Connection", "keep-alive, X-Hop"],
+        ["X-Hop", "h"],
+        ["Keep-Alive", "timeout=5"],
+        ["Transfer-Encoding", "chunked"],
+        ["TE", "trailers"],
+        ["Upgrade", "h2c"],
+        ["Proxy-Connection", "keep-alive"],
+        ["B", "2"],
+        ["A", "3"],
+      ]),
+    ).toEqual([
+      ["A", "1"],
+      ["B", "2"],
+      ["A", "3"],
+    ]);
+  });
+
+  test("upstream requests: Host is the upstream's, Accept-Encoding is identity", () => {
+    const h = upstreamRequestHeaders(
+      [
+        ["Host", "127.0.0.1:8788"],
+        ["Accept-Encoding", "gzip, br"],
+        ["Expect", "100-continue"],
+        ["Authorization", "Bearer x"],
+      ],
+      new URL("https://mcp.example.com:8443/mcp"),
+    );
+    expect(h).toEqual([
+      ["Host", "mcp.example.com:8443"],
+      ["Authorization", "Bearer x"],
+      ["Accept-Encoding", "identity"],
+    ]);
+  });
+
+  test("a summary never holds a secret header's value", () => {
+    const s = headerSummary(
+      [
+        ["Content-Type", "application/json"],
+        ["Authorization", "Bearer s3cr3t"],
+        ["User-Agent", "agent token=abcdef"],
+        ["X-Custom", "v"],
+      ],
+      new Set(["x-custom"]),
+    );
+    expect(s.names).toEqual(["authorization", "content-type", "user-agent", "x-custom"]);
+    expect([...s.values]).toEqual([
+      ["content-type", "application/json"],
+      ["user-agent", "agent token=<redacted>"],
+    ]);
+  });
+
+  const targets: [string, string, number][] = [
+    ["/mcp", "/mcp", 0],
+    ["/mcp?a=1&b=2", "/mcp?a=1&b=2", 0],
+    ["/mcp?token=abc&page=2", "/mcp?token=<redacted>&page=2", 1],
+    [
+      "/mcp?api_key=k&apiKey=k2&X-Amz-Signature=s&sig=t",
+      "/mcp?api_key=<redacted>&apiKey=<redacted>&X-Amz-Signature=<redacted>&sig=<redacted>",
+      4,
+    ],
+    ["/mcp?access%5Ftoken=abc", "/mcp?access%5Ftoken=<redacted>", 1],
+    ["/mcp?q=sk-abcdefghijklmnopqrstuvwxyz", "/mcp?q=<redacted>", 1],
+    ["/mcp?token=", "/mcp?token=", 0],
+    ["/mcp?max_tokens=5", "/mcp?max_tokens=5", 0],
+  ];
+  for (const [target, want, n] of targets) {
+    test(`query ${target}`, () => expect(redactTarget(target)).toEqual({ target: want, redactions: n }));
+  }
+});
