@@ -9,7 +9,8 @@ import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from ".
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import { describeReadError } from "../src/base/io-error.ts";
+import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {

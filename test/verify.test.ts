@@ -6,13 +6,13 @@ import { chainOf } from "../src/core/chain.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes } from "../src/core/digest.ts";
 import { JsonFloat } from "../src/core/json.ts";
+import { pyTruthy } from "../src/format/line.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import {
   LedgerVerifier,
   type VerifyOptions,
   type VerifyReport,
   fileChunks,
-  pyTruthy,
   verifyBytes,
   verifyLedger,
 } from "../src/verify/verifier.ts";

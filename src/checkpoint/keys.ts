@@ -10,7 +10,7 @@
  */
 import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
-import { describeReadError } from "../verify/verifier.ts";
+import { describeReadError } from "../base/io-error.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends Error {

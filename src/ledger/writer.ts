@@ -1,30 +1,14 @@
 /**
  * The ledger writer: turns events into hash-chained rows and appends them to
- * the ledger file without ever blocking or failing the relay.
- *
- * Every row is one line, Python's `json.dumps(row, ensure_ascii=False)` + "\n"
- * (lineForm), with its keys in this order:
- *
- *   {"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>", "seq": 7,
- *    "server": "<label>", <the event's fields, in the order given>, "ts": "2026-11-30T03:24:07.123Z",
- *    "chain": "<32 hex>"}
- *
- * chain = chainOf(prev, row without chain), where prev is the chain of the
- * last row in the *file* (any session, any process; "genesis" for an empty
- * file), found the way `seam verify` walks: blank, unparseable and non-object
- * lines are passed over, a row with a falsy chain restarts from "genesis".
+ * the ledger file without ever blocking or failing the relay. What a row and
+ * a line are, and how rows chain, is docs/ledger-format.md (src/format/).
  *
  * A torn last line (no "\n" after it, not parseable: what a crash mid-write
  * leaves) is healed before the next rows: "\n" is written so the torn bytes
- * stand on their own line, then
- *
- *   {"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
- *    "server": "<label>", "torn_line": 12, "torn_bytes": 57, "torn_digest": "sha256:raw-bytes:v1:<hex>",
- *    "ts": "…", "chain": "…"}
- *
- * with no seq (it is in no session's sequence), chained from the last good
- * row before the torn line. An unterminated last line that parses (a complete
- * row whose "\n" never came) only gets its "\n".
+ * stand on their own line, then a ledger_repair row that names them, with no
+ * seq (it is in no session's sequence), chained from the last good row before
+ * the torn line. An unterminated last line that parses (a complete row whose
+ * "\n" never came) only gets its "\n".
  *
  * How rows reach the file: `append` assigns seq and ts at once and queues the
  * row; one flush loop takes everything queued, takes the cross-process lock
@@ -38,12 +22,15 @@
  * decides). `appendDurable` rows are fsynced whatever the policy.
  *
  * With `seal` (wrap --sign), signed `checkpoint` rows join the queue too;
- * src/checkpoint/writer.ts says what they hold and when they come.
+ * src/checkpoint/writer.ts says when they come.
  */
 import { lineForm } from "../core/canonical.ts";
-import { GENESIS, chainOf } from "../core/chain.ts";
+import { GENESIS } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
-import { type Json, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import type { Json, JsonObject } from "../core/json.ts";
+import { MAX_LINE_BYTES, chainClaim, classifyLine, passedOn, setChain } from "../format/line.ts";
+import { type TornLine, buildRow, repairFields } from "../format/row.ts";
+import { describeWriteError } from "../base/io-error.ts";
 import { acquireLock, type Release } from "./lock.ts";
 
 /** Idle time after which the writer lets the ledger's lock go. */
@@ -51,7 +38,6 @@ const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 import type { AppendFile } from "../runtime/types.ts";
-import { pyTruthy } from "../verify/verifier.ts";
 import { type SealConfig, type SealMark, Sealer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
 
@@ -79,12 +65,7 @@ export interface LedgerConfig {
   seal?: SealConfig;
 }
 
-/** Keys the writer sets itself; a field of the same name is ignored. */
-const RESERVED = new Set(["evt", "seam", "seam_impl", "session", "seq", "server", "ts", "chain"]);
-const SEAM = "mcp-stdio";
 const LF = 0x0a;
-/** A line longer than this is not parsed when looking for the previous chain (it counts as unparseable). */
-const MAX_PARSE_BYTES = 256 * 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
 
 interface Pending {
@@ -93,15 +74,6 @@ interface Pending {
   resolve: (written: boolean) => void;
   /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
   checkpoint?: boolean;
-}
-
-/** `EACCES: permission denied, open '…'` → `permission denied` (Bun and Node word errors alike). */
-export function describeWriteError(err: unknown): string {
-  const e = err as NodeJS.ErrnoException | undefined;
-  const m = /^[A-Z][A-Z0-9_]*: ([^,]+)/.exec(String(e?.message ?? ""));
-  if (m) return m[1]!.trim();
-  if (typeof e?.code === "string") return e.code.toLowerCase();
-  return String(e?.message ?? err).toLowerCase();
 }
 
 export class LedgerWriter {
@@ -247,17 +219,8 @@ export class LedgerWriter {
   }
 
   private buildRow(evt: string, seq: number | null, fields: Iterable<[string, Json | undefined]>): JsonObject {
-    const row: JsonObject = new Map<string, Json>([
-      ["evt", evt],
-      ["seam", SEAM],
-      ["seam_impl", `seam/${VERSION}`],
-      ["session", this.cfg.session],
-    ]);
-    if (seq !== null) row.set("seq", seq);
-    row.set("server", this.cfg.server);
-    for (const [k, v] of fields) if (v !== undefined && !RESERVED.has(k)) row.set(k, v);
-    row.set("ts", this.timestamp());
-    return row;
+    const { session, server } = this.cfg;
+    return buildRow({ evt, impl: `seam/${VERSION}`, session, seq, server, ts: this.timestamp() }, fields);
   }
 
   private enqueue(evt: string, fields: Iterable<[string, Json | undefined]>, durable: boolean): Promise<boolean> {
@@ -413,20 +376,15 @@ export class LedgerWriter {
         prev = tail.prev;
         if (tail.terminate) add(new Uint8Array([LF]));
         if (tail.torn) {
-          const { line, bytes, digest } = tail.torn;
-          const repair = this.buildRow("ledger_repair", null, [
-            ["torn_line", line],
-            ["torn_bytes", bytes],
-            ["torn_digest", digest],
-          ]);
-          prev = seal(prev, repair, add);
+          const repair = this.buildRow("ledger_repair", null, repairFields(tail.torn));
+          prev = chainLine(prev, repair, add);
           repairEnd = total;
         }
       }
       for (const p of batch) {
         try {
           if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.sealer!.fields());
-          prev = seal(prev, p.row, add);
+          prev = chainLine(prev, p.row, add);
           rows.push(p);
           ends.push(total);
         } catch {
@@ -526,10 +484,8 @@ export class LedgerWriter {
 const encoder = new TextEncoder();
 
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
-function seal(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
-  row.delete("chain");
-  const chain = chainOf(prev, row);
-  row.set("chain", chain);
+function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
+  const chain = setChain(prev, row);
   add(encoder.encode(`${lineForm(row)}\n`));
   return chain;
 }
@@ -542,7 +498,7 @@ interface Tail {
   /** The last line has no "\n": write one first. */
   terminate: boolean;
   /** That last line is torn: record it with a ledger_repair row. */
-  torn?: { line: number; bytes: number; digest: string };
+  torn?: TornLine;
 }
 
 /** Reads a file backwards from `end`, a chunk at a time, to find line starts. */
@@ -578,24 +534,12 @@ class BackReader {
 
 type LineVerdict = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; chain: string | null };
 
-// ignoreBOM: a line that starts with a BOM is unparseable to verify (as to Python), so it must be to the writer too.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
 async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {
-  if (end - start > MAX_PARSE_BYTES) return { kind: "unparseable" };
-  const bytes = await file.readAt(start, end - start);
-  if (bytes.every((c) => c === 0x20 || (c >= 0x09 && c <= 0x0d))) return { kind: "blank" };
-  let row: Json;
-  try {
-    row = parseJson(utf8.decode(bytes));
-  } catch {
-    return { kind: "unparseable" };
-  }
-  if (!isObject(row)) return { kind: "row", chain: null };
-  const chain = getField(row, "chain");
-  if (!pyTruthy(chain)) return { kind: "row", chain: GENESIS };
-  return { kind: "row", chain: typeof chain === "string" ? chain : null };
+  if (end - start > MAX_LINE_BYTES) return { kind: "unparseable" };
+  const line = classifyLine(await file.readAt(start, end - start));
+  if (line.kind !== "row") return line;
+  return { kind: "row", chain: passedOn(chainClaim(line.row)) };
 }
 
 /** The chain a row appended at `end` (a line boundary) continues from. */
@@ -622,7 +566,7 @@ async function inspectTail(file: AppendFile, size: number): Promise<Tail> {
   return { prev, terminate: true, torn: await describeTorn(file, start, size) };
 }
 
-async function describeTorn(file: AppendFile, start: number, end: number): Promise<NonNullable<Tail["torn"]>> {
+async function describeTorn(file: AppendFile, start: number, end: number): Promise<TornLine> {
   let lines = 1;
   for (let pos = 0; pos < start; pos += READ_CHUNK * 16) {
     const chunk = await file.readAt(pos, Math.min(READ_CHUNK * 16, start - pos));

@@ -5,37 +5,21 @@
  * input; memory stays flat however large the file (one line at a time, split
  * on "\n" bytes only, so U+2028 and friends inside a row never split it).
  *
- * Chain walk (compatible with the format's reference verifier):
- *   - physical lines are numbered from 1; a line of nothing but ASCII
- *     whitespace (space, \t, \r, \v, \f — Python's bytes.strip()) is blank:
- *     counted, skipped;
- *   - a line must be strict UTF-8 and parse as JSON (parseJson, Python's
- *     json.loads rules), else `line N: unparseable`; it must be an object,
- *     else `line N: not a JSON object`; either way the chain carries on from
- *     the last row that had one;
- *   - `chain` is taken out; a falsy value (Python falsiness: missing, null, "",
- *     false, 0, 0.0, [], {}) makes a prechain row before any chained row
- *     (skipped; a break with strict) or `line N: unchained row after chain
- *     began` after one, and in both cases the next row starts again from
- *     "genesis"; a truthy non-string is `line N: non-string chain value`;
- *   - a string chain is compared with chainOf(prev, row without chain), where
- *     prev is the previous row's *claimed* chain ("genesis" at first), so one
- *     edited row is one break, not a cascade: `line N: chain mismatch`.
- *
- * seam's own additions, where it knowingly differs from the reference:
- *   - an unparseable last line with no "\n" after it is what a crash mid-write
- *     leaves: a finding `line N: torn final line` (inconclusive), not a break;
- *   - an unparseable line that the very next line declares repaired (a
- *     `ledger_repair` row whose torn_line, torn_bytes and torn_digest match it)
- *     is a note, not a break, and is not counted as a row;
- *   - completeness of seam sessions (see `observe`): findings that make the
- *     verdict inconclusive unless the chain is broken.
+ * The rules (lines, chain walk, torn and repaired lines, session
+ * completeness, breaks and findings) are docs/ledger-format.md; the line and
+ * chain rules themselves are src/format/line.ts, shared with the writer.
+ * Where seam knowingly differs from the reference verifier: a torn final
+ * line is a finding, not a break; a torn line the next row declares
+ * repaired is a note; session completeness gives findings.
  */
 import { open } from "node:fs/promises";
+import { describeReadError } from "../base/io-error.ts";
 import { CanonicalError, lineForm } from "../core/canonical.ts";
-import { GENESIS, chainOf } from "../core/chain.ts";
+import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
-import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { type Json, type JsonObject, JsonFloat, getField, isObject } from "../core/json.ts";
+import { MAX_LINE_BYTES, chainClaim, classifyLine, expectedChain } from "../format/line.ts";
+import { type TornLine, repairs } from "../format/row.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -104,17 +88,11 @@ export interface VerifyOptions {
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number) => void;
 }
 
-export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
 const NL = 0x0a;
 
 /** A line too long to parse: only its length and digest are kept. */
 interface LongLine {
-  length: number;
-  digest: string;
-}
-
-interface Pending {
-  line: number;
   length: number;
   digest: string;
 }
@@ -160,7 +138,6 @@ export class LedgerVerifier {
   private readonly maxFindings: number;
   private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
   private readonly onRow: VerifyOptions["onRow"];
-  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   private parts: Uint8Array[] = [];
   private partBytes = 0;
@@ -176,7 +153,8 @@ export class LedgerVerifier {
   private prechain = 0;
   private breaks = 0;
   private firstBreak: Break | null = null;
-  private pending: Pending | null = null;
+  /** An unparseable line, judged once the next line shows whether it declares it repaired. */
+  private unjudged: TornLine | null = null;
   private repairLine = 0;
 
   private fileFindings: Finding[] = [];
@@ -227,7 +205,7 @@ export class LedgerVerifier {
     if (this.report !== null) return this.report;
     if (this.failed === null) {
       this.failed = reason;
-      this.settlePending(null);
+      this.settleUnjudged(null);
       this.addBreak(null, `unreadable: ${reason}`);
       if (this.bytes > 0) this.notes.push(`reading stopped after ${this.bytes} bytes; completeness not checked`);
     }
@@ -238,7 +216,7 @@ export class LedgerVerifier {
     if (this.report !== null) return this.report;
     if (this.failed === null) {
       if (this.partBytes > 0 || this.longDigest !== null) this.line(this.takeStash(), false);
-      this.settlePending(null);
+      this.settleUnjudged(null);
     }
     const sessions = this.finishSessions();
     const findings = this.fileFindings.map((f) => f.text);
@@ -312,52 +290,42 @@ export class LedgerVerifier {
     const n = ++this.lineNo;
     let row: Json | undefined;
     if (input instanceof Uint8Array) {
-      if (isBlank(input)) {
-        this.settlePending(null);
+      const line = classifyLine(input);
+      if (line.kind === "blank") {
+        this.settleUnjudged(null);
         return;
       }
-      try {
-        row = parseJson(this.decoder.decode(input));
-      } catch {
-        // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too
-        // deep (the parser's limit, or the stack's): all unparseable, as for
-        // the reference.
-        row = undefined;
-      }
+      if (line.kind === "row") row = line.row;
     } else {
       this.notes.push(`line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit, not parsed`);
     }
     if (row === undefined) {
-      this.settlePending(null);
-      const length = input instanceof Uint8Array ? input.length : input.length;
+      this.settleUnjudged(null);
       if (!terminated) {
         this.fileFinding(n, `line ${n}: torn final line`);
         return;
       }
       // Judged when the next line is seen: it may declare this one repaired.
-      this.pending = { line: n, length, digest: input instanceof Uint8Array ? digestBytes(input) : input.digest };
+      this.unjudged = {
+        line: n,
+        bytes: input.length,
+        digest: input instanceof Uint8Array ? digestBytes(input) : input.digest,
+      };
       return;
     }
-    this.settlePending(row);
+    this.settleUnjudged(row);
     this.row(row, n);
   }
 
-  /** Resolves an unparseable line against the line after it (`next`, or null when that is no object row). */
-  private settlePending(next: Json | null): void {
-    const p = this.pending;
+  /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
+  private settleUnjudged(next: Json | null): void {
+    const p = this.unjudged;
     if (p === null) return;
-    this.pending = null;
-    if (
-      next !== null &&
-      isObject(next) &&
-      getField(next, "evt") === "ledger_repair" &&
-      getField(next, "torn_line") === p.line &&
-      getField(next, "torn_bytes") === p.length &&
-      getField(next, "torn_digest") === p.digest
-    ) {
+    this.unjudged = null;
+    if (next !== null && repairs(next, p)) {
       this.repairLine = p.line + 1;
       this.notes.push(
-        `line ${p.line}: torn line (${p.length} bytes) repaired by the ledger_repair row at line ${p.line + 1}`,
+        `line ${p.line}: torn line (${p.bytes} bytes) repaired by the ledger_repair row at line ${p.line + 1}`,
       );
       return;
     }
@@ -367,26 +335,26 @@ export class LedgerVerifier {
 
   private row(row: Json, n: number): void {
     this.rows++;
-    if (!isObject(row)) {
+    const claim = chainClaim(row);
+    if (claim.kind === "not_object" || !isObject(row)) {
       this.addBreak(n, `line ${n}: not a JSON object`);
       return;
     }
-    const claimed = getField(row, "chain");
-    if (!pyTruthy(claimed)) {
+    if (claim.kind === "unchained") {
       if (this.began) this.addBreak(n, `line ${n}: unchained row after chain began`);
       else {
         this.prechain++;
         if (this.strict) this.addBreak(n, `line ${n}: unchained (prechain) row rejected in strict mode`);
       }
       this.prev = GENESIS;
-    } else if (typeof claimed !== "string") {
+    } else if (claim.kind === "non_string_chain") {
       this.addBreak(n, `line ${n}: non-string chain value`);
     } else {
       this.began = true;
       this.chained++;
       let computed: string | null = null;
       try {
-        computed = chainOf(this.prev, withoutChain(row));
+        computed = expectedChain(this.prev, row);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just
         // under its own parse limit), hence the message. Here it cannot
@@ -395,9 +363,9 @@ export class LedgerVerifier {
         // what chainForm writes. Kept so a failure would be a break, not a throw.
         this.addBreak(n, `line ${n}: unhashable row (${failureName(err)})`);
       }
-      if (computed !== null && computed !== claimed) this.addBreak(n, `line ${n}: chain mismatch`);
-      this.prev = claimed;
-      this.head = claimed;
+      if (computed !== null && computed !== claim.chain) this.addBreak(n, `line ${n}: chain mismatch`);
+      this.prev = claim.chain;
+      this.head = claim.chain;
     }
     this.observe(row, n);
     this.onRow?.(row, n);
@@ -618,59 +586,7 @@ export async function* fileChunks(path: string, chunkSize = 1 << 20): AsyncGener
   }
 }
 
-const READ_ERRORS: Record<string, string> = {
-  ENOENT: "no such file or directory",
-  EACCES: "permission denied",
-  EPERM: "permission denied",
-  EISDIR: "is a directory",
-  ENOTDIR: "not a directory",
-  ELOOP: "too many levels of symbolic links",
-  ENAMETOOLONG: "file name too long",
-  EIO: "input/output error",
-  EMFILE: "too many open files",
-};
-
-/** The `<reason>` of `unreadable: <reason>`: strerror-like, lowercase, no path. */
-export function describeReadError(err: unknown): string {
-  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-  if (typeof code === "string") return READ_ERRORS[code] ?? code.toLowerCase();
-  if (err instanceof Error) return err.message.replace(/\.$/, "").toLowerCase();
-  return String(err);
-}
-
 // ---- helpers ----
-
-/** All ASCII whitespace, as Python's bytes.strip() sees it. */
-function isBlank(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i]!;
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0b && c !== 0x0c && c !== 0x0a) return false;
-  }
-  return true;
-}
-
-/** Python's bool(v) for a parsed JSON value (NaN is truthy, -0.0 is not). */
-export function pyTruthy(v: Json | undefined): boolean {
-  if (v === undefined || v === null || v === false) return false;
-  if (v === true) return true;
-  if (typeof v === "string") return v.length > 0;
-  if (typeof v === "number") return v !== 0;
-  if (typeof v === "bigint") return v !== 0n;
-  if (v instanceof JsonFloat) return v.value !== 0;
-  if (Array.isArray(v)) return v.length > 0;
-  if (v instanceof Map) return v.size > 0;
-  return Object.keys(v).length > 0;
-}
-
-/** The row minus its `chain` key; a parsed Map is ours to change, a plain object is copied. */
-function withoutChain(row: JsonObject | { readonly [k: string]: Json }): Json {
-  if (row instanceof Map) {
-    row.delete("chain");
-    return row;
-  }
-  const { chain: _, ...rest } = row as { [k: string]: Json };
-  return rest;
-}
 
 function failureName(err: unknown): string {
   if (err instanceof CanonicalError) return err.kind;
