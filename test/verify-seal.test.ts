@@ -22,6 +22,7 @@ import {
   verifySealed,
 } from "../src/checkpoint/verifier.ts";
 import { verifyBytes } from "../src/verify/verifier.ts";
+import type { BreakKind } from "../src/format/kinds.ts";
 import { tempDir } from "./proc.ts";
 import { KEY, OTHER, joinLines, linesOf, rechain, reforge, signer, verifier, writeSealed } from "./seal-helpers.ts";
 
@@ -77,11 +78,19 @@ test("the base ledger: as expected, ok, sealed through line 10", async () => {
 });
 
 describe("checkpoint rows: what a bare chain misses, the checkpoint catches", () => {
-  const cases: { name: string; mutate: () => string[]; first: string; breaks: number; sealedThrough: number }[] = [
+  const cases: {
+    name: string;
+    mutate: () => string[];
+    first: string;
+    kind: BreakKind;
+    breaks: number;
+    sealedThrough: number;
+  }[] = [
     {
       name: "a re-chained edit under the first checkpoint",
       mutate: () => rechain(withLine(LINES, 1, edit(LINES[1]!, "tool", "forged")), 1),
       first: "line 4: checkpoint root does not match lines 1..3",
+      kind: "checkpoint_root",
       breaks: 3,
       sealedThrough: 0,
     },
@@ -89,6 +98,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a re-chained edit under the last checkpoint only",
       mutate: () => rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8),
       first: "line 11: checkpoint root does not match lines 1..10",
+      kind: "checkpoint_root",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -96,6 +106,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint signed by the key but with the wrong size",
       mutate: () => reforge(LINES, 10, (c) => (c.size = 11)),
       first: "line 11: checkpoint size 11, but 10 lines precede it",
+      kind: "checkpoint_size",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -103,6 +114,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint signed by the key but with the wrong root",
       mutate: () => reforge(LINES, 10, (c) => (c.root = leafHash(enc.encode("another tree")))),
       first: "line 11: checkpoint root does not match lines 1..10",
+      kind: "checkpoint_root",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -116,6 +128,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
           (t) => signNote(t, [other]),
         ),
       first: `line 11: checkpoint not signed by ${LABEL}`,
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -128,6 +141,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         return rechain(withLine(LINES, 10, edit(LINES[10]!, "note", flipped)), 10);
       },
       first: `line 11: checkpoint has an invalid signature for key ${LABEL}`,
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -135,6 +149,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a row whose size field differs from its note",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "size", 9)), 10),
       first: "line 11: checkpoint row's size or root differ from its note's",
+      kind: "checkpoint_fields",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -142,6 +157,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint of another origin",
       mutate: () => reforge(LINES, 10, (c) => (c.origin = "seam-ledger/00000000000000000000000000000000")),
       first: `line 11: checkpoint origin seam-ledger/00000000000000000000000000000000 is not this ledger's (${ORIGIN})`,
+      kind: "checkpoint_origin",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -149,6 +165,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a note that is not a signed note",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "note", "garbage")), 10),
       first: "line 11: checkpoint note is malformed",
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -156,6 +173,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a signed note that is not a checkpoint",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "note", signNote("hello\n", [signer]))), 10),
       first: "line 11: checkpoint note is not a checkpoint: a checkpoint is at least three lines: origin, size, root",
+      kind: "checkpoint_not_checkpoint",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -167,6 +185,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         return rechain(withLine(LINES, 10, lineForm(m)), 10);
       },
       first: "line 11: checkpoint row without a note",
+      kind: "checkpoint_no_note",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -177,12 +196,13 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       expect(bytes).not.toEqual(joinLines(LINES));
       expect(verifyBytes(bytes).breaks).toBe(0); // the chain alone sees nothing
       const { report, seal } = await sealed(bytes);
-      expect([report.verdict, report.first_break?.message, report.breaks, seal.sealed_through]).toEqual([
-        "broken",
-        c.first,
-        c.breaks,
-        c.sealedThrough,
-      ]);
+      expect([
+        report.verdict,
+        report.first_break?.kind,
+        report.first_break?.message,
+        report.breaks,
+        seal.sealed_through,
+      ]).toEqual(["broken", c.kind, c.first, c.breaks, c.sealedThrough]);
     });
   }
 
@@ -252,7 +272,9 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
 
   test("a checkpoint on line 1 has nothing to seal", async () => {
     const { seal } = await sealed(joinLines([LINES[10]!]));
-    expect(seal.breaks).toEqual([{ line: 1, message: "line 1: checkpoint before any line" }]);
+    expect(seal.breaks).toEqual([
+      { line: 1, kind: "checkpoint_before_lines", message: "line 1: checkpoint before any line" },
+    ]);
   });
 });
 
@@ -263,7 +285,11 @@ describe("witness", () => {
     const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
     const msg =
       "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines";
-    expect([report.verdict, report.first_break, report.breaks]).toEqual(["broken", { line: null, message: msg }, 1]);
+    expect([report.verdict, report.first_break, report.breaks]).toEqual([
+      "broken",
+      { line: null, kind: "witness_rolled_back", message: msg },
+      1,
+    ]);
     expect(seal.evidence).toEqual([
       {
         message: msg,
@@ -280,7 +306,12 @@ describe("witness", () => {
     const { report, seal } = await sealed(bytes, w());
     const msg =
       "witness: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the witness checkpoint (w line 3)";
-    expect([report.verdict, report.first_break?.message, report.breaks]).toEqual(["broken", msg, 1]);
+    expect([report.verdict, report.first_break?.kind, report.first_break?.message, report.breaks]).toEqual([
+      "broken",
+      "witness_forked",
+      msg,
+      1,
+    ]);
     expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
       "witness checkpoint (w line 3)",
       "the ledger's lines 1..10 (computed, unsigned)",
@@ -322,6 +353,7 @@ describe("witness", () => {
     foreignKey.set("note", signNote((foreignKey.get("note") as string).split("\n\n")[0] + "\n", [other]));
     const text = [lines[0], "not json", lineForm(badSig), lineForm(foreignKey)].join("\n") + "\n";
     const { report, seal } = await sealed(joinLines(LINES), w(text));
+    expect(seal.breaks.map((b) => b.kind)).toEqual(["witness_entry", "witness_entry", "witness_entry"]);
     expect(seal.breaks.map((b) => b.message)).toEqual([
       "witness w line 2: not a witness line (not JSON)",
       `witness w line 3: has an invalid signature for key ${LABEL}`,
@@ -348,6 +380,7 @@ describe("state", () => {
     expect(report.first_break?.message).toBe(
       "state: truncated or rolled back: remembered checkpoint has size 10; the ledger holds 8 lines",
     );
+    expect(report.first_break?.kind).toBe("state_rolled_back");
     expect(seal.remembered).toBe(10);
     expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
       "remembered checkpoint",
@@ -361,6 +394,7 @@ describe("state", () => {
     expect(report.first_break?.message).toBe(
       "state: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the remembered checkpoint",
     );
+    expect(report.first_break?.kind).toBe("state_forked");
   });
 
   test("the path held another origin before", async () => {
@@ -378,6 +412,7 @@ describe("state", () => {
       remembering(signNote(noteOf(LINES[3]!).split("\n\n")[0] + "\n", [other])),
     );
     expect(report.first_break?.message).toBe(`state: the checkpoint remembered for ${ORIGIN} not signed by ${LABEL}`);
+    expect(report.first_break?.kind).toBe("state_entry");
   });
 
   test("StateDir: keeps only a larger checkpoint, binds paths, writes 0600 files", () => {

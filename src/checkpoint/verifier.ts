@@ -4,15 +4,8 @@
  * the same bytes, one line at a time, go to both, and the Merkle tree of the
  * lines (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
  *
- * Each `checkpoint` row (seam: "mcp-stdio", evt: "checkpoint") on line L
- * must hold, or it is a break at line L:
- *   - a note that opens with the given keys (signatures by other keys are
- *     ignored; a given key's bad signature, or no signature by a given key,
- *     is a break) and whose text is a C2SP checkpoint;
- *   - `size` and `root` fields equal to the note's;
- *   - the ledger's origin (src/checkpoint/checkpoint.ts), size L - 1, and the root of
- *     lines 1..L-1 as this file holds them.
- * The latest checkpoint that holds seals the file through its size: the
+ * Each `checkpoint` row on line L must hold as docs/ledger-format.md
+ * ("Checkpoints") says, or it is a break at line L. The latest checkpoint that holds seals the file through its size: the
  * report says `sealed through line X; unsealed tail: Y rows` (Y counts the
  * object rows after line X, checkpoint rows not included). With a key, a
  * file where no checkpoint holds is a finding (inconclusive), and so is a
@@ -52,7 +45,8 @@ import {
   verifyInclusion,
 } from "./merkle.ts";
 import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
-import { type Break, LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
+import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
 
 export interface SealCheckOptions {
   /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */
@@ -102,6 +96,8 @@ export interface SealReport {
   remembered: number | null;
   breaks: Break[];
   findings: string[];
+  /** The kind of each finding, in the same order. */
+  finding_kinds: FindingKind[];
   /** The witness and state findings (each also a break), with their evidence. */
   evidence: SealFinding[];
   notes: string[];
@@ -196,7 +192,11 @@ export class SealVerifier {
     const note = this.opts.remembered?.(this.origin) ?? null;
     if (note === null) return;
     const e = this.openEntry(note, (m) =>
-      this.breaks.push({ line: null, message: `state: the checkpoint remembered for ${this.origin} ${m}` }),
+      this.breaks.push({
+        line: null,
+        kind: "state_entry",
+        message: `state: the checkpoint remembered for ${this.origin} ${m}`,
+      }),
     );
     if (e === null) return;
     this.remembered = { line: 0, ...e };
@@ -220,14 +220,17 @@ export class SealVerifier {
     }
     this.checkpoints++;
     const problem = this.checkCheckpoint(row, n);
-    if (problem !== null) this.breaks.push({ line: n, message: `line ${n}: ${problem}` });
+    if (problem !== null) this.breaks.push({ line: n, kind: problem.kind, message: `line ${n}: ${problem.message}` });
     else if (typeof session === "string" && this.announced.has(session)) this.announced.set(session, true);
   }
 
   /** null when the checkpoint row on line n holds; else what does not. */
-  private checkCheckpoint(row: JsonObject | { readonly [k: string]: Json }, n: number): string | null {
+  private checkCheckpoint(
+    row: JsonObject | { readonly [k: string]: Json },
+    n: number,
+  ): { kind: BreakKind; message: string } | null {
     const note = getField(row, "note");
-    if (typeof note !== "string") return "checkpoint row without a note";
+    if (typeof note !== "string") return { kind: "checkpoint_no_note", message: "checkpoint row without a note" };
     let text: string;
     try {
       if (this.opts.keys.length > 0) {
@@ -238,21 +241,31 @@ export class SealVerifier {
         text = parseNote(note).text;
       }
     } catch (e) {
-      return `checkpoint ${this.noteProblem(e)}`;
+      return { kind: "checkpoint_signature", message: `checkpoint ${this.noteProblem(e)}` };
     }
     let c: Checkpoint;
     try {
       c = parseCheckpointText(text);
     } catch (e) {
-      return `checkpoint note is not a checkpoint: ${e instanceof FormatError ? e.message : String(e)}`;
+      const why = e instanceof FormatError ? e.message : String(e);
+      return { kind: "checkpoint_not_checkpoint", message: `checkpoint note is not a checkpoint: ${why}` };
     }
     const root = encodeBase64(c.root);
     if (getField(row, "size") !== c.size || getField(row, "root") !== root)
-      return "checkpoint row's size or root differ from its note's";
-    if (this.origin === null) return "checkpoint before any line";
-    if (c.origin !== this.origin) return `checkpoint origin ${c.origin} is not this ledger's (${this.origin})`;
-    if (c.size !== n - 1) return `checkpoint size ${c.size}, but ${n - 1} line${n - 1 === 1 ? "" : "s"} precede it`;
-    if (!equalHash(this.tree.root(), c.root)) return `checkpoint root does not match lines 1..${c.size}`;
+      return { kind: "checkpoint_fields", message: "checkpoint row's size or root differ from its note's" };
+    if (this.origin === null) return { kind: "checkpoint_before_lines", message: "checkpoint before any line" };
+    if (c.origin !== this.origin)
+      return {
+        kind: "checkpoint_origin",
+        message: `checkpoint origin ${c.origin} is not this ledger's (${this.origin})`,
+      };
+    if (c.size !== n - 1)
+      return {
+        kind: "checkpoint_size",
+        message: `checkpoint size ${c.size}, but ${n - 1} line${n - 1 === 1 ? "" : "s"} precede it`,
+      };
+    if (!equalHash(this.tree.root(), c.root))
+      return { kind: "checkpoint_root", message: `checkpoint root does not match lines 1..${c.size}` };
     this.valid++;
     this.unsealed = 0;
     this.latest = { line: n, size: c.size, root, note };
@@ -293,11 +306,14 @@ export class SealVerifier {
       } catch (e) {
         this.breaks.push({
           line: null,
+          kind: "witness_entry",
           message: `${where}: not a witness line (${e instanceof Error ? e.message : String(e)})`,
         });
         return;
       }
-      const opened = this.openEntry(entry.note, (m) => this.breaks.push({ line: null, message: `${where}: ${m}` }));
+      const opened = this.openEntry(entry.note, (m) =>
+        this.breaks.push({ line: null, kind: "witness_entry", message: `${where}: ${m}` }),
+      );
       if (opened === null) return;
       this.witnessed.push({ line: i + 1, ...opened });
       this.targets.set(opened.checkpoint.size, null);
@@ -318,6 +334,7 @@ export class SealVerifier {
       if (was != null && this.origin !== null && was !== this.origin) {
         const prior = this.opts.remembered?.(was) ?? null;
         this.flag(
+          "state_forked",
           `state: forked or rewritten: this ledger's path held origin ${was}; its line 1 now gives ${this.origin}`,
           [
             ...(prior === null ? [] : [{ label: `remembered checkpoint for ${was}`, note: prior }]),
@@ -327,11 +344,17 @@ export class SealVerifier {
       }
     }
     const findings: string[] = [];
+    const finding_kinds: FindingKind[] = [];
+    const find = (kind: FindingKind, message: string) => {
+      findings.push(message);
+      finding_kinds.push(kind);
+    };
     if (this.opts.keys.length > 0 && this.valid === 0 && chain.rows > 0)
-      findings.push(`no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
+      find("no_checkpoint_holds", `no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
     for (const [session, sealed] of this.announced) {
       if (!sealed)
-        findings.push(
+        find(
+          "session_checkpoint_missing",
           `session ${session}: its session_begin announces checkpoints, but none of its own holds (still running, or removed)`,
         );
     }
@@ -354,6 +377,7 @@ export class SealVerifier {
       remembered: this.remembered?.checkpoint.size ?? null,
       breaks: this.breaks,
       findings,
+      finding_kinds,
       evidence: this.evidence,
       notes: this.notes,
     };
@@ -369,6 +393,7 @@ export class SealVerifier {
     const foreign = this.origin === null ? undefined : entries.find((e) => e.checkpoint.origin !== this.origin);
     if (foreign) {
       this.flag(
+        `${kind}_forked`,
         `${kind}: forked or rewritten: ${kind === "witness" ? `${name} line ${foreign.line}` : "the remembered checkpoint"} is for origin ${foreign.checkpoint.origin}; this ledger's line 1 gives ${this.origin}`,
         [{ label: label(foreign), note: foreign.note }, this.ledgerSide(lines)],
       );
@@ -380,6 +405,7 @@ export class SealVerifier {
     );
     if (longest !== null && longest.checkpoint.size > lines) {
       this.flag(
+        `${kind}_rolled_back`,
         `${kind}: truncated or rolled back: ${label(longest)} has size ${longest.checkpoint.size}; the ledger holds ${lines} line${lines === 1 ? "" : "s"}`,
         [
           { label: label(longest), note: longest.note },
@@ -396,6 +422,7 @@ export class SealVerifier {
     if (forked) {
       const size = forked.checkpoint.size;
       this.flag(
+        `${kind}_forked`,
         `${kind}: forked or rewritten: the ledger's lines 1..${size} do not hash to the root of the ${label(forked)}`,
         [{ label: label(forked), note: forked.note }, this.ledgerSide(size)],
       );
@@ -421,8 +448,8 @@ export class SealVerifier {
     return this.targets.get(size) ?? EMPTY_ROOT;
   }
 
-  private flag(message: string, evidence: Evidence[]): void {
-    this.breaks.push({ line: null, message });
+  private flag(kind: BreakKind, message: string, evidence: Evidence[]): void {
+    this.breaks.push({ line: null, kind, message });
     this.evidence.push({ message, evidence });
   }
 }
@@ -439,6 +466,8 @@ export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
   const rank = (b: Break) => (b === r.first_break && b.line === null ? -1 : (b.line ?? Infinity));
   const first_break = candidates.reduce<Break | null>((a, b) => (a === null || rank(b) < rank(a) ? b : a), null);
   const findings = [...r.findings, ...seal.findings];
+  const break_kinds = { ...r.break_kinds };
+  for (const b of seal.breaks) break_kinds[b.kind] = (break_kinds[b.kind] ?? 0) + 1;
   const verdict =
     breaks > 0 ? "broken" : r.verdict === "inconclusive" || seal.findings.length > 0 ? "inconclusive" : "ok";
   return {
@@ -447,7 +476,9 @@ export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
     ok: verdict === "ok" ? true : verdict === "broken" ? false : null,
     breaks,
     first_break,
+    break_kinds,
     findings,
+    finding_kinds: [...r.finding_kinds, ...seal.finding_kinds],
     notes: [...r.notes, ...seal.notes],
   };
 }

@@ -11,17 +11,8 @@
  * written. A write that fails rewinds the tree to before it; the next write
  * then reads back whatever of it did land.
  *
- * A checkpoint row, sealed into the chain like any row but, like
- * ledger_repair, outside every session's seq:
- *
- *   {"evt": "checkpoint", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
- *    "server": "<label>", "size": 41, "root": "<base64>", "note": "<signed note>", "ts": "…", "chain": "…"}
- *
- * `size` is the number of lines in the file before the checkpoint row's own
- * line (every physical line, whoever wrote it), so a checkpoint on line L
- * has size L - 1; `root` is the RFC 6962 root of those lines; `note` is the
- * C2SP checkpoint of (origin, size, root) signed with the writer's key (see
- * src/checkpoint/checkpoint.ts for the origin).
+ * What a checkpoint row holds (size, root, signed note) is
+ * docs/ledger-format.md, "Checkpoints".
  *
  * When: after every `every` rows this writer appended since its last
  * checkpoint (default 1000), when `intervalMs` passed (default 60 s) and

@@ -15,7 +15,7 @@ export const BREAK_KINDS = {
   unhashable: "a row whose chain form cannot be computed",
   chain_mismatch: "a row's chain is not chainOf(previous chain, the row without its chain)",
   checkpoint_no_note: "a checkpoint row without a note",
-  checkpoint_signature: "a checkpoint note not signed (validly) by the given key",
+  checkpoint_signature: "a checkpoint note that does not open: malformed, or not (validly) signed by the given key",
   checkpoint_not_checkpoint: "a checkpoint note whose text is not a checkpoint",
   checkpoint_fields: "a checkpoint row's size or root differ from its note's",
   checkpoint_before_lines: "a checkpoint row on the ledger's first line",

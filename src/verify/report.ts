@@ -4,6 +4,7 @@
  * they go.
  */
 import { EXIT } from "../base/exit.ts";
+import type { Break, FindingKind } from "../format/kinds.ts";
 import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
 
 /** Exit status of one report: ok 0, broken 1, inconclusive 3. */
@@ -25,22 +26,25 @@ export interface JsonReport {
   rows: number;
   chained: number;
   prechain: number;
-  first_break: { line: number | null; message: string } | null;
+  first_break: Break | null;
   breaks: number;
+  break_kinds: VerifyReport["break_kinds"];
   verified_scope: VerifyReport["verified_scope"];
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  finding_kinds: FindingKind[];
   notes: string[];
 }
 
 /**
  * The `--json` object, one per file, written on one line by the command:
  *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"breaks":0,
- *    "verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo","rows":4,
- *    "calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"notes":[]}
- * `ok` is null when inconclusive; `first_break` is {"line":N,"message":"line N: …"}, line null for
- * `unreadable: <reason>`.
+ *    "break_kinds":{},"verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo",
+ *    "rows":4,"calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"finding_kinds":[],"notes":[]}
+ * `ok` is null when inconclusive; `first_break` is {"line":N,"kind":"chain_mismatch","message":"line N: …"},
+ * line null for `unreadable: <reason>`; `break_kinds` counts every break by kind; `finding_kinds[i]` is
+ * the kind of `findings[i]` (the kinds: src/format/kinds.ts, docs/ledger-format.md).
  */
 export function jsonReport(file: string, r: VerifyReport): JsonReport {
   return {
@@ -51,10 +55,12 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     prechain: r.prechain,
     first_break: r.first_break,
     breaks: r.breaks,
+    break_kinds: r.break_kinds,
     verified_scope: r.verified_scope,
     head: r.head,
     sessions: r.sessions,
     findings: r.findings,
+    finding_kinds: r.finding_kinds,
     notes: r.notes,
   };
 }

@@ -20,15 +20,12 @@ import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject } from "../core/json.ts";
 import { MAX_LINE_BYTES, chainClaim, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
+import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
 
-/** The first break: `line` is null for `unreadable: <reason>`. */
-export interface Break {
-  line: number | null;
-  message: string;
-}
+export type { Break } from "../format/kinds.ts";
 
 export interface SessionReport {
   id: string;
@@ -53,13 +50,18 @@ export interface VerifyReport {
   chained: number;
   /** Leading rows without a chain (skipped, or breaks with strict). */
   prechain: number;
+  /** The break on the earliest line; `line` is null for `unreadable: <reason>`. */
   first_break: Break | null;
   breaks: number;
+  /** Breaks counted by kind. */
+  break_kinds: Partial<Record<BreakKind, number>>;
   verified_scope: VerifiedScope;
   /** The last chain value claimed by a row: what the next row must continue from. */
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /** The kind of each listed finding, in the same order. */
+  finding_kinds: FindingKind[];
   notes: string[];
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
@@ -99,9 +101,9 @@ interface LongLine {
 
 interface Finding {
   line: number;
+  /** seq_gap is worded "declared lost" when session_end declares rows_unlogged. */
+  kind: FindingKind;
   text: string;
-  /** A seq gap: worded "declared lost" when session_end declares rows_unlogged. */
-  gap?: boolean;
 }
 
 interface Intent {
@@ -153,6 +155,7 @@ export class LedgerVerifier {
   private prechain = 0;
   private breaks = 0;
   private firstBreak: Break | null = null;
+  private breakKinds: Partial<Record<BreakKind, number>> = {};
   /** An unparseable line, judged once the next line shows whether it declares it repaired. */
   private unjudged: TornLine | null = null;
   private repairLine = 0;
@@ -206,7 +209,7 @@ export class LedgerVerifier {
     if (this.failed === null) {
       this.failed = reason;
       this.settleUnjudged(null);
-      this.addBreak(null, `unreadable: ${reason}`);
+      this.addBreak(null, "unreadable", `unreadable: ${reason}`);
       if (this.bytes > 0) this.notes.push(`reading stopped after ${this.bytes} bytes; completeness not checked`);
     }
     return this.end();
@@ -219,8 +222,9 @@ export class LedgerVerifier {
       this.settleUnjudged(null);
     }
     const sessions = this.finishSessions();
-    const findings = this.fileFindings.map((f) => f.text);
-    for (const s of this.sessions.values()) for (const f of s.findings) findings.push(f.text);
+    const all = [...this.fileFindings];
+    for (const s of this.sessions.values()) all.push(...s.findings);
+    const findings = all.map((f) => f.text);
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
     const findingCount = findings.length + dropped;
@@ -237,11 +241,13 @@ export class LedgerVerifier {
       prechain: this.prechain,
       first_break: this.firstBreak,
       breaks: this.breaks,
+      break_kinds: this.breakKinds,
       verified_scope:
         this.rows === 0 ? "empty" : this.prechain > 0 && !this.strict ? "bounded_prechain_skipped" : "full",
       head: this.head,
       sessions,
       findings: listed,
+      finding_kinds: all.slice(0, listed.length).map((f) => f.kind),
       notes: this.notes,
       bytes: this.bytes,
       lines: this.lineNo,
@@ -302,7 +308,7 @@ export class LedgerVerifier {
     if (row === undefined) {
       this.settleUnjudged(null);
       if (!terminated) {
-        this.fileFinding(n, `line ${n}: torn final line`);
+        this.fileFinding(n, "torn_final_line", `line ${n}: torn final line`);
         return;
       }
       // Judged when the next line is seen: it may declare this one repaired.
@@ -330,25 +336,26 @@ export class LedgerVerifier {
       return;
     }
     this.rows++;
-    this.addBreak(p.line, `line ${p.line}: unparseable`);
+    this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
   private row(row: Json, n: number): void {
     this.rows++;
     const claim = chainClaim(row);
     if (claim.kind === "not_object" || !isObject(row)) {
-      this.addBreak(n, `line ${n}: not a JSON object`);
+      this.addBreak(n, "not_object", `line ${n}: not a JSON object`);
       return;
     }
     if (claim.kind === "unchained") {
-      if (this.began) this.addBreak(n, `line ${n}: unchained row after chain began`);
+      if (this.began) this.addBreak(n, "unchained_after_chain", `line ${n}: unchained row after chain began`);
       else {
         this.prechain++;
-        if (this.strict) this.addBreak(n, `line ${n}: unchained (prechain) row rejected in strict mode`);
+        if (this.strict)
+          this.addBreak(n, "prechain_rejected", `line ${n}: unchained (prechain) row rejected in strict mode`);
       }
       this.prev = GENESIS;
     } else if (claim.kind === "non_string_chain") {
-      this.addBreak(n, `line ${n}: non-string chain value`);
+      this.addBreak(n, "non_string_chain", `line ${n}: non-string chain value`);
     } else {
       this.began = true;
       this.chained++;
@@ -361,9 +368,10 @@ export class LedgerVerifier {
         // happen to a parsed row: chainForm takes NaN and lone surrogates,
         // and parseJson stops at 900 levels and 4300-digit ints, well inside
         // what chainForm writes. Kept so a failure would be a break, not a throw.
-        this.addBreak(n, `line ${n}: unhashable row (${failureName(err)})`);
+        this.addBreak(n, "unhashable", `line ${n}: unhashable row (${failureName(err)})`);
       }
-      if (computed !== null && computed !== claim.chain) this.addBreak(n, `line ${n}: chain mismatch`);
+      if (computed !== null && computed !== claim.chain)
+        this.addBreak(n, "chain_mismatch", `line ${n}: chain mismatch`);
       this.prev = claim.chain;
       this.head = claim.chain;
     }
@@ -371,14 +379,15 @@ export class LedgerVerifier {
     this.onRow?.(row, n);
   }
 
-  private addBreak(line: number | null, message: string): void {
+  private addBreak(line: number | null, kind: BreakKind, message: string): void {
     this.breaks++;
-    if (this.firstBreak === null) this.firstBreak = { line, message };
+    this.breakKinds[kind] = (this.breakKinds[kind] ?? 0) + 1;
+    if (this.firstBreak === null) this.firstBreak = { line, kind, message };
   }
 
-  private fileFinding(line: number, text: string): void {
+  private fileFinding(line: number, kind: FindingKind, text: string): void {
     if (this.fileFindings.length >= this.maxFindings) this.fileDropped++;
-    else this.fileFindings.push({ line, text });
+    else this.fileFindings.push({ line, kind, text });
   }
 
   // ---- completeness of seam sessions ----
@@ -394,11 +403,11 @@ export class LedgerVerifier {
     if (getField(row, "seam") !== "mcp-stdio") return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
-      this.fileFinding(n, `line ${n}: ledger_repair row does not match the line before it`);
+      this.fileFinding(n, "repair_mismatch", `line ${n}: ledger_repair row does not match the line before it`);
     }
     const id = getField(row, "session");
     if (typeof id !== "string") {
-      this.fileFinding(n, `line ${n}: seam row without a session id`);
+      this.fileFinding(n, "session_id_missing", `line ${n}: seam row without a session id`);
       return;
     }
     let s = this.last !== null && this.last.id === id ? this.last : this.sessions.get(id);
@@ -426,11 +435,12 @@ export class LedgerVerifier {
     s.rows++;
     if (evt === "ledger_repair" || evt === "checkpoint") return;
 
-    if (s.endLine !== null) this.find(s, n, `line ${n}: row after session_end (line ${s.endLine})`);
+    if (s.endLine !== null) this.find(s, n, "row_after_end", `line ${n}: row after session_end (line ${s.endLine})`);
     if (s.counted === 0) {
-      if (evt !== "session_begin") this.find(s, n, `line ${n}: first row is ${evtName(evt)}, not session_begin`);
+      if (evt !== "session_begin")
+        this.find(s, n, "first_not_begin", `line ${n}: first row is ${evtName(evt)}, not session_begin`);
     } else if (evt === "session_begin") {
-      this.find(s, n, `line ${n}: session_begin is not the first row`);
+      this.find(s, n, "begin_not_first", `line ${n}: session_begin is not the first row`);
     }
     if (evt === "session_begin" && s.counted === 0) {
       s.pid = getField(row, "pid");
@@ -439,13 +449,13 @@ export class LedgerVerifier {
 
     const seq = getField(row, "seq");
     if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) {
-      this.find(s, n, `line ${n}: seq is missing or not a positive integer`);
+      this.find(s, n, "seq_invalid", `line ${n}: seq is missing or not a positive integer`);
     } else if (seq > s.nextSeq) {
       const missing = seq - 1 === s.nextSeq ? `${s.nextSeq}` : `${s.nextSeq}..${seq - 1}`;
-      this.find(s, n, `line ${n}: seq jumps from ${s.nextSeq - 1} to ${seq} (${missing} missing`, true);
+      this.find(s, n, "seq_gap", `line ${n}: seq jumps from ${s.nextSeq - 1} to ${seq} (${missing} missing`);
       s.nextSeq = seq + 1;
     } else if (seq < s.nextSeq) {
-      this.find(s, n, `line ${n}: seq ${seq} repeats or goes back (expected ${s.nextSeq})`);
+      this.find(s, n, "seq_repeat", `line ${n}: seq ${seq} repeats or goes back (expected ${s.nextSeq})`);
     } else {
       s.nextSeq++;
     }
@@ -454,10 +464,20 @@ export class LedgerVerifier {
       s.endLine = n;
       const said = getField(row, "rows_before_end") ?? 0;
       if (said !== s.counted)
-        this.find(s, n, `line ${n}: session_end says rows_before_end ${show(said)}, the file holds ${s.counted}`);
+        this.find(
+          s,
+          n,
+          "end_rows_mismatch",
+          `line ${n}: session_end says rows_before_end ${show(said)}, the file holds ${s.counted}`,
+        );
       const calls = getField(row, "calls") ?? 0;
       if (calls !== s.calls)
-        this.find(s, n, `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`);
+        this.find(
+          s,
+          n,
+          "end_calls_mismatch",
+          `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`,
+        );
       const unlogged = getField(row, "rows_unlogged");
       if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
     }
@@ -481,9 +501,9 @@ export class LedgerVerifier {
     }
   }
 
-  private find(s: Session, line: number, text: string, gap = false): void {
+  private find(s: Session, line: number, kind: FindingKind, text: string): void {
     if (s.findings.length >= this.maxFindings) s.dropped++;
-    else s.findings.push({ line, text, gap });
+    else s.findings.push({ line, kind, text });
   }
 
   private finishSessions(): SessionReport[] {
@@ -491,7 +511,7 @@ export class LedgerVerifier {
     const judged = this.failed === null;
     for (const s of this.sessions.values()) {
       for (const f of s.findings) {
-        if (f.gap) f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
+        if (f.kind === "seq_gap") f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
         f.text = `session ${s.id}: ${f.text}`;
       }
       const open: Intent[] = [];
@@ -508,10 +528,12 @@ export class LedgerVerifier {
           this.find(
             s,
             i.line,
+            "intent_without_result",
             `session ${s.id}: line ${i.line}: tool_call_intent rpc_id ${i.id}${tool} has no tool_call: the call reached the server and left no result`,
           );
         }
-        if (s.endLine === null) this.find(s, Infinity, `session ${s.id}: no session_end (truncated or still running)`);
+        if (s.endLine === null)
+          this.find(s, Infinity, "session_missing_end", `session ${s.id}: no session_end (truncated or still running)`);
       }
       out.push({
         id: s.id,
