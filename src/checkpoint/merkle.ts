@@ -13,13 +13,13 @@
  * here throws on hostile input: verifiers return a verdict with a reason.
  */
 import { createHash, type Hash as Hasher } from "node:crypto";
+import { LineSplitter } from "../core/lines.ts";
 
 export type Hash = Uint8Array;
 export const HASH_BYTES = 32;
 
 const LEAF = new Uint8Array([0x00]);
 const NODE = new Uint8Array([0x01]);
-const LF = 0x0a;
 
 /** SHA-256(0x00 ‖ data). */
 export function leafHash(data: Uint8Array): Hash {
@@ -150,17 +150,20 @@ export class LineTree {
     return this.first;
   }
 
+  /** Adds the file's next bytes: each "\n" ends a leaf. */
   push(bytes: Uint8Array): void {
-    let pos = 0;
-    while (pos < bytes.length) {
-      const nl = bytes.indexOf(LF, pos);
-      if (nl < 0) {
-        this.partialHasher().update(bytes.subarray(pos));
-        return;
-      }
-      this.endLine(bytes.subarray(pos, nl));
-      pos = nl + 1;
+    // Keeps nothing: whatever splitter state there is, `partial` holds it too.
+    const lines = new LineSplitter(0);
+    lines.feed(bytes);
+    for (let p = lines.next(); p !== null; p = lines.next()) {
+      if (p.kind === "over") this.add(p.bytes);
+      else this.endLine(p.bytes);
     }
+  }
+
+  /** Adds bytes (no "\n" among them) to the line not yet ended. */
+  add(piece: Uint8Array): void {
+    this.partialHasher().update(piece);
   }
 
   /** Ends the current line with `tail` as its last bytes (the "\n" itself not included). */

@@ -34,6 +34,7 @@ import {
   parseWitnessLine,
 } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
+import { LineSplitter } from "../core/lines.ts";
 import {
   EMPTY_ROOT,
   type Hash,
@@ -113,6 +114,8 @@ interface WitnessEntry {
 export class SealVerifier {
   private readonly v: LedgerVerifier;
   private readonly tree = new LineTree();
+  /** Keeps nothing: the tree hashes a line's pieces as they come (an unterminated last line is no leaf). */
+  private readonly lines = new LineSplitter(0);
   private readonly keyLabels: string[];
   private origin: string | null = null;
   /** Sizes whose root is wanted (witness and state), and the root once the tree got there. */
@@ -152,20 +155,15 @@ export class SealVerifier {
   }
 
   push(chunk: Uint8Array): void {
-    let pos = 0;
-    while (pos < chunk.length) {
-      const nl = chunk.indexOf(0x0a, pos);
-      if (nl < 0) {
-        const rest = chunk.subarray(pos);
-        this.tree.push(rest);
-        this.v.push(rest);
-        return;
-      }
+    this.lines.feed(chunk);
+    for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
       // The chain verifier judges the line first: a checkpoint on it sees the tree of the lines before it.
-      this.v.push(chunk.subarray(pos, nl + 1));
-      this.tree.endLine(chunk.subarray(pos, nl));
-      this.lineDone();
-      pos = nl + 1;
+      this.v.push(p.raw);
+      if (p.kind === "over") this.tree.add(p.bytes);
+      else {
+        this.tree.endLine(p.bytes);
+        this.lineDone();
+      }
     }
   }
 
@@ -595,25 +593,22 @@ async function collectLeaves(
   onLeaf: (leaf: Hash) => void,
 ): Promise<Uint8Array | null> {
   const tree = new LineTree();
+  const lines = new LineSplitter(0);
   let kept: Uint8Array | null = null;
   let pieces: Uint8Array[] = [];
   for await (const chunk of source as AsyncIterable<Uint8Array>) {
-    let pos = 0;
-    while (pos < chunk.length && tree.size < size) {
-      const nl = chunk.indexOf(0x0a, pos);
-      const end = nl < 0 ? chunk.length : nl;
-      const piece = chunk.subarray(pos, end);
-      if (tree.size === keep) pieces.push(piece.slice());
-      if (nl < 0) {
-        tree.push(piece);
-        break;
+    lines.feed(chunk);
+    for (let p = lines.next(); p !== null && tree.size < size; p = lines.next()) {
+      if (tree.size === keep) pieces.push(p.bytes.slice());
+      if (p.kind === "over") {
+        tree.add(p.bytes);
+        continue;
       }
-      onLeaf(tree.endLine(piece));
+      onLeaf(tree.endLine(p.bytes));
       if (tree.size === keep + 1) {
         kept = Buffer.concat(pieces);
         pieces = [];
       }
-      pos = nl + 1;
     }
     if (tree.size >= size) break;
   }

@@ -18,6 +18,7 @@ import { CanonicalError, lineForm } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject } from "../core/json.ts";
+import { LineSplitter } from "../core/lines.ts";
 import { MAX_LINE_BYTES, chainClaim, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
@@ -91,7 +92,6 @@ export interface VerifyOptions {
 }
 
 export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
-const NL = 0x0a;
 
 /** A line too long to parse: only its length and digest are kept. */
 interface LongLine {
@@ -141,8 +141,8 @@ export class LedgerVerifier {
   private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
   private readonly onRow: VerifyOptions["onRow"];
 
-  private parts: Uint8Array[] = [];
-  private partBytes = 0;
+  private readonly lines: LineSplitter;
+  /** The digest so far of a line too long to keep. */
   private longDigest: StreamDigest | null = null;
   private bytes = 0;
   private lineNo = 0;
@@ -171,6 +171,7 @@ export class LedgerVerifier {
   constructor(opts: VerifyOptions = {}) {
     this.strict = opts.strict === true;
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.lines = new LineSplitter(this.maxLine);
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
@@ -183,24 +184,8 @@ export class LedgerVerifier {
   push(chunk: Uint8Array): void {
     if (this.failed !== null || this.report !== null) return;
     this.bytes += chunk.length;
-    let pos = 0;
-    while (pos < chunk.length) {
-      const nl = chunk.indexOf(NL, pos);
-      if (nl < 0) {
-        this.stash(chunk.subarray(pos));
-        return;
-      }
-      if (this.partBytes > 0 || this.longDigest !== null) {
-        this.stash(chunk.subarray(pos, nl));
-        this.line(this.takeStash(), true);
-      } else if (nl - pos > this.maxLine) {
-        const bytes = chunk.subarray(pos, nl);
-        this.line({ length: bytes.length, digest: digestBytes(bytes) }, true);
-      } else {
-        this.line(chunk.subarray(pos, nl), true);
-      }
-      pos = nl + 1;
-    }
+    this.lines.feed(chunk);
+    this.drain();
   }
 
   /** The source broke: `unreadable: <reason>` is a break, and what was not read is not judged. */
@@ -218,7 +203,8 @@ export class LedgerVerifier {
   end(): VerifyReport {
     if (this.report !== null) return this.report;
     if (this.failed === null) {
-      if (this.partBytes > 0 || this.longDigest !== null) this.line(this.takeStash(), false);
+      this.lines.end();
+      this.drain();
       this.settleUnjudged(null);
     }
     const sessions = this.finishSessions();
@@ -257,38 +243,19 @@ export class LedgerVerifier {
 
   // ---- lines ----
 
-  private stash(piece: Uint8Array): void {
-    if (piece.length === 0) return;
-    if (this.longDigest === null && this.partBytes + piece.length > this.maxLine) {
-      this.longDigest = new StreamDigest();
-      for (const p of this.parts) this.longDigest.update(p);
-      this.parts = [];
-    }
-    this.partBytes += piece.length;
-    // Copied: a source may hand out the same buffer again.
-    if (this.longDigest !== null) this.longDigest.update(piece);
-    else this.parts.push(piece.slice());
-  }
-
-  private takeStash(): Uint8Array | LongLine {
-    let out: Uint8Array | LongLine;
-    if (this.longDigest !== null) {
-      out = { length: this.partBytes, digest: this.longDigest.digest() };
-    } else if (this.parts.length === 1) {
-      out = this.parts[0]!;
-    } else {
-      const all = new Uint8Array(this.partBytes);
-      let at = 0;
-      for (const p of this.parts) {
-        all.set(p, at);
-        at += p.length;
+  /** Judges every line the splitter has; a line over maxLine keeps only its length and digest. */
+  private drain(): void {
+    for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
+      if (p.kind === "line" && p.bytes.length <= this.maxLine) {
+        this.line(p.bytes, p.ends);
+        continue;
       }
-      out = all;
+      this.longDigest ??= new StreamDigest();
+      this.longDigest.update(p.bytes);
+      if (p.kind === "over") continue;
+      this.line({ length: p.length, digest: this.longDigest.digest() }, p.ends);
+      this.longDigest = null;
     }
-    this.parts = [];
-    this.partBytes = 0;
-    this.longDigest = null;
-    return out;
   }
 
   /** One physical line, without its "\n"; `terminated` is false only for a last line with no "\n" after it. */
