@@ -4,7 +4,7 @@ import type { ActionRecorder } from "../src/wrap/actions.ts";
 import { actionsUrl } from "../src/wrap/endpoint.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
-import { FAULT_ENV, parseFault } from "../src/selftest/faults.ts";
+import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
 import { describeWriteError } from "../src/base/io-error.ts";
 import type { FsyncPolicy } from "../src/ledger/writer.ts";
@@ -137,7 +137,7 @@ export default defineCommand({
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),
         cwd: process.cwd(),
-        fault,
+        fault: fault === undefined ? undefined : wrapFault(fault),
         actions,
         seal,
       },
