@@ -5,7 +5,12 @@ import type { Json } from "../src/core/json.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { createLog } from "../src/base/log.ts";
 import { StateDir } from "../src/checkpoint/state.ts";
-import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from "../src/checkpoint/verify-file.ts";
+import {
+  type CheckpointSetup,
+  checkProofFile,
+  proveFile,
+  verifyCheckpointedSource,
+} from "../src/checkpoint/verify-file.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
@@ -56,7 +61,7 @@ export default defineCommand({
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
     const checkProof = a["check-proof"];
-    const setup = sealSetup({ ...a, checkProof }, paths);
+    const setup = checkpointSetup({ ...a, checkProof }, paths);
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
@@ -90,13 +95,13 @@ async function verifyOne(
   path: string,
   strict: boolean,
   progress: boolean,
-  setup: SealSetup | null,
+  setup: CheckpointSetup | null,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
     const vopts = { strict, isWriterAlive, onProgress: meter?.update };
-    if (setup !== null) return await verifySealedSource(path, source, vopts, setup);
+    if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {
     meter?.clear();
@@ -124,10 +129,10 @@ function progressMeter(path: string) {
 }
 
 /** The checkpoint flags; null when none is given (a plain chain check). */
-function sealSetup(
+function checkpointSetup(
   a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string },
   paths: string[],
-): SealSetup | null {
+): CheckpointSetup | null {
   for (const f of ["key", "witness", "state", "prove", "checkProof"] as const) {
     if (a[f] === "") throw new UsageError(`--${f === "checkProof" ? "check-proof" : f} must not be empty`);
   }
@@ -157,7 +162,7 @@ function sealSetup(
       throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
     throw e;
   }
-  const setup: SealSetup = { keys };
+  const setup: CheckpointSetup = { keys };
   if (a.witness !== undefined) {
     if (paths.length !== 1) throw new UsageError("--witness checks one ledger at a time");
     try {
@@ -175,7 +180,7 @@ async function proveCommand(
   paths: string[],
   lineText: string,
   strict: boolean,
-  keys: SealSetup["keys"],
+  keys: CheckpointSetup["keys"],
 ): Promise<number> {
   const line = intFlag(lineText, "--prove", 0, 1);
   if (paths.length !== 1 || paths[0] === "-")
@@ -193,7 +198,7 @@ async function proveCommand(
 /** --check-proof FILE: its report (human, --json or --quiet); exit 0 ok, 1 broken, 3 inconclusive. */
 async function checkProofCommand(
   file: string,
-  keys: SealSetup["keys"],
+  keys: CheckpointSetup["keys"],
   a: { json?: boolean; quiet?: boolean },
 ): Promise<number> {
   let text: string;

@@ -12,7 +12,11 @@ import { type Log, createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
-import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/checkpoint/writer.ts";
+import {
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_CHECKPOINT_INTERVAL_MS,
+  type CheckpointConfig,
+} from "../src/checkpoint/writer.ts";
 
 const args = {
   ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
@@ -123,7 +127,7 @@ export default defineCommand({
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
-    const seal = sealFlags(a as Record<string, unknown>, log);
+    const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
     return runWrap(
       runtime,
       {
@@ -139,7 +143,7 @@ export default defineCommand({
         cwd: process.cwd(),
         fault: fault === undefined ? undefined : wrapFault(fault),
         actions,
-        seal,
+        checkpoints,
       },
       log,
     );
@@ -171,7 +175,7 @@ function positionals(words: string[]): string[] {
 const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
 
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
-function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined {
+function checkpointFlags(a: Record<string, unknown>, log: Log): CheckpointConfig | undefined {
   const sign = a.sign as string | undefined;
   const every = a.checkpointEvery as string | undefined;
   const witness = a.witness as string | undefined;

@@ -35,9 +35,9 @@ export function nodeHash(left: Hash, right: Hash): Hash {
 export const EMPTY_ROOT: Hash = createHash("sha256").digest();
 
 /** The outcome of checking a proof: `reason` says what did not hold. */
-export type Verdict = { ok: true } | { ok: false; reason: string };
-const OK: Verdict = { ok: true };
-const fail = (reason: string): Verdict => ({ ok: false, reason });
+export type ProofOutcome = { ok: true } | { ok: false; reason: string };
+const OK: ProofOutcome = { ok: true };
+const fail = (reason: string): ProofOutcome => ({ ok: false, reason });
 
 export function equalHash(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -310,7 +310,7 @@ export class RangeHasher {
 
 // ---- proof verification ----
 
-function checkProofHashes(proof: readonly Uint8Array[]): Verdict {
+function checkProofHashes(proof: readonly Uint8Array[]): ProofOutcome {
   for (let i = 0; i < proof.length; i++) {
     if (proof[i]!.length !== HASH_BYTES)
       return fail(`proof hash ${i + 1} is ${proof[i]!.length} bytes, not ${HASH_BYTES}`);
@@ -322,7 +322,13 @@ function checkProofHashes(proof: readonly Uint8Array[]): Verdict {
  * RFC 9162 2.1.3.2: the inclusion proof of leaf `index` (its hash `leaf`)
  * in the tree of `size` with root `root`.
  */
-export function verifyInclusion(index: number, size: number, leaf: Hash, proof: readonly Hash[], root: Hash): Verdict {
+export function verifyInclusion(
+  index: number,
+  size: number,
+  leaf: Hash,
+  proof: readonly Hash[],
+  root: Hash,
+): ProofOutcome {
   if (!isSize(index) || !isSize(size)) return fail("index or size out of range");
   if (index >= size) return fail(`index ${index} is not below size ${size}`);
   if (leaf.length !== HASH_BYTES) return fail(`leaf hash is ${leaf.length} bytes, not ${HASH_BYTES}`);
@@ -357,7 +363,7 @@ export function verifySubtreeInclusion(
   leaf: Hash,
   proof: readonly Hash[],
   root: Hash,
-): Verdict {
+): ProofOutcome {
   if (!isValidSubtree(start, end)) return fail(`[${start}, ${end}) is not a valid subtree`);
   if (!isSize(index) || index < start || index >= end) return fail(`index ${index} is outside [${start}, ${end})`);
   return verifyInclusion(index - start, end - start, leaf, proof, root);
@@ -375,7 +381,7 @@ export function verifyConsistency(
   proof: readonly Hash[],
   root1: Hash,
   root2: Hash,
-): Verdict {
+): ProofOutcome {
   if (!isSize(size1) || !isSize(size2)) return fail("size out of range");
   if (size1 > size2) return fail(`size1 ${size1} is larger than size2 ${size2}`);
   if (size1 === 0 && size2 === 0) {
@@ -402,7 +408,7 @@ export function verifySubtreeConsistency(
   proof: readonly Hash[],
   nodeHash1: Hash,
   root: Hash,
-): Verdict {
+): ProofOutcome {
   if (!isSize(start) || !isSize(end) || !isSize(size)) return fail("start, end or size out of range");
   if (end > size) return fail(`end ${end} is beyond size ${size}`);
   if (start === end) {

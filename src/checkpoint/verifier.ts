@@ -49,7 +49,7 @@ import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote }
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
 
-export interface SealCheckOptions {
+export interface CheckpointCheckOptions {
   /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */
   keys: readonly Verifier[];
   /** The witness file: its name (for messages) and its text. */
@@ -66,7 +66,7 @@ export interface Evidence {
   note: string;
 }
 
-export interface SealFinding {
+export interface CheckpointFinding {
   message: string;
   evidence: Evidence[];
 }
@@ -78,7 +78,7 @@ export interface LedgerCheckpoint {
   note: string;
 }
 
-export interface SealReport {
+export interface CheckpointReport {
   origin: string | null;
   /** Complete lines in the file (the tree's size). */
   lines: number;
@@ -100,7 +100,7 @@ export interface SealReport {
   /** The kind of each finding, in the same order. */
   finding_kinds: FindingKind[];
   /** The witness and state findings (each also a break), with their evidence. */
-  evidence: SealFinding[];
+  evidence: CheckpointFinding[];
   notes: string[];
 }
 
@@ -111,7 +111,7 @@ interface WitnessEntry {
 }
 
 /** Pushes bytes to the chain verifier and the tree in step; `end()` merges both verdicts. */
-export class SealVerifier {
+export class CheckpointVerifier {
   private readonly v: LedgerVerifier;
   private readonly tree = new LineTree();
   /** Keeps nothing: the tree hashes a line's pieces as they come (an unterminated last line is no leaf). */
@@ -131,14 +131,14 @@ export class SealVerifier {
   /** Sessions whose session_begin names a checkpoint key among the given ones, and whether a checkpoint of theirs held. */
   private readonly announced = new Map<string, boolean>();
   private readonly breaks: Break[] = [];
-  private readonly evidence: SealFinding[] = [];
+  private readonly evidence: CheckpointFinding[] = [];
   private readonly notes: string[] = [];
   private failed = false;
-  private result: { report: VerifyReport; seal: SealReport } | null = null;
+  private result: { report: VerifyReport; checkpointReport: CheckpointReport } | null = null;
 
   constructor(
     vopts: VerifyOptions,
-    private readonly opts: SealCheckOptions,
+    private readonly opts: CheckpointCheckOptions,
   ) {
     this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n) });
     this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
@@ -150,8 +150,8 @@ export class SealVerifier {
   }
 
   /** The checkpoint layer's own report (after end() or fail()). */
-  get seal(): SealReport {
-    return this.finish().seal;
+  get checkpointReport(): CheckpointReport {
+    return this.finish().checkpointReport;
   }
 
   push(chunk: Uint8Array): void {
@@ -320,7 +320,7 @@ export class SealVerifier {
 
   // ---- the end ----
 
-  private finish(): { report: VerifyReport; seal: SealReport } {
+  private finish(): { report: VerifyReport; checkpointReport: CheckpointReport } {
     if (this.result !== null) return this.result;
     const chain = this.v.end();
     if (this.failed)
@@ -362,7 +362,7 @@ export class SealVerifier {
       );
     if (this.opts.keys.length === 0 && this.checkpoints > 0)
       this.notes.push("checkpoint signatures not checked (no key given)");
-    const seal: SealReport = {
+    const cr: CheckpointReport = {
       origin: this.origin,
       lines: this.tree.size,
       checkpoints: this.checkpoints,
@@ -379,7 +379,7 @@ export class SealVerifier {
       evidence: this.evidence,
       notes: this.notes,
     };
-    this.result = { report: mergeSeal(chain, seal), seal };
+    this.result = { report: mergeCheckpoints(chain, cr), checkpointReport: cr };
     return this.result;
   }
 
@@ -458,16 +458,16 @@ export class SealVerifier {
  * line (an unreadable file's stays first; witness and state breaks, with no
  * line, come last).
  */
-export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
-  const breaks = r.breaks + seal.breaks.length;
-  const candidates = [...(r.first_break ? [r.first_break] : []), ...seal.breaks];
+export function mergeCheckpoints(r: VerifyReport, cr: CheckpointReport): VerifyReport {
+  const breaks = r.breaks + cr.breaks.length;
+  const candidates = [...(r.first_break ? [r.first_break] : []), ...cr.breaks];
   const rank = (b: Break) => (b === r.first_break && b.line === null ? -1 : (b.line ?? Infinity));
   const first_break = candidates.reduce<Break | null>((a, b) => (a === null || rank(b) < rank(a) ? b : a), null);
-  const findings = [...r.findings, ...seal.findings];
+  const findings = [...r.findings, ...cr.findings];
   const break_kinds = { ...r.break_kinds };
-  for (const b of seal.breaks) break_kinds[b.kind] = (break_kinds[b.kind] ?? 0) + 1;
+  for (const b of cr.breaks) break_kinds[b.kind] = (break_kinds[b.kind] ?? 0) + 1;
   const verdict =
-    breaks > 0 ? "broken" : r.verdict === "inconclusive" || seal.findings.length > 0 ? "inconclusive" : "ok";
+    breaks > 0 ? "broken" : r.verdict === "inconclusive" || cr.findings.length > 0 ? "inconclusive" : "ok";
   return {
     ...r,
     verdict,
@@ -476,20 +476,20 @@ export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
     first_break,
     break_kinds,
     findings,
-    finding_kinds: [...r.finding_kinds, ...seal.finding_kinds],
-    notes: [...r.notes, ...seal.notes],
+    finding_kinds: [...r.finding_kinds, ...cr.finding_kinds],
+    notes: [...r.notes, ...cr.notes],
   };
 }
 
 /** Verifies a ledger with its checkpoints from a byte source; never throws. */
-export async function verifySealed(
+export async function verifyCheckpointed(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   vopts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void },
-  sopts: SealCheckOptions,
-): Promise<{ report: VerifyReport; seal: SealReport }> {
-  const sv = new SealVerifier(vopts, sopts);
+  sopts: CheckpointCheckOptions,
+): Promise<{ report: VerifyReport; checkpointReport: CheckpointReport }> {
+  const sv = new CheckpointVerifier(vopts, sopts);
   const report = await verifyLedger(source, vopts, sv);
-  return { report, seal: sv.seal };
+  return { report, checkpointReport: sv.checkpointReport };
 }
 
 // ---- reports ----
@@ -503,7 +503,7 @@ export async function verifySealed(
  *     witness checkpoint (w.jsonl line 3):
  *       <the note, one line each>
  */
-export function sealLines(s: SealReport, stateNow?: number | null): string[] {
+export function checkpointLines(s: CheckpointReport, stateNow?: number | null): string[] {
   const out: string[] = [];
   const cps = `${s.checkpoints} checkpoint${s.checkpoints === 1 ? "" : "s"}${s.valid < s.checkpoints ? `, ${s.valid} holding` : ""}`;
   const keys = s.keys.length > 0 ? `; key ${s.keys.join(", ")}` : "; signatures not checked";
@@ -530,7 +530,7 @@ export function sealLines(s: SealReport, stateNow?: number | null): string[] {
 }
 
 /** The `seal` member of a `--json` report. */
-export function sealJson(s: SealReport, stateNow?: number | null): Record<string, Json> {
+export function checkpointJson(s: CheckpointReport, stateNow?: number | null): Record<string, Json> {
   const out: { [k: string]: Json } = {
     origin: s.origin,
     checkpoints: s.checkpoints,
@@ -563,13 +563,13 @@ export async function proveLine(
   open: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   line: number,
   vopts: VerifyOptions,
-  sopts: SealCheckOptions,
+  sopts: CheckpointCheckOptions,
 ): Promise<{ proof: string } | { error: string; hint?: string }> {
-  const { seal } = await verifySealed(open(), vopts, sopts);
-  const cp = seal.latest;
+  const { checkpointReport: cr } = await verifyCheckpointed(open(), vopts, sopts);
+  const cp = cr.latest;
   if (cp === null)
     return {
-      error: seal.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
+      error: cr.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
       hint: "checkpoints are written by seam wrap --sign KEYFILE",
     };
   if (line > cp.size)

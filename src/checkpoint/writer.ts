@@ -31,7 +31,7 @@ export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
 const READ_CHUNK = 1 << 20;
 
-export interface SealConfig {
+export interface CheckpointConfig {
   signer: Signer;
   /** Rows this writer appends between checkpoints. */
   every: number;
@@ -41,7 +41,7 @@ export interface SealConfig {
   witness?: string;
 }
 
-interface SealerDeps {
+interface CheckpointerDeps {
   openAppend: (path: string) => Promise<AppendFile>;
   warn: (message: string) => void;
   /** An I/O error in words, as the ledger's own warnings put it. */
@@ -51,12 +51,12 @@ interface SealerDeps {
 }
 
 /** Where the tree was: restored when a write fails. */
-export interface SealMark {
+export interface TreeMark {
   tree: LineTree;
   end: number;
 }
 
-export class Sealer {
+export class Checkpointer {
   private tree = new LineTree();
   /** Bytes of the file hashed into the tree. */
   private end = 0;
@@ -67,8 +67,8 @@ export class Sealer {
   private witnessBroken = false;
 
   constructor(
-    readonly cfg: SealConfig,
-    private readonly deps: SealerDeps,
+    readonly cfg: CheckpointConfig,
+    private readonly deps: CheckpointerDeps,
   ) {}
 
   /** Calls `due` every intervalMs while rows came since the last checkpoint; the timer never keeps the process alive. */
@@ -118,11 +118,11 @@ export class Sealer {
     this.end += bytes.length;
   }
 
-  mark(): SealMark {
+  mark(): TreeMark {
     return { tree: this.tree.clone(), end: this.end };
   }
 
-  rewind(m: SealMark): void {
+  rewind(m: TreeMark): void {
     this.tree = m.tree;
     this.end = m.end;
   }

@@ -21,7 +21,7 @@
  * latest `batchMs` after a write and at end; `never` not at all (the OS
  * decides). `appendDurable` rows are fsynced whatever the policy.
  *
- * With `seal` (wrap --sign), signed `checkpoint` rows join the queue too;
+ * With `checkpoints` (wrap --sign), signed `checkpoint` rows join the queue too;
  * src/checkpoint/writer.ts says when they come.
  */
 import { lineForm } from "../core/canonical.ts";
@@ -38,7 +38,7 @@ const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 import type { AppendFile } from "../runtime/types.ts";
-import { type SealConfig, type SealMark, Sealer } from "../checkpoint/writer.ts";
+import { type CheckpointConfig, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
 
 export type FsyncPolicy = "batch" | "always" | "never";
@@ -62,13 +62,13 @@ export interface LedgerConfig {
   /** Longest time a written row waits for its fsync under `batch`. */
   batchMs?: number;
   /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
-  seal?: SealConfig;
+  checkpoints?: CheckpointConfig;
 }
 
 const LF = 0x0a;
 const READ_CHUNK = 64 * 1024;
 
-interface Pending {
+interface Queued {
   row: JsonObject;
   durable: boolean;
   resolve: (written: boolean) => void;
@@ -77,7 +77,7 @@ interface Pending {
 }
 
 export class LedgerWriter {
-  private queue: Pending[] = [];
+  private queue: Queued[] = [];
   private draining: Promise<void> | null = null;
   private seq = 0;
   /** File size right after this writer's last write; -1 when unknown. */
@@ -94,9 +94,9 @@ export class LedgerWriter {
   private written = 0;
   private unlogged = 0;
   private repaired = 0;
-  private sealer: Sealer | null = null;
-  /** The sealer's first read of the file; the first write waits for it. */
-  private sealReady: Promise<void> | null = null;
+  private checkpointer: Checkpointer | null = null;
+  /** The checkpointer's first read of the file; the first write waits for it. */
+  private checkpointerReady: Promise<void> | null = null;
   private checkpointsWritten = 0;
   /** The promise of the checkpoint last queued. */
   private pendingCheckpoint: Promise<boolean> | null = null;
@@ -138,20 +138,20 @@ export class LedgerWriter {
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
-    if (file !== null && cfg.seal) {
-      const sealer = new Sealer(cfg.seal, {
+    if (file !== null && cfg.checkpoints) {
+      const checkpointer = new Checkpointer(cfg.checkpoints, {
         openAppend: cfg.openAppend,
         warn: (m) => cfg.warn?.(m),
         describe: describeWriteError,
         sync: cfg.fsync !== "never",
       });
-      w.sealer = sealer;
+      w.checkpointer = checkpointer;
       // A failed size() leaves it all to the first write's catch-up, under the lock.
-      w.sealReady = file.size().then(
-        (size) => sealer.catchUp(file, size),
+      w.checkpointerReady = file.size().then(
+        (size) => checkpointer.catchUp(file, size),
         () => {},
       );
-      sealer.startTimer(() => void w.queueCheckpoint());
+      checkpointer.startTimer(() => void w.queueCheckpoint());
     }
     return w;
   }
@@ -198,7 +198,7 @@ export class LedgerWriter {
     }
     for (const k of pending) entries.push([k, counters[k]]);
     const done = this.enqueue("session_end", entries, this.cfg.fsync !== "never");
-    const sealed = this.sealer ? this.queueCheckpoint(true) : null;
+    const sealed = this.checkpointer ? this.queueCheckpoint(true) : null;
     this.ended = true;
     const ok = await done;
     await sealed;
@@ -238,7 +238,7 @@ export class LedgerWriter {
     return new Promise<boolean>((resolve) => {
       this.queue.push({ row, durable, resolve });
       this.draining ??= this.drain();
-      if (this.sealer?.rowAdded()) void this.queueCheckpoint();
+      if (this.checkpointer?.rowAdded()) void this.queueCheckpoint();
     });
   }
 
@@ -250,7 +250,7 @@ export class LedgerWriter {
   private queueCheckpoint(final = false): Promise<boolean> {
     if (this.ended && !final) return Promise.resolve(false);
     if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
-    this.sealer!.queued();
+    this.checkpointer!.queued();
     this.pendingCheckpoint = new Promise<boolean>((resolve) => {
       this.queue.push({ row: new Map(), durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
       this.draining ??= this.drain();
@@ -277,7 +277,7 @@ export class LedgerWriter {
   }
 
   /** `inFile`: the row's line is in the file (counted written, else unlogged); `result`: what its promise says. */
-  private settle(p: Pending, inFile: boolean, result: boolean): void {
+  private settle(p: Queued, inFile: boolean, result: boolean): void {
     if (p.checkpoint) this.checkpointsWritten += inFile ? 1 : 0;
     else if (inFile) this.written++;
     else this.unlogged++;
@@ -298,33 +298,33 @@ export class LedgerWriter {
    * for LOCK_LINGER_MS, after LOCK_MAX_HOLD_MS at the latest so that other
    * writers of the same ledger get their turn, and at close.
    */
-  private held: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+  private heldLock: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
 
   private async takeLock(): Promise<Release | null> {
-    const held = this.held;
+    const held = this.heldLock;
     if (held) {
       if (held.timer) clearTimeout(held.timer);
       held.timer = null;
       if (performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
-      this.held = null;
+      this.heldLock = null;
       await held.release().catch(() => {});
     }
     const release = await this.lockOnce();
-    if (release) this.held = { release, since: performance.now(), timer: null };
+    if (release) this.heldLock = { release, since: performance.now(), timer: null };
     return release;
   }
 
   /** After a flush: keep the lock a moment for the next one. */
   private lingerLock(): void {
-    const held = this.held;
+    const held = this.heldLock;
     if (!held) return;
     held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
   }
 
   private async letGo(): Promise<void> {
-    const held = this.held;
+    const held = this.heldLock;
     if (!held) return;
-    this.held = null;
+    this.heldLock = null;
     if (held.timer) clearTimeout(held.timer);
     await held.release().catch(() => {});
   }
@@ -343,32 +343,32 @@ export class LedgerWriter {
     }
   }
 
-  private async flush(batch: Pending[]): Promise<void> {
+  private async flush(batch: Queued[]): Promise<void> {
     const file = this.file;
     if (file === null) {
       for (const p of batch) this.settle(p, false, false);
       return;
     }
-    if (this.sealReady) await this.sealReady;
+    if (this.checkpointerReady) await this.checkpointerReady;
     const release = await this.takeLock();
     const parts: Uint8Array[] = [];
     let total = 0;
     const add = (b: Uint8Array) => {
       parts.push(b);
       total += b.length;
-      this.sealer?.feed(b);
+      this.checkpointer?.feed(b);
     };
-    let mark: SealMark | undefined; // the tree before this write, to go back to if it fails
+    let mark: TreeMark | undefined; // the tree before this write, to go back to if it fails
     let repairEnd = -1; // where the ledger_repair line ends within this write, if there is one
     const ends: number[] = []; // where each row's line ends within this write
-    let rows: Pending[] = [];
+    let rows: Queued[] = [];
     let start = -1;
     let landed = -1; // bytes of this write in the file: -1 all of them
     try {
       start = await file.size();
-      if (this.sealer) {
-        await this.sealer.catchUp(file, start);
-        mark = this.sealer.mark();
+      if (this.checkpointer) {
+        await this.checkpointer.catchUp(file, start);
+        mark = this.checkpointer.mark();
       }
       let prev = this.lastChain;
       if (start !== this.lastEnd) {
@@ -383,7 +383,7 @@ export class LedgerWriter {
       }
       for (const p of batch) {
         try {
-          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.sealer!.fields());
+          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.checkpointer!.fields());
           prev = chainLine(prev, p.row, add);
           rows.push(p);
           ends.push(total);
@@ -403,7 +403,7 @@ export class LedgerWriter {
       this.lastChain = prev;
     } catch (e) {
       this.writeFailed(e);
-      if (mark) this.sealer!.rewind(mark);
+      if (mark) this.checkpointer!.rewind(mark);
       rows = [...batch, ...rows]; // batch: rows not yet sealed when it failed
       if (landed < 0) landed = 0;
     } finally {
@@ -425,7 +425,8 @@ export class LedgerWriter {
     }
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.sync() : true;
-    if (this.sealer && synced) await this.sealer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
+    if (this.checkpointer && synced)
+      await this.checkpointer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.scheduleSync();
   }
@@ -477,7 +478,7 @@ export class LedgerWriter {
     const file = this.file;
     this.file = null;
     if (file) await file.close().catch(() => {});
-    await this.sealer?.close();
+    await this.checkpointer?.close();
   }
 }
 

@@ -21,7 +21,7 @@ import { exec } from "../runtime/exec.ts";
 import { StateDir } from "../checkpoint/state.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 import type { Arm } from "./run.ts";
-import { type SealSetup, verifySealedSource } from "../checkpoint/verify-file.ts";
+import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import type { BreakKind } from "../format/kinds.ts";
 import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
 
@@ -116,9 +116,9 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   };
   const lines = read("jsonl").split("\n").slice(0, -1);
   const witness = { name: "witness", text: read("witness") };
-  const setup: SealSetup = { keys: [verifier], witness };
-  const check = async (ls: readonly string[], s: SealSetup = setup, path = "-") =>
-    (await verifySealedSource(path, [join1(ls)], { isWriterAlive: () => false }, s)).report;
+  const setup: CheckpointSetup = { keys: [verifier], witness };
+  const check = async (ls: readonly string[], s: CheckpointSetup = setup, path = "-") =>
+    (await verifyCheckpointedSource(path, [join1(ls)], { isWriterAlive: () => false }, s)).report;
   const cps = lines.flatMap((l, i) => (evtOf(l) === "checkpoint" ? [i] : []));
   const last = cps.at(-1) ?? -1;
 
@@ -158,7 +158,7 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   const cases: {
     arm: string;
     mutate: () => string[];
-    setup?: () => Promise<SealSetup>;
+    setup?: () => Promise<CheckpointSetup>;
     /** The break expected first (its kind and line), and its message as shown. */
     kind?: BreakKind;
     line?: number | null;

@@ -455,11 +455,11 @@ export class LedgerVerifier {
       const st = getField(row, "status");
       const key = typeof st === "string" ? st : st === undefined ? "(missing)" : "(not a string)";
       s.statuses.set(key, (s.statuses.get(key) ?? 0) + 1);
-      const waiting = s.intents.get(idKey(getField(row, "rpc_id")));
+      const waiting = s.intents.get(exactIdKey(getField(row, "rpc_id")));
       if (waiting !== undefined && waiting.length > 0) waiting.shift();
     } else if (evt === "tool_call_intent") {
       const rpc = getField(row, "rpc_id");
-      const key = idKey(rpc);
+      const key = exactIdKey(rpc);
       const tool = getField(row, "tool");
       const list = s.intents.get(key);
       const intent = { line: n, id: show(rpc), tool: typeof tool === "string" ? tool : null };
@@ -584,7 +584,7 @@ function failureName(err: unknown): string {
 }
 
 /** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
-function idKey(v: Json | undefined): string {
+function exactIdKey(v: Json | undefined): string {
   if (typeof v === "string") return `s${v}`;
   if (typeof v === "number") return Number.isInteger(v) ? `i${v}` : `f${v}`;
   if (typeof v === "bigint") return `i${v}`;

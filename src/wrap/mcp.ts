@@ -75,7 +75,7 @@ export interface ObserverOptions {
 
 type Dir = "c2s" | "s2c";
 
-interface Pending {
+interface OpenRequest {
   /** Who sent the request. */
   from: Dir;
   method: string;
@@ -127,7 +127,7 @@ const ROWED_CLIENT_METHODS = new Set([
  * The exact identity of a JSON-RPC id, or null when it is not a valid one
  * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and forbids null).
  */
-export function idKey(id: Json | undefined): string | null {
+export function requestKey(id: Json | undefined): string | null {
   if (typeof id === "string") return `s${id}`;
   if (typeof id === "number") return Number.isInteger(id) ? `i${id}` : null;
   if (typeof id === "bigint") return `i${id}`;
@@ -150,17 +150,17 @@ export class McpObserver {
     unparsed_frames: 0,
     oversize_frames_unlogged: 0,
   };
-  /** Requests each side sent that the other has not answered yet, keyed by idKey. */
-  private readonly open: Record<Dir, Map<string, Pending[]>>;
+  /** Requests each side sent that the other has not answered yet, keyed by requestKey. */
+  private readonly open: Record<Dir, Map<string, OpenRequest[]>>;
   /** Ids of cancelled requests whose answer may still arrive. */
   private readonly cancelledIds: Record<Dir, Map<string, number>> = { c2s: new Map(), s2c: new Map() };
   /** Holds for write-ahead intents and action postings of the frame being observed. */
   private holds: Promise<boolean>[] = [];
   /** The calls of the last client frame that was held (what `refuse` refuses). */
-  private held: Pending[] = [];
+  private heldCalls: OpenRequest[] = [];
 
   constructor(private readonly o: ObserverOptions) {
-    const c2s = new Map<string, Pending[]>();
+    const c2s = new Map<string, OpenRequest[]>();
     this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
   }
 
@@ -173,7 +173,7 @@ export class McpObserver {
    */
   fromClient(frame: Uint8Array): Promise<boolean> | undefined {
     this.holds = [];
-    this.held = [];
+    this.heldCalls = [];
     this.observe("c2s", frame);
     if (this.holds.length === 0) return undefined;
     const holds = this.holds;
@@ -189,8 +189,8 @@ export class McpObserver {
    *   {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"recording failed: endpoint answered 500; the call was not forwarded"}}
    */
   refuse(): Uint8Array[] {
-    const calls = this.held;
-    this.held = [];
+    const calls = this.heldCalls;
+    this.heldCalls = [];
     const now = this.o.now();
     const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
     const lines: Uint8Array[] = [];
@@ -201,7 +201,7 @@ export class McpObserver {
           `{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`,
         ),
       );
-      const key = idKey(p.id)!;
+      const key = requestKey(p.id)!;
       const q = this.open.c2s.get(key);
       const at = q?.indexOf(p) ?? -1;
       if (at < 0) continue; // its row is written already (the session ended while it was held)
@@ -268,12 +268,12 @@ export class McpObserver {
         else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
         return;
       }
-      const key = idKey(id);
+      const key = requestKey(id);
       if (key === null) {
         if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
         return;
       }
-      const p: Pending = { from: dir, method, id: id!, params, seen: this.o.now() };
+      const p: OpenRequest = { from: dir, method, id: id!, params, seen: this.o.now() };
       const table = this.open[dir];
       const q = table.get(key);
       if (q) q.push(p);
@@ -288,7 +288,7 @@ export class McpObserver {
     }
     // An answer travels the other way from its request.
     const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
-    const key = idKey(id);
+    const key = requestKey(id);
     const q = key === null ? undefined : this.open[reqDir].get(key);
     const p = q?.shift();
     if (q && q.length === 0) this.open[reqDir].delete(key!);
@@ -312,7 +312,7 @@ export class McpObserver {
    * follows the posting, with `action_posted` (+ `action_post_error`). Under
    * --write-ahead every call has an intent row, durable before forwarding.
    */
-  private requested(p: Pending): void {
+  private requested(p: OpenRequest): void {
     const tool = getField(p.params ?? null, "name");
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
@@ -322,7 +322,7 @@ export class McpObserver {
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
     if (made !== undefined && "action" in made) {
-      this.held.push(p);
+      this.heldCalls.push(p);
       this.holds.push(
         made.posting.then((posting) => {
           p.posting = posting;
@@ -332,14 +332,14 @@ export class McpObserver {
         }),
       );
     } else if (this.o.writeAhead) {
-      this.held.push(p);
+      this.heldCalls.push(p);
       this.holds.push(this.intent(p, { ...fields, ...actionFields(p) }));
     }
     if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
   }
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
-  private intent(p: Pending, fields: Fields): Promise<boolean> {
+  private intent(p: OpenRequest, fields: Fields): Promise<boolean> {
     const written = this.o.writeAhead
       ? this.o.rows.durable("tool_call_intent", fields)
       : (this.o.rows.row("tool_call_intent", fields), Promise.resolve(true));
@@ -365,7 +365,7 @@ export class McpObserver {
 
   private cancel(requestsDir: Dir, params: Json | undefined): void {
     // notifications/cancelled names a request the *sender* made earlier.
-    const key = idKey(getField(params ?? null, "requestId"));
+    const key = requestKey(getField(params ?? null, "requestId"));
     if (key === null) return;
     const q = this.open[requestsDir].get(key);
     const p = q?.shift();
@@ -384,7 +384,7 @@ export class McpObserver {
    * (`closed` = "refused", `answer` = seam's own error). Returns whether a row was written.
    */
   private rowFor(
-    p: Pending,
+    p: OpenRequest,
     answer: { error: Json | undefined; result: Json | undefined } | undefined,
     now: number,
     closed?: string,
@@ -487,7 +487,7 @@ export class McpObserver {
   }
 
   /** Replaces a queued request's params with what its row needs (and its digest). */
-  private keepOf(p: Pending): void {
+  private keepOf(p: OpenRequest): void {
     const full = p.params ?? null;
     if (p.from === "s2c") {
       p.digest = digestJson(full);
@@ -518,7 +518,7 @@ export class McpObserver {
   private namedRow(
     evt: string,
     nameKey: "tool" | "prompt",
-    p: Pending,
+    p: OpenRequest,
     a: { resultDigest?: string; outcome: string; ms: Json; reason?: string; errorCode?: Json; answerValue?: Json },
     extra: Fields = {},
   ): void {
@@ -542,7 +542,7 @@ export class McpObserver {
 }
 
 /** A call's action fields for its rows: `action`, `action_posted`, `action_post_error`, or `action_skipped`. */
-function actionFields(p: Pending): Fields {
+function actionFields(p: OpenRequest): Fields {
   const made = p.action;
   if (made === undefined) return {};
   if ("skipped" in made) return { action_skipped: made.skipped };

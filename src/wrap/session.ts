@@ -16,7 +16,7 @@ import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import { keyLabel } from "../checkpoint/note.ts";
-import type { SealConfig } from "../checkpoint/writer.ts";
+import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
@@ -40,7 +40,7 @@ export interface WrapOptions {
   /** --map: make (and post) an action for each mapped tools/call before forwarding it. */
   actions?: ActionRecorder;
   /** --sign: append signed checkpoints of the ledger's Merkle root (src/checkpoint/writer.ts). */
-  seal?: SealConfig;
+  checkpoints?: CheckpointConfig;
 }
 
 /** A deliberate defect: named on stderr and in session_begin, and what it changes. */
@@ -78,7 +78,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     fsync: o.fsync,
     openAppend: rt.openAppend,
     warn: (m) => log.warn(m),
-    seal: o.seal,
+    checkpoints: o.checkpoints,
   });
   const rows: RowSink = {
     row(evt, fields) {
@@ -103,7 +103,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     write_ahead: writeAhead || undefined,
     fail_closed: o.failClosed || undefined,
     ...o.actions?.beginFields(),
-    checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
+    checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
     selftest_fault: o.fault?.name,
   });
 

@@ -14,17 +14,27 @@ import { leafHash } from "../src/checkpoint/merkle.ts";
 import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
 import { StateDir } from "../src/checkpoint/state.ts";
 import {
-  type SealCheckOptions,
+  type CheckpointCheckOptions,
   checkProof,
   proveLine,
-  sealJson,
-  sealLines,
-  verifySealed,
+  checkpointJson,
+  checkpointLines,
+  verifyCheckpointed,
 } from "../src/checkpoint/verifier.ts";
 import { verifyBytes } from "../src/verify/verifier.ts";
 import type { BreakKind } from "../src/format/kinds.ts";
 import { tempDir } from "./proc.ts";
-import { KEY, OTHER, joinLines, linesOf, rechain, reforge, signer, verifier, writeSealed } from "./seal-helpers.ts";
+import {
+  KEY,
+  OTHER,
+  joinLines,
+  linesOf,
+  rechain,
+  reforge,
+  signer,
+  verifier,
+  writeCheckpointed,
+} from "./checkpoint-helpers.ts";
 
 const enc = new TextEncoder();
 const other = newSigner(OTHER.privateKey);
@@ -33,13 +43,13 @@ const LABEL = "seam-test+dfb6af93";
 // session_begin, 6 tool_calls, session_end; checkpoints every 3 rows and at the end:
 //  1 session_begin  2 tc  3 tc  4 CP(3)  5 tc  6 tc  7 tc  8 CP(7)  9 tc  10 session_end  11 CP(10)
 const dir = tempDir();
-const base = await writeSealed(join(dir, "base.jsonl"), { calls: 6, every: 3, begin: { checkpoint_key: LABEL } });
+const base = await writeCheckpointed(join(dir, "base.jsonl"), { calls: 6, every: 3, begin: { checkpoint_key: LABEL } });
 const LINES = linesOf(base.path);
 const WITNESS = readFileSync(base.witness, "utf8");
 const ORIGIN = ledgerOrigin(leafHash(enc.encode(LINES[0]!)));
 
-const sealed = (bytes: Uint8Array, o: Partial<SealCheckOptions> = {}) =>
-  verifySealed([bytes], {}, { keys: [verifier], ...o });
+const sealed = (bytes: Uint8Array, o: Partial<CheckpointCheckOptions> = {}) =>
+  verifyCheckpointed([bytes], {}, { keys: [verifier], ...o });
 const noteOf = (line: string) => getField(parseJson(line), "note") as string;
 /** A line with one JSON field changed (the chain to be fixed by rechain). */
 const edit = (line: string, key: string, value: Json) => {
@@ -63,7 +73,7 @@ test("the base ledger: as expected, ok, sealed through line 10", async () => {
     "session_end",
     "checkpoint",
   ]);
-  const { report, seal } = await sealed(joinLines(LINES), { witness: { name: "w", text: WITNESS } });
+  const { report, checkpointReport: seal } = await sealed(joinLines(LINES), { witness: { name: "w", text: WITNESS } });
   expect([report.verdict, report.breaks, report.findings, report.notes]).toEqual(["ok", 0, [], []]);
   expect(seal).toMatchObject({
     origin: ORIGIN,
@@ -195,7 +205,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       const bytes = joinLines(c.mutate());
       expect(bytes).not.toEqual(joinLines(LINES));
       expect(verifyBytes(bytes).breaks).toBe(0); // the chain alone sees nothing
-      const { report, seal } = await sealed(bytes);
+      const { report, checkpointReport: seal } = await sealed(bytes);
       expect([
         report.verdict,
         report.first_break?.kind,
@@ -215,7 +225,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         (t) => signNote(t, [signer, other]),
       ),
     );
-    const { report, seal } = await sealed(bytes);
+    const { report, checkpointReport: seal } = await sealed(bytes);
     expect([report.verdict, report.notes, seal.valid]).toEqual([
       "ok",
       ["1 checkpoint signature by other keys ignored"],
@@ -231,7 +241,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       ),
     );
     expect(verifyBytes(bytes).verdict).toBe("ok");
-    const { report, seal } = await sealed(bytes);
+    const { report, checkpointReport: seal } = await sealed(bytes);
     expect([report.verdict, report.findings, seal.sealed_through, seal.unsealed_rows]).toEqual([
       "inconclusive",
       [
@@ -244,12 +254,12 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
   });
 
   test("the unsealed tail counts the rows after the last holding checkpoint", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)));
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)));
     expect([seal.sealed_through, seal.unsealed_rows, report.breaks]).toEqual([7, 1, 0]);
   });
 
   test("without a key the Merkle claims are still checked; signatures are not, and that is said", async () => {
-    const { report, seal } = await verifySealed(
+    const { report, checkpointReport: seal } = await verifyCheckpointed(
       [
         joinLines(
           reforge(
@@ -271,7 +281,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
   });
 
   test("a checkpoint on line 1 has nothing to seal", async () => {
-    const { seal } = await sealed(joinLines([LINES[10]!]));
+    const { checkpointReport: seal } = await sealed(joinLines([LINES[10]!]));
     expect(seal.breaks).toEqual([
       { line: 1, kind: "checkpoint_before_lines", message: "line 1: checkpoint before any line" },
     ]);
@@ -282,7 +292,7 @@ describe("witness", () => {
   const w = (text = WITNESS) => ({ witness: { name: "w", text } });
 
   test("a deleted tail under a witnessed checkpoint: truncated or rolled back, with both checkpoints", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
     const msg =
       "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines";
     expect([report.verdict, report.first_break, report.breaks]).toEqual([
@@ -303,7 +313,7 @@ describe("witness", () => {
 
   test("a re-chained edit whose checkpoint was dropped: forked or rewritten, the witness against the lines as they hash now", async () => {
     const bytes = joinLines(rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8).slice(0, 10));
-    const { report, seal } = await sealed(bytes, w());
+    const { report, checkpointReport: seal } = await sealed(bytes, w());
     const msg =
       "witness: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the witness checkpoint (w line 3)";
     expect([report.verdict, report.first_break?.kind, report.first_break?.message, report.breaks]).toEqual([
@@ -335,7 +345,7 @@ describe("witness", () => {
   });
 
   test("an empty ledger against a witness: truncated", async () => {
-    const { report, seal } = await sealed(new Uint8Array(0), w());
+    const { report, checkpointReport: seal } = await sealed(new Uint8Array(0), w());
     expect(report.first_break?.message).toBe(
       "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 0 lines",
     );
@@ -352,7 +362,7 @@ describe("witness", () => {
     const foreignKey = new Map(wl(2));
     foreignKey.set("note", signNote((foreignKey.get("note") as string).split("\n\n")[0] + "\n", [other]));
     const text = [lines[0], "not json", lineForm(badSig), lineForm(foreignKey)].join("\n") + "\n";
-    const { report, seal } = await sealed(joinLines(LINES), w(text));
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES), w(text));
     expect(seal.breaks.map((b) => b.kind)).toEqual(["witness_entry", "witness_entry", "witness_entry"]);
     expect(seal.breaks.map((b) => b.message)).toEqual([
       "witness w line 2: not a witness line (not JSON)",
@@ -365,7 +375,7 @@ describe("witness", () => {
   test("a witness line whose fields disagree with its note", async () => {
     const first = parseJson(WITNESS.split("\n")[0]!) as Map<string, Json>;
     first.set("size", 4);
-    const { seal } = await sealed(joinLines(LINES), w(`${lineForm(first)}\n`));
+    const { checkpointReport: seal } = await sealed(joinLines(LINES), w(`${lineForm(first)}\n`));
     expect(seal.breaks.map((b) => b.message)).toEqual([
       "witness w line 1: not a witness line (origin, size or root differ from the note's)",
     ]);
@@ -376,7 +386,10 @@ describe("state", () => {
   const remembering = (note: string) => ({ remembered: (o: string) => (o === ORIGIN ? note : null) });
 
   test("an older copy, shorter than what was remembered: rolled back", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 8)), remembering(noteOf(LINES[10]!)));
+    const { report, checkpointReport: seal } = await sealed(
+      joinLines(LINES.slice(0, 8)),
+      remembering(noteOf(LINES[10]!)),
+    );
     expect(report.first_break?.message).toBe(
       "state: truncated or rolled back: remembered checkpoint has size 10; the ledger holds 8 lines",
     );
@@ -515,11 +528,13 @@ describe("proofs", () => {
 });
 
 describe("report texts", () => {
-  test("sealLines and sealJson, literally", async () => {
-    const { seal } = await sealed(joinLines(LINES.slice(0, 9)), { witness: { name: "w", text: WITNESS } });
+  test("checkpointLines and checkpointJson, literally", async () => {
+    const { checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)), {
+      witness: { name: "w", text: WITNESS },
+    });
     const cp3 = noteOf(LINES[10]!).split("\n");
     const cp2 = noteOf(LINES[7]!).split("\n");
-    expect(sealLines(seal, 7)).toEqual([
+    expect(checkpointLines(seal, 7)).toEqual([
       `  sealed    through line 7; unsealed tail: 1 row (2 checkpoints; key ${LABEL})`,
       "  witness   w: 3 checkpoints",
       `  state     nothing remembered for ${ORIGIN}; now 7`,
@@ -537,8 +552,8 @@ describe("report texts", () => {
       "",
       `      ${cp2[4]}`,
     ]);
-    expect(sealLines(seal)).toHaveLength(16 - 1);
-    const j = sealJson(seal, 7);
+    expect(checkpointLines(seal)).toHaveLength(16 - 1);
+    const j = checkpointJson(seal, 7);
     expect(Object.keys(j)).toEqual([
       "origin",
       "checkpoints",
