@@ -14,7 +14,7 @@ import {
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { describeReadError } from "../src/base/io-error.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
@@ -168,7 +168,7 @@ function checkpointSetup(
     try {
       setup.witness = { name: a.witness, text: readFileSync(a.witness, "utf8") };
     } catch (e) {
-      throw new UsageError(`cannot read witness file ${a.witness}: ${describeReadError(e)}`);
+      throw new UsageError(`cannot read witness file ${a.witness}: ${describeIoError(e)}`);
     }
   }
   if (a.state !== undefined) setup.state = new StateDir(a.state);
@@ -186,8 +186,8 @@ async function proveCommand(
   if (paths.length !== 1 || paths[0] === "-")
     throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
   const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
-  if ("error" in r) {
-    createLog().error(r.error, r.hint);
+  if (!r.ok) {
+    createLog().error(r.reason, r.hint);
     return EXIT.FAIL;
   }
   // The entry point ends stdout once everything is written (a second end() never returns under Bun when stdout is a file).
@@ -211,7 +211,7 @@ async function checkProofCommand(
       text = readFileSync(file, "utf8");
     }
   } catch (e) {
-    createLog().error(`cannot read ${file}: ${describeReadError(e)}`);
+    createLog().error(`cannot read ${file}: ${describeIoError(e)}`);
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);

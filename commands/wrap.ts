@@ -2,12 +2,12 @@ import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import type { ActionRecorder } from "../src/wrap/actions.ts";
 import { actionsUrl } from "../src/wrap/endpoint.ts";
-import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
-import { describeWriteError } from "../src/base/io-error.ts";
-import type { FsyncPolicy } from "../src/ledger/writer.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/writer.ts";
 import { type Log, createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
@@ -34,7 +34,7 @@ const args = {
   },
   fsync: {
     type: "enum",
-    options: ["batch", "always", "never"] as string[],
+    options: [...FSYNC_POLICIES] as string[],
     description: "when rows are fsynced (default batch: at most every 100 ms)",
   },
   "write-ahead": {
@@ -121,8 +121,10 @@ export default defineCommand({
     const fault = parseFault(process.env[FAULT_ENV]);
     if (fault === null) throw new UsageError(`${FAULT_ENV} names no known fault`);
     const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
-    if (!["batch", "always", "never"].includes(fsync))
-      throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    if (!FSYNC_POLICIES.includes(fsync))
+      throw new UsageError(
+        `--fsync takes ${FSYNC_POLICIES.slice(0, -1).join(", ")} or ${FSYNC_POLICIES.at(-1)}, not ${JSON.stringify(fsync)}`,
+      );
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
@@ -152,17 +154,7 @@ export default defineCommand({
 
 /** Words before '--' that are not flags or flag values. */
 function positionals(words: string[]): string[] {
-  const valued = new Set([
-    "--ledger",
-    "--server",
-    "--session",
-    "--max-frame",
-    "--fsync",
-    ...ACTION_VALUED,
-    "--sign",
-    "--checkpoint-every",
-    "--witness",
-  ]);
+  const valued = valueFlags(args);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -171,8 +163,6 @@ function positionals(words: string[]): string[] {
   }
   return out;
 }
-
-const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
 
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
 function checkpointFlags(a: Record<string, unknown>, log: Log): CheckpointConfig | undefined {
@@ -238,7 +228,7 @@ async function actionFlags(
   try {
     text = readFileSync(mapPath, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read mapping ${mapPath}: ${describeWriteError(err)}`);
+    throw new UsageError(`cannot read mapping ${mapPath}: ${describeIoError(err)}`);
   }
   const map = await parseActionMap(text, mapPath);
   const timeout = timeoutMs(given("timeout"));

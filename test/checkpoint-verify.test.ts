@@ -451,7 +451,7 @@ describe("proofs", () => {
   test("every sealed line proves and checks without the ledger; the entry is the line", async () => {
     for (let line = 1; line <= 10; line++) {
       const r = await proveLine(open, line, {}, { keys: [verifier] });
-      if (!("proof" in r)) throw new Error(r.error);
+      if (!r.ok) throw new Error(r.reason);
       const p = parseTlogProof(r.proof);
       expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([
         line - 1,
@@ -472,18 +472,20 @@ describe("proofs", () => {
 
   test("refused: an unsealed line, a ledger without checkpoints", async () => {
     expect(await proveLine(open, 11, {}, { keys: [verifier] })).toEqual({
-      error: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10",
+      ok: false,
+      reason: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10",
     });
     const bare = () => [joinLines(LINES.filter((l) => getField(parseJson(l), "evt") !== "checkpoint"))];
     expect(await proveLine(bare, 1, {}, { keys: [verifier] })).toEqual({
-      error: "the ledger has no checkpoint",
+      ok: false,
+      reason: "the ledger has no checkpoint",
       hint: "checkpoints are written by seam wrap --sign KEYFILE",
     });
   });
 
   test("checkProof: each way a proof fails", async () => {
     const r = await proveLine(open, 5, {}, { keys: [verifier] });
-    if (!("proof" in r)) throw new Error(r.error);
+    if (!r.ok) throw new Error(r.reason);
     const p = parseTlogProof(r.proof);
     const flipped = {
       ...p,

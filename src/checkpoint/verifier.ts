@@ -34,6 +34,7 @@ import {
   parseWitnessLine,
 } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
+import type { Result } from "../base/result.ts";
 import { LineSplitter } from "../core/lines.ts";
 import {
   EMPTY_ROOT,
@@ -564,25 +565,32 @@ export async function proveLine(
   line: number,
   vopts: VerifyOptions,
   sopts: CheckpointCheckOptions,
-): Promise<{ proof: string } | { error: string; hint?: string }> {
+): Promise<Result<{ proof: string }>> {
   const { checkpointReport: cr } = await verifyCheckpointed(open(), vopts, sopts);
   const cp = cr.latest;
   if (cp === null)
     return {
-      error: cr.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
+      ok: false,
+      reason: cr.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
       hint: "checkpoints are written by seam wrap --sign KEYFILE",
     };
   if (line > cp.size)
-    return { error: `line ${line} is not sealed: the latest checkpoint (line ${cp.line}) covers lines 1..${cp.size}` };
+    return {
+      ok: false,
+      reason: `line ${line} is not sealed: the latest checkpoint (line ${cp.line}) covers lines 1..${cp.size}`,
+    };
   const index = line - 1;
   const hasher = new RangeHasher(inclusionRanges(index, cp.size));
   const entry = await collectLeaves(open(), cp.size, index, (leaf) => hasher.append(leaf));
-  if (entry === null) return { error: "the ledger changed between the two passes" };
+  if (entry === null) return { ok: false, reason: "the ledger changed between the two passes" };
   const proof = { extra: entry, index, hashes: hasher.hashes(), checkpoint: cp.note };
   const check = verifyInclusion(index, cp.size, leafHash(entry), proof.hashes, Buffer.from(cp.root, "base64"));
   if (!check.ok)
-    return { error: `the proof does not verify (${check.reason}): the ledger changed between the two passes` };
-  return { proof: formatTlogProof(proof) };
+    return {
+      ok: false,
+      reason: `the proof does not verify (${check.reason}): the ledger changed between the two passes`,
+    };
+  return { ok: true, proof: formatTlogProof(proof) };
 }
 
 /** Feeds the leaf hashes of lines 1..size to `onLeaf`; returns the bytes of leaf `keep`, or null when the file has fewer lines. */

@@ -30,7 +30,7 @@ import { StreamDigest } from "../core/digest.ts";
 import type { Json, JsonObject } from "../core/json.ts";
 import { MAX_LINE_BYTES, chainClaim, classifyLine, passedOn, setChain } from "../format/line.ts";
 import { type TornLine, buildRow, repairFields } from "../format/row.ts";
-import { describeWriteError } from "../base/io-error.ts";
+import { describeIoError } from "../base/io-error.ts";
 import { acquireLock, type Release } from "./lock.ts";
 
 /** Idle time after which the writer lets the ledger's lock go. */
@@ -142,7 +142,7 @@ export class LedgerWriter {
       const checkpointer = new Checkpointer(cfg.checkpoints, {
         openAppend: cfg.openAppend,
         warn: (m) => cfg.warn?.(m),
-        describe: describeWriteError,
+        describe: describeIoError,
         sync: cfg.fsync !== "never",
       });
       w.checkpointer = checkpointer;
@@ -288,7 +288,7 @@ export class LedgerWriter {
     this.lastEnd = -1;
     if (this.warnedWrite) return;
     this.warnedWrite = true;
-    this.cfg.warn?.(`ledger ${this.cfg.path} cannot be written: ${describeWriteError(err)}`);
+    this.cfg.warn?.(`ledger ${this.cfg.path} cannot be written: ${describeIoError(err)}`);
   }
 
   /**
@@ -336,7 +336,7 @@ export class LedgerWriter {
       if (!this.warnedLock) {
         this.warnedLock = true;
         this.cfg.warn?.(
-          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeWriteError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
         );
       }
       return null;

@@ -4,7 +4,6 @@
  * they go.
  */
 import { EXIT } from "../base/exit.ts";
-import type { Break, FindingKind } from "../format/kinds.ts";
 import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
 
 /** Exit status of one report: ok 0, broken 1, inconclusive 3. */
@@ -20,22 +19,23 @@ export function worstExit(codes: readonly number[]): number {
   return worst;
 }
 
-export interface JsonReport {
-  file: string;
-  ok: boolean | null;
-  rows: number;
-  chained: number;
-  prechain: number;
-  first_break: Break | null;
-  breaks: number;
-  break_kinds: VerifyReport["break_kinds"];
-  verified_scope: VerifyReport["verified_scope"];
-  head: string | null;
-  sessions: SessionReport[];
-  findings: string[];
-  finding_kinds: FindingKind[];
-  notes: string[];
-}
+/** The `--json` object: the file, then the report's fields a machine reads (not its progress counters). */
+export type JsonReport = { file: string } & Pick<
+  VerifyReport,
+  | "ok"
+  | "rows"
+  | "chained"
+  | "prechain"
+  | "first_break"
+  | "breaks"
+  | "break_kinds"
+  | "verified_scope"
+  | "head"
+  | "sessions"
+  | "findings"
+  | "finding_kinds"
+  | "notes"
+>;
 
 /**
  * The `--json` object, one per file, written on one line by the command:

@@ -13,7 +13,7 @@
  * repaired is a note; session completeness gives findings.
  */
 import { open } from "node:fs/promises";
-import { describeReadError } from "../base/io-error.ts";
+import { describeIoError } from "../base/io-error.ts";
 import { CanonicalError, lineForm } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
@@ -542,7 +542,7 @@ export async function verifyLedger(
       try {
         step = await it.next();
       } catch (err) {
-        return v.fail(describeReadError(err));
+        return v.fail(describeIoError(err));
       }
       if (step.done) return v.end();
       v.push(step.value);

@@ -6,7 +6,7 @@
  * them into ledger rows through a RowSink. It never throws: a frame it cannot
  * understand is counted, never fatal.
  *
- * Pairing rules (issue: "Pairing rules"): client requests and server requests
+ * Pairing rules: client requests and server requests
  * live in separate id spaces, since an SDK client and an SDK server both count
  * from 0; an answer is matched by (direction, exact id) — 1 and "1" differ,
  * integers of any size compare exactly; a duplicate id still open pairs first
@@ -242,7 +242,7 @@ export class McpObserver {
   private observe(dir: Dir, frame: Uint8Array): void {
     const msg = decodeFrame(frame);
     if (msg === undefined) {
-      if (!isBlank(frame)) this.counts.unparsed_frames++;
+      if (!onlyJsonWhitespace(frame)) this.counts.unparsed_frames++;
       return;
     }
     if (Array.isArray(msg)) {
@@ -596,7 +596,8 @@ function decodeFrame(frame: Uint8Array): Json | undefined {
   }
 }
 
-function isBlank(frame: Uint8Array): boolean {
+/** Nothing but the JSON whitespace a frame can hold (no "\n": it ends frames); unlike a ledger line's blank, \v and \f are not. */
+function onlyJsonWhitespace(frame: Uint8Array): boolean {
   for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
   return true;
 }

@@ -1,7 +1,7 @@
 /**
  * Moving bytes from one side of the seam to the other.
  *
- * The rule (issue 3, "Fidelity"): bytes are forwarded first and observed
+ * The rule (fidelity: bytes out equal bytes in): bytes are forwarded first and observed
  * second, from the same chunk; nothing is parsed and re-emitted. A chunk is
  * handed to the sink before the observer sees it, and the observer runs
  * before the next await, so an answer can never be observed before the

@@ -110,8 +110,8 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
   const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
   stopEarly();
   if (!spawned.ok) {
-    log.error(`cannot start ${o.argv[0]}: ${spawned.error}`, "check the command after '--' and your PATH");
-    await ledger.end({ reason: "spawn_failed", error: spawned.error, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
+    log.error(`cannot start ${o.argv[0]}: ${spawned.reason}`, "check the command after '--' and your PATH");
+    await ledger.end({ reason: "spawn_failed", error: spawned.reason, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
     return EXIT.SPAWN_FAILED;
   }
   const child = spawned.child;
