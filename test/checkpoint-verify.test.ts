@@ -13,14 +13,9 @@ import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
 import { StateDir } from "../src/checkpoint/state.ts";
-import {
-  type CheckpointCheckOptions,
-  checkProof,
-  proveLine,
-  checkpointJson,
-  checkpointLines,
-  verifyCheckpointed,
-} from "../src/checkpoint/verifier.ts";
+import { checkProof, proveLine } from "../src/checkpoint/proof.ts";
+import { checkpointJson, checkpointLines } from "../src/checkpoint/report.ts";
+import { type CheckpointCheckOptions, verifyCheckpointed } from "../src/checkpoint/verifier.ts";
 import { verifyBytes } from "../src/verify/verifier.ts";
 import type { BreakKind } from "../src/format/kinds.ts";
 import { tempDir } from "./proc.ts";

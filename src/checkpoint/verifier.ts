@@ -1,12 +1,13 @@
 /**
- * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`,
- * `--prove`, `--check-proof`). It wraps the chain verifier of src/verify/verifier.ts:
- * the same bytes, one line at a time, go to both, and the Merkle tree of the
- * lines (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
+ * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`;
+ * proofs are src/checkpoint/proof.ts, its report lines src/checkpoint/report.ts).
+ * It wraps the chain verifier of src/verify/verifier.ts: the same bytes, one
+ * line at a time, go to both, and the Merkle tree of the lines
+ * (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
  *
  * Each `checkpoint` row on line L must hold as docs/ledger-format.md
- * ("Checkpoints") says, or it is a break at line L. The latest checkpoint that holds seals the file through its size: the
- * report says `sealed through line X; unsealed tail: Y rows` (Y counts the
+ * ("Checkpoints") says, or it is a break at line L. The latest checkpoint
+ * that holds seals the file through its size: the report says `sealed through line X; unsealed tail: Y rows` (Y counts the
  * object rows after line X, checkpoint rows not included). With a key, a
  * file where no checkpoint holds is a finding (inconclusive), and so is a
  * session whose session_begin names one of the keys (`checkpoint_key`, as
@@ -27,25 +28,13 @@ import {
   type Checkpoint,
   FormatError,
   checkpointText,
-  formatTlogProof,
   ledgerOrigin,
   parseCheckpointText,
-  parseTlogProof,
   parseWitnessLine,
 } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
-import type { Result } from "../base/result.ts";
 import { LineSplitter } from "../core/lines.ts";
-import {
-  EMPTY_ROOT,
-  type Hash,
-  LineTree,
-  RangeHasher,
-  equalHash,
-  inclusionRanges,
-  leafHash,
-  verifyInclusion,
-} from "./merkle.ts";
+import { EMPTY_ROOT, type Hash, LineTree, equalHash } from "./merkle.ts";
 import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
@@ -491,208 +480,4 @@ export async function verifyCheckpointed(
   const sv = new CheckpointVerifier(vopts, sopts);
   const report = await verifyLedger(source, vopts, sv);
   return { report, checkpointReport: sv.checkpointReport };
-}
-
-// ---- reports ----
-
-/**
- * The checkpoint lines of the human report, e.g.
- *   sealed    through line 40; unsealed tail: 2 rows (3 checkpoints; key seam+1a2b3c4d)
- *   witness   w.jsonl: 3 checkpoints
- *   state     remembered size 37 for seam-ledger/…; now 40
- *   evidence  witness: truncated or rolled back: …
- *     witness checkpoint (w.jsonl line 3):
- *       <the note, one line each>
- */
-export function checkpointLines(s: CheckpointReport, stateNow?: number | null): string[] {
-  const out: string[] = [];
-  const cps = `${s.checkpoints} checkpoint${s.checkpoints === 1 ? "" : "s"}${s.valid < s.checkpoints ? `, ${s.valid} holding` : ""}`;
-  const keys = s.keys.length > 0 ? `; key ${s.keys.join(", ")}` : "; signatures not checked";
-  const sealed = s.sealed_through > 0 ? `through line ${s.sealed_through}` : "nothing";
-  out.push(
-    `  sealed    ${sealed}; unsealed tail: ${s.unsealed_rows} row${s.unsealed_rows === 1 ? "" : "s"} (${cps}${keys})`,
-  );
-  if (s.witness)
-    out.push(
-      `  witness   ${s.witness.file}: ${s.witness.checkpoints} checkpoint${s.witness.checkpoints === 1 ? "" : "s"}`,
-    );
-  if (stateNow !== undefined) {
-    const was = s.remembered === null ? "nothing remembered" : `remembered size ${s.remembered}`;
-    out.push(`  state     ${was} for ${s.origin ?? "(no origin)"}${stateNow === null ? "" : `; now ${stateNow}`}`);
-  }
-  for (const f of s.evidence) {
-    out.push(`  evidence  ${f.message}`);
-    for (const e of f.evidence) {
-      out.push(`    ${e.label}:`);
-      for (const l of e.note.replace(/\n$/, "").split("\n")) out.push(l === "" ? "" : `      ${l}`);
-    }
-  }
-  return out;
-}
-
-/** The `seal` member of a `--json` report. */
-export function checkpointJson(s: CheckpointReport, stateNow?: number | null): Record<string, Json> {
-  const out: { [k: string]: Json } = {
-    origin: s.origin,
-    checkpoints: s.checkpoints,
-    valid: s.valid,
-    sealed_through: s.sealed_through,
-    unsealed_rows: s.unsealed_rows,
-    latest: s.latest === null ? null : { line: s.latest.line, size: s.latest.size, root: s.latest.root },
-    keys: s.keys,
-    witness: s.witness === null ? null : { file: s.witness.file, checkpoints: s.witness.checkpoints },
-    remembered: s.remembered,
-    evidence: s.evidence.map((f) => ({
-      message: f.message,
-      checkpoints: f.evidence.map((e) => ({ label: e.label, note: e.note })),
-    })),
-  };
-  if (stateNow !== undefined) out.state_now = stateNow;
-  return out;
-}
-
-// ---- proofs ----
-
-/**
- * The tlog-proof of ledger line `line` against the latest holding
- * checkpoint: one pass to verify (with `sopts`), a second over the lines to
- * hash the proof's ranges. `open` gives the ledger's bytes afresh each time.
- * The proof's extra data is the line itself, so that it checks without the
- * ledger. Resolves to the proof text, or why there is none.
- */
-export async function proveLine(
-  open: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  line: number,
-  vopts: VerifyOptions,
-  sopts: CheckpointCheckOptions,
-): Promise<Result<{ proof: string }>> {
-  const { checkpointReport: cr } = await verifyCheckpointed(open(), vopts, sopts);
-  const cp = cr.latest;
-  if (cp === null)
-    return {
-      ok: false,
-      reason: cr.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
-      hint: "checkpoints are written by seam wrap --sign KEYFILE",
-    };
-  if (line > cp.size)
-    return {
-      ok: false,
-      reason: `line ${line} is not sealed: the latest checkpoint (line ${cp.line}) covers lines 1..${cp.size}`,
-    };
-  const index = line - 1;
-  const hasher = new RangeHasher(inclusionRanges(index, cp.size));
-  const entry = await collectLeaves(open(), cp.size, index, (leaf) => hasher.append(leaf));
-  if (entry === null) return { ok: false, reason: "the ledger changed between the two passes" };
-  const proof = { extra: entry, index, hashes: hasher.hashes(), checkpoint: cp.note };
-  const check = verifyInclusion(index, cp.size, leafHash(entry), proof.hashes, Buffer.from(cp.root, "base64"));
-  if (!check.ok)
-    return {
-      ok: false,
-      reason: `the proof does not verify (${check.reason}): the ledger changed between the two passes`,
-    };
-  return { ok: true, proof: formatTlogProof(proof) };
-}
-
-/** Feeds the leaf hashes of lines 1..size to `onLeaf`; returns the bytes of leaf `keep`, or null when the file has fewer lines. */
-async function collectLeaves(
-  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  size: number,
-  keep: number,
-  onLeaf: (leaf: Hash) => void,
-): Promise<Uint8Array | null> {
-  const tree = new LineTree();
-  const lines = new LineSplitter(0);
-  let kept: Uint8Array | null = null;
-  let pieces: Uint8Array[] = [];
-  for await (const chunk of source as AsyncIterable<Uint8Array>) {
-    lines.feed(chunk);
-    for (let p = lines.next(); p !== null && tree.size < size; p = lines.next()) {
-      if (tree.size === keep) pieces.push(p.bytes.slice());
-      if (p.kind === "over") {
-        tree.add(p.bytes);
-        continue;
-      }
-      onLeaf(tree.endLine(p.bytes));
-      if (tree.size === keep + 1) {
-        kept = Buffer.concat(pieces);
-        pieces = [];
-      }
-    }
-    if (tree.size >= size) break;
-  }
-  return tree.size >= size ? kept : null;
-}
-
-export interface ProofCheck {
-  verdict: "ok" | "broken" | "inconclusive";
-  /** Why, when not ok. */
-  problem: string | null;
-  origin: string | null;
-  index: number | null;
-  size: number | null;
-  signedBy: string[];
-  entry: Uint8Array | null;
-}
-
-/**
- * Checks a tlog-proof without the ledger: its checkpoint opens with `keys`
- * (none given: not checked, and the verdict is at best inconclusive), and
- * its extra data (the ledger line) is leaf `index` of the checkpoint's tree.
- */
-export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck {
-  const out: ProofCheck = {
-    verdict: "broken",
-    problem: null,
-    origin: null,
-    index: null,
-    size: null,
-    signedBy: [],
-    entry: null,
-  };
-  let p;
-  try {
-    p = parseTlogProof(text);
-  } catch (e) {
-    return { ...out, problem: `not a tlog-proof: ${e instanceof Error ? e.message : String(e)}` };
-  }
-  out.index = p.index;
-  out.entry = p.extra;
-  let noteText: string;
-  try {
-    if (keys.length > 0) {
-      const opened = openNote(p.checkpoint, keys);
-      noteText = opened.text;
-      out.signedBy = opened.verified.map((s) => keyLabel(s.name, s.id));
-    } else {
-      noteText = parseNote(p.checkpoint).text;
-    }
-  } catch (e) {
-    const m =
-      e instanceof NoteError && e.kind === "unverified"
-        ? `the checkpoint is not signed by ${keys.map((k) => keyLabel(k.name, k.id)).join(" or ")}`
-        : `the checkpoint ${e instanceof NoteError ? e.message.replace(/^malformed note$/, "note is malformed") : String(e)}`;
-    return { ...out, problem: m };
-  }
-  let c: Checkpoint;
-  try {
-    c = parseCheckpointText(noteText);
-  } catch (e) {
-    return {
-      ...out,
-      problem: `the checkpoint note is not a checkpoint: ${e instanceof Error ? e.message : String(e)}`,
-    };
-  }
-  out.origin = c.origin;
-  out.size = c.size;
-  if (p.extra === null)
-    return { ...out, problem: "the proof carries no entry (no extra line): there is nothing to check it for" };
-  const v = verifyInclusion(p.index, c.size, leafHash(p.extra), p.hashes, c.root);
-  if (!v.ok) return { ...out, problem: `the inclusion proof does not hold: ${v.reason}` };
-  if (keys.length === 0)
-    return {
-      ...out,
-      verdict: "inconclusive",
-      problem: "the proof holds, but no key was given to check who signed its checkpoint",
-    };
-  return { ...out, verdict: "ok" };
 }

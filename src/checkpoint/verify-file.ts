@@ -9,14 +9,9 @@ import type { Json } from "../core/json.ts";
 import type { Verifier } from "./note.ts";
 import type { StateDir } from "./state.ts";
 import { printable } from "../verify/report.ts";
-import {
-  type CheckpointCheckOptions,
-  checkProof,
-  proveLine,
-  checkpointJson,
-  checkpointLines,
-  verifyCheckpointed,
-} from "./verifier.ts";
+import { checkProof, proveLine } from "./proof.ts";
+import { checkpointJson, checkpointLines } from "./report.ts";
+import { type CheckpointCheckOptions, verifyCheckpointed } from "./verifier.ts";
 import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 
 export interface CheckpointSetup {
