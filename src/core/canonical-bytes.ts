@@ -18,7 +18,7 @@
  * form, which sorts where its code point does.
  */
 import { isUtf8 } from "node:buffer";
-import type { Recipe } from "./digest.ts";
+import type { Recipe } from "./canonical.ts";
 import { DEFAULT_MAX_DEPTH, JsonParseError, MAX_INT_DIGITS, guardStack } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 

@@ -26,6 +26,9 @@ export class CanonicalError extends Error {
   }
 }
 
+/** The digest recipes: json-c14n (compactForm) and jcs (jcsForm, RFC 8785). */
+export type Recipe = "json-c14n" | "jcs";
+
 /** How a form writes JSON; the forms below are its four settings. */
 export interface Style {
   readonly item: string;

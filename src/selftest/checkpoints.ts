@@ -20,7 +20,7 @@ import { type Signer, generateKey, keyLabel, newSigner, newVerifier, signNote } 
 import { exec } from "../runtime/exec.ts";
 import { StateDir } from "../checkpoint/state.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
-import type { Arm } from "./run.ts";
+import type { Arm } from "./arm.ts";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import type { BreakKind } from "../format/kinds.ts";
 import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";

@@ -9,7 +9,7 @@ import { CHAIN, COMPACT, type Style } from "../core/canonical.ts";
 import { chainOf, GENESIS } from "../core/chain.ts";
 import { digestJson } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";
-import type { Arm } from "./run.ts";
+import type { Arm } from "./arm.ts";
 
 interface C14nVector {
   input: string;

@@ -9,6 +9,7 @@
  * executable) as separate processes, with the built-in fixture server and
  * scripted client, so it needs no other file and no network.
  */
+import type { Arm } from "./arm.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,12 +25,7 @@ import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
 import { recipeArms } from "./recipes.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 
-export interface Arm {
-  case: string;
-  arm: string;
-  pass: boolean;
-  detail: string;
-}
+export type { Arm } from "./arm.ts";
 
 export interface SelftestResult {
   arms: Arm[];
