@@ -23,21 +23,41 @@ const EMPTY = new Uint8Array(0);
 
 export type LinePartKind = "line" | "over" | "long";
 
-/** One part of the stream; reused from call to call. */
-export interface LinePart {
+/** One part of the stream; reused from call to call (its views are made only when asked for). */
+export class LinePart {
   /**
    * `line`: a whole line. `over`: a piece of a line longer than maxKept.
    * `long`: that line's last piece (possibly empty); `length` is its full length.
    */
-  kind: LinePartKind;
-  /** The part's bytes, without a "\n". */
-  bytes: Uint8Array;
-  /** The same bytes with the "\n" that ended them, when one did: the stream exactly as it came. */
-  raw: Uint8Array;
+  kind: LinePartKind = "line";
   /** A "\n" ended the line (`line` and `long`); false for an unterminated last line. */
-  ends: boolean;
-  /** `long`: the line's full length, without its "\n". */
-  length: number;
+  ends = true;
+  /** The part's length; for `long`, the whole line's (without its "\n"). */
+  length = 0;
+  private buf: Uint8Array = EMPTY;
+  private start = 0;
+  private end = 0;
+
+  /** The part's bytes, without a "\n". */
+  get bytes(): Uint8Array {
+    return this.buf.subarray(this.start, this.end);
+  }
+
+  /** The same bytes with the "\n" that ended them, when one did: the stream exactly as it came. */
+  get raw(): Uint8Array {
+    return this.buf.subarray(this.start, this.ends ? this.end + 1 : this.end);
+  }
+
+  /** Points the part at buf[start, end) (and the "\n" at `end` when `ends`). */
+  set(kind: LinePartKind, buf: Uint8Array, start: number, end: number, ends: boolean): this {
+    this.kind = kind;
+    this.buf = buf;
+    this.start = start;
+    this.end = end;
+    this.ends = ends;
+    this.length = end - start;
+    return this;
+  }
 }
 
 export class LineSplitter {
@@ -50,7 +70,7 @@ export class LineSplitter {
   /** Pieces to hand on as `over` before anything else (the kept copies, when a line outgrows maxKept). */
   private queue: Uint8Array[] = [];
   private ending = false;
-  private readonly part: LinePart = { kind: "line", bytes: EMPTY, raw: EMPTY, ends: true, length: 0 };
+  private readonly part = new LinePart();
 
   constructor(private readonly maxKept: number) {}
 
@@ -66,44 +86,44 @@ export class LineSplitter {
   }
 
   next(): LinePart | null {
-    if (this.queue.length > 0) return this.set("over", this.queue.shift()!, false);
+    if (this.queue.length > 0) return this.piece(this.queue.shift()!);
     const chunk = this.chunk;
     while (this.pos < chunk.length) {
       const start = this.pos;
       const nl = chunk.indexOf(NL, start);
       if (nl < 0) {
-        const piece = chunk.subarray(start);
+        const n = chunk.length - start;
         this.pos = chunk.length;
         if (this.overLen >= 0) {
-          this.overLen += piece.length;
-          return this.set("over", piece, false);
+          this.overLen += n;
+          return this.part.set("over", chunk, start, chunk.length, false);
         }
-        if (this.keptLen + piece.length > this.maxKept) {
-          this.overLen = this.keptLen + piece.length;
+        if (this.keptLen + n > this.maxKept) {
+          this.overLen = this.keptLen + n;
           this.queue = this.kept;
-          this.queue.push(piece);
+          this.queue.push(chunk.subarray(start));
           this.kept = [];
           this.keptLen = 0;
-          return this.set("over", this.queue.shift()!, false);
+          return this.piece(this.queue.shift()!);
         }
-        this.kept.push(piece.slice());
-        this.keptLen += piece.length;
+        this.kept.push(chunk.slice(start));
+        this.keptLen += n;
         return null;
       }
       this.pos = nl + 1;
       if (this.overLen >= 0) {
-        const p = this.set("long", chunk.subarray(start, nl), true, chunk.subarray(start, nl + 1));
+        const p = this.part.set("long", chunk, start, nl, true);
         p.length = this.overLen + (nl - start);
         this.overLen = -1;
         return p;
       }
-      if (this.keptLen === 0) return this.set("line", chunk.subarray(start, nl), true, chunk.subarray(start, nl + 1));
+      if (this.keptLen === 0) return this.part.set("line", chunk, start, nl, true);
       return this.joined(chunk.subarray(start, nl), true);
     }
     if (!this.ending) return null;
     this.ending = false;
     if (this.overLen >= 0) {
-      const p = this.set("long", EMPTY, false);
+      const p = this.part.set("long", EMPTY, 0, 0, false);
       p.length = this.overLen;
       this.overLen = -1;
       return p;
@@ -129,16 +149,11 @@ export class LineSplitter {
     }
     this.kept = [];
     this.keptLen = 0;
-    return this.set("line", ends ? raw.subarray(0, len) : raw, ends, raw);
+    return this.part.set("line", raw, 0, len, ends);
   }
 
-  private set(kind: LinePartKind, bytes: Uint8Array, ends: boolean, raw: Uint8Array = bytes): LinePart {
-    const p = this.part;
-    p.kind = kind;
-    p.bytes = bytes;
-    p.raw = raw;
-    p.ends = ends;
-    p.length = bytes.length;
-    return p;
+  /** A piece of a line over maxKept, not ended. */
+  private piece(bytes: Uint8Array): LinePart {
+    return this.part.set("over", bytes, 0, bytes.length, false);
   }
 }

@@ -246,7 +246,7 @@ export class LedgerVerifier {
   /** Judges every line the splitter has; a line over maxLine keeps only its length and digest. */
   private drain(): void {
     for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
-      if (p.kind === "line" && p.bytes.length <= this.maxLine) {
+      if (p.kind === "line" && p.length <= this.maxLine) {
         this.line(p.bytes, p.ends);
         continue;
       }

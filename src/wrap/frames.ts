@@ -43,7 +43,7 @@ export class FrameSplitter {
     for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
       if (p.kind === "long") this.sink.oversize(p.length);
       else if (p.kind === "line") {
-        if (p.bytes.length > this.maxFrame) this.sink.oversize(p.bytes.length);
+        if (p.length > this.maxFrame) this.sink.oversize(p.length);
         else this.sink.frame(p.bytes, p.ends);
       }
     }
