@@ -35,6 +35,18 @@ export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, com
   }
 }
 
+/** The flags of `def` that take a value (`--name VALUE`), as typed on the command line. */
+export function valueFlags(def: ArgsDef): Set<string> {
+  const out = new Set<string>();
+  for (const [name, arg] of Object.entries(def)) {
+    if (arg.type !== "string" && arg.type !== "enum") continue;
+    out.add(`--${kebab(name)}`);
+    for (const alias of ([] as string[]).concat(("alias" in arg ? arg.alias : undefined) ?? []))
+      out.add(alias.length === 1 ? `-${alias}` : `--${alias}`);
+  }
+  return out;
+}
+
 /** Parses a whole number flag, or throws a usage error naming the flag. */
 export function intFlag(value: string | undefined, flag: string, fallback: number, min = 0): number {
   if (value === undefined || value === "") return fallback;

@@ -4,8 +4,9 @@
  */
 import { type Recipe, digestJsonUtf8 } from "../src/core/digest.ts";
 import { JsonParseError } from "../src/core/json.ts";
+import type { Result } from "../src/base/result.ts";
 
-export type DigestOutcome = { ok: true; digest: string } | { ok: false; reason: string };
+export type DigestOutcome = Result<{ digest: string }>;
 
 const UNDIGESTIBLE: Record<string, string> = {
   ValueError: "undigestible (ValueError): NaN, Infinity or -Infinity has no canonical form",

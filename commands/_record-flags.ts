@@ -9,10 +9,15 @@ import type { ActionRecorder } from "../src/wrap/actions.ts";
 import { chooseEndpoint } from "../src/wrap/endpoint.ts";
 import { intFlag } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
-import { describeWriteError } from "../src/ledger/writer.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { FSYNC_POLICIES } from "../src/ledger/writer.ts";
 import type { Log } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
-import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/checkpoint/writer.ts";
+import {
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_CHECKPOINT_INTERVAL_MS,
+  type CheckpointConfig,
+} from "../src/checkpoint/writer.ts";
 
 export const RECORD_ARGS = {
   raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
@@ -23,7 +28,7 @@ export const RECORD_ARGS = {
   },
   fsync: {
     type: "enum",
-    options: ["batch", "always", "never"] as string[],
+    options: [...FSYNC_POLICIES] as string[],
     description: "when rows are fsynced (default batch: at most every 100 ms)",
   },
   "write-ahead": {
@@ -85,7 +90,7 @@ export const RECORD_ARGS = {
 export const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
 
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
-export function sealFlags(a: Record<string, unknown>, log: Log): SealConfig | undefined {
+export function checkpointFlags(a: Record<string, unknown>, log: Log): CheckpointConfig | undefined {
   const sign = a.sign as string | undefined;
   const every = a.checkpointEvery as string | undefined;
   const witness = a.witness as string | undefined;
@@ -148,7 +153,7 @@ export async function actionFlags(
   try {
     text = readFileSync(mapPath, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read mapping ${mapPath}: ${describeWriteError(err)}`);
+    throw new UsageError(`cannot read mapping ${mapPath}: ${describeIoError(err)}`);
   }
   const map = await parseActionMap(text, mapPath);
   const timeout = timeoutMs(given("timeout"));

@@ -1,7 +1,7 @@
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import type { Json } from "../src/core/json.ts";
-import { type SealSetup, verifySealedSource } from "../src/checkpoint/verify-file.ts";
+import { type CheckpointSetup, verifyCheckpointedSource } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
 import { replay } from "../src/fleet/jetstream.ts";
 import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
@@ -18,7 +18,7 @@ import { type VerifyReport, verifyLedger } from "../src/verify/verifier.ts";
  */
 export async function verifyNatsStream(
   url: string,
-  o: { strict: boolean; json: boolean; quiet: boolean; origins: string[]; setup: SealSetup | null },
+  o: { strict: boolean; json: boolean; quiet: boolean; origins: string[]; setup: CheckpointSetup | null },
 ): Promise<number> {
   const target = parseNatsUrl(url);
   if ("error" in target) throw new UsageError(`${url.replace(/\/\/[^@/]*@/, "//")}: ${target.error}`);
@@ -39,7 +39,7 @@ export async function verifyNatsStream(
       replay(nc, target.stream, subjects),
       async (name, source) =>
         setup !== null
-          ? await verifySealedSource(`${shown}#${name}`, source, vopts, setup)
+          ? await verifyCheckpointedSource(`${shown}#${name}`, source, vopts, setup)
           : { report: await verifyLedger(source, vopts) },
       only,
     );
@@ -106,6 +106,6 @@ function withStreamFindings(r: VerifyReport, findings: readonly StreamFinding[])
     verdict: "broken",
     ok: false,
     breaks: r.breaks + findings.length,
-    first_break: r.first_break ?? { line: null, message: findings[0]!.message },
+    first_break: r.first_break ?? { line: null, kind: findings[0]!.kind, message: findings[0]!.message },
   };
 }

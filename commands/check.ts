@@ -1,3 +1,4 @@
+import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
@@ -19,7 +20,7 @@ import type { Json } from "../src/core/json.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
-import { describeReadError } from "../src/verify/verifier.ts";
+
 import { rejectUnknownFlags } from "./_args.ts";
 import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
 
@@ -108,7 +109,7 @@ export default defineCommand({
       try {
         writeFileSync(a.junit, junitXml(results, (performance.now() - t0) / 1000));
       } catch (e) {
-        createLog().error(`cannot write ${a.junit}: ${describeReadError(e)}`);
+        createLog().error(`cannot write ${a.junit}: ${describeIoError(e)}`);
         return EXIT.FAIL;
       }
     }
@@ -128,7 +129,7 @@ function readRules(path: string): Rules {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new UsageError(`cannot read rules file ${path}: ${describeReadError(e)}`);
+    throw new UsageError(`cannot read rules file ${path}: ${describeIoError(e)}`);
   }
   let v: unknown;
   try {

@@ -1,3 +1,4 @@
+import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { print } from "./_out.ts";
 import { createReadStream } from "node:fs";
@@ -65,7 +66,7 @@ async function jsonDigest(name: string, recipe: Recipe): Promise<DigestOutcome> 
   try {
     bytes = name === "-" ? await readAll(runtime.stdin()) : await readFile(name);
   } catch (err) {
-    return { ok: false, reason: `unreadable: ${ioReason(err)}` };
+    return { ok: false, reason: `unreadable: ${describeIoError(err)}` };
   }
   return digestJsonBytes(bytes, recipe);
 }
@@ -77,7 +78,7 @@ async function rawDigest(name: string): Promise<DigestOutcome> {
     const source = name === "-" ? runtime.stdin() : createReadStream(name);
     for await (const chunk of source) d.update(chunk as Uint8Array);
   } catch (err) {
-    return { ok: false, reason: `unreadable: ${ioReason(err)}` };
+    return { ok: false, reason: `unreadable: ${describeIoError(err)}` };
   }
   return { ok: true, digest: d.digest() };
 }
@@ -86,24 +87,6 @@ async function readAll(source: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   for await (const c of source) chunks.push(c);
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-}
-
-const IO_REASONS: Record<string, string> = {
-  ENOENT: "no such file",
-  EACCES: "permission denied",
-  EPERM: "permission denied",
-  EISDIR: "is a directory",
-  ENOTDIR: "a path component is not a directory",
-  ELOOP: "too many symbolic links",
-  ENAMETOOLONG: "name too long",
-  ERR_FS_FILE_TOO_LARGE: "too large to read",
-};
-
-function ioReason(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code && IO_REASONS[code]) return IO_REASONS[code]!;
-  const message = err instanceof Error ? err.message : String(err);
-  return message.charAt(0).toLowerCase() + message.slice(1);
 }
 
 /** A name kept on one line whatever it holds (JSON-quoted when it has a line break or backslash). */

@@ -41,7 +41,7 @@ export default defineCommand({
       throw new UsageError("fixture client needs a known --script and a command after '--'");
     const spawned = await runtime.spawn(argv);
     if (!spawned.ok) {
-      createLog().error(`cannot start ${argv[0]}: ${spawned.error}`);
+      createLog().error(`cannot start ${argv[0]}: ${spawned.reason}`);
       return EXIT.SPAWN_FAILED;
     }
     const run = { sent: [] as Uint8Array[], received: [] as Uint8Array[] };

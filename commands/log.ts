@@ -1,10 +1,11 @@
+import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { breakJson, breakLine, header, opJson, opLine, verdictJson, verdictLine } from "../src/read/format.ts";
 import { readLedgers, readTail } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { describeReadError } from "../src/verify/verifier.ts";
+
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
@@ -92,7 +93,7 @@ export default defineCommand({
         try {
           r = await readTail(p, last, filters);
         } catch (e) {
-          createLog().error(`cannot read ${cell(p)}: ${describeReadError(e)}`);
+          createLog().error(`cannot read ${cell(p)}: ${describeIoError(e)}`);
           codes.push(EXIT.FAIL);
           continue;
         }

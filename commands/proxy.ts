@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags, intFlag } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, sealFlags } from "./_record-flags.ts";
+import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
 import type { FsyncPolicy } from "../src/ledger/writer.ts";
@@ -94,7 +94,7 @@ export default defineCommand({
     }
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
-    const seal = sealFlags(a as Record<string, unknown>, log);
+    const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
     const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
     return runProxy(
       runtime,
@@ -113,7 +113,7 @@ export default defineCommand({
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),
         actions,
-        seal,
+        checkpoints,
         openAppend: runtime.openAppend,
         runtime: runtime.name,
         begin: {

@@ -1,7 +1,8 @@
+import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { EXIT, UsageError } from "../src/base/exit.ts";
-import { describeReadError } from "../src/verify/verifier.ts";
+
 import { createLog } from "../src/base/log.ts";
 import { prepareStream, streamPort } from "../src/fleet/jetstream.ts";
 import { connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
@@ -55,7 +56,7 @@ export default defineCommand({
       try {
         credsText = readFileSync(a.creds, "utf8");
       } catch (err) {
-        throw new UsageError(`cannot read credentials file ${a.creds}: ${describeReadError(err)}`);
+        throw new UsageError(`cannot read credentials file ${a.creds}: ${describeIoError(err)}`);
       }
     }
     const shown = showNats(target);

@@ -5,11 +5,17 @@ import type { Json } from "../src/core/json.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { createLog } from "../src/base/log.ts";
 import { StateDir } from "../src/checkpoint/state.ts";
-import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from "../src/checkpoint/verify-file.ts";
+import {
+  type CheckpointSetup,
+  checkProofFile,
+  proveFile,
+  verifyCheckpointedSource,
+} from "../src/checkpoint/verify-file.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
@@ -64,7 +70,7 @@ export default defineCommand({
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
     const checkProof = a["check-proof"];
-    const setup = sealSetup({ ...a, checkProof }, paths);
+    const setup = checkpointSetup({ ...a, checkProof }, paths);
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
@@ -111,13 +117,13 @@ async function verifyOne(
   path: string,
   strict: boolean,
   progress: boolean,
-  setup: SealSetup | null,
+  setup: CheckpointSetup | null,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
     const vopts = { strict, isWriterAlive, onProgress: meter?.update };
-    if (setup !== null) return await verifySealedSource(path, source, vopts, setup);
+    if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {
     meter?.clear();
@@ -145,10 +151,10 @@ function progressMeter(path: string) {
 }
 
 /** The checkpoint flags; null when none is given (a plain chain check). */
-function sealSetup(
+function checkpointSetup(
   a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string },
   paths: string[],
-): SealSetup | null {
+): CheckpointSetup | null {
   for (const f of ["key", "witness", "state", "prove", "checkProof"] as const) {
     if (a[f] === "") throw new UsageError(`--${f === "checkProof" ? "check-proof" : f} must not be empty`);
   }
@@ -178,13 +184,13 @@ function sealSetup(
       throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
     throw e;
   }
-  const setup: SealSetup = { keys };
+  const setup: CheckpointSetup = { keys };
   if (a.witness !== undefined) {
     if (paths.length !== 1) throw new UsageError("--witness checks one ledger at a time");
     try {
       setup.witness = { name: a.witness, text: readFileSync(a.witness, "utf8") };
     } catch (e) {
-      throw new UsageError(`cannot read witness file ${a.witness}: ${describeReadError(e)}`);
+      throw new UsageError(`cannot read witness file ${a.witness}: ${describeIoError(e)}`);
     }
   }
   if (a.state !== undefined) setup.state = new StateDir(a.state);
@@ -196,14 +202,14 @@ async function proveCommand(
   paths: string[],
   lineText: string,
   strict: boolean,
-  keys: SealSetup["keys"],
+  keys: CheckpointSetup["keys"],
 ): Promise<number> {
   const line = intFlag(lineText, "--prove", 0, 1);
   if (paths.length !== 1 || paths[0] === "-")
     throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
   const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
-  if ("error" in r) {
-    createLog().error(r.error, r.hint);
+  if (!r.ok) {
+    createLog().error(r.reason, r.hint);
     return EXIT.FAIL;
   }
   // The entry point ends stdout once everything is written (a second end() never returns under Bun when stdout is a file).
@@ -214,7 +220,7 @@ async function proveCommand(
 /** --check-proof FILE: its report (human, --json or --quiet); exit 0 ok, 1 broken, 3 inconclusive. */
 async function checkProofCommand(
   file: string,
-  keys: SealSetup["keys"],
+  keys: CheckpointSetup["keys"],
   a: { json?: boolean; quiet?: boolean },
 ): Promise<number> {
   let text: string;
@@ -227,7 +233,7 @@ async function checkProofCommand(
       text = readFileSync(file, "utf8");
     }
   } catch (e) {
-    createLog().error(`cannot read ${file}: ${describeReadError(e)}`);
+    createLog().error(`cannot read ${file}: ${describeIoError(e)}`);
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);

@@ -1,10 +1,10 @@
 import { defineCommand } from "citty";
-import { intFlag, rejectUnknownFlags } from "./_args.ts";
-import { ACTION_VALUED, RECORD_ARGS, actionFlags, sealFlags } from "./_record-flags.ts";
+import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
 import { UsageError } from "../src/base/exit.ts";
-import { FAULT_ENV, parseFault } from "../src/selftest/faults.ts";
+import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
-import type { FsyncPolicy } from "../src/ledger/writer.ts";
+import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/writer.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
@@ -49,13 +49,15 @@ export default defineCommand({
     const fault = parseFault(process.env[FAULT_ENV]);
     if (fault === null) throw new UsageError(`${FAULT_ENV} names no known fault`);
     const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
-    if (!["batch", "always", "never"].includes(fsync))
-      throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    if (!FSYNC_POLICIES.includes(fsync))
+      throw new UsageError(
+        `--fsync takes ${FSYNC_POLICIES.slice(0, -1).join(", ")} or ${FSYNC_POLICIES.at(-1)}, not ${JSON.stringify(fsync)}`,
+      );
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
-    const seal = sealFlags(a as Record<string, unknown>, log);
+    const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
     return runWrap(
       runtime,
       {
@@ -69,9 +71,9 @@ export default defineCommand({
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),
         cwd: process.cwd(),
-        fault,
+        fault: fault === undefined ? undefined : wrapFault(fault),
         actions,
-        seal,
+        checkpoints,
       },
       log,
     );
@@ -80,17 +82,7 @@ export default defineCommand({
 
 /** Words before '--' that are not flags or flag values. */
 function positionals(words: string[]): string[] {
-  const valued = new Set([
-    "--ledger",
-    "--server",
-    "--session",
-    "--max-frame",
-    "--fsync",
-    ...ACTION_VALUED,
-    "--sign",
-    "--checkpoint-every",
-    "--witness",
-  ]);
+  const valued = valueFlags(args);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;

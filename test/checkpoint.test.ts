@@ -12,7 +12,7 @@ import {
   witnessLine,
 } from "../src/checkpoint/checkpoint.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
-import { refusal } from "./seal-helpers.ts";
+import { refusal } from "./checkpoint-helpers.ts";
 
 const ROOT = new Uint8Array(32).map((_, i) => i);
 const ROOT_B64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";

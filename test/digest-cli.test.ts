@@ -126,7 +126,7 @@ describe.each(VIAS)("seam digest via %s", (via) => {
         "seam: error: latin1.json: unparseable: not UTF-8 at offset 4",
         "seam: error: bom.json: unparseable: unexpected byte order mark at line 1 column 1",
         "seam: error: deep.json: unparseable: nesting deeper than 900 levels at line 1 column 901",
-        "seam: error: missing.json: unreadable: no such file",
+        "seam: error: missing.json: unreadable: no such file or directory",
         "seam: error: .: unreadable: is a directory",
         "",
       ].join("\n"),

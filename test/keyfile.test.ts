@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeyFileError, readSignerFile, readVerifierKeys, writeKeyFile } from "../src/checkpoint/keys.ts";
 import { tempDir } from "./proc.ts";
-import { KEY, OTHER, refusal } from "./seal-helpers.ts";
+import { KEY, OTHER, refusal } from "./checkpoint-helpers.ts";
 
 const refused = (f: () => unknown) => refusal(f, KeyFileError);
 

@@ -207,7 +207,7 @@ describe("an unwritable ledger", () => {
     const { w, warnings, results } = await useUnwritable(dir);
     expect(results).toEqual([false, false, false, false]);
     expect([w.rowsWritten, w.rowsUnlogged]).toEqual([0, 4]);
-    expect(warnings).toEqual([`ledger ${dir} cannot be written: illegal operation on a directory`]);
+    expect(warnings).toEqual([`ledger ${dir} cannot be written: is a directory`]);
   });
 
   test("a full disk: every row unlogged, one warning", async () => {
@@ -413,7 +413,7 @@ test("appendDurable whose fsync fails resolves false (the row is in the file and
   expect(await w.appendDurable("tool_call_intent", {})).toBe(false);
   expect(await w.append("tool_call", {})).toBe(true);
   expect([w.rowsWritten, w.rowsUnlogged]).toEqual([2, 0]);
-  expect(warnings).toEqual([`ledger ${path} cannot be written: i/o error`]);
+  expect(warnings).toEqual([`ledger ${path} cannot be written: input/output error`]);
   await w.end({});
 });
 

@@ -15,19 +15,21 @@ import {
   type Hash,
   LineTree,
   RangeHasher,
-  consistencyRanges,
-  hashRanges,
   inclusionRanges,
-  isValidSubtree,
   leafHash,
   nodeHash,
+  verifyInclusion,
+} from "../src/checkpoint/merkle.ts";
+import {
+  consistencyRanges,
+  hashRanges,
+  isValidSubtree,
   rootOf,
   subtreeConsistencyRanges,
   verifyConsistency,
-  verifyInclusion,
   verifySubtreeConsistency,
   verifySubtreeInclusion,
-} from "../src/checkpoint/merkle.ts";
+} from "./merkle-proofs.ts";
 
 const VECTORS = new URL("./vectors/merkle/", import.meta.url).pathname;
 const b64 = (s: Json | undefined) => new Uint8Array(Buffer.from(String(s ?? ""), "base64"));

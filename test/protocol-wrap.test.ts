@@ -206,7 +206,7 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
 
   test("the untouched ledger is ok, without findings", async () => {
     const r = verifyBytes(new TextEncoder().encode(`${(await load()).join("\n")}\n`));
-    expect([r.verdict, r.findings, r.finding_kinds]).toEqual(["ok", [], undefined]);
+    expect([r.verdict, r.findings, r.finding_kinds]).toEqual(["ok", [], []]);
   });
 
   test.each([
@@ -252,11 +252,7 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
     const src = await load();
     const r = tampered(src, seqOf(src, seq), edit);
     expect(r.verdict).toBe("inconclusive");
-    expect(
-      Object.entries(r.finding_kinds ?? {})
-        .flatMap(([k, n]) => Array(n).fill(k))
-        .sort(),
-    ).toEqual([...kinds].sort());
+    expect([...r.finding_kinds].sort()).toEqual([...kinds].sort());
   });
 
   test("an operation_end lost: the operation is unended (and session_end's counts disagree)", async () => {
@@ -264,14 +260,14 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
     const at = seqOf(src, 16);
     expect(src[at]).toContain(`"evt": "operation_end"`);
     const r = tampered(src, at, null);
-    expect(r.finding_kinds).toEqual({ operation_unended: 1, operation_count_mismatch: 1 });
+    expect([...r.finding_kinds].sort()).toEqual(["operation_count_mismatch", "operation_unended"]);
     expect(r.findings.find((t) => t.includes("operation 11"))).toContain(`tool "job"`);
   });
 
   test("a retry the recorder failed to link (RED: selftest fault unlinked-rounds, a real run)", async () => {
     const ledger = await both("bun", "modern", [], "unlinked-rounds");
     const r = verifyBytes(new Uint8Array(readFileSync(ledger)));
-    expect(r.finding_kinds).toEqual({ operation_unlinked: 1 });
+    expect([...r.finding_kinds].sort()).toEqual(["operation_unlinked"]);
     expect(r.findings.join("\n")).toContain("brings the requestState operation 7 was given, but is in no operation");
   });
 
@@ -279,13 +275,13 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
     const src = await load();
     const at = seqOf(src, 8);
     const r = tampered(src, at, (l) => l.replace(`"op": 7, "round": 2, `, ""));
-    expect(r.finding_kinds).toEqual({ operation_unlinked: 1, operation_rounds_mismatch: 1 });
+    expect([...r.finding_kinds].sort()).toEqual(["operation_rounds_mismatch", "operation_unlinked"]);
   });
 
   test("an operation_end written twice (in place of another's)", async () => {
     const src = await load();
     const [first, other] = [seqOf(src, 9), seqOf(src, 16)];
     const r = tampered(src, other, () => src[first]!.replace(`"seq": 9,`, `"seq": 16,`));
-    expect(r.finding_kinds).toEqual({ operation_end_twice: 1, operation_unended: 1 });
+    expect([...r.finding_kinds].sort()).toEqual(["operation_end_twice", "operation_unended"]);
   });
 });

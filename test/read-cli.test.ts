@@ -13,7 +13,7 @@ import { getField, parseJson } from "../src/core/json.ts";
 import { VIAS, built, runCli, seamArgv } from "./cli.ts";
 import { start, tempDir, until } from "./proc.ts";
 import { BIG_ID, S1, mainLedger, sessionOf, writeLedger } from "./read-fixtures.ts";
-import { KEY, writeSealed } from "./seal-helpers.ts";
+import { KEY, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { HAVE_PYTHON, LedgerBuilder } from "./verify-helpers.ts";
 
 let dir: string;
@@ -273,7 +273,7 @@ describe("seam log (Bun source)", () => {
 
   test("--key marks operations under a valid checkpoint S, the unsealed tail +", async () => {
     const p = join(dir, "sealed.jsonl");
-    await writeSealed(p, { calls: 5, every: 3 });
+    await writeCheckpointed(p, { calls: 5, every: 3 });
     const r = await runCli("bun", ["log", "--json", "--key", KEY.verifierKey, p]);
     const ops = r.stdout
       .toString()
@@ -460,7 +460,7 @@ describe("seam check", () => {
 
   test("--key: every row sealed, or the unsealed rows named", async () => {
     const p = join(dir, "sealed-check.jsonl");
-    await writeSealed(p, { calls: 5, every: 3 });
+    await writeCheckpointed(p, { calls: 5, every: 3 });
     const ok = await runCli("bun", ["check", p, "--key", KEY.verifierKey]);
     expect(ok.stdout.toString().split("\n")[1]).toBe(`pass  key ${p}: sealed through line 9; 0 rows after it unsealed`);
     expect(ok.code).toBe(0);

@@ -75,12 +75,14 @@ describe.each(VIAS)("seam verify via %s", (via) => {
       rows: 0,
       chained: 0,
       prechain: 0,
-      first_break: { line: null, message: "unreadable: no such file or directory" },
+      first_break: { line: null, kind: "unreadable", message: "unreadable: no such file or directory" },
       breaks: 1,
+      break_kinds: { unreadable: 1 },
       verified_scope: "empty",
       head: null,
       sessions: [],
       findings: [],
+      finding_kinds: [],
       notes: [],
     });
     expect(r.code).toBe(1);
@@ -115,10 +117,12 @@ describe.each(VIAS)("seam verify via %s", (via) => {
         prechain: 0,
         first_break: null,
         breaks: 0,
+        break_kinds: {},
         verified_scope: "full",
         head: "a77d19a3467ea7186e0740e84a668563",
         sessions: [{ id: "s1", server: "echo", rows: 5, calls: 1, statuses: { ok: 1 }, complete: true }],
         findings: [],
+        finding_kinds: [],
         notes: [],
       }) + "\n",
     );

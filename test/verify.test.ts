@@ -6,13 +6,14 @@ import { chainOf } from "../src/core/chain.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes } from "../src/core/digest.ts";
 import { JsonFloat } from "../src/core/json.ts";
+import type { BreakKind, FindingKind } from "../src/format/kinds.ts";
+import { pyTruthy } from "../src/format/line.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import {
   LedgerVerifier,
   type VerifyOptions,
   type VerifyReport,
   fileChunks,
-  pyTruthy,
   verifyBytes,
   verifyLedger,
 } from "../src/verify/verifier.ts";
@@ -46,12 +47,15 @@ interface ChainCase {
   strict?: boolean;
   verdict: VerifyReport["verdict"];
   first: string | null;
+  /** The first break's kind, when there is one. */
+  kind?: BreakKind;
   breaks: number;
   /** Where seam knowingly differs from the reference: what the reference says instead. */
   reference?: { verdict: RefVerdict["verdict"]; first: string | null; breaks: number };
   rows?: number;
   prechain?: number;
   findings?: string[];
+  findingKinds?: FindingKind[];
   notes?: string[];
 }
 
@@ -67,6 +71,7 @@ const cases: ChainCase[] = [
     file: enc(text(base.map((l, i) => (i === 2 ? l.replace('"n": 3', '"n": 4') : l)))),
     verdict: "broken",
     first: "line 3: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -78,6 +83,7 @@ const cases: ChainCase[] = [
     ),
     verdict: "broken",
     first: "line 3: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 2,
   },
   {
@@ -85,6 +91,7 @@ const cases: ChainCase[] = [
     file: enc(text(base.filter((_, i) => i !== 2))),
     verdict: "broken",
     first: "line 3: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -99,6 +106,7 @@ const cases: ChainCase[] = [
     file: enc(text(base.slice(1))),
     verdict: "broken",
     first: "line 1: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -106,6 +114,7 @@ const cases: ChainCase[] = [
     file: enc(text([base[0]!, base[2]!, base[1]!, base[3]!, base[4]!])),
     verdict: "broken",
     first: "line 2: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 3,
   },
   {
@@ -113,6 +122,7 @@ const cases: ChainCase[] = [
     file: enc(text([...base.slice(0, 3), base[2]!, ...base.slice(3)])),
     verdict: "broken",
     first: "line 4: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -120,6 +130,7 @@ const cases: ChainCase[] = [
     file: enc(text([...base.slice(0, 2), forgedRow(chainOfLine(base[1]!)), ...base.slice(2)])),
     verdict: "broken",
     first: "line 4: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -129,6 +140,7 @@ const cases: ChainCase[] = [
     ),
     verdict: "broken",
     first: "line 3: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 2,
   },
   ...["[1, 2]", '"text"', "42", "null", "true", "1.5"].map(
@@ -137,6 +149,7 @@ const cases: ChainCase[] = [
       file: enc(text([...base.slice(0, 2), junk, ...base.slice(2)])),
       verdict: "broken",
       first: "line 3: not a JSON object",
+      kind: "not_object",
       breaks: 1,
     }),
   ),
@@ -146,6 +159,7 @@ const cases: ChainCase[] = [
       file: enc(text([...base.slice(0, 2), `{"a": 1, "chain": ${v}}`, ...base.slice(2)])),
       verdict: "broken",
       first: "line 3: non-string chain value",
+      kind: "non_string_chain",
       breaks: 1,
     }),
   ),
@@ -154,6 +168,7 @@ const cases: ChainCase[] = [
     file: enc(text([...base.slice(0, 2), '{"a": 1}', ...base.slice(2)])),
     verdict: "broken",
     first: "line 3: unchained row after chain began",
+    kind: "unchained_after_chain",
     breaks: 2,
   },
   ...[
@@ -183,6 +198,7 @@ const cases: ChainCase[] = [
     strict: true,
     verdict: "broken",
     first: "line 1: unchained (prechain) row rejected in strict mode",
+    kind: "prechain_rejected",
     breaks: 2,
     prechain: 2,
   },
@@ -192,6 +208,7 @@ const cases: ChainCase[] = [
     file: enc(text([...base.slice(0, 2), '{"a": ', ...base.slice(2)])),
     verdict: "broken",
     first: "line 3: unparseable",
+    kind: "unparseable",
     breaks: 1,
   },
   {
@@ -206,6 +223,7 @@ const cases: ChainCase[] = [
     ),
     verdict: "broken",
     first: "line 3: unparseable",
+    kind: "unparseable",
     breaks: 2,
   },
   {
@@ -219,6 +237,7 @@ const cases: ChainCase[] = [
     ),
     verdict: "broken",
     first: "line 3: unparseable",
+    kind: "unparseable",
     breaks: 1,
   },
   {
@@ -226,6 +245,7 @@ const cases: ChainCase[] = [
     file: cat(new Uint8Array([0xef, 0xbb, 0xbf]), text(base)),
     verdict: "broken",
     first: "line 1: unparseable",
+    kind: "unparseable",
     breaks: 2,
   },
   { name: "empty file", file: new Uint8Array(0), verdict: "inconclusive", first: null, breaks: 0, rows: 0 },
@@ -242,6 +262,7 @@ const cases: ChainCase[] = [
     file: enc(text(["", base[0]!, "   ", base[1]!.replace('"n": 2', '"n": 5'), ...base.slice(2)])),
     verdict: "broken",
     first: "line 4: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
     rows: 5,
   },
@@ -258,6 +279,7 @@ const cases: ChainCase[] = [
     })(),
     verdict: "broken",
     first: "line 5: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -278,6 +300,7 @@ const cases: ChainCase[] = [
     ),
     verdict: "broken",
     first: "line 5: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
   },
   {
@@ -315,6 +338,7 @@ const cases: ChainCase[] = [
     })(),
     verdict: "broken",
     first: "line 3: unparseable",
+    kind: "unparseable",
     breaks: 1,
   },
   {
@@ -322,6 +346,7 @@ const cases: ChainCase[] = [
     file: enc(text([base[0]!, `{"a": ${"[".repeat(100000)}${"]".repeat(100000)}, "chain": "x"}`])),
     verdict: "broken",
     first: "line 2: unparseable",
+    kind: "unparseable",
     breaks: 1,
   },
   // Torn lines: where seam knowingly differs from the reference.
@@ -333,6 +358,7 @@ const cases: ChainCase[] = [
     breaks: 0,
     rows: 5,
     findings: ["line 6: torn final line"],
+    findingKinds: ["torn_final_line"],
     reference: { verdict: "broken", first: "line 6: unparseable", breaks: 1 },
   },
   {
@@ -343,6 +369,7 @@ const cases: ChainCase[] = [
     breaks: 0,
     rows: 5,
     findings: ["line 6: torn final line"],
+    findingKinds: ["torn_final_line"],
     reference: { verdict: "broken", first: "line 6: unparseable", breaks: 1 },
   },
   {
@@ -353,6 +380,7 @@ const cases: ChainCase[] = [
     breaks: 0,
     rows: 0,
     findings: ["line 1: torn final line"],
+    findingKinds: ["torn_final_line"],
     reference: { verdict: "broken", first: "line 1: unparseable", breaks: 1 },
   },
   {
@@ -360,8 +388,10 @@ const cases: ChainCase[] = [
     file: enc(text(base.map((l, i) => (i === 1 ? l.replace("query 2", "query X") : l))) + "{"),
     verdict: "broken",
     first: "line 2: chain mismatch",
+    kind: "chain_mismatch",
     breaks: 1,
     findings: ["line 6: torn final line"],
+    findingKinds: ["torn_final_line"],
     reference: { verdict: "broken", first: "line 2: chain mismatch", breaks: 2 },
   },
   {
@@ -369,6 +399,7 @@ const cases: ChainCase[] = [
     file: enc(text([...base, base[0]!.slice(0, 40)])),
     verdict: "broken",
     first: "line 6: unparseable",
+    kind: "unparseable",
     breaks: 1,
   },
   (() => {
@@ -411,11 +442,13 @@ const cases: ChainCase[] = [
       file: b.bytes(),
       verdict: "broken",
       first: "line 4: unparseable",
+      kind: "unparseable",
       breaks: 1,
       findings: [
         "line 5: ledger_repair row does not match the line before it",
         "line 5: seam row without a session id",
       ],
+      findingKinds: ["repair_mismatch", "session_id_missing"],
     } satisfies ChainCase;
   })(),
 ];
@@ -424,15 +457,22 @@ describe("chain verdict on crafted files", () => {
   for (const c of cases) {
     test(c.name, () => {
       const r = verifyBytes(c.file, { strict: c.strict });
-      expect({ verdict: r.verdict, first: r.first_break?.message ?? null, breaks: r.breaks }).toEqual({
+      expect({
+        verdict: r.verdict,
+        first: r.first_break?.message ?? null,
+        kind: r.first_break?.kind,
+        breaks: r.breaks,
+      }).toEqual({
         verdict: c.verdict,
         first: c.first,
+        kind: c.kind,
         breaks: c.breaks,
       });
       if (c.first !== null) expect(r.first_break!.line).toBe(Number(c.first.match(/^line (\d+)/)![1]));
       if (c.rows !== undefined) expect(r.rows).toBe(c.rows);
       if (c.prechain !== undefined) expect(r.prechain).toBe(c.prechain);
       expect(r.findings).toEqual(c.findings ?? []);
+      expect(r.finding_kinds).toEqual(c.findingKinds ?? []);
       expect(r.notes).toEqual(c.notes ?? []);
       expect(r.ok).toBe(c.verdict === "ok" ? true : c.verdict === "broken" ? false : null);
     });
@@ -495,7 +535,7 @@ describe("chain verdict on crafted files", () => {
   test("a line longer than maxLineBytes is not parsed: unparseable, with a note (torn when last)", () => {
     const file = enc(text(base));
     const r = verifyBytes(file, { maxLineBytes: 100 });
-    expect(r.first_break).toEqual({ line: 1, message: "line 1: unparseable" });
+    expect(r.first_break).toEqual({ line: 1, kind: "unparseable", message: "line 1: unparseable" });
     expect(r.breaks).toBe(5);
     expect(r.notes[0]).toBe(`line 1: ${enc(base[0]!).length} bytes, longer than the 100-byte limit, not parsed`);
     expect(verifyChunked(file, 7, { maxLineBytes: 100 })).toEqual(r);
@@ -550,7 +590,7 @@ describe("unreadable sources", () => {
     }
     const r = await verifyLedger(failing());
     expect(r.verdict).toBe("broken");
-    expect(r.first_break).toEqual({ line: null, message: "unreadable: input/output error" });
+    expect(r.first_break).toEqual({ line: null, kind: "unreadable", message: "unreadable: input/output error" });
     expect(r.breaks).toBe(1);
     expect(r.rows).toBe(2);
     expect(r.notes).toEqual([
@@ -562,11 +602,15 @@ describe("unreadable sources", () => {
     const dir = mkdtempSync(join(tmpdir(), "seam-verify-"));
     try {
       const missing = await verifyLedger(fileChunks(join(dir, "nope.jsonl")));
-      expect(missing.first_break).toEqual({ line: null, message: "unreadable: no such file or directory" });
+      expect(missing.first_break).toEqual({
+        line: null,
+        kind: "unreadable",
+        message: "unreadable: no such file or directory",
+      });
       expect(missing.verdict).toBe("broken");
       expect(missing.verified_scope).toBe("empty");
       const isDir = await verifyLedger(fileChunks(dir));
-      expect(isDir.first_break).toEqual({ line: null, message: "unreadable: is a directory" });
+      expect(isDir.first_break).toEqual({ line: null, kind: "unreadable", message: "unreadable: is a directory" });
       writeFileSync(join(dir, "ok.jsonl"), text(base));
       const ok = await verifyLedger(fileChunks(join(dir, "ok.jsonl"), 100));
       expect(ok).toEqual(verifyBytes(enc(text(base))));
@@ -614,6 +658,7 @@ describe("completeness of seam sessions", () => {
     name: string;
     rows: () => Row[];
     findings: string[];
+    findingKinds: FindingKind[];
     opts?: VerifyOptions;
     notes?: string[];
     verdict?: VerifyReport["verdict"];
@@ -622,12 +667,14 @@ describe("completeness of seam sessions", () => {
       name: "missing session_end",
       rows: () => sessionRows({ id: "s1", calls, noEnd: true }),
       findings: ["session s1: no session_end (truncated or still running)"],
+      findingKinds: ["session_missing_end"],
     },
     {
       name: "missing session_end, writer still alive: open, not a finding",
       rows: () => sessionRows({ id: "s1", calls, noEnd: true, writeAhead: true }).slice(0, -1),
       opts: { isWriterAlive: (pid, host) => pid === 4242 && host === "builder" },
       findings: [],
+      findingKinds: [],
       notes: ["session s1: open (its writer, pid 4242 on builder, is still running); 1 call in flight"],
       verdict: "ok",
     },
@@ -636,6 +683,7 @@ describe("completeness of seam sessions", () => {
       rows: () => sessionRows({ id: "s1", calls, noEnd: true, host: "elsewhere" }),
       opts: { isWriterAlive: (_pid, host) => host === "builder" },
       findings: ["session s1: no session_end (truncated or still running)"],
+      findingKinds: ["session_missing_end"],
     },
     {
       name: "missing session_end, a liveness check that throws counts as dead",
@@ -646,6 +694,7 @@ describe("completeness of seam sessions", () => {
         },
       },
       findings: ["session s1: no session_end (truncated or still running)"],
+      findingKinds: ["session_missing_end"],
     },
     {
       name: "a row lost in the middle: seq gap and rows_before_end",
@@ -655,6 +704,7 @@ describe("completeness of seam sessions", () => {
         "session s1: line 5: session_end says rows_before_end 5, the file holds 4",
         "session s1: line 5: session_end says calls 3, the file holds 2 tool_call rows",
       ],
+      findingKinds: ["seq_gap", "end_rows_mismatch", "end_calls_mismatch"],
     },
     {
       name: "a seq gap that session_end declares lost",
@@ -664,6 +714,7 @@ describe("completeness of seam sessions", () => {
         return rows;
       },
       findings: ["session s1: line 3: seq jumps from 2 to 5 (3..4 missing, declared lost: rows_unlogged 2)"],
+      findingKinds: ["seq_gap"],
     },
     {
       name: "a repeated seq",
@@ -675,6 +726,7 @@ describe("completeness of seam sessions", () => {
         "session s1: line 3: seq 2 repeats or goes back (expected 3)",
         "session s1: line 4: session_end says rows_before_end 2, the file holds 3",
       ],
+      findingKinds: ["seq_repeat", "end_rows_mismatch"],
     },
     {
       name: "a missing, zero or non-integer seq",
@@ -688,6 +740,7 @@ describe("completeness of seam sessions", () => {
         "session s1: line 3: seq is missing or not a positive integer",
         "session s1: line 4: seq jumps from 1 to 4 (2..3 missing)",
       ],
+      findingKinds: ["seq_invalid", "seq_invalid", "seq_gap"],
     },
     {
       name: "no session_begin",
@@ -697,6 +750,7 @@ describe("completeness of seam sessions", () => {
         "session s1: line 1: seq jumps from 0 to 2 (1 missing)",
         "session s1: line 2: session_end says rows_before_end 2, the file holds 1",
       ],
+      findingKinds: ["first_not_begin", "seq_gap", "end_rows_mismatch"],
     },
     {
       name: "a second session_begin",
@@ -705,6 +759,7 @@ describe("completeness of seam sessions", () => {
         return [rows[0]!, rows[1]!, patch(rows[0]!, { seq: 3 }), patch(rows[2]!, { seq: 4, rows_before_end: 3 })];
       },
       findings: ["session s1: line 3: session_begin is not the first row"],
+      findingKinds: ["begin_not_first"],
     },
     {
       name: "a row after session_end",
@@ -713,6 +768,7 @@ describe("completeness of seam sessions", () => {
         return [...rows, seamRow("tool_call", "s1", 5, "echo", { tool: "late", rpc_id: 9, status: "ok" })];
       },
       findings: ["session s1: line 5: row after session_end (line 4)"],
+      findingKinds: ["row_after_end"],
     },
     {
       name: "session_end counts that do not match, or are not ints",
@@ -725,6 +781,7 @@ describe("completeness of seam sessions", () => {
         "session s1: line 6: session_end says rows_before_end 5.0, the file holds 5",
         'session s1: line 6: session_end says calls "3", the file holds 3 tool_call rows',
       ],
+      findingKinds: ["end_rows_mismatch", "end_calls_mismatch"],
     },
     {
       name: "zero calls may be left out of session_end",
@@ -734,6 +791,7 @@ describe("completeness of seam sessions", () => {
         return [...rows.slice(0, -1), end];
       },
       findings: [],
+      findingKinds: [],
       verdict: "ok",
     },
     {
@@ -754,6 +812,7 @@ describe("completeness of seam sessions", () => {
         'session s1: line 5: tool_call_intent rpc_id 2 (tool "pay") has no tool_call: the call reached the server and left no result',
         "session s1: no session_end (truncated or still running)",
       ],
+      findingKinds: ["intent_without_result", "session_missing_end"],
     },
     {
       name: 'an intent for id 1 is not answered by a tool_call for id "1"',
@@ -765,6 +824,7 @@ describe("completeness of seam sessions", () => {
       findings: [
         'session s1: line 3: tool_call_intent rpc_id 1 (tool "echo") has no tool_call: the call reached the server and left no result',
       ],
+      findingKinds: ["intent_without_result"],
     },
     {
       name: "big int ids compare exactly",
@@ -783,6 +843,7 @@ describe("completeness of seam sessions", () => {
       findings: [
         'session s1: line 5: tool_call_intent rpc_id 18446744073709551617 (tool "echo") has no tool_call: the call reached the server and left no result',
       ],
+      findingKinds: ["intent_without_result"],
     },
     {
       name: "an int id does not match the same number as a float",
@@ -794,6 +855,7 @@ describe("completeness of seam sessions", () => {
       findings: [
         'session s1: line 3: tool_call_intent rpc_id 7 (tool "echo") has no tool_call: the call reached the server and left no result',
       ],
+      findingKinds: ["intent_without_result"],
     },
     {
       name: "duplicate ids pair first in, first out",
@@ -811,17 +873,20 @@ describe("completeness of seam sessions", () => {
       findings: [
         'session s1: line 4: tool_call_intent rpc_id 1 (tool "b") has no tool_call: the call reached the server and left no result',
       ],
+      findingKinds: ["intent_without_result"],
     },
     {
       name: 'rows without seam: "mcp-stdio" are not sessions',
       rows: () => [{ ts: "x", tool: "search" }, ...sessionRows({ id: "s1" }), { seam: "other", session: "s9", seq: 5 }],
       findings: [],
+      findingKinds: [],
       verdict: "ok",
     },
     {
       name: "a seam row without a session id",
       rows: () => [...sessionRows({ id: "s1" }), { evt: "tool_call", seam: "mcp-stdio", session: 5, seq: 1 }],
       findings: ["line 4: seam row without a session id"],
+      findingKinds: ["session_id_missing"],
     },
   ];
 
@@ -831,6 +896,7 @@ describe("completeness of seam sessions", () => {
       const r = verifyBytes(chained(c.rows()), c.opts);
       expect(r.breaks).toBe(0);
       expect(r.findings).toEqual(c.findings);
+      expect(r.finding_kinds).toEqual(c.findingKinds);
       expect(r.notes).toEqual(c.notes ?? []);
       expect(r.verdict).toBe(c.verdict ?? "inconclusive");
       const aboutSessions = c.findings.some((f) => f.startsWith("session ")) || (c.notes ?? []).length > 0;
@@ -844,7 +910,7 @@ describe("completeness of seam sessions", () => {
     lines[1] = lines[1]!.replace('"ms": 3', '"ms": 4');
     const r = verifyBytes(enc(lines.join("\n")));
     expect(r.verdict).toBe("broken");
-    expect(r.first_break).toEqual({ line: 2, message: "line 2: chain mismatch" });
+    expect(r.first_break).toEqual({ line: 2, kind: "chain_mismatch", message: "line 2: chain mismatch" });
     expect(r.findings).toEqual(["session s1: no session_end (truncated or still running)"]);
   });
 
@@ -931,10 +997,12 @@ describe("reports", () => {
       prechain: 1,
       first_break: null,
       breaks: 0,
+      break_kinds: {},
       verified_scope: "bounded_prechain_skipped",
       head: "20e6806e377a9b92bc2008cb1b7fa2d1",
       sessions: [{ id: "s1", server: "echo", rows: 4, calls: 2, statuses: { ok: 1, error: 1 }, complete: false }],
       findings: ["session s1: no session_end (truncated or still running)"],
+      finding_kinds: ["session_missing_end"],
       notes: [],
     });
     const broken = verifyBytes(enc('{"a": 1, "chain": "x"}\n'));
@@ -944,12 +1012,14 @@ describe("reports", () => {
       rows: 1,
       chained: 1,
       prechain: 0,
-      first_break: { line: 1, message: "line 1: chain mismatch" },
+      first_break: { line: 1, kind: "chain_mismatch", message: "line 1: chain mismatch" },
       breaks: 1,
+      break_kinds: { chain_mismatch: 1 },
       verified_scope: "full",
       head: "x",
       sessions: [],
       findings: [],
+      finding_kinds: [],
       notes: [],
     });
     expect(jsonReport("e.jsonl", verifyBytes(new Uint8Array()))).toEqual({
@@ -960,10 +1030,12 @@ describe("reports", () => {
       prechain: 0,
       first_break: null,
       breaks: 0,
+      break_kinds: {},
       verified_scope: "empty",
       head: null,
       sessions: [],
       findings: [],
+      finding_kinds: [],
       notes: [],
     });
   });

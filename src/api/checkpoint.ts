@@ -11,7 +11,7 @@
  */
 import { parseCheckpointText } from "../checkpoint/checkpoint.ts";
 import { encodeBase64, keyLabel, newVerifier, NoteError, openNote, type Verifier } from "../checkpoint/note.ts";
-import { checkProof } from "../checkpoint/verifier.ts";
+import { checkProof } from "../checkpoint/proof.ts";
 
 export type CheckpointResult =
   | {

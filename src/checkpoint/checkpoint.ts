@@ -3,19 +3,9 @@
  * (c2sp.org/tlog-checkpoint), the witness file's lines, and C2SP proofs
  * (c2sp.org/tlog-proof). Pure functions of strings and bytes.
  *
- * A ledger's tree: leaf i (from 0) is physical line i + 1 of the file, its
- * bytes without the "\n" (blank and unparseable lines included: the tree
- * commits to the file, not to what a parser makes of it). A line not yet
- * ended by "\n" is not a leaf.
- *
- * A ledger's origin, the log identity in its checkpoints, is derived from
- * its first line so that it is the same for every writer and every key:
- *
- *   seam-ledger/<32 lowercase hex: the first 16 bytes of SHA-256(0x00 ‖ line 1)>
- *
- * (SHA-256(0x00 ‖ line 1) is line 1's RFC 6962 leaf hash.) A ledger whose
- * first line is rewritten therefore has another origin: against a witness
- * file or remembered state that is itself a finding.
+ * The ledger's tree (one leaf per physical line), its origin
+ * (`seam-ledger/<hex of line 1's leaf hash>`) and these texts are specified
+ * in docs/ledger-format.md, "Checkpoints".
  */
 import { lineForm } from "../core/canonical.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";

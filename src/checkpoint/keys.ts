@@ -10,7 +10,7 @@
  */
 import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
-import { describeReadError } from "../verify/verifier.ts";
+import { describeIoError } from "../base/io-error.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends Error {
@@ -27,7 +27,7 @@ export function writeKeyFile(path: string, privateKey: string): void {
     throw new KeyFileError(
       code === "EEXIST"
         ? `${path} already exists; it is not overwritten`
-        : `cannot create ${path}: ${describeReadError(e)}`,
+        : `cannot create ${path}: ${describeIoError(e)}`,
     );
   }
   try {
@@ -45,7 +45,7 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
     text = readFileSync(path, "utf8");
     mode = statSync(path).mode;
   } catch (e) {
-    throw new KeyFileError(`cannot read key file ${path}: ${describeReadError(e)}`);
+    throw new KeyFileError(`cannot read key file ${path}: ${describeIoError(e)}`);
   }
   let signer: Signer;
   try {
@@ -73,7 +73,7 @@ export function readVerifierKeys(arg: string): Verifier[] {
     text = readFileSync(arg, "utf8");
   } catch (e) {
     throw new KeyFileError(
-      `--key ${arg} is neither a verifier key (<name>+<id>+<key>) nor a readable file: ${describeReadError(e)}`,
+      `--key ${arg} is neither a verifier key (<name>+<id>+<key>) nor a readable file: ${describeIoError(e)}`,
     );
   }
   const keys: Verifier[] = [];

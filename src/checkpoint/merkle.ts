@@ -1,7 +1,8 @@
 /**
  * The Merkle tree of RFC 6962 / RFC 9162 (section 2.1) over a ledger's lines,
- * and the subtree proofs of the Merkle Tree Certificates draft
- * (draft-ietf-plants-merkle-tree-certs, section 4), which generalise them.
+ * and its inclusion proofs. (The consistency and subtree proofs of the Merkle
+ * Tree Certificates draft, which no command offers, are in
+ * test/merkle-proofs.ts, checked against the draft's vectors.)
  *
  *   leaf hash  = SHA-256(0x00 ‖ line)      the line's bytes without its "\n"
  *   node hash  = SHA-256(0x01 ‖ left ‖ right)
@@ -13,13 +14,14 @@
  * here throws on hostile input: verifiers return a verdict with a reason.
  */
 import { createHash, type Hash as Hasher } from "node:crypto";
+import type { Result } from "../base/result.ts";
+import { LineSplitter } from "../core/lines.ts";
 
 export type Hash = Uint8Array;
 export const HASH_BYTES = 32;
 
 const LEAF = new Uint8Array([0x00]);
 const NODE = new Uint8Array([0x01]);
-const LF = 0x0a;
 
 /** SHA-256(0x00 ‖ data). */
 export function leafHash(data: Uint8Array): Hash {
@@ -35,9 +37,9 @@ export function nodeHash(left: Hash, right: Hash): Hash {
 export const EMPTY_ROOT: Hash = createHash("sha256").digest();
 
 /** The outcome of checking a proof: `reason` says what did not hold. */
-export type Verdict = { ok: true } | { ok: false; reason: string };
-const OK: Verdict = { ok: true };
-const fail = (reason: string): Verdict => ({ ok: false, reason });
+export type ProofOutcome = Result;
+export const OK: ProofOutcome = { ok: true };
+export const fail = (reason: string): ProofOutcome => ({ ok: false, reason });
 
 export function equalHash(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -47,33 +49,17 @@ export function equalHash(a: Uint8Array, b: Uint8Array): boolean {
 
 // ---- arithmetic on sizes up to 2^53 - 1 (JS bit operators stop at 32 bits) ----
 
-function isSize(n: number): boolean {
+export function isSize(n: number): boolean {
   return Number.isSafeInteger(n) && n >= 0;
 }
-const odd = (n: number) => n % 2 === 1;
-const half = (n: number) => Math.floor(n / 2);
+export const odd = (n: number) => n % 2 === 1;
+export const half = (n: number) => Math.floor(n / 2);
 
 /** The largest power of two strictly below n (n >= 2). */
-function splitPoint(n: number): number {
+export function splitPoint(n: number): number {
   let k = 1;
   while (k * 2 < n) k *= 2;
   return k;
-}
-
-/** The smallest power of two at least n (1 for 0 and 1). */
-function bitCeil(n: number): number {
-  let k = 1;
-  while (k < n) k *= 2;
-  return k;
-}
-
-/**
- * A subtree of the draft's section 4.1: the half-open interval [start, end)
- * with start < end and start a multiple of BIT_CEIL(end - start), so that
- * MTH(D[start:end]) is a node (or a run of nodes) of every tree that holds it.
- */
-export function isValidSubtree(start: number, end: number): boolean {
-  return isSize(start) && isSize(end) && start < end && start % bitCeil(end - start) === 0;
 }
 
 // ---- incremental root ----
@@ -119,13 +105,6 @@ export class CompactRange {
   }
 }
 
-/** MTH of a list of leaf hashes. */
-export function rootOf(leaves: readonly Hash[]): Hash {
-  const r = new CompactRange();
-  for (const l of leaves) r.append(l);
-  return r.root();
-}
-
 /**
  * The tree of a byte stream's lines, fed in chunks as they come: every "\n"
  * ends a leaf (the bytes before it, since the previous "\n"); bytes after
@@ -150,17 +129,20 @@ export class LineTree {
     return this.first;
   }
 
+  /** Adds the file's next bytes: each "\n" ends a leaf. */
   push(bytes: Uint8Array): void {
-    let pos = 0;
-    while (pos < bytes.length) {
-      const nl = bytes.indexOf(LF, pos);
-      if (nl < 0) {
-        this.partialHasher().update(bytes.subarray(pos));
-        return;
-      }
-      this.endLine(bytes.subarray(pos, nl));
-      pos = nl + 1;
+    // Keeps nothing: whatever splitter state there is, `partial` holds it too.
+    const lines = new LineSplitter(0);
+    lines.feed(bytes);
+    for (let p = lines.next(); p !== null; p = lines.next()) {
+      if (p.kind === "over") this.add(p.bytes);
+      else this.endLine(p.bytes);
     }
+  }
+
+  /** Adds bytes (no "\n" among them) to the line not yet ended. */
+  add(piece: Uint8Array): void {
+    this.partialHasher().update(piece);
   }
 
   /** Ends the current line with `tail` as its last bytes (the "\n" itself not included). */
@@ -227,51 +209,6 @@ export function inclusionRanges(index: number, size: number): Range[] {
 }
 
 /**
- * The leaf ranges of the subtree consistency proof of [start, end) in a tree
- * of `size` (the draft's SUBTREE_PROOF, section 4.4.1); with start = 0 it is
- * RFC 9162's PROOF(end, D[size]) (2.1.4.1). Throws RangeError for an invalid
- * subtree or end > size.
- */
-export function subtreeConsistencyRanges(start: number, end: number, size: number): Range[] {
-  if (!isValidSubtree(start, end) || !isSize(size) || end > size) {
-    throw new RangeError(`[${start}, ${end}) is not a subtree of a tree of ${size}`);
-  }
-  const out: Range[] = [];
-  const walk = (s: number, e: number, lo: number, hi: number, known: boolean) => {
-    const n = hi - lo;
-    if (s === 0 && e === n) {
-      if (!known) out.push([lo, hi]);
-      return;
-    }
-    const k = splitPoint(n);
-    if (e <= k) {
-      walk(s, e, lo, lo + k, known);
-      out.push([lo + k, hi]);
-    } else if (s >= k) {
-      walk(s - k, e - k, lo + k, hi, known);
-      out.push([lo, lo + k]);
-    } else {
-      // A valid subtree that straddles k starts at 0 (see isValidSubtree).
-      walk(0, e - k, lo + k, hi, false);
-      out.push([lo, lo + k]);
-    }
-  };
-  walk(start, end, 0, size, true);
-  return out;
-}
-
-/** RFC 9162 PROOF(size1, D[size2]); [] when the sizes are equal. Throws RangeError unless 0 < size1 <= size2. */
-export function consistencyRanges(size1: number, size2: number): Range[] {
-  if (!isSize(size1) || size1 === 0) throw new RangeError("a consistency proof from the empty tree proves nothing");
-  return subtreeConsistencyRanges(0, size1, size2);
-}
-
-/** The proof itself: the MTH of each range, from `mth(start, end)`. */
-export function hashRanges(ranges: readonly Range[], mth: (start: number, end: number) => Hash): Hash[] {
-  return ranges.map(([s, e]) => mth(s, e));
-}
-
-/**
  * MTHs of several disjoint leaf ranges in one pass over the leaves, in
  * order: feed every leaf from 0 on with `append`, then read `hashes()`.
  * Each range keeps its own compact range, so memory is at most 64 hashes a
@@ -307,7 +244,7 @@ export class RangeHasher {
 
 // ---- proof verification ----
 
-function checkProofHashes(proof: readonly Uint8Array[]): Verdict {
+export function checkProofHashes(proof: readonly Uint8Array[]): ProofOutcome {
   for (let i = 0; i < proof.length; i++) {
     if (proof[i]!.length !== HASH_BYTES)
       return fail(`proof hash ${i + 1} is ${proof[i]!.length} bytes, not ${HASH_BYTES}`);
@@ -319,7 +256,13 @@ function checkProofHashes(proof: readonly Uint8Array[]): Verdict {
  * RFC 9162 2.1.3.2: the inclusion proof of leaf `index` (its hash `leaf`)
  * in the tree of `size` with root `root`.
  */
-export function verifyInclusion(index: number, size: number, leaf: Hash, proof: readonly Hash[], root: Hash): Verdict {
+export function verifyInclusion(
+  index: number,
+  size: number,
+  leaf: Hash,
+  proof: readonly Hash[],
+  root: Hash,
+): ProofOutcome {
   if (!isSize(index) || !isSize(size)) return fail("index or size out of range");
   if (index >= size) return fail(`index ${index} is not below size ${size}`);
   if (leaf.length !== HASH_BYTES) return fail(`leaf hash is ${leaf.length} bytes, not ${HASH_BYTES}`);
@@ -344,97 +287,4 @@ export function verifyInclusion(index: number, size: number, leaf: Hash, proof: 
   }
   if (sn !== 0) return fail("proof is too short");
   return equalHash(r, root) ? OK : fail("root does not match");
-}
-
-/** The draft's subtree inclusion proof (section 4.3): leaf `index` in the subtree [start, end) whose MTH is `root`. */
-export function verifySubtreeInclusion(
-  index: number,
-  start: number,
-  end: number,
-  leaf: Hash,
-  proof: readonly Hash[],
-  root: Hash,
-): Verdict {
-  if (!isValidSubtree(start, end)) return fail(`[${start}, ${end}) is not a valid subtree`);
-  if (!isSize(index) || index < start || index >= end) return fail(`index ${index} is outside [${start}, ${end})`);
-  return verifyInclusion(index - start, end - start, leaf, proof, root);
-}
-
-/**
- * RFC 9162 2.1.4.2: `proof` shows that the tree of `size2` (root2) extends
- * the tree of `size1` (root1). Equal sizes need an empty proof and equal
- * roots (for size 0, both the empty root); from size 0 to more nothing can
- * be proven.
- */
-export function verifyConsistency(
-  size1: number,
-  size2: number,
-  proof: readonly Hash[],
-  root1: Hash,
-  root2: Hash,
-): Verdict {
-  if (!isSize(size1) || !isSize(size2)) return fail("size out of range");
-  if (size1 > size2) return fail(`size1 ${size1} is larger than size2 ${size2}`);
-  if (size1 === 0 && size2 === 0) {
-    if (proof.length > 0) return fail("sizes are equal but the proof is not empty");
-    return equalHash(root1, EMPTY_ROOT) && equalHash(root2, EMPTY_ROOT)
-      ? OK
-      : fail("an empty tree's root is SHA-256 of nothing");
-  }
-  if (size1 === 0) return fail("a consistency proof from the empty tree proves nothing");
-  return verifySubtreeConsistency(0, size1, size2, proof, root1, root2);
-}
-
-/**
- * The draft's subtree consistency proof (section 4.4.3): [start, end), whose
- * MTH is `nodeHash1`, is part of the tree of `size` with root `root`. An
- * empty subtree (start = end <= size) is part of any tree: it needs an empty
- * proof and the empty root. The proof is consumed from its last element,
- * the top of the tree, mirroring how subtreeConsistencyRanges builds it.
- */
-export function verifySubtreeConsistency(
-  start: number,
-  end: number,
-  size: number,
-  proof: readonly Hash[],
-  nodeHash1: Hash,
-  root: Hash,
-): Verdict {
-  if (!isSize(start) || !isSize(end) || !isSize(size)) return fail("start, end or size out of range");
-  if (end > size) return fail(`end ${end} is beyond size ${size}`);
-  if (start === end) {
-    if (proof.length > 0) return fail("an empty subtree has an empty proof");
-    return equalHash(nodeHash1, EMPTY_ROOT) ? OK : fail("an empty subtree's hash is SHA-256 of nothing");
-  }
-  if (!isValidSubtree(start, end)) return fail(`[${start}, ${end}) is not a valid subtree`);
-  const shape = checkProofHashes(proof);
-  if (!shape.ok) return shape;
-  let left = proof.length;
-  const take = (): Hash | null => (left > 0 ? proof[--left]! : null);
-  /** [MTH of the subtree as rebuilt, MTH of the tree [0, n) as rebuilt], or null when the proof ran out. */
-  const walk = (s: number, e: number, n: number, known: boolean): [Hash, Hash] | null => {
-    if (s === 0 && e === n) {
-      if (known) return [nodeHash1, nodeHash1];
-      const h = take();
-      return h === null ? null : [h, h];
-    }
-    const k = splitPoint(n);
-    const sibling = take();
-    if (sibling === null) return null;
-    if (e <= k) {
-      const r = walk(s, e, k, known);
-      return r === null ? null : [r[0], nodeHash(r[1], sibling)];
-    }
-    if (s >= k) {
-      const r = walk(s - k, e - k, n - k, known);
-      return r === null ? null : [r[0], nodeHash(sibling, r[1])];
-    }
-    const r = walk(0, e - k, n - k, false);
-    return r === null ? null : [nodeHash(sibling, r[0]), nodeHash(sibling, r[1])];
-  };
-  const got = walk(start, end, size, true);
-  if (got === null) return fail("proof is too short");
-  if (left > 0) return fail("proof is too long");
-  if (!equalHash(got[0], nodeHash1)) return fail("first root does not match");
-  return equalHash(got[1], root) ? OK : fail("second root does not match");
 }

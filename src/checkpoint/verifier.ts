@@ -1,19 +1,13 @@
 /**
- * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`,
- * `--prove`, `--check-proof`). It wraps the chain verifier of src/verify/verifier.ts:
- * the same bytes, one line at a time, go to both, and the Merkle tree of the
- * lines (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
+ * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`;
+ * proofs are src/checkpoint/proof.ts, its report lines src/checkpoint/report.ts).
+ * It wraps the chain verifier of src/verify/verifier.ts: the same bytes, one
+ * line at a time, go to both, and the Merkle tree of the lines
+ * (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
  *
- * Each `checkpoint` row (seam: "mcp-stdio" or "mcp-http", evt: "checkpoint") on line L
- * must hold, or it is a break at line L:
- *   - a note that opens with the given keys (signatures by other keys are
- *     ignored; a given key's bad signature, or no signature by a given key,
- *     is a break) and whose text is a C2SP checkpoint;
- *   - `size` and `root` fields equal to the note's;
- *   - the ledger's origin (src/checkpoint/checkpoint.ts), size L - 1, and the root of
- *     lines 1..L-1 as this file holds them.
- * The latest checkpoint that holds seals the file through its size: the
- * report says `sealed through line X; unsealed tail: Y rows` (Y counts the
+ * Each `checkpoint` row (of either transport, mcp-stdio or mcp-http) on line L must hold as docs/ledger-format.md
+ * ("Checkpoints") says, or it is a break at line L. The latest checkpoint
+ * that holds seals the file through its size: the report says `sealed through line X; unsealed tail: Y rows` (Y counts the
  * object rows after line X, checkpoint rows not included). With a key, a
  * file where no checkpoint holds is a finding (inconclusive), and so is a
  * session whose session_begin names one of the keys (`checkpoint_key`, as
@@ -34,27 +28,18 @@ import {
   type Checkpoint,
   FormatError,
   checkpointText,
-  formatTlogProof,
   ledgerOrigin,
   parseCheckpointText,
-  parseTlogProof,
   parseWitnessLine,
 } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
-import {
-  EMPTY_ROOT,
-  type Hash,
-  LineTree,
-  RangeHasher,
-  equalHash,
-  inclusionRanges,
-  leafHash,
-  verifyInclusion,
-} from "./merkle.ts";
+import { LineSplitter } from "../core/lines.ts";
+import { EMPTY_ROOT, type Hash, LineTree, equalHash } from "./merkle.ts";
 import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
-import { type Break, LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
+import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
 
-export interface SealCheckOptions {
+export interface CheckpointCheckOptions {
   /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */
   keys: readonly Verifier[];
   /** The witness file: its name (for messages) and its text. */
@@ -71,7 +56,7 @@ export interface Evidence {
   note: string;
 }
 
-export interface SealFinding {
+export interface CheckpointFinding {
   message: string;
   evidence: Evidence[];
 }
@@ -83,7 +68,7 @@ export interface LedgerCheckpoint {
   note: string;
 }
 
-export interface SealReport {
+export interface CheckpointReport {
   origin: string | null;
   /** Complete lines in the file (the tree's size). */
   lines: number;
@@ -102,8 +87,10 @@ export interface SealReport {
   remembered: number | null;
   breaks: Break[];
   findings: string[];
+  /** The kind of each finding, in the same order. */
+  finding_kinds: FindingKind[];
   /** The witness and state findings (each also a break), with their evidence. */
-  evidence: SealFinding[];
+  evidence: CheckpointFinding[];
   notes: string[];
 }
 
@@ -114,9 +101,11 @@ interface WitnessEntry {
 }
 
 /** Pushes bytes to the chain verifier and the tree in step; `end()` merges both verdicts. */
-export class SealVerifier {
+export class CheckpointVerifier {
   private readonly v: LedgerVerifier;
   private readonly tree = new LineTree();
+  /** Keeps nothing: the tree hashes a line's pieces as they come (an unterminated last line is no leaf). */
+  private readonly lines = new LineSplitter(0);
   private readonly keyLabels: string[];
   private origin: string | null = null;
   /** Sizes whose root is wanted (witness and state), and the root once the tree got there. */
@@ -132,14 +121,14 @@ export class SealVerifier {
   /** Sessions whose session_begin names a checkpoint key among the given ones, and whether a checkpoint of theirs held. */
   private readonly announced = new Map<string, boolean>();
   private readonly breaks: Break[] = [];
-  private readonly evidence: SealFinding[] = [];
+  private readonly evidence: CheckpointFinding[] = [];
   private readonly notes: string[] = [];
   private failed = false;
-  private result: { report: VerifyReport; seal: SealReport } | null = null;
+  private result: { report: VerifyReport; checkpointReport: CheckpointReport } | null = null;
 
   constructor(
     vopts: VerifyOptions,
-    private readonly opts: SealCheckOptions,
+    private readonly opts: CheckpointCheckOptions,
   ) {
     this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n) });
     this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
@@ -151,25 +140,20 @@ export class SealVerifier {
   }
 
   /** The checkpoint layer's own report (after end() or fail()). */
-  get seal(): SealReport {
-    return this.finish().seal;
+  get checkpointReport(): CheckpointReport {
+    return this.finish().checkpointReport;
   }
 
   push(chunk: Uint8Array): void {
-    let pos = 0;
-    while (pos < chunk.length) {
-      const nl = chunk.indexOf(0x0a, pos);
-      if (nl < 0) {
-        const rest = chunk.subarray(pos);
-        this.tree.push(rest);
-        this.v.push(rest);
-        return;
-      }
+    this.lines.feed(chunk);
+    for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
       // The chain verifier judges the line first: a checkpoint on it sees the tree of the lines before it.
-      this.v.push(chunk.subarray(pos, nl + 1));
-      this.tree.endLine(chunk.subarray(pos, nl));
-      this.lineDone();
-      pos = nl + 1;
+      this.v.push(p.raw);
+      if (p.kind === "over") this.tree.add(p.bytes);
+      else {
+        this.tree.endLine(p.bytes);
+        this.lineDone();
+      }
     }
   }
 
@@ -196,7 +180,11 @@ export class SealVerifier {
     const note = this.opts.remembered?.(this.origin) ?? null;
     if (note === null) return;
     const e = this.openEntry(note, (m) =>
-      this.breaks.push({ line: null, message: `state: the checkpoint remembered for ${this.origin} ${m}` }),
+      this.breaks.push({
+        line: null,
+        kind: "state_entry",
+        message: `state: the checkpoint remembered for ${this.origin} ${m}`,
+      }),
     );
     if (e === null) return;
     this.remembered = { line: 0, ...e };
@@ -221,14 +209,17 @@ export class SealVerifier {
     }
     this.checkpoints++;
     const problem = this.checkCheckpoint(row, n);
-    if (problem !== null) this.breaks.push({ line: n, message: `line ${n}: ${problem}` });
+    if (problem !== null) this.breaks.push({ line: n, kind: problem.kind, message: `line ${n}: ${problem.message}` });
     else if (typeof session === "string" && this.announced.has(session)) this.announced.set(session, true);
   }
 
   /** null when the checkpoint row on line n holds; else what does not. */
-  private checkCheckpoint(row: JsonObject | { readonly [k: string]: Json }, n: number): string | null {
+  private checkCheckpoint(
+    row: JsonObject | { readonly [k: string]: Json },
+    n: number,
+  ): { kind: BreakKind; message: string } | null {
     const note = getField(row, "note");
-    if (typeof note !== "string") return "checkpoint row without a note";
+    if (typeof note !== "string") return { kind: "checkpoint_no_note", message: "checkpoint row without a note" };
     let text: string;
     try {
       if (this.opts.keys.length > 0) {
@@ -239,21 +230,31 @@ export class SealVerifier {
         text = parseNote(note).text;
       }
     } catch (e) {
-      return `checkpoint ${this.noteProblem(e)}`;
+      return { kind: "checkpoint_signature", message: `checkpoint ${this.noteProblem(e)}` };
     }
     let c: Checkpoint;
     try {
       c = parseCheckpointText(text);
     } catch (e) {
-      return `checkpoint note is not a checkpoint: ${e instanceof FormatError ? e.message : String(e)}`;
+      const why = e instanceof FormatError ? e.message : String(e);
+      return { kind: "checkpoint_not_checkpoint", message: `checkpoint note is not a checkpoint: ${why}` };
     }
     const root = encodeBase64(c.root);
     if (getField(row, "size") !== c.size || getField(row, "root") !== root)
-      return "checkpoint row's size or root differ from its note's";
-    if (this.origin === null) return "checkpoint before any line";
-    if (c.origin !== this.origin) return `checkpoint origin ${c.origin} is not this ledger's (${this.origin})`;
-    if (c.size !== n - 1) return `checkpoint size ${c.size}, but ${n - 1} line${n - 1 === 1 ? "" : "s"} precede it`;
-    if (!equalHash(this.tree.root(), c.root)) return `checkpoint root does not match lines 1..${c.size}`;
+      return { kind: "checkpoint_fields", message: "checkpoint row's size or root differ from its note's" };
+    if (this.origin === null) return { kind: "checkpoint_before_lines", message: "checkpoint before any line" };
+    if (c.origin !== this.origin)
+      return {
+        kind: "checkpoint_origin",
+        message: `checkpoint origin ${c.origin} is not this ledger's (${this.origin})`,
+      };
+    if (c.size !== n - 1)
+      return {
+        kind: "checkpoint_size",
+        message: `checkpoint size ${c.size}, but ${n - 1} line${n - 1 === 1 ? "" : "s"} precede it`,
+      };
+    if (!equalHash(this.tree.root(), c.root))
+      return { kind: "checkpoint_root", message: `checkpoint root does not match lines 1..${c.size}` };
     this.valid++;
     this.unsealed = 0;
     this.latest = { line: n, size: c.size, root, note };
@@ -294,11 +295,14 @@ export class SealVerifier {
       } catch (e) {
         this.breaks.push({
           line: null,
+          kind: "witness_entry",
           message: `${where}: not a witness line (${e instanceof Error ? e.message : String(e)})`,
         });
         return;
       }
-      const opened = this.openEntry(entry.note, (m) => this.breaks.push({ line: null, message: `${where}: ${m}` }));
+      const opened = this.openEntry(entry.note, (m) =>
+        this.breaks.push({ line: null, kind: "witness_entry", message: `${where}: ${m}` }),
+      );
       if (opened === null) return;
       this.witnessed.push({ line: i + 1, ...opened });
       this.targets.set(opened.checkpoint.size, null);
@@ -307,7 +311,7 @@ export class SealVerifier {
 
   // ---- the end ----
 
-  private finish(): { report: VerifyReport; seal: SealReport } {
+  private finish(): { report: VerifyReport; checkpointReport: CheckpointReport } {
     if (this.result !== null) return this.result;
     const chain = this.v.end();
     if (this.failed)
@@ -319,6 +323,7 @@ export class SealVerifier {
       if (was != null && this.origin !== null && was !== this.origin) {
         const prior = this.opts.remembered?.(was) ?? null;
         this.flag(
+          "state_forked",
           `state: forked or rewritten: this ledger's path held origin ${was}; its line 1 now gives ${this.origin}`,
           [
             ...(prior === null ? [] : [{ label: `remembered checkpoint for ${was}`, note: prior }]),
@@ -328,11 +333,17 @@ export class SealVerifier {
       }
     }
     const findings: string[] = [];
+    const finding_kinds: FindingKind[] = [];
+    const find = (kind: FindingKind, message: string) => {
+      findings.push(message);
+      finding_kinds.push(kind);
+    };
     if (this.opts.keys.length > 0 && this.valid === 0 && chain.rows > 0)
-      findings.push(`no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
+      find("no_checkpoint_holds", `no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
     for (const [session, sealed] of this.announced) {
       if (!sealed)
-        findings.push(
+        find(
+          "session_checkpoint_missing",
           `session ${session}: its session_begin announces checkpoints, but none of its own holds (still running, or removed)`,
         );
     }
@@ -342,7 +353,7 @@ export class SealVerifier {
       );
     if (this.opts.keys.length === 0 && this.checkpoints > 0)
       this.notes.push("checkpoint signatures not checked (no key given)");
-    const seal: SealReport = {
+    const cr: CheckpointReport = {
       origin: this.origin,
       lines: this.tree.size,
       checkpoints: this.checkpoints,
@@ -355,10 +366,11 @@ export class SealVerifier {
       remembered: this.remembered?.checkpoint.size ?? null,
       breaks: this.breaks,
       findings,
+      finding_kinds,
       evidence: this.evidence,
       notes: this.notes,
     };
-    this.result = { report: mergeSeal(chain, seal), seal };
+    this.result = { report: mergeCheckpoints(chain, cr), checkpointReport: cr };
     return this.result;
   }
 
@@ -370,6 +382,7 @@ export class SealVerifier {
     const foreign = this.origin === null ? undefined : entries.find((e) => e.checkpoint.origin !== this.origin);
     if (foreign) {
       this.flag(
+        `${kind}_forked`,
         `${kind}: forked or rewritten: ${kind === "witness" ? `${name} line ${foreign.line}` : "the remembered checkpoint"} is for origin ${foreign.checkpoint.origin}; this ledger's line 1 gives ${this.origin}`,
         [{ label: label(foreign), note: foreign.note }, this.ledgerSide(lines)],
       );
@@ -381,6 +394,7 @@ export class SealVerifier {
     );
     if (longest !== null && longest.checkpoint.size > lines) {
       this.flag(
+        `${kind}_rolled_back`,
         `${kind}: truncated or rolled back: ${label(longest)} has size ${longest.checkpoint.size}; the ledger holds ${lines} line${lines === 1 ? "" : "s"}`,
         [
           { label: label(longest), note: longest.note },
@@ -397,6 +411,7 @@ export class SealVerifier {
     if (forked) {
       const size = forked.checkpoint.size;
       this.flag(
+        `${kind}_forked`,
         `${kind}: forked or rewritten: the ledger's lines 1..${size} do not hash to the root of the ${label(forked)}`,
         [{ label: label(forked), note: forked.note }, this.ledgerSide(size)],
       );
@@ -422,8 +437,8 @@ export class SealVerifier {
     return this.targets.get(size) ?? EMPTY_ROOT;
   }
 
-  private flag(message: string, evidence: Evidence[]): void {
-    this.breaks.push({ line: null, message });
+  private flag(kind: BreakKind, message: string, evidence: Evidence[]): void {
+    this.breaks.push({ line: null, kind, message });
     this.evidence.push({ message, evidence });
   }
 }
@@ -434,232 +449,36 @@ export class SealVerifier {
  * line (an unreadable file's stays first; witness and state breaks, with no
  * line, come last).
  */
-export function mergeSeal(r: VerifyReport, seal: SealReport): VerifyReport {
-  const breaks = r.breaks + seal.breaks.length;
-  const candidates = [...(r.first_break ? [r.first_break] : []), ...seal.breaks];
+export function mergeCheckpoints(r: VerifyReport, cr: CheckpointReport): VerifyReport {
+  const breaks = r.breaks + cr.breaks.length;
+  const candidates = [...(r.first_break ? [r.first_break] : []), ...cr.breaks];
   const rank = (b: Break) => (b === r.first_break && b.line === null ? -1 : (b.line ?? Infinity));
   const first_break = candidates.reduce<Break | null>((a, b) => (a === null || rank(b) < rank(a) ? b : a), null);
-  const findings = [...r.findings, ...seal.findings];
+  const findings = [...r.findings, ...cr.findings];
+  const break_kinds = { ...r.break_kinds };
+  for (const b of cr.breaks) break_kinds[b.kind] = (break_kinds[b.kind] ?? 0) + 1;
   const verdict =
-    breaks > 0 ? "broken" : r.verdict === "inconclusive" || seal.findings.length > 0 ? "inconclusive" : "ok";
+    breaks > 0 ? "broken" : r.verdict === "inconclusive" || cr.findings.length > 0 ? "inconclusive" : "ok";
   return {
     ...r,
     verdict,
     ok: verdict === "ok" ? true : verdict === "broken" ? false : null,
     breaks,
     first_break,
+    break_kinds,
     findings,
-    notes: [...r.notes, ...seal.notes],
+    finding_kinds: [...r.finding_kinds, ...cr.finding_kinds],
+    notes: [...r.notes, ...cr.notes],
   };
 }
 
 /** Verifies a ledger with its checkpoints from a byte source; never throws. */
-export async function verifySealed(
+export async function verifyCheckpointed(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   vopts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void },
-  sopts: SealCheckOptions,
-): Promise<{ report: VerifyReport; seal: SealReport }> {
-  const sv = new SealVerifier(vopts, sopts);
+  sopts: CheckpointCheckOptions,
+): Promise<{ report: VerifyReport; checkpointReport: CheckpointReport }> {
+  const sv = new CheckpointVerifier(vopts, sopts);
   const report = await verifyLedger(source, vopts, sv);
-  return { report, seal: sv.seal };
-}
-
-// ---- reports ----
-
-/**
- * The checkpoint lines of the human report, e.g.
- *   sealed    through line 40; unsealed tail: 2 rows (3 checkpoints; key seam+1a2b3c4d)
- *   witness   w.jsonl: 3 checkpoints
- *   state     remembered size 37 for seam-ledger/…; now 40
- *   evidence  witness: truncated or rolled back: …
- *     witness checkpoint (w.jsonl line 3):
- *       <the note, one line each>
- */
-export function sealLines(s: SealReport, stateNow?: number | null): string[] {
-  const out: string[] = [];
-  const cps = `${s.checkpoints} checkpoint${s.checkpoints === 1 ? "" : "s"}${s.valid < s.checkpoints ? `, ${s.valid} holding` : ""}`;
-  const keys = s.keys.length > 0 ? `; key ${s.keys.join(", ")}` : "; signatures not checked";
-  const sealed = s.sealed_through > 0 ? `through line ${s.sealed_through}` : "nothing";
-  out.push(
-    `  sealed    ${sealed}; unsealed tail: ${s.unsealed_rows} row${s.unsealed_rows === 1 ? "" : "s"} (${cps}${keys})`,
-  );
-  if (s.witness)
-    out.push(
-      `  witness   ${s.witness.file}: ${s.witness.checkpoints} checkpoint${s.witness.checkpoints === 1 ? "" : "s"}`,
-    );
-  if (stateNow !== undefined) {
-    const was = s.remembered === null ? "nothing remembered" : `remembered size ${s.remembered}`;
-    out.push(`  state     ${was} for ${s.origin ?? "(no origin)"}${stateNow === null ? "" : `; now ${stateNow}`}`);
-  }
-  for (const f of s.evidence) {
-    out.push(`  evidence  ${f.message}`);
-    for (const e of f.evidence) {
-      out.push(`    ${e.label}:`);
-      for (const l of e.note.replace(/\n$/, "").split("\n")) out.push(l === "" ? "" : `      ${l}`);
-    }
-  }
-  return out;
-}
-
-/** The `seal` member of a `--json` report. */
-export function sealJson(s: SealReport, stateNow?: number | null): Record<string, Json> {
-  const out: { [k: string]: Json } = {
-    origin: s.origin,
-    checkpoints: s.checkpoints,
-    valid: s.valid,
-    sealed_through: s.sealed_through,
-    unsealed_rows: s.unsealed_rows,
-    latest: s.latest === null ? null : { line: s.latest.line, size: s.latest.size, root: s.latest.root },
-    keys: s.keys,
-    witness: s.witness === null ? null : { file: s.witness.file, checkpoints: s.witness.checkpoints },
-    remembered: s.remembered,
-    evidence: s.evidence.map((f) => ({
-      message: f.message,
-      checkpoints: f.evidence.map((e) => ({ label: e.label, note: e.note })),
-    })),
-  };
-  if (stateNow !== undefined) out.state_now = stateNow;
-  return out;
-}
-
-// ---- proofs ----
-
-/**
- * The tlog-proof of ledger line `line` against the latest holding
- * checkpoint: one pass to verify (with `sopts`), a second over the lines to
- * hash the proof's ranges. `open` gives the ledger's bytes afresh each time.
- * The proof's extra data is the line itself, so that it checks without the
- * ledger. Resolves to the proof text, or why there is none.
- */
-export async function proveLine(
-  open: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  line: number,
-  vopts: VerifyOptions,
-  sopts: SealCheckOptions,
-): Promise<{ proof: string } | { error: string; hint?: string }> {
-  const { seal } = await verifySealed(open(), vopts, sopts);
-  const cp = seal.latest;
-  if (cp === null)
-    return {
-      error: seal.checkpoints > 0 ? "no checkpoint in the ledger holds" : "the ledger has no checkpoint",
-      hint: "checkpoints are written by seam wrap --sign KEYFILE",
-    };
-  if (line > cp.size)
-    return { error: `line ${line} is not sealed: the latest checkpoint (line ${cp.line}) covers lines 1..${cp.size}` };
-  const index = line - 1;
-  const hasher = new RangeHasher(inclusionRanges(index, cp.size));
-  const entry = await collectLeaves(open(), cp.size, index, (leaf) => hasher.append(leaf));
-  if (entry === null) return { error: "the ledger changed between the two passes" };
-  const proof = { extra: entry, index, hashes: hasher.hashes(), checkpoint: cp.note };
-  const check = verifyInclusion(index, cp.size, leafHash(entry), proof.hashes, Buffer.from(cp.root, "base64"));
-  if (!check.ok)
-    return { error: `the proof does not verify (${check.reason}): the ledger changed between the two passes` };
-  return { proof: formatTlogProof(proof) };
-}
-
-/** Feeds the leaf hashes of lines 1..size to `onLeaf`; returns the bytes of leaf `keep`, or null when the file has fewer lines. */
-async function collectLeaves(
-  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  size: number,
-  keep: number,
-  onLeaf: (leaf: Hash) => void,
-): Promise<Uint8Array | null> {
-  const tree = new LineTree();
-  let kept: Uint8Array | null = null;
-  let pieces: Uint8Array[] = [];
-  for await (const chunk of source as AsyncIterable<Uint8Array>) {
-    let pos = 0;
-    while (pos < chunk.length && tree.size < size) {
-      const nl = chunk.indexOf(0x0a, pos);
-      const end = nl < 0 ? chunk.length : nl;
-      const piece = chunk.subarray(pos, end);
-      if (tree.size === keep) pieces.push(piece.slice());
-      if (nl < 0) {
-        tree.push(piece);
-        break;
-      }
-      onLeaf(tree.endLine(piece));
-      if (tree.size === keep + 1) {
-        kept = Buffer.concat(pieces);
-        pieces = [];
-      }
-      pos = nl + 1;
-    }
-    if (tree.size >= size) break;
-  }
-  return tree.size >= size ? kept : null;
-}
-
-export interface ProofCheck {
-  verdict: "ok" | "broken" | "inconclusive";
-  /** Why, when not ok. */
-  problem: string | null;
-  origin: string | null;
-  index: number | null;
-  size: number | null;
-  signedBy: string[];
-  entry: Uint8Array | null;
-}
-
-/**
- * Checks a tlog-proof without the ledger: its checkpoint opens with `keys`
- * (none given: not checked, and the verdict is at best inconclusive), and
- * its extra data (the ledger line) is leaf `index` of the checkpoint's tree.
- */
-export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck {
-  const out: ProofCheck = {
-    verdict: "broken",
-    problem: null,
-    origin: null,
-    index: null,
-    size: null,
-    signedBy: [],
-    entry: null,
-  };
-  let p;
-  try {
-    p = parseTlogProof(text);
-  } catch (e) {
-    return { ...out, problem: `not a tlog-proof: ${e instanceof Error ? e.message : String(e)}` };
-  }
-  out.index = p.index;
-  out.entry = p.extra;
-  let noteText: string;
-  try {
-    if (keys.length > 0) {
-      const opened = openNote(p.checkpoint, keys);
-      noteText = opened.text;
-      out.signedBy = opened.verified.map((s) => keyLabel(s.name, s.id));
-    } else {
-      noteText = parseNote(p.checkpoint).text;
-    }
-  } catch (e) {
-    const m =
-      e instanceof NoteError && e.kind === "unverified"
-        ? `the checkpoint is not signed by ${keys.map((k) => keyLabel(k.name, k.id)).join(" or ")}`
-        : `the checkpoint ${e instanceof NoteError ? e.message.replace(/^malformed note$/, "note is malformed") : String(e)}`;
-    return { ...out, problem: m };
-  }
-  let c: Checkpoint;
-  try {
-    c = parseCheckpointText(noteText);
-  } catch (e) {
-    return {
-      ...out,
-      problem: `the checkpoint note is not a checkpoint: ${e instanceof Error ? e.message : String(e)}`,
-    };
-  }
-  out.origin = c.origin;
-  out.size = c.size;
-  if (p.extra === null)
-    return { ...out, problem: "the proof carries no entry (no extra line): there is nothing to check it for" };
-  const v = verifyInclusion(p.index, c.size, leafHash(p.extra), p.hashes, c.root);
-  if (!v.ok) return { ...out, problem: `the inclusion proof does not hold: ${v.reason}` };
-  if (keys.length === 0)
-    return {
-      ...out,
-      verdict: "inconclusive",
-      problem: "the proof holds, but no key was given to check who signed its checkpoint",
-    };
-  return { ...out, verdict: "ok" };
+  return { report, checkpointReport: sv.checkpointReport };
 }

@@ -9,17 +9,19 @@ import type { Json } from "../core/json.ts";
 import type { Verifier } from "./note.ts";
 import type { StateDir } from "./state.ts";
 import { printable } from "../verify/report.ts";
-import { type SealCheckOptions, checkProof, proveLine, sealJson, sealLines, verifySealed } from "./verifier.ts";
+import { checkProof, proveLine } from "./proof.ts";
+import { checkpointJson, checkpointLines } from "./report.ts";
+import { type CheckpointCheckOptions, verifyCheckpointed } from "./verifier.ts";
 import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 
-export interface SealSetup {
+export interface CheckpointSetup {
   keys: readonly Verifier[];
   /** The witness file's name and text, read before the ledger. */
   witness?: { name: string; text: string };
   state?: StateDir;
 }
 
-export interface SealedResult {
+export interface CheckpointedResult {
   report: VerifyReport;
   /** Lines for the human report (humanReport's `extra`). */
   extra: string[];
@@ -33,34 +35,34 @@ export interface SealedResult {
  * ledger is broken) the latest holding checkpoint is remembered if it is
  * larger, and the path bound to the ledger's origin.
  */
-export async function verifySealedSource(
+export async function verifyCheckpointedSource(
   path: string,
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   vopts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void },
-  setup: SealSetup,
-): Promise<SealedResult> {
+  setup: CheckpointSetup,
+): Promise<CheckpointedResult> {
   const state = setup.state;
   const onPath = state !== undefined && path !== "-";
-  const sopts: SealCheckOptions = {
+  const sopts: CheckpointCheckOptions = {
     keys: setup.keys,
     witness: setup.witness,
     remembered: state ? (origin) => state.noteFor(origin) : undefined,
     rememberedOrigin: onPath ? state.originAt(path) : null,
   };
-  const { report, seal } = await verifySealed(source, vopts, sopts);
+  const { report, checkpointReport: cr } = await verifyCheckpointed(source, vopts, sopts);
   let now: number | null | undefined;
   if (state !== undefined) {
-    now = seal.remembered;
-    if (report.verdict !== "broken" && seal.latest !== null && seal.origin !== null) {
-      now = state.remember(seal.origin, seal.latest.note, seal.latest.size);
-      if (onPath) state.bind(path, seal.origin);
+    now = cr.remembered;
+    if (report.verdict !== "broken" && cr.latest !== null && cr.origin !== null) {
+      now = state.remember(cr.origin, cr.latest.note, cr.latest.size);
+      if (onPath) state.bind(path, cr.origin);
     }
   }
-  return { report, extra: sealLines(seal, now), json: sealJson(seal, now) };
+  return { report, extra: checkpointLines(cr, now), json: checkpointJson(cr, now) };
 }
 
 /** `--prove LINE`: the tlog-proof text for one line of the ledger at `path` (read twice). */
-export function proveFile(path: string, line: number, vopts: VerifyOptions, setup: SealSetup) {
+export function proveFile(path: string, line: number, vopts: VerifyOptions, setup: CheckpointSetup) {
   return proveLine(() => fileChunks(path), line, vopts, { keys: setup.keys });
 }
 

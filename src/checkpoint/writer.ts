@@ -11,17 +11,8 @@
  * written. A write that fails rewinds the tree to before it; the next write
  * then reads back whatever of it did land.
  *
- * A checkpoint row, sealed into the chain like any row but, like
- * ledger_repair, outside every session's seq:
- *
- *   {"evt": "checkpoint", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
- *    "server": "<label>", "size": 41, "root": "<base64>", "note": "<signed note>", "ts": "…", "chain": "…"}
- *
- * `size` is the number of lines in the file before the checkpoint row's own
- * line (every physical line, whoever wrote it), so a checkpoint on line L
- * has size L - 1; `root` is the RFC 6962 root of those lines; `note` is the
- * C2SP checkpoint of (origin, size, root) signed with the writer's key (see
- * src/checkpoint/checkpoint.ts for the origin).
+ * What a checkpoint row holds (size, root, signed note) is
+ * docs/ledger-format.md, "Checkpoints".
  *
  * When: after every `every` rows this writer appended since its last
  * checkpoint (default 1000), when `intervalMs` passed (default 60 s) and
@@ -40,7 +31,7 @@ export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
 const READ_CHUNK = 1 << 20;
 
-export interface SealConfig {
+export interface CheckpointConfig {
   signer: Signer;
   /** Rows this writer appends between checkpoints. */
   every: number;
@@ -50,7 +41,7 @@ export interface SealConfig {
   witness?: string;
 }
 
-interface SealerDeps {
+interface CheckpointerDeps {
   openAppend: (path: string) => Promise<AppendFile>;
   warn: (message: string) => void;
   /** An I/O error in words, as the ledger's own warnings put it. */
@@ -60,12 +51,12 @@ interface SealerDeps {
 }
 
 /** Where the tree was: restored when a write fails. */
-export interface SealMark {
+export interface TreeMark {
   tree: LineTree;
   end: number;
 }
 
-export class Sealer {
+export class Checkpointer {
   private tree = new LineTree();
   /** Bytes of the file hashed into the tree. */
   private end = 0;
@@ -76,8 +67,8 @@ export class Sealer {
   private witnessBroken = false;
 
   constructor(
-    readonly cfg: SealConfig,
-    private readonly deps: SealerDeps,
+    readonly cfg: CheckpointConfig,
+    private readonly deps: CheckpointerDeps,
   ) {}
 
   /** Calls `due` every intervalMs while rows came since the last checkpoint; the timer never keeps the process alive. */
@@ -127,11 +118,11 @@ export class Sealer {
     this.end += bytes.length;
   }
 
-  mark(): SealMark {
+  mark(): TreeMark {
     return { tree: this.tree.clone(), end: this.end };
   }
 
-  rewind(m: SealMark): void {
+  rewind(m: TreeMark): void {
     this.tree = m.tree;
     this.end = m.end;
   }

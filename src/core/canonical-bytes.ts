@@ -18,7 +18,7 @@
  * form, which sorts where its code point does.
  */
 import { isUtf8 } from "node:buffer";
-import type { Recipe } from "./digest.ts";
+import type { Recipe } from "./canonical.ts";
 import { DEFAULT_MAX_DEPTH, JsonParseError, MAX_INT_DIGITS, guardStack } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
@@ -34,13 +34,13 @@ class ByteOut {
   buf = new Uint8Array(1 << 12);
   len = 0;
   /** Open objects: while any is open, written bytes may still be reordered. */
-  held = 0;
+  openObjects = 0;
 
   constructor(private readonly sink: (bytes: Uint8Array) => void) {}
 
   room(n: number): void {
     if (this.len + n <= this.buf.length) return;
-    if (this.held === 0 && this.len > 0) {
+    if (this.openObjects === 0 && this.len > 0) {
       this.flush();
       if (n <= this.buf.length) return;
     }
@@ -402,7 +402,7 @@ class ByteCanonicalizer {
     this.i++;
     const out = this.out;
     out.byte(123);
-    out.held++;
+    out.openObjects++;
     const base = this.top;
     const keysBase = this.keysLen;
     const regionStart = out.len;
@@ -441,7 +441,7 @@ class ByteCanonicalizer {
     this.top = base;
     this.keysLen = keysBase;
     out.byte(125);
-    if (--out.held === 0 && out.len >= FLUSH_AT) out.flush();
+    if (--out.openObjects === 0 && out.len >= FLUSH_AT) out.flush();
     this.depth--;
   }
 

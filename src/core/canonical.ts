@@ -26,7 +26,11 @@ export class CanonicalError extends Error {
   }
 }
 
-interface Style {
+/** The digest recipes: json-c14n (compactForm) and jcs (jcsForm, RFC 8785). */
+export type Recipe = "json-c14n" | "jcs";
+
+/** How a form writes JSON; the forms below are its four settings. */
+export interface Style {
   readonly item: string;
   readonly colon: string;
   /** 0: insertion order, 1: by code point, 2: by UTF-16 code unit (JCS). */
@@ -39,31 +43,10 @@ interface Style {
   readonly escapeLone: boolean;
 }
 
-const COMPACT: Style = { item: ",", colon: ":", sort: 1, nan: false, es: false, escapeLone: false };
-const CHAIN: Style = { item: ", ", colon: ": ", sort: 1, nan: true, es: false, escapeLone: false };
+export const COMPACT: Style = { item: ",", colon: ":", sort: 1, nan: false, es: false, escapeLone: false };
+export const CHAIN: Style = { item: ", ", colon: ": ", sort: 1, nan: true, es: false, escapeLone: false };
 const LINE: Style = { item: ", ", colon: ": ", sort: 0, nan: true, es: false, escapeLone: true };
 const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escapeLone: false };
-
-/** The styles compactForm and chainForm use: always COMPACT and CHAIN, except inside withCanonicalFault. */
-let compactStyle = COMPACT;
-let chainStyle = CHAIN;
-
-/** The ways a reimplementation gets the recipe wrong; `seam selftest` switches each on to show the vectors catch it. */
-export type CanonicalFault = "unsorted-keys" | "utf16-key-order" | "js-numbers" | "compact-chain";
-
-/** Test-only: runs `run` with one recipe defect switched on inside the real serializer, then restores it. */
-export function withCanonicalFault<T>(fault: CanonicalFault, run: () => T): T {
-  const saved = [compactStyle, chainStyle] as const;
-  if (fault === "unsorted-keys") compactStyle = { ...COMPACT, sort: 0 };
-  else if (fault === "utf16-key-order") compactStyle = { ...COMPACT, sort: 2 };
-  else if (fault === "js-numbers") compactStyle = { ...COMPACT, es: true };
-  else chainStyle = { ...CHAIN, item: ",", colon: ":" };
-  try {
-    return run();
-  } finally {
-    [compactStyle, chainStyle] = saved;
-  }
-}
 
 /**
  * The digest form, `json.dumps(v, sort_keys=True, separators=(",", ":"),
@@ -71,9 +54,10 @@ export function withCanonicalFault<T>(fault: CanonicalFault, run: () => T): T {
  * Throws CanonicalError: ValueError for NaN/±Infinity (and ints over 4300
  * digits); UnicodeEncodeError for a lone surrogate. ValueError wins when both
  * occur, as in Python, where dumps raises before the UTF-8 encode is tried.
+ * `style` is for `seam selftest` only, to get the recipe wrong on purpose.
  */
-export function compactForm(v: Json): string {
-  const out = top(v, compactStyle);
+export function compactForm(v: Json, style: Style = COMPACT): string {
+  const out = top(v, style);
   if (!isWellFormed(out)) throw new CanonicalError("UnicodeEncodeError", "a lone surrogate cannot be encoded as UTF-8");
   return out;
 }
@@ -82,10 +66,10 @@ export function compactForm(v: Json): string {
  * The chain form, `json.dumps(v, sort_keys=True, ensure_ascii=False)`:
  * `{"a": 1, "b": [NaN, "x"]}` — `", "` and `": "` separators, NaN, Infinity
  * and -Infinity written as such, lone surrogates left raw in the returned
- * string (chainOf hashes them with utf8Surrogatepass).
+ * string (chainOf hashes them with utf8Surrogatepass). `style` as for compactForm.
  */
-export function chainForm(v: Json): string {
-  return top(v, chainStyle);
+export function chainForm(v: Json, style: Style = CHAIN): string {
+  return top(v, style);
 }
 
 /**

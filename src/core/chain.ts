@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chainForm, isWellFormed, utf8Surrogatepass } from "./canonical.ts";
+import { CHAIN, type Style, chainForm, isWellFormed, utf8Surrogatepass } from "./canonical.ts";
 import type { Json } from "./json.ts";
 
 /** The `prev` of a ledger's first row. */
@@ -11,9 +11,10 @@ export const GENESIS = "genesis";
  * where prev is the previous row's chain, or "genesis" for the first row, and
  * chainForm is `json.dumps(row, sort_keys=True, ensure_ascii=False)`.
  * `rowWithoutChain` must not hold a "chain" key; the caller removes it.
+ * `style` is for `seam selftest` only (src/core/canonical.ts).
  */
-export function chainOf(prev: string, rowWithoutChain: Json): string {
-  const body = prev + chainForm(rowWithoutChain);
+export function chainOf(prev: string, rowWithoutChain: Json, style: Style = CHAIN): string {
+  const body = prev + chainForm(rowWithoutChain, style);
   const hash = createHash("sha256");
   if (isWellFormed(body)) hash.update(body, "utf8");
   else hash.update(utf8Surrogatepass(body));

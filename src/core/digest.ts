@@ -7,18 +7,18 @@
  *                                 the value has no canonical form; the words are the Python exception's name
  */
 import { createHash, type Hash } from "node:crypto";
-import { CanonicalError, compactForm, isWellFormed, jcsForm } from "./canonical.ts";
+import { CanonicalError, type Recipe, type Style, compactForm, isWellFormed, jcsForm } from "./canonical.ts";
 import { canonicalBytes } from "./canonical-bytes.ts";
 import { type Json, parseJson } from "./json.ts";
 
-export type Recipe = "json-c14n" | "jcs";
+export type { Recipe } from "./canonical.ts";
 export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
 
-/** The digest of a value under `recipe` (default json-c14n). Never throws. */
-export function digestJson(v: Json, recipe: Recipe = "json-c14n"): string {
+/** The digest of a value under `recipe` (default json-c14n). Never throws. `style`: see compactForm. */
+export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style): string {
   let text: string;
   try {
-    text = recipe === "jcs" ? jcsForm(v) : compactForm(v);
+    text = recipe === "jcs" ? jcsForm(v) : compactForm(v, style);
   } catch (err) {
     return `undigestible:${err instanceof CanonicalError ? err.kind : "ValueError"}`;
   }

@@ -1,30 +1,14 @@
 /**
  * The ledger writer: turns events into hash-chained rows and appends them to
- * the ledger file without ever blocking or failing the relay.
- *
- * Every row is one line, Python's `json.dumps(row, ensure_ascii=False)` + "\n"
- * (lineForm), with its keys in this order:
- *
- *   {"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>", "seq": 7,
- *    "server": "<label>", <the event's fields, in the order given>, "ts": "2026-11-30T03:24:07.123Z",
- *    "chain": "<32 hex>"}
- *
- * chain = chainOf(prev, row without chain), where prev is the chain of the
- * last row in the *file* (any session, any process; "genesis" for an empty
- * file), found the way `seam verify` walks: blank, unparseable and non-object
- * lines are passed over, a row with a falsy chain restarts from "genesis".
+ * the ledger file without ever blocking or failing the relay. What a row and
+ * a line are, and how rows chain, is docs/ledger-format.md (src/format/).
  *
  * A torn last line (no "\n" after it, not parseable: what a crash mid-write
  * leaves) is healed before the next rows: "\n" is written so the torn bytes
- * stand on their own line, then
- *
- *   {"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "<id>",
- *    "server": "<label>", "torn_line": 12, "torn_bytes": 57, "torn_digest": "sha256:raw-bytes:v1:<hex>",
- *    "ts": "…", "chain": "…"}
- *
- * with no seq (it is in no session's sequence), chained from the last good
- * row before the torn line. An unterminated last line that parses (a complete
- * row whose "\n" never came) only gets its "\n".
+ * stand on their own line, then a ledger_repair row that names them, with no
+ * seq (it is in no session's sequence), chained from the last good row before
+ * the torn line. An unterminated last line that parses (a complete row whose
+ * "\n" never came) only gets its "\n".
  *
  * How rows reach the file: `append` assigns seq and ts at once and queues the
  * row; one flush loop takes everything queued, takes the cross-process lock
@@ -37,13 +21,16 @@
  * latest `batchMs` after a write and at end; `never` not at all (the OS
  * decides). `appendDurable` rows are fsynced whatever the policy.
  *
- * With `seal` (wrap --sign), signed `checkpoint` rows join the queue too;
- * src/checkpoint/writer.ts says what they hold and when they come.
+ * With `checkpoints` (wrap --sign), signed `checkpoint` rows join the queue too;
+ * src/checkpoint/writer.ts says when they come.
  */
 import { lineForm } from "../core/canonical.ts";
-import { GENESIS, chainOf } from "../core/chain.ts";
+import { GENESIS } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
-import { type Json, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import type { Json, JsonObject } from "../core/json.ts";
+import { MAX_LINE_BYTES, chainClaim, classifyLine, passedOn, setChain } from "../format/line.ts";
+import { type TornLine, buildRow, repairFields } from "../format/row.ts";
+import { describeIoError } from "../base/io-error.ts";
 import { acquireLock, type Release } from "./lock.ts";
 
 /** Idle time after which the writer lets the ledger's lock go. */
@@ -51,8 +38,7 @@ const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 import type { AppendFile } from "../runtime/types.ts";
-import { pyTruthy } from "../verify/verifier.ts";
-import { type SealConfig, type SealMark, Sealer } from "../checkpoint/writer.ts";
+import { type CheckpointConfig, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
 
 export type FsyncPolicy = "batch" | "always" | "never";
@@ -76,20 +62,15 @@ export interface LedgerConfig {
   /** Longest time a written row waits for its fsync under `batch`. */
   batchMs?: number;
   /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
-  seal?: SealConfig;
+  checkpoints?: CheckpointConfig;
   /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
   seam?: string;
 }
 
-/** Keys the writer sets itself; a field of the same name is ignored. */
-const RESERVED = new Set(["evt", "seam", "seam_impl", "session", "seq", "server", "ts", "chain"]);
-const SEAM = "mcp-stdio";
 const LF = 0x0a;
-/** A line longer than this is not parsed when looking for the previous chain (it counts as unparseable). */
-const MAX_PARSE_BYTES = 256 * 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
 
-interface Pending {
+interface Queued {
   row: JsonObject;
   durable: boolean;
   resolve: (written: boolean) => void;
@@ -97,17 +78,8 @@ interface Pending {
   checkpoint?: boolean;
 }
 
-/** `EACCES: permission denied, open '…'` → `permission denied` (Bun and Node word errors alike). */
-export function describeWriteError(err: unknown): string {
-  const e = err as NodeJS.ErrnoException | undefined;
-  const m = /^[A-Z][A-Z0-9_]*: ([^,]+)/.exec(String(e?.message ?? ""));
-  if (m) return m[1]!.trim();
-  if (typeof e?.code === "string") return e.code.toLowerCase();
-  return String(e?.message ?? err).toLowerCase();
-}
-
 export class LedgerWriter {
-  private queue: Pending[] = [];
+  private queue: Queued[] = [];
   private draining: Promise<void> | null = null;
   private seq = 0;
   /** File size right after this writer's last write; -1 when unknown. */
@@ -124,9 +96,9 @@ export class LedgerWriter {
   private written = 0;
   private unlogged = 0;
   private repaired = 0;
-  private sealer: Sealer | null = null;
-  /** The sealer's first read of the file; the first write waits for it. */
-  private sealReady: Promise<void> | null = null;
+  private checkpointer: Checkpointer | null = null;
+  /** The checkpointer's first read of the file; the first write waits for it. */
+  private checkpointerReady: Promise<void> | null = null;
   private checkpointsWritten = 0;
   /** The promise of the checkpoint last queued. */
   private pendingCheckpoint: Promise<boolean> | null = null;
@@ -168,20 +140,20 @@ export class LedgerWriter {
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
-    if (file !== null && cfg.seal) {
-      const sealer = new Sealer(cfg.seal, {
+    if (file !== null && cfg.checkpoints) {
+      const checkpointer = new Checkpointer(cfg.checkpoints, {
         openAppend: cfg.openAppend,
         warn: (m) => cfg.warn?.(m),
-        describe: describeWriteError,
+        describe: describeIoError,
         sync: cfg.fsync !== "never",
       });
-      w.sealer = sealer;
+      w.checkpointer = checkpointer;
       // A failed size() leaves it all to the first write's catch-up, under the lock.
-      w.sealReady = file.size().then(
-        (size) => sealer.catchUp(file, size),
+      w.checkpointerReady = file.size().then(
+        (size) => checkpointer.catchUp(file, size),
         () => {},
       );
-      sealer.startTimer(() => void w.queueCheckpoint());
+      checkpointer.startTimer(() => void w.queueCheckpoint());
     }
     return w;
   }
@@ -233,7 +205,7 @@ export class LedgerWriter {
     }
     for (const k of pending) entries.push([k, counters[k]]);
     const done = this.enqueue("session_end", entries, this.cfg.fsync !== "never");
-    const sealed = this.sealer ? this.queueCheckpoint(true) : null;
+    const sealed = this.checkpointer ? this.queueCheckpoint(true) : null;
     this.ended = true;
     const ok = await done;
     await sealed;
@@ -254,17 +226,11 @@ export class LedgerWriter {
   }
 
   private buildRow(evt: string, seq: number | null, fields: Iterable<[string, Json | undefined]>): JsonObject {
-    const row: JsonObject = new Map<string, Json>([
-      ["evt", evt],
-      ["seam", this.cfg.seam ?? SEAM],
-      ["seam_impl", `seam/${VERSION}`],
-      ["session", this.cfg.session],
-    ]);
-    if (seq !== null) row.set("seq", seq);
-    row.set("server", this.cfg.server);
-    for (const [k, v] of fields) if (v !== undefined && !RESERVED.has(k)) row.set(k, v);
-    row.set("ts", this.timestamp());
-    return row;
+    const { session, server } = this.cfg;
+    return buildRow(
+      { evt, seam: this.cfg.seam, impl: `seam/${VERSION}`, session, seq, server, ts: this.timestamp() },
+      fields,
+    );
   }
 
   private enqueue(evt: string, fields: Iterable<[string, Json | undefined]>, durable: boolean): Promise<boolean> {
@@ -282,7 +248,7 @@ export class LedgerWriter {
     return new Promise<boolean>((resolve) => {
       this.queue.push({ row, durable, resolve });
       this.draining ??= this.drain();
-      if (this.sealer?.rowAdded()) void this.queueCheckpoint();
+      if (this.checkpointer?.rowAdded()) void this.queueCheckpoint();
     });
   }
 
@@ -294,7 +260,7 @@ export class LedgerWriter {
   private queueCheckpoint(final = false): Promise<boolean> {
     if (this.ended && !final) return Promise.resolve(false);
     if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
-    this.sealer!.queued();
+    this.checkpointer!.queued();
     this.pendingCheckpoint = new Promise<boolean>((resolve) => {
       this.queue.push({ row: new Map(), durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
       this.draining ??= this.drain();
@@ -321,7 +287,7 @@ export class LedgerWriter {
   }
 
   /** `inFile`: the row's line is in the file (counted written, else unlogged); `result`: what its promise says. */
-  private settle(p: Pending, inFile: boolean, result: boolean): void {
+  private settle(p: Queued, inFile: boolean, result: boolean): void {
     if (p.checkpoint) this.checkpointsWritten += inFile ? 1 : 0;
     else if (inFile) this.written++;
     else this.unlogged++;
@@ -332,7 +298,7 @@ export class LedgerWriter {
     this.lastEnd = -1;
     if (this.warnedWrite) return;
     this.warnedWrite = true;
-    this.cfg.warn?.(`ledger ${this.cfg.path} cannot be written: ${describeWriteError(err)}`);
+    this.cfg.warn?.(`ledger ${this.cfg.path} cannot be written: ${describeIoError(err)}`);
   }
 
   /**
@@ -342,33 +308,33 @@ export class LedgerWriter {
    * for LOCK_LINGER_MS, after LOCK_MAX_HOLD_MS at the latest so that other
    * writers of the same ledger get their turn, and at close.
    */
-  private held: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+  private heldLock: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
 
   private async takeLock(): Promise<Release | null> {
-    const held = this.held;
+    const held = this.heldLock;
     if (held) {
       if (held.timer) clearTimeout(held.timer);
       held.timer = null;
       if (performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
-      this.held = null;
+      this.heldLock = null;
       await held.release().catch(() => {});
     }
     const release = await this.lockOnce();
-    if (release) this.held = { release, since: performance.now(), timer: null };
+    if (release) this.heldLock = { release, since: performance.now(), timer: null };
     return release;
   }
 
   /** After a flush: keep the lock a moment for the next one. */
   private lingerLock(): void {
-    const held = this.held;
+    const held = this.heldLock;
     if (!held) return;
     held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
   }
 
   private async letGo(): Promise<void> {
-    const held = this.held;
+    const held = this.heldLock;
     if (!held) return;
-    this.held = null;
+    this.heldLock = null;
     if (held.timer) clearTimeout(held.timer);
     await held.release().catch(() => {});
   }
@@ -380,39 +346,39 @@ export class LedgerWriter {
       if (!this.warnedLock) {
         this.warnedLock = true;
         this.cfg.warn?.(
-          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeWriteError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
         );
       }
       return null;
     }
   }
 
-  private async flush(batch: Pending[]): Promise<void> {
+  private async flush(batch: Queued[]): Promise<void> {
     const file = this.file;
     if (file === null) {
       for (const p of batch) this.settle(p, false, false);
       return;
     }
-    if (this.sealReady) await this.sealReady;
+    if (this.checkpointerReady) await this.checkpointerReady;
     const release = await this.takeLock();
     const parts: Uint8Array[] = [];
     let total = 0;
     const add = (b: Uint8Array) => {
       parts.push(b);
       total += b.length;
-      this.sealer?.feed(b);
+      this.checkpointer?.feed(b);
     };
-    let mark: SealMark | undefined; // the tree before this write, to go back to if it fails
+    let mark: TreeMark | undefined; // the tree before this write, to go back to if it fails
     let repairEnd = -1; // where the ledger_repair line ends within this write, if there is one
     const ends: number[] = []; // where each row's line ends within this write
-    let rows: Pending[] = [];
+    let rows: Queued[] = [];
     let start = -1;
     let landed = -1; // bytes of this write in the file: -1 all of them
     try {
       start = await file.size();
-      if (this.sealer) {
-        await this.sealer.catchUp(file, start);
-        mark = this.sealer.mark();
+      if (this.checkpointer) {
+        await this.checkpointer.catchUp(file, start);
+        mark = this.checkpointer.mark();
       }
       let prev = this.lastChain;
       if (start !== this.lastEnd) {
@@ -420,20 +386,15 @@ export class LedgerWriter {
         prev = tail.prev;
         if (tail.terminate) add(new Uint8Array([LF]));
         if (tail.torn) {
-          const { line, bytes, digest } = tail.torn;
-          const repair = this.buildRow("ledger_repair", null, [
-            ["torn_line", line],
-            ["torn_bytes", bytes],
-            ["torn_digest", digest],
-          ]);
-          prev = seal(prev, repair, add);
+          const repair = this.buildRow("ledger_repair", null, repairFields(tail.torn));
+          prev = chainLine(prev, repair, add);
           repairEnd = total;
         }
       }
       for (const p of batch) {
         try {
-          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.sealer!.fields());
-          prev = seal(prev, p.row, add);
+          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.checkpointer!.fields());
+          prev = chainLine(prev, p.row, add);
           rows.push(p);
           ends.push(total);
         } catch {
@@ -452,7 +413,7 @@ export class LedgerWriter {
       this.lastChain = prev;
     } catch (e) {
       this.writeFailed(e);
-      if (mark) this.sealer!.rewind(mark);
+      if (mark) this.checkpointer!.rewind(mark);
       rows = [...batch, ...rows]; // batch: rows not yet sealed when it failed
       if (landed < 0) landed = 0;
     } finally {
@@ -474,7 +435,8 @@ export class LedgerWriter {
     }
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.sync() : true;
-    if (this.sealer && synced) await this.sealer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
+    if (this.checkpointer && synced)
+      await this.checkpointer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.scheduleSync();
   }
@@ -526,17 +488,15 @@ export class LedgerWriter {
     const file = this.file;
     this.file = null;
     if (file) await file.close().catch(() => {});
-    await this.sealer?.close();
+    await this.checkpointer?.close();
   }
 }
 
 const encoder = new TextEncoder();
 
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
-function seal(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
-  row.delete("chain");
-  const chain = chainOf(prev, row);
-  row.set("chain", chain);
+function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
+  const chain = setChain(prev, row);
   add(encoder.encode(`${lineForm(row)}\n`));
   return chain;
 }
@@ -549,7 +509,7 @@ interface Tail {
   /** The last line has no "\n": write one first. */
   terminate: boolean;
   /** That last line is torn: record it with a ledger_repair row. */
-  torn?: { line: number; bytes: number; digest: string };
+  torn?: TornLine;
 }
 
 /** Reads a file backwards from `end`, a chunk at a time, to find line starts. */
@@ -585,24 +545,12 @@ class BackReader {
 
 type LineVerdict = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; chain: string | null };
 
-// ignoreBOM: a line that starts with a BOM is unparseable to verify (as to Python), so it must be to the writer too.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
 async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {
-  if (end - start > MAX_PARSE_BYTES) return { kind: "unparseable" };
-  const bytes = await file.readAt(start, end - start);
-  if (bytes.every((c) => c === 0x20 || (c >= 0x09 && c <= 0x0d))) return { kind: "blank" };
-  let row: Json;
-  try {
-    row = parseJson(utf8.decode(bytes));
-  } catch {
-    return { kind: "unparseable" };
-  }
-  if (!isObject(row)) return { kind: "row", chain: null };
-  const chain = getField(row, "chain");
-  if (!pyTruthy(chain)) return { kind: "row", chain: GENESIS };
-  return { kind: "row", chain: typeof chain === "string" ? chain : null };
+  if (end - start > MAX_LINE_BYTES) return { kind: "unparseable" };
+  const line = classifyLine(await file.readAt(start, end - start));
+  if (line.kind !== "row") return line;
+  return { kind: "row", chain: passedOn(chainClaim(line.row)) };
 }
 
 /** The chain a row appended at `end` (a line boundary) continues from. */
@@ -629,7 +577,7 @@ async function inspectTail(file: AppendFile, size: number): Promise<Tail> {
   return { prev, terminate: true, torn: await describeTorn(file, start, size) };
 }
 
-async function describeTorn(file: AppendFile, start: number, end: number): Promise<NonNullable<Tail["torn"]>> {
+async function describeTorn(file: AppendFile, start: number, end: number): Promise<TornLine> {
   let lines = 1;
   for (let pos = 0; pos < start; pos += READ_CHUNK * 16) {
     const chunk = await file.readAt(pos, Math.min(READ_CHUNK * 16, start - pos));

@@ -27,7 +27,7 @@ import type {
   UpstreamResponse,
 } from "../runtime/http-types.ts";
 import { UpstreamError } from "../runtime/http-types.ts";
-import { idJson, idKey, type Fields } from "../wrap/mcp.ts";
+import { idJson, requestKey, type Fields } from "../wrap/mcp.ts";
 import { foreignRequest } from "./guard.ts";
 import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
 import { ProxySession, type RecordOptions, type SessionKind } from "./session.ts";
@@ -673,7 +673,7 @@ function errorAnswers(frame: Uint8Array | null, message: string): Uint8Array | n
   for (const m of messages(frame)) {
     if (!isObject(m) || typeof getField(m, "method") !== "string") continue;
     const id = getField(m, "id");
-    if (idKey(id) === null) continue;
+    if (requestKey(id) === null) continue;
     answers.push(
       `{"jsonrpc":"2.0","id":${idJson(id)},"error":{"code":${UPSTREAM_ERROR_CODE},"message":${JSON.stringify(message)}}}`,
     );

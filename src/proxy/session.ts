@@ -13,7 +13,7 @@ import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import type { Log } from "../base/log.ts";
 import { keyLabel } from "../checkpoint/note.ts";
-import type { SealConfig } from "../checkpoint/writer.ts";
+import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
@@ -29,7 +29,7 @@ export interface RecordOptions {
   writeAhead: boolean;
   failClosed: boolean;
   actions?: ActionRecorder;
-  seal?: SealConfig;
+  checkpoints?: CheckpointConfig;
   openAppend: (path: string) => Promise<AppendFile>;
   runtime: string;
   /** What session_begin says about the proxy (upstream, listen address; already redacted). */
@@ -111,7 +111,7 @@ export class ProxySession {
       fsync: o.fsync,
       openAppend: o.openAppend,
       warn: (m) => log.warn(m),
-      seal: o.seal,
+      checkpoints: o.checkpoints,
       seam: "mcp-http",
       lock,
     });
@@ -131,7 +131,7 @@ export class ProxySession {
       write_ahead: writeAhead || undefined,
       fail_closed: o.failClosed || undefined,
       ...o.actions?.beginFields(),
-      checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
+      checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
     });
     return s;
   }

@@ -1,3 +1,4 @@
+import { describeIoError } from "../base/io-error.ts";
 /**
  * Reading a ledger as operations, verified as it is read. The bytes go to the
  * same LedgerVerifier `seam verify` uses, so the verdict at the end is the
@@ -31,8 +32,8 @@
 import { open } from "node:fs/promises";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
-import { verifySealedSource } from "../checkpoint/verify-file.ts";
-import { type Break, LedgerVerifier, type VerifyReport, describeReadError, fileChunks } from "../verify/verifier.ts";
+import { verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
+import { type Break, LedgerVerifier, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 import { type Filters, OpFilter } from "./filters.ts";
 import { type Operation, OperationJoiner } from "./operations.ts";
 
@@ -94,7 +95,7 @@ export async function* readLedger(path: string, opts: ReadOptions = {}): AsyncGe
   let sealedThrough: number | null = null;
   let sealed: { report: VerifyReport; json: Record<string, Json> } | null = null;
   if (opts.keys !== undefined && opts.keys.length > 0 && path !== "-") {
-    const r = await verifySealedSource(
+    const r = await verifyCheckpointedSource(
       path,
       fileChunks(path),
       { strict: opts.strict, isWriterAlive: opts.isWriterAlive },
@@ -180,7 +181,7 @@ export async function* readLedger(path: string, opts: ReadOptions = {}): AsyncGe
       try {
         step = await it.next();
       } catch (err) {
-        report = v.fail(describeReadError(err));
+        report = v.fail(describeIoError(err));
         break;
       }
       if (step.done) {

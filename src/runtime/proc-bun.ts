@@ -47,7 +47,7 @@ export async function spawnBun(
   argv: readonly string[],
   opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
 ): Promise<SpawnResult> {
-  if (argv.length === 0) return { ok: false, error: "empty command" };
+  if (argv.length === 0) return { ok: false, reason: "empty command" };
   let proc;
   try {
     proc = Bun.spawn({
@@ -59,7 +59,7 @@ export async function spawnBun(
       stderr: "inherit",
     });
   } catch (err) {
-    return { ok: false, error: errorText(err) };
+    return { ok: false, reason: errorText(err) };
   }
   const p = proc;
   const child: Child = {

@@ -61,16 +61,16 @@ export async function spawnNode(
   opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
 ): Promise<SpawnResult> {
   const [file, ...args] = argv;
-  if (file === undefined) return { ok: false, error: "empty command" };
+  if (file === undefined) return { ok: false, reason: "empty command" };
   return new Promise<SpawnResult>((resolve) => {
     let proc;
     try {
       proc = nodeSpawn(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["pipe", "pipe", "inherit"] });
     } catch (err) {
-      return resolve({ ok: false, error: errorText(err) });
+      return resolve({ ok: false, reason: errorText(err) });
     }
     const exited = new Promise<ExitStatus>((res) => proc.once("exit", (code, signal) => res({ code, signal })));
-    proc.once("error", (err) => resolve({ ok: false, error: errorText(err) }));
+    proc.once("error", (err) => resolve({ ok: false, reason: errorText(err) }));
     proc.once("spawn", () => {
       const stdin = proc.stdin!;
       const child: Child = {

@@ -3,6 +3,7 @@
  * Bun and Node (spawning, stdio streams, file sinks, signals) sits behind
  * these interfaces; nothing outside src/runtime/ asks which runtime it is on.
  */
+import type { Result } from "../base/result.ts";
 
 /** A byte sink with backpressure: `write` returns a promise only when the caller must wait. */
 export interface ByteSink {
@@ -30,7 +31,7 @@ export interface Child {
   kill(signal: string): void;
 }
 
-export type SpawnResult = { ok: true; child: Child } | { ok: false; error: string };
+export type SpawnResult = Result<{ child: Child }>;
 
 /** A file opened for appending (the ledger). Every method rejects on an I/O error. */
 export interface AppendFile {

@@ -20,8 +20,9 @@ import { type Signer, generateKey, keyLabel, newSigner, newVerifier, signNote } 
 import { exec } from "../runtime/exec.ts";
 import { StateDir } from "../checkpoint/state.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
-import type { Arm } from "./run.ts";
-import { type SealSetup, verifySealedSource } from "../checkpoint/verify-file.ts";
+import type { Arm } from "./arm.ts";
+import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
+import type { BreakKind } from "../format/kinds.ts";
 import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
 
 const enc = new TextEncoder();
@@ -115,9 +116,9 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   };
   const lines = read("jsonl").split("\n").slice(0, -1);
   const witness = { name: "witness", text: read("witness") };
-  const setup: SealSetup = { keys: [verifier], witness };
-  const check = async (ls: readonly string[], s: SealSetup = setup, path = "-") =>
-    (await verifySealedSource(path, [join1(ls)], { isWriterAlive: () => false }, s)).report;
+  const setup: CheckpointSetup = { keys: [verifier], witness };
+  const check = async (ls: readonly string[], s: CheckpointSetup = setup, path = "-") =>
+    (await verifyCheckpointedSource(path, [join1(ls)], { isWriterAlive: () => false }, s)).report;
   const cps = lines.flatMap((l, i) => (evtOf(l) === "checkpoint" ? [i] : []));
   const last = cps.at(-1) ?? -1;
 
@@ -157,13 +158,18 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   const cases: {
     arm: string;
     mutate: () => string[];
-    setup?: () => Promise<SealSetup>;
+    setup?: () => Promise<CheckpointSetup>;
+    /** The break expected first (its kind and line), and its message as shown. */
+    kind?: BreakKind;
+    line?: number | null;
     want: string;
     verdict?: VerifyReport["verdict"];
   }[] = [
     {
       arm: "RED on a deleted tail under a checkpoint",
       mutate: () => lines.slice(0, cps.at(-2)! + 1),
+      kind: "witness_rolled_back",
+      line: null,
       want: `witness: truncated or rolled back: witness checkpoint (witness line ${cps.length}) has size ${last}; the ledger holds ${cps.at(-2)! + 1} lines`,
     },
     {
@@ -174,6 +180,8 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
         await check(lines, { keys: [verifier], state: new StateDir(stateDir) }, p("jsonl"));
         return { keys: [verifier], state: new StateDir(stateDir) };
       },
+      kind: "state_rolled_back",
+      line: null,
       want: `state: truncated or rolled back: remembered checkpoint has size ${last}; the ledger holds ${older.length} lines`,
     },
     {
@@ -183,6 +191,8 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
           lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l)),
           callLine,
         ),
+      kind: "checkpoint_root",
+      line: cps[0]! + 1,
       want: `line ${cps[0]! + 1}: checkpoint root does not match lines 1..${cps[0]}`,
     },
     {
@@ -194,6 +204,8 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
           (cp) => (cp.size += 1),
           (t) => signNote(t, [signer]),
         ),
+      kind: "checkpoint_size",
+      line: last + 1,
       want: `line ${last + 1}: checkpoint size ${last + 1}, but ${last} lines precede it`,
     },
     {
@@ -205,6 +217,8 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
           (cp) => (cp.root = leafHash(enc.encode("another ledger"))),
           (t) => signNote(t, [signer]),
         ),
+      kind: "checkpoint_root",
+      line: last + 1,
       want: `line ${last + 1}: checkpoint root does not match lines 1..${last}`,
     },
     {
@@ -216,11 +230,15 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
           () => {},
           (t) => signNote(t, [other]),
         ),
+      kind: "checkpoint_signature",
+      line: last + 1,
       want: `line ${last + 1}: checkpoint not signed by ${label}`,
     },
     {
       arm: "RED on a known key with a bad signature",
       mutate: () => flipSig(lines, last),
+      kind: "checkpoint_signature",
+      line: last + 1,
       want: `line ${last + 1}: checkpoint has an invalid signature for key ${label}`,
     },
     {
@@ -263,7 +281,7 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
     const pass =
       t.verdict === "ok"
         ? r.verdict === "ok" && r.notes.includes("1 checkpoint signature by other keys ignored")
-        : r.verdict === "broken" && r.first_break?.message === t.want;
+        : r.verdict === "broken" && r.first_break?.kind === t.kind && r.first_break?.line === t.line;
     const expected = t.verdict === "ok" ? "ok, the extra signature ignored" : `broken, ${t.want}`;
     add(
       c,

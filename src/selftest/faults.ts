@@ -6,6 +6,7 @@
  */
 import type { ObserverFaults } from "../wrap/mcp.ts";
 import type { Corruptor } from "../wrap/relay.ts";
+import type { WrapFault } from "../wrap/session.ts";
 
 export const FAULTS = [
   "reserialize",
@@ -30,7 +31,12 @@ export function parseFault(value: string | undefined): Fault | undefined | null 
   return (FAULTS as readonly string[]).includes(value) ? (value as Fault) : null;
 }
 
-export function observerFaults(f: Fault | undefined): ObserverFaults {
+/** What `seam wrap` is given for fault `f` (its WrapOptions.fault). */
+export function wrapFault(f: Fault): WrapFault {
+  return { name: f, observer: observerFaults(f), corrupt: corruptor(f) };
+}
+
+function observerFaults(f: Fault | undefined): ObserverFaults {
   return {
     doubleRow: f === "double-row",
     noUnansweredFlush: f === "no-unanswered-flush",
@@ -40,7 +46,7 @@ export function observerFaults(f: Fault | undefined): ObserverFaults {
 }
 
 /** A fresh corruptor for one direction of the relay, or undefined. */
-export function corruptor(f: Fault | undefined): Corruptor | undefined {
+function corruptor(f: Fault | undefined): Corruptor | undefined {
   switch (f) {
     case "strip-newlines":
       return (c) => c.filter((b) => b !== 0x0a);

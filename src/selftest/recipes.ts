@@ -5,11 +5,11 @@
  */
 import chainVectors from "../../vectors/chain-v1.json" with { type: "json" };
 import c14nVectors from "../../vectors/json-c14n-v1.json" with { type: "json" };
-import { type CanonicalFault, withCanonicalFault } from "../core/canonical.ts";
+import { CHAIN, COMPACT, type Style } from "../core/canonical.ts";
 import { chainOf, GENESIS } from "../core/chain.ts";
 import { digestJson } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";
-import type { Arm } from "./run.ts";
+import type { Arm } from "./arm.ts";
 
 interface C14nVector {
   input: string;
@@ -22,14 +22,23 @@ interface ChainVector {
   chain: string;
 }
 
-/** Index (1-based) and input of the first json-c14n vector that does not reproduce, or null. */
-function firstC14nFailure(): { index: number; input: string } | null {
+/**
+ * The ways a reimplementation gets the recipe wrong, each a style the real
+ * serializer is run with instead of the right one.
+ */
+const UNSORTED_KEYS: Style = { ...COMPACT, sort: 0 };
+const UTF16_KEY_ORDER: Style = { ...COMPACT, sort: 2 };
+const JS_NUMBERS: Style = { ...COMPACT, es: true };
+const COMPACT_CHAIN: Style = { ...CHAIN, item: ",", colon: ":" };
+
+/** Index (1-based) and input of the first json-c14n vector that does not reproduce (with `style`), or null. */
+function firstC14nFailure(style: Style = COMPACT): { index: number; input: string } | null {
   const vs = c14nVectors as C14nVector[];
   for (let i = 0; i < vs.length; i++) {
     const v = vs[i]!;
     let got: string;
     try {
-      got = digestJson(parseJson(v.input));
+      got = digestJson(parseJson(v.input), "json-c14n", style);
     } catch {
       got = "unparseable";
     }
@@ -38,13 +47,13 @@ function firstC14nFailure(): { index: number; input: string } | null {
   return null;
 }
 
-/** Index (1-based) of the first chain vector that does not reproduce, or null. */
-function firstChainFailure(): number | null {
+/** Index (1-based) of the first chain vector that does not reproduce (with `style`), or null. */
+function firstChainFailure(style: Style = CHAIN): number | null {
   const vs = chainVectors as ChainVector[];
   let prev = GENESIS;
   for (let i = 0; i < vs.length; i++) {
     const v = vs[i]!;
-    if (v.prev !== prev || chainOf(prev, parseJson(v.row_json)) !== v.chain) return i + 1;
+    if (v.prev !== prev || chainOf(prev, parseJson(v.row_json), style) !== v.chain) return i + 1;
     prev = v.chain;
   }
   return null;
@@ -54,10 +63,10 @@ function firstChainFailure(): number | null {
  * Which vector each fault must break first: the first case whose canonical
  * form depends on the rule the fault gets wrong.
  */
-const C14N_RED: { fault: CanonicalFault; name: string; index: number }[] = [
-  { fault: "unsorted-keys", name: "keys unsorted", index: 1 },
-  { fault: "utf16-key-order", name: "UTF-16 key order", index: 37 },
-  { fault: "js-numbers", name: "JavaScript number formatting", index: 12 },
+const C14N_RED: { style: Style; name: string; index: number }[] = [
+  { style: UNSORTED_KEYS, name: "keys unsorted", index: 1 },
+  { style: UTF16_KEY_ORDER, name: "UTF-16 key order", index: 37 },
+  { style: JS_NUMBERS, name: "JavaScript number formatting", index: 12 },
 ];
 
 export function recipeArms(): Arm[] {
@@ -76,7 +85,7 @@ export function recipeArms(): Arm[] {
           : `vector ${green.index} (${green.input}) does not reproduce`,
     });
     for (const red of C14N_RED) {
-      const got = withCanonicalFault(red.fault, firstC14nFailure);
+      const got = firstC14nFailure(red.style);
       const arm = `RED with ${red.name}`;
       if (got === null) arms.push({ case: c, arm, pass: false, detail: "no-op guard: every vector still reproduces" });
       else
@@ -98,7 +107,7 @@ export function recipeArms(): Arm[] {
       pass: green === null,
       detail: green === null ? `${n} chain vectors reproduce` : `chain vector ${green} does not reproduce`,
     });
-    const got = withCanonicalFault("compact-chain", firstChainFailure);
+    const got = firstChainFailure(COMPACT_CHAIN);
     if (got === null)
       arms.push({
         case: c,

@@ -9,6 +9,7 @@
  * executable) as separate processes, with the built-in fixture server and
  * scripted client, so it needs no other file and no network.
  */
+import type { Arm } from "./arm.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,16 +20,12 @@ import { digestJson } from "../core/digest.ts";
 import { type Json, getField, parseJson } from "../core/json.ts";
 import { lineForm } from "../core/canonical.ts";
 import { exec } from "../runtime/exec.ts";
+import type { BreakKind } from "../format/kinds.ts";
 import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
 import { recipeArms } from "./recipes.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 
-export interface Arm {
-  case: string;
-  arm: string;
-  pass: boolean;
-  detail: string;
-}
+export type { Arm } from "./arm.ts";
 
 export interface SelftestResult {
   arms: Arm[];
@@ -288,8 +285,8 @@ async function operationArms(
     record(
       c,
       "RED with retries left unlinked",
-      rv.verdict === "inconclusive" && rv.finding_kinds?.operation_unlinked === 1,
-      `seam verify: ${rv.verdict}, finding kinds ${JSON.stringify(rv.finding_kinds ?? {})}`,
+      rv.verdict === "inconclusive" && rv.finding_kinds.filter((k) => k === "operation_unlinked").length === 1,
+      `seam verify: ${rv.verdict}, finding kinds ${JSON.stringify(rv.finding_kinds)}`,
     );
 }
 
@@ -318,6 +315,9 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
   const base = verify(ledger);
   record(c, "GREEN", base.verdict === "ok", `verify says ${base.verdict} on the untouched ledger (${base.rows} rows)`);
 
+  /** The first break is of `kind`, on line `line`. */
+  const firstBreak = (r: VerifyReport, kind: BreakKind, line: number) =>
+    r.first_break?.kind === kind && r.first_break.line === line;
   const callLine = lines.findIndex((l) => l.includes(`"evt": "tool_call"`) && l.includes(`"args_digest": "sha256:`));
   const cases: { name: string; mutate: () => Uint8Array; want: (r: VerifyReport) => boolean; expect: string }[] = [
     {
@@ -329,31 +329,31 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
         b[at] = b[at]! ^ 0x01;
         return b;
       },
-      want: (r) => r.verdict === "broken" && r.first_break?.message === `line 3: chain mismatch` && r.breaks === 1,
+      want: (r) => firstBreak(r, "chain_mismatch", 3) && r.breaks === 1,
       expect: "broken, line 3: chain mismatch, 1 break",
     },
     {
       name: "an edited args_digest with the old chain kept",
       mutate: () => join(lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l))),
-      want: (r) => r.first_break?.message === `line ${callLine + 1}: chain mismatch` && r.breaks === 1,
+      want: (r) => firstBreak(r, "chain_mismatch", callLine + 1) && r.breaks === 1,
       expect: `broken, line ${callLine + 1}: chain mismatch, 1 break`,
     },
     {
       name: "a deleted middle row",
       mutate: () => join(lines.filter((_, i) => i !== 4)),
-      want: (r) => r.first_break?.message === "line 5: chain mismatch" && r.breaks === 1,
+      want: (r) => firstBreak(r, "chain_mismatch", 5) && r.breaks === 1,
       expect: "broken, line 5: chain mismatch, 1 break",
     },
     {
       name: "two swapped rows",
       mutate: () => join(lines.map((l, i) => (i === 4 ? lines[5]! : i === 5 ? lines[4]! : l))),
-      want: (r) => r.first_break?.message === "line 5: chain mismatch" && r.breaks === 3,
+      want: (r) => firstBreak(r, "chain_mismatch", 5) && r.breaks === 3,
       expect: "broken, line 5: chain mismatch, 3 breaks",
     },
     {
       name: "a duplicated row",
       mutate: () => join([...lines.slice(0, 5), lines[4]!, ...lines.slice(5)]),
-      want: (r) => r.first_break?.message === "line 6: chain mismatch" && r.breaks === 1,
+      want: (r) => firstBreak(r, "chain_mismatch", 6) && r.breaks === 1,
       expect: "broken, line 6: chain mismatch, 1 break",
     },
     {
@@ -366,7 +366,7 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
         forged.set("chain", chainOf(getField(parseJson(lines[3]!), "chain") as string, forged));
         return join([...lines.slice(0, 4), lineForm(forged), ...lines.slice(4)]);
       },
-      want: (r) => r.first_break?.message === "line 6: chain mismatch" && r.breaks === 1,
+      want: (r) => firstBreak(r, "chain_mismatch", 6) && r.breaks === 1,
       expect: "broken, line 6: chain mismatch, 1 break",
     },
     {
@@ -378,17 +378,13 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
             callLine,
           ),
         ),
-      want: (r) =>
-        r.verdict === "inconclusive" && r.breaks === 0 && r.findings.some((f) => f.includes("seq jumps from")),
+      want: (r) => r.verdict === "inconclusive" && r.breaks === 0 && r.finding_kinds.includes("seq_gap"),
       expect: "inconclusive: the chain holds, the completeness checks find the seq gap",
     },
     {
       name: "a deleted tail",
       mutate: () => join(lines.slice(0, -1)),
-      want: (r) =>
-        r.verdict === "inconclusive" &&
-        r.breaks === 0 &&
-        r.findings.some((f) => f.includes("no session_end (truncated or still running)")),
+      want: (r) => r.verdict === "inconclusive" && r.breaks === 0 && r.finding_kinds.includes("session_missing_end"),
       expect: "inconclusive: no session_end (truncated or still running)",
     },
     {
@@ -400,8 +396,7 @@ function tamperArms(ledger: Uint8Array, record: Recorder): void {
             .join("")
             .slice(0, -40),
         ),
-      want: (r) =>
-        r.verdict === "inconclusive" && r.breaks === 0 && r.findings.includes(`line ${lines.length}: torn final line`),
+      want: (r) => r.verdict === "inconclusive" && r.breaks === 0 && r.finding_kinds.includes("torn_final_line"),
       expect: `inconclusive, line ${lines.length}: torn final line`,
     },
   ];

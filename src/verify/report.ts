@@ -19,30 +19,32 @@ export function worstExit(codes: readonly number[]): number {
   return worst;
 }
 
-export interface JsonReport {
-  file: string;
-  ok: boolean | null;
-  rows: number;
-  chained: number;
-  prechain: number;
-  first_break: { line: number | null; message: string } | null;
-  breaks: number;
-  verified_scope: VerifyReport["verified_scope"];
-  head: string | null;
-  sessions: SessionReport[];
-  findings: string[];
-  /** Present when some finding has a machine kind: counts by kind. */
-  finding_kinds?: Record<string, number>;
-  notes: string[];
-}
+/** The `--json` object: the file, then the report's fields a machine reads (not its progress counters). */
+export type JsonReport = { file: string } & Pick<
+  VerifyReport,
+  | "ok"
+  | "rows"
+  | "chained"
+  | "prechain"
+  | "first_break"
+  | "breaks"
+  | "break_kinds"
+  | "verified_scope"
+  | "head"
+  | "sessions"
+  | "findings"
+  | "finding_kinds"
+  | "notes"
+>;
 
 /**
  * The `--json` object, one per file, written on one line by the command:
  *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"breaks":0,
- *    "verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo","rows":4,
- *    "calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"notes":[]}
- * `ok` is null when inconclusive; `first_break` is {"line":N,"message":"line N: …"}, line null for
- * `unreadable: <reason>`.
+ *    "break_kinds":{},"verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo",
+ *    "rows":4,"calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"finding_kinds":[],"notes":[]}
+ * `ok` is null when inconclusive; `first_break` is {"line":N,"kind":"chain_mismatch","message":"line N: …"},
+ * line null for `unreadable: <reason>`; `break_kinds` counts every break by kind; `finding_kinds[i]` is
+ * the kind of `findings[i]` (the kinds: src/format/kinds.ts, docs/ledger-format.md).
  */
 export function jsonReport(file: string, r: VerifyReport): JsonReport {
   return {
@@ -53,6 +55,7 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     prechain: r.prechain,
     first_break: r.first_break,
     breaks: r.breaks,
+    break_kinds: r.break_kinds,
     verified_scope: r.verified_scope,
     head: r.head,
     sessions: r.sessions,

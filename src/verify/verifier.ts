@@ -5,47 +5,29 @@
  * input; memory stays flat however large the file (one line at a time, split
  * on "\n" bytes only, so U+2028 and friends inside a row never split it).
  *
- * Chain walk (compatible with the format's reference verifier):
- *   - physical lines are numbered from 1; a line of nothing but ASCII
- *     whitespace (space, \t, \r, \v, \f — Python's bytes.strip()) is blank:
- *     counted, skipped;
- *   - a line must be strict UTF-8 and parse as JSON (parseJson, Python's
- *     json.loads rules), else `line N: unparseable`; it must be an object,
- *     else `line N: not a JSON object`; either way the chain carries on from
- *     the last row that had one;
- *   - `chain` is taken out; a falsy value (Python falsiness: missing, null, "",
- *     false, 0, 0.0, [], {}) makes a prechain row before any chained row
- *     (skipped; a break with strict) or `line N: unchained row after chain
- *     began` after one, and in both cases the next row starts again from
- *     "genesis"; a truthy non-string is `line N: non-string chain value`;
- *   - a string chain is compared with chainOf(prev, row without chain), where
- *     prev is the previous row's *claimed* chain ("genesis" at first), so one
- *     edited row is one break, not a cascade: `line N: chain mismatch`.
- *
- * seam's own additions, where it knowingly differs from the reference:
- *   - an unparseable last line with no "\n" after it is what a crash mid-write
- *     leaves: a finding `line N: torn final line` (inconclusive), not a break;
- *   - an unparseable line that the very next line declares repaired (a
- *     `ledger_repair` row whose torn_line, torn_bytes and torn_digest match it)
- *     is a note, not a break, and is not counted as a row;
- *   - completeness of seam sessions (see `observe`): findings that make the
- *     verdict inconclusive unless the chain is broken.
+ * The rules (lines, chain walk, torn and repaired lines, session
+ * completeness, breaks and findings) are docs/ledger-format.md; the line and
+ * chain rules themselves are src/format/line.ts, shared with the writer.
+ * Where seam knowingly differs from the reference verifier: a torn final
+ * line is a finding, not a break; a torn line the next row declares
+ * repaired is a note; session completeness gives findings.
  */
 import { open } from "node:fs/promises";
+import { describeIoError } from "../base/io-error.ts";
 import { CanonicalError, lineForm } from "../core/canonical.ts";
-import { GENESIS, chainOf } from "../core/chain.ts";
+import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { LineSplitter } from "../core/lines.ts";
+import { MAX_LINE_BYTES, chainClaim, classifyLine, expectedChain } from "../format/line.ts";
+import { type TornLine, repairs } from "../format/row.ts";
+import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { OperationCheck, type OperationsSummary } from "./operations.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
 
-/** The first break: `line` is null for `unreadable: <reason>`. */
-export interface Break {
-  line: number | null;
-  message: string;
-}
+export type { Break } from "../format/kinds.ts";
 
 export interface SessionReport {
   id: string;
@@ -72,15 +54,18 @@ export interface VerifyReport {
   chained: number;
   /** Leading rows without a chain (skipped, or breaks with strict). */
   prechain: number;
+  /** The break on the earliest line; `line` is null for `unreadable: <reason>`. */
   first_break: Break | null;
   breaks: number;
+  /** Breaks counted by kind. */
+  break_kinds: Partial<Record<BreakKind, number>>;
   verified_scope: VerifiedScope;
   /** The last chain value claimed by a row: what the next row must continue from. */
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
-  /** Findings that carry a stable machine kind, counted by kind; absent when none do. */
-  finding_kinds?: Record<string, number>;
+  /** The kind of each listed finding, in the same order. */
+  finding_kinds: FindingKind[];
   notes: string[];
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
@@ -114,8 +99,7 @@ export interface VerifyOptions {
   onBreak?: (b: Break) => void;
 }
 
-export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
-const NL = 0x0a;
+export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
 
 /** A line too long to parse: only its length and digest are kept. */
 interface LongLine {
@@ -123,19 +107,11 @@ interface LongLine {
   digest: string;
 }
 
-interface Pending {
-  line: number;
-  length: number;
-  digest: string;
-}
-
 interface Finding {
   line: number;
+  /** seq_gap is worded "declared lost" when session_end declares rows_unlogged. */
+  kind: FindingKind;
   text: string;
-  /** A seq gap: worded "declared lost" when session_end declares rows_unlogged. */
-  gap?: boolean;
-  /** Stable snake_case kind (findings about operations have one). */
-  kind?: string;
 }
 
 interface Intent {
@@ -177,8 +153,8 @@ export class LedgerVerifier {
   private readonly onBreak: VerifyOptions["onBreak"];
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-  private parts: Uint8Array[] = [];
-  private partBytes = 0;
+  private readonly lines: LineSplitter;
+  /** The digest so far of a line too long to keep. */
   private longDigest: StreamDigest | null = null;
   private bytes = 0;
   private lineNo = 0;
@@ -191,7 +167,9 @@ export class LedgerVerifier {
   private prechain = 0;
   private breaks = 0;
   private firstBreak: Break | null = null;
-  private pending: Pending | null = null;
+  private breakKinds: Partial<Record<BreakKind, number>> = {};
+  /** An unparseable line, judged once the next line shows whether it declares it repaired. */
+  private unjudged: TornLine | null = null;
   private repairLine = 0;
 
   private fileFindings: Finding[] = [];
@@ -205,6 +183,7 @@ export class LedgerVerifier {
   constructor(opts: VerifyOptions = {}) {
     this.strict = opts.strict === true;
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.lines = new LineSplitter(this.maxLine);
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
@@ -218,24 +197,8 @@ export class LedgerVerifier {
   push(chunk: Uint8Array): void {
     if (this.failed !== null || this.report !== null) return;
     this.bytes += chunk.length;
-    let pos = 0;
-    while (pos < chunk.length) {
-      const nl = chunk.indexOf(NL, pos);
-      if (nl < 0) {
-        this.stash(chunk.subarray(pos));
-        return;
-      }
-      if (this.partBytes > 0 || this.longDigest !== null) {
-        this.stash(chunk.subarray(pos, nl));
-        this.line(this.takeStash(), true);
-      } else if (nl - pos > this.maxLine) {
-        const bytes = chunk.subarray(pos, nl);
-        this.line({ length: bytes.length, digest: digestBytes(bytes) }, true);
-      } else {
-        this.line(chunk.subarray(pos, nl), true);
-      }
-      pos = nl + 1;
-    }
+    this.lines.feed(chunk);
+    this.drain();
   }
 
   /** The source broke: `unreadable: <reason>` is a break, and what was not read is not judged. */
@@ -243,8 +206,8 @@ export class LedgerVerifier {
     if (this.report !== null) return this.report;
     if (this.failed === null) {
       this.failed = reason;
-      this.settlePending(null);
-      this.addBreak(null, `unreadable: ${reason}`);
+      this.settleUnjudged(null);
+      this.addBreak(null, "unreadable", `unreadable: ${reason}`);
       if (this.bytes > 0) this.notes.push(`reading stopped after ${this.bytes} bytes; completeness not checked`);
     }
     return this.end();
@@ -253,17 +216,14 @@ export class LedgerVerifier {
   end(): VerifyReport {
     if (this.report !== null) return this.report;
     if (this.failed === null) {
-      if (this.partBytes > 0 || this.longDigest !== null) this.line(this.takeStash(), false);
-      this.settlePending(null);
+      this.lines.end();
+      this.drain();
+      this.settleUnjudged(null);
     }
     const sessions = this.finishSessions();
-    const findings = this.fileFindings.map((f) => f.text);
-    const kinds: Record<string, number> = {};
-    for (const s of this.sessions.values())
-      for (const f of s.findings) {
-        findings.push(f.text);
-        if (f.kind !== undefined) kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
-      }
+    const all = [...this.fileFindings];
+    for (const s of this.sessions.values()) all.push(...s.findings);
+    const findings = all.map((f) => f.text);
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
     const findingCount = findings.length + dropped;
@@ -280,12 +240,13 @@ export class LedgerVerifier {
       prechain: this.prechain,
       first_break: this.firstBreak,
       breaks: this.breaks,
+      break_kinds: this.breakKinds,
       verified_scope:
         this.rows === 0 ? "empty" : this.prechain > 0 && !this.strict ? "bounded_prechain_skipped" : "full",
       head: this.head,
       sessions,
       findings: listed,
-      finding_kinds: Object.keys(kinds).length > 0 ? kinds : undefined,
+      finding_kinds: all.slice(0, listed.length).map((f) => f.kind),
       notes: this.notes,
       bytes: this.bytes,
       lines: this.lineNo,
@@ -295,38 +256,19 @@ export class LedgerVerifier {
 
   // ---- lines ----
 
-  private stash(piece: Uint8Array): void {
-    if (piece.length === 0) return;
-    if (this.longDigest === null && this.partBytes + piece.length > this.maxLine) {
-      this.longDigest = new StreamDigest();
-      for (const p of this.parts) this.longDigest.update(p);
-      this.parts = [];
-    }
-    this.partBytes += piece.length;
-    // Copied: a source may hand out the same buffer again.
-    if (this.longDigest !== null) this.longDigest.update(piece);
-    else this.parts.push(piece.slice());
-  }
-
-  private takeStash(): Uint8Array | LongLine {
-    let out: Uint8Array | LongLine;
-    if (this.longDigest !== null) {
-      out = { length: this.partBytes, digest: this.longDigest.digest() };
-    } else if (this.parts.length === 1) {
-      out = this.parts[0]!;
-    } else {
-      const all = new Uint8Array(this.partBytes);
-      let at = 0;
-      for (const p of this.parts) {
-        all.set(p, at);
-        at += p.length;
+  /** Judges every line the splitter has; a line over maxLine keeps only its length and digest. */
+  private drain(): void {
+    for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
+      if (p.kind === "line" && p.length <= this.maxLine) {
+        this.line(p.bytes, p.ends);
+        continue;
       }
-      out = all;
+      this.longDigest ??= new StreamDigest();
+      this.longDigest.update(p.bytes);
+      if (p.kind === "over") continue;
+      this.line({ length: p.length, digest: this.longDigest.digest() }, p.ends);
+      this.longDigest = null;
     }
-    this.parts = [];
-    this.partBytes = 0;
-    this.longDigest = null;
-    return out;
   }
 
   /** One physical line, without its "\n"; `terminated` is false only for a last line with no "\n" after it. */
@@ -334,107 +276,100 @@ export class LedgerVerifier {
     const n = ++this.lineNo;
     let row: Json | undefined;
     if (input instanceof Uint8Array) {
-      if (isBlank(input)) {
-        this.settlePending(null);
+      const line = classifyLine(input);
+      if (line.kind === "blank") {
+        this.settleUnjudged(null);
         return;
       }
-      try {
-        row = parseJson(this.decoder.decode(input));
-      } catch {
-        // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too
-        // deep (the parser's limit, or the stack's): all unparseable, as for
-        // the reference.
-        row = undefined;
-      }
+      if (line.kind === "row") row = line.row;
     } else {
       this.notes.push(`line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit, not parsed`);
     }
     if (row === undefined) {
-      this.settlePending(null);
-      const length = input instanceof Uint8Array ? input.length : input.length;
+      this.settleUnjudged(null);
       if (!terminated) {
-        this.fileFinding(n, `line ${n}: torn final line`);
+        this.fileFinding(n, "torn_final_line", `line ${n}: torn final line`);
         return;
       }
       // Judged when the next line is seen: it may declare this one repaired.
-      this.pending = { line: n, length, digest: input instanceof Uint8Array ? digestBytes(input) : input.digest };
+      this.unjudged = {
+        line: n,
+        bytes: input.length,
+        digest: input instanceof Uint8Array ? digestBytes(input) : input.digest,
+      };
       return;
     }
-    this.settlePending(row);
+    this.settleUnjudged(row);
     this.row(row, n);
   }
 
-  /** Resolves an unparseable line against the line after it (`next`, or null when that is no object row). */
-  private settlePending(next: Json | null): void {
-    const p = this.pending;
+  /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
+  private settleUnjudged(next: Json | null): void {
+    const p = this.unjudged;
     if (p === null) return;
-    this.pending = null;
-    if (
-      next !== null &&
-      isObject(next) &&
-      getField(next, "evt") === "ledger_repair" &&
-      getField(next, "torn_line") === p.line &&
-      getField(next, "torn_bytes") === p.length &&
-      getField(next, "torn_digest") === p.digest
-    ) {
+    this.unjudged = null;
+    if (next !== null && repairs(next, p)) {
       this.repairLine = p.line + 1;
       this.notes.push(
-        `line ${p.line}: torn line (${p.length} bytes) repaired by the ledger_repair row at line ${p.line + 1}`,
+        `line ${p.line}: torn line (${p.bytes} bytes) repaired by the ledger_repair row at line ${p.line + 1}`,
       );
       return;
     }
     this.rows++;
-    this.addBreak(p.line, `line ${p.line}: unparseable`);
+    this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
   private row(row: Json, n: number): void {
     this.rows++;
-    if (!isObject(row)) {
-      this.addBreak(n, `line ${n}: not a JSON object`);
+    const claim = chainClaim(row);
+    if (claim.kind === "not_object" || !isObject(row)) {
+      this.addBreak(n, "not_object", `line ${n}: not a JSON object`);
       return;
     }
-    const claimed = getField(row, "chain");
-    if (!pyTruthy(claimed)) {
-      if (this.began) this.addBreak(n, `line ${n}: unchained row after chain began`);
+    if (claim.kind === "unchained") {
+      if (this.began) this.addBreak(n, "unchained_after_chain", `line ${n}: unchained row after chain began`);
       else {
         this.prechain++;
-        if (this.strict) this.addBreak(n, `line ${n}: unchained (prechain) row rejected in strict mode`);
+        if (this.strict)
+          this.addBreak(n, "prechain_rejected", `line ${n}: unchained (prechain) row rejected in strict mode`);
       }
       this.prev = GENESIS;
-    } else if (typeof claimed !== "string") {
-      this.addBreak(n, `line ${n}: non-string chain value`);
+    } else if (claim.kind === "non_string_chain") {
+      this.addBreak(n, "non_string_chain", `line ${n}: non-string chain value`);
     } else {
       this.began = true;
       this.chained++;
       let computed: string | null = null;
       try {
-        computed = chainOf(this.prev, withoutChain(row));
+        computed = expectedChain(this.prev, row);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just
         // under its own parse limit), hence the message. Here it cannot
         // happen to a parsed row: chainForm takes NaN and lone surrogates,
         // and parseJson stops at 900 levels and 4300-digit ints, well inside
         // what chainForm writes. Kept so a failure would be a break, not a throw.
-        this.addBreak(n, `line ${n}: unhashable row (${failureName(err)})`);
+        this.addBreak(n, "unhashable", `line ${n}: unhashable row (${failureName(err)})`);
       }
-      if (computed !== null && computed !== claimed) this.addBreak(n, `line ${n}: chain mismatch`);
-      this.prev = claimed;
-      this.head = claimed;
+      if (computed !== null && computed !== claim.chain)
+        this.addBreak(n, "chain_mismatch", `line ${n}: chain mismatch`);
+      this.prev = claim.chain;
+      this.head = claim.chain;
     }
     this.observe(row, n);
-    this.onRow?.(row, n, typeof claimed === "string" && claimed.length > 0);
+    this.onRow?.(row, n, claim.kind === "chained");
   }
 
-  private addBreak(line: number | null, message: string): void {
+  private addBreak(line: number | null, kind: BreakKind, message: string): void {
     this.breaks++;
-    const b: Break = { line, message };
+    this.breakKinds[kind] = (this.breakKinds[kind] ?? 0) + 1;
+    const b: Break = { line, kind, message };
     if (this.firstBreak === null) this.firstBreak = b;
     this.onBreak?.(b);
   }
 
-  private fileFinding(line: number, text: string): void {
+  private fileFinding(line: number, kind: FindingKind, text: string): void {
     if (this.fileFindings.length >= this.maxFindings) this.fileDropped++;
-    else this.fileFindings.push({ line, text });
+    else this.fileFindings.push({ line, kind, text });
   }
 
   // ---- completeness of seam sessions ----
@@ -451,11 +386,11 @@ export class LedgerVerifier {
     if (seam !== "mcp-stdio" && seam !== "mcp-http") return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
-      this.fileFinding(n, `line ${n}: ledger_repair row does not match the line before it`);
+      this.fileFinding(n, "repair_mismatch", `line ${n}: ledger_repair row does not match the line before it`);
     }
     const id = getField(row, "session");
     if (typeof id !== "string") {
-      this.fileFinding(n, `line ${n}: seam row without a session id`);
+      this.fileFinding(n, "session_id_missing", `line ${n}: seam row without a session id`);
       return;
     }
     let s = this.last !== null && this.last.id === id ? this.last : this.sessions.get(id);
@@ -483,11 +418,12 @@ export class LedgerVerifier {
     s.rows++;
     if (evt === "ledger_repair" || evt === "checkpoint") return;
 
-    if (s.endLine !== null) this.find(s, n, `line ${n}: row after session_end (line ${s.endLine})`);
+    if (s.endLine !== null) this.find(s, n, "row_after_end", `line ${n}: row after session_end (line ${s.endLine})`);
     if (s.counted === 0) {
-      if (evt !== "session_begin") this.find(s, n, `line ${n}: first row is ${evtName(evt)}, not session_begin`);
+      if (evt !== "session_begin")
+        this.find(s, n, "first_not_begin", `line ${n}: first row is ${evtName(evt)}, not session_begin`);
     } else if (evt === "session_begin") {
-      this.find(s, n, `line ${n}: session_begin is not the first row`);
+      this.find(s, n, "begin_not_first", `line ${n}: session_begin is not the first row`);
     }
     if (evt === "session_begin" && s.counted === 0) {
       s.pid = getField(row, "pid");
@@ -496,13 +432,13 @@ export class LedgerVerifier {
 
     const seq = getField(row, "seq");
     if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) {
-      this.find(s, n, `line ${n}: seq is missing or not a positive integer`);
+      this.find(s, n, "seq_invalid", `line ${n}: seq is missing or not a positive integer`);
     } else if (seq > s.nextSeq) {
       const missing = seq - 1 === s.nextSeq ? `${s.nextSeq}` : `${s.nextSeq}..${seq - 1}`;
-      this.find(s, n, `line ${n}: seq jumps from ${s.nextSeq - 1} to ${seq} (${missing} missing`, true);
+      this.find(s, n, "seq_gap", `line ${n}: seq jumps from ${s.nextSeq - 1} to ${seq} (${missing} missing`);
       s.nextSeq = seq + 1;
     } else if (seq < s.nextSeq) {
-      this.find(s, n, `line ${n}: seq ${seq} repeats or goes back (expected ${s.nextSeq})`);
+      this.find(s, n, "seq_repeat", `line ${n}: seq ${seq} repeats or goes back (expected ${s.nextSeq})`);
     } else {
       s.nextSeq++;
     }
@@ -511,10 +447,20 @@ export class LedgerVerifier {
       s.endLine = n;
       const said = getField(row, "rows_before_end") ?? 0;
       if (said !== s.counted)
-        this.find(s, n, `line ${n}: session_end says rows_before_end ${show(said)}, the file holds ${s.counted}`);
+        this.find(
+          s,
+          n,
+          "end_rows_mismatch",
+          `line ${n}: session_end says rows_before_end ${show(said)}, the file holds ${s.counted}`,
+        );
       const calls = getField(row, "calls") ?? 0;
       if (calls !== s.calls)
-        this.find(s, n, `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`);
+        this.find(
+          s,
+          n,
+          "end_calls_mismatch",
+          `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`,
+        );
       const unlogged = getField(row, "rows_unlogged");
       if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
       this.operationsAt(s).sessionEnd(row, n);
@@ -527,11 +473,11 @@ export class LedgerVerifier {
       const st = getField(row, "status");
       const key = typeof st === "string" ? st : st === undefined ? "(missing)" : "(not a string)";
       s.statuses.set(key, (s.statuses.get(key) ?? 0) + 1);
-      const waiting = s.intents.get(idKey(getField(row, "rpc_id")));
+      const waiting = s.intents.get(exactIdKey(getField(row, "rpc_id")));
       if (waiting !== undefined && waiting.length > 0) waiting.shift();
     } else if (evt === "tool_call_intent") {
       const rpc = getField(row, "rpc_id");
-      const key = idKey(rpc);
+      const key = exactIdKey(rpc);
       const tool = getField(row, "tool");
       const list = s.intents.get(key);
       const intent = { line: n, id: show(rpc), tool: typeof tool === "string" ? tool : null };
@@ -540,13 +486,13 @@ export class LedgerVerifier {
     }
   }
 
-  private find(s: Session, line: number, text: string, gap = false, kind?: string): void {
+  private find(s: Session, line: number, kind: FindingKind, text: string): void {
     if (s.findings.length >= this.maxFindings) s.dropped++;
-    else s.findings.push({ line, text, gap, kind });
+    else s.findings.push({ line, kind, text });
   }
 
   private operationsAt(s: Session): OperationCheck {
-    s.ops ??= new OperationCheck((line, kind, text) => this.find(s, line, text, false, kind));
+    s.ops ??= new OperationCheck((line, kind, text) => this.find(s, line, kind as FindingKind, text));
     return s.ops;
   }
 
@@ -555,7 +501,7 @@ export class LedgerVerifier {
     const judged = this.failed === null;
     for (const s of this.sessions.values()) {
       for (const f of s.findings) {
-        if (f.gap) f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
+        if (f.kind === "seq_gap") f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
         f.text = `session ${s.id}: ${f.text}`;
       }
       const open: Intent[] = [];
@@ -572,10 +518,12 @@ export class LedgerVerifier {
           this.find(
             s,
             i.line,
+            "intent_without_result",
             `session ${s.id}: line ${i.line}: tool_call_intent rpc_id ${i.id}${tool} has no tool_call: the call reached the server and left no result`,
           );
         }
-        if (s.endLine === null) this.find(s, Infinity, `session ${s.id}: no session_end (truncated or still running)`);
+        if (s.endLine === null)
+          this.find(s, Infinity, "session_missing_end", `session ${s.id}: no session_end (truncated or still running)`);
       }
       out.push({
         id: s.id,
@@ -619,7 +567,7 @@ export async function verifyLedger(
       try {
         step = await it.next();
       } catch (err) {
-        return v.fail(describeReadError(err));
+        return v.fail(describeIoError(err));
       }
       if (step.done) return v.end();
       v.push(step.value);
@@ -652,59 +600,7 @@ export async function* fileChunks(path: string, chunkSize = 1 << 20): AsyncGener
   }
 }
 
-const READ_ERRORS: Record<string, string> = {
-  ENOENT: "no such file or directory",
-  EACCES: "permission denied",
-  EPERM: "permission denied",
-  EISDIR: "is a directory",
-  ENOTDIR: "not a directory",
-  ELOOP: "too many levels of symbolic links",
-  ENAMETOOLONG: "file name too long",
-  EIO: "input/output error",
-  EMFILE: "too many open files",
-};
-
-/** The `<reason>` of `unreadable: <reason>`: strerror-like, lowercase, no path. */
-export function describeReadError(err: unknown): string {
-  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-  if (typeof code === "string") return READ_ERRORS[code] ?? code.toLowerCase();
-  if (err instanceof Error) return err.message.replace(/\.$/, "").toLowerCase();
-  return String(err);
-}
-
 // ---- helpers ----
-
-/** All ASCII whitespace, as Python's bytes.strip() sees it. */
-function isBlank(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i]!;
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0b && c !== 0x0c && c !== 0x0a) return false;
-  }
-  return true;
-}
-
-/** Python's bool(v) for a parsed JSON value (NaN is truthy, -0.0 is not). */
-export function pyTruthy(v: Json | undefined): boolean {
-  if (v === undefined || v === null || v === false) return false;
-  if (v === true) return true;
-  if (typeof v === "string") return v.length > 0;
-  if (typeof v === "number") return v !== 0;
-  if (typeof v === "bigint") return v !== 0n;
-  if (v instanceof JsonFloat) return v.value !== 0;
-  if (Array.isArray(v)) return v.length > 0;
-  if (v instanceof Map) return v.size > 0;
-  return Object.keys(v).length > 0;
-}
-
-/** The row minus its `chain` key; a parsed Map is ours to change, a plain object is copied. */
-function withoutChain(row: JsonObject | { readonly [k: string]: Json }): Json {
-  if (row instanceof Map) {
-    row.delete("chain");
-    return row;
-  }
-  const { chain: _, ...rest } = row as { [k: string]: Json };
-  return rest;
-}
 
 function failureName(err: unknown): string {
   if (err instanceof CanonicalError) return err.kind;
@@ -713,7 +609,7 @@ function failureName(err: unknown): string {
 }
 
 /** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
-function idKey(v: Json | undefined): string {
+function exactIdKey(v: Json | undefined): string {
   if (typeof v === "string") return `s${v}`;
   if (typeof v === "number") return Number.isInteger(v) ? `i${v}` : `f${v}`;
   if (typeof v === "bigint") return `i${v}`;

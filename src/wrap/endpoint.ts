@@ -16,6 +16,7 @@
  * second address. The key appears in the header and nowhere else: every
  * reason this module gives has it scrubbed.
  */
+import type { Result } from "../base/result.ts";
 
 export interface Endpoint {
   /** `{api_url}/v1/actions`, from actionsUrl. */
@@ -24,7 +25,7 @@ export interface Endpoint {
   timeoutMs: number;
 }
 
-export type PostResult = { ok: true; status: number } | { ok: false; reason: string };
+export type PostResult = Result<{ status: number }>;
 
 /**
  * Where CommitLayer's recorder posts when it has a key and no URL: its

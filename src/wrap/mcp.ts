@@ -6,7 +6,7 @@
  * them into ledger rows through a RowSink. It never throws: a frame it cannot
  * understand is counted, never fatal.
  *
- * Pairing rules (issue: "Pairing rules"): client requests and server requests
+ * Pairing rules: client requests and server requests
  * live in separate id spaces, since an SDK client and an SDK server both count
  * from 0; an answer is matched by (direction, exact id) — 1 and "1" differ,
  * integers of any size compare exactly; a duplicate id still open pairs first
@@ -90,7 +90,7 @@ export interface ObserverOptions {
 
 type Dir = "c2s" | "s2c";
 
-interface Pending {
+interface OpenRequest {
   /** Who sent the request. */
   from: Dir;
   method: string;
@@ -149,7 +149,7 @@ const ROWED_CLIENT_METHODS = new Set([
  * The exact identity of a JSON-RPC id, or null when it is not a valid one
  * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and forbids null).
  */
-export function idKey(id: Json | undefined): string | null {
+export function requestKey(id: Json | undefined): string | null {
   if (typeof id === "string") return `s${id}`;
   if (typeof id === "number") return Number.isInteger(id) ? `i${id}` : null;
   if (typeof id === "bigint") return `i${id}`;
@@ -172,21 +172,21 @@ export class McpObserver {
     unparsed_frames: 0,
     oversize_frames_unlogged: 0,
   };
-  /** Requests each side sent that the other has not answered yet, keyed by idKey. */
-  private readonly open: Record<Dir, Map<string, Pending[]>>;
+  /** Requests each side sent that the other has not answered yet, keyed by requestKey. */
+  private readonly open: Record<Dir, Map<string, OpenRequest[]>>;
   /** Ids of cancelled requests whose answer may still arrive. */
   private readonly cancelledIds: Record<Dir, Map<string, number>> = { c2s: new Map(), s2c: new Map() };
   /** Holds for write-ahead intents and action postings of the frame being observed. */
   private holds: Promise<boolean>[] = [];
   /** The calls of the last client frame that was held (what `refuse` refuses). */
-  private held: Pending[] = [];
+  private heldCalls: OpenRequest[] = [];
   /** 2026-07-28 operations (multi round-trip calls and tasks): src/wrap/operations.ts. */
   readonly operations: OperationBook;
   private readonly clientMeta = new ClientMetaTracker();
   private readonly serverMeta = new ServerMetaTracker();
 
   constructor(private readonly o: ObserverOptions) {
-    const c2s = new Map<string, Pending[]>();
+    const c2s = new Map<string, OpenRequest[]>();
     this.open = { c2s, s2c: o.faults?.sharedIdTable ? c2s : new Map() };
     let ids = 0;
     this.operations = new OperationBook({
@@ -206,7 +206,7 @@ export class McpObserver {
    */
   fromClient(frame: Uint8Array): Promise<boolean> | undefined {
     this.holds = [];
-    this.held = [];
+    this.heldCalls = [];
     this.observe("c2s", frame);
     if (this.holds.length === 0) return undefined;
     const holds = this.holds;
@@ -222,8 +222,8 @@ export class McpObserver {
    *   {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"recording failed: endpoint answered 500; the call was not forwarded"}}
    */
   refuse(): Uint8Array[] {
-    const calls = this.held;
-    this.held = [];
+    const calls = this.heldCalls;
+    this.heldCalls = [];
     const now = this.o.now();
     const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
     const lines: Uint8Array[] = [];
@@ -234,7 +234,7 @@ export class McpObserver {
           `{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`,
         ),
       );
-      const key = idKey(p.id)!;
+      const key = requestKey(p.id)!;
       const q = this.open.c2s.get(key);
       const at = q?.indexOf(p) ?? -1;
       if (at < 0) continue; // its row is written already (the session ended while it was held)
@@ -276,7 +276,7 @@ export class McpObserver {
   private observe(dir: Dir, frame: Uint8Array): void {
     const msg = decodeFrame(frame);
     if (msg === undefined) {
-      if (!isBlank(frame)) this.counts.unparsed_frames++;
+      if (!onlyJsonWhitespace(frame)) this.counts.unparsed_frames++;
       return;
     }
     if (Array.isArray(msg)) {
@@ -303,12 +303,12 @@ export class McpObserver {
         else if (method === "notifications/tasks" && dir === "s2c") this.operations.taskNotice(params, this.o.now());
         return;
       }
-      const key = idKey(id);
+      const key = requestKey(id);
       if (key === null) {
         if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
         return;
       }
-      const p: Pending = { from: dir, method, id: id!, params, seen: this.o.now() };
+      const p: OpenRequest = { from: dir, method, id: id!, params, seen: this.o.now() };
       const table = this.open[dir];
       const q = table.get(key);
       if (q) q.push(p);
@@ -324,7 +324,7 @@ export class McpObserver {
     }
     // An answer travels the other way from its request.
     const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
-    const key = idKey(id);
+    const key = requestKey(id);
     const q = key === null ? undefined : this.open[reqDir].get(key);
     const p = q?.shift();
     if (q && q.length === 0) this.open[reqDir].delete(key!);
@@ -348,7 +348,7 @@ export class McpObserver {
    * follows the posting, with `action_posted` (+ `action_post_error`). Under
    * --write-ahead every call has an intent row, durable before forwarding.
    */
-  private requested(p: Pending): void {
+  private requested(p: OpenRequest): void {
     const tool = getField(p.params ?? null, "name");
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
@@ -358,7 +358,7 @@ export class McpObserver {
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
     if (made !== undefined && "action" in made) {
-      this.held.push(p);
+      this.heldCalls.push(p);
       this.holds.push(
         made.posting.then((posting) => {
           p.posting = posting;
@@ -368,7 +368,7 @@ export class McpObserver {
         }),
       );
     } else if (this.o.writeAhead) {
-      this.held.push(p);
+      this.heldCalls.push(p);
       this.holds.push(this.intent(p, { ...fields, ...actionFields(p), ...this.operations.intentFields(p.round) }));
     }
     if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
@@ -380,7 +380,7 @@ export class McpObserver {
    * an `mcp_client` row when the client identity it declares is new or
    * changed, and (tools/call, tasks/*) which operation it belongs to.
    */
-  private protocolOf(p: Pending): void {
+  private protocolOf(p: OpenRequest): void {
     const meta = requestMeta(p.params);
     p.era = meta?.protocolVersion;
     const declared = this.clientMeta.declared(meta);
@@ -397,7 +397,7 @@ export class McpObserver {
    * changed; the answers to initialize and server/discover name it in their
    * own rows.
    */
-  private serverOf(p: Pending, result: Json | undefined): void {
+  private serverOf(p: OpenRequest, result: Json | undefined): void {
     if (result === undefined || !isObject(result)) return;
     const info = resultServerInfo(result);
     if (info === undefined || !this.serverMeta.changed(info)) return;
@@ -410,7 +410,7 @@ export class McpObserver {
    * fields, and the operation_end to write after the row (src/wrap/operations.ts).
    */
   private roundOf(
-    p: Pending,
+    p: OpenRequest,
     a: { outcome: string; result: Json | undefined; now: number; reason?: string; resultDigest?: string },
   ) {
     const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
@@ -424,7 +424,7 @@ export class McpObserver {
   }
 
   /** Writes a call's intent row; resolves whether the call may be forwarded. */
-  private intent(p: Pending, fields: Fields): Promise<boolean> {
+  private intent(p: OpenRequest, fields: Fields): Promise<boolean> {
     // An action that went to an endpoint is on record there: its intent row
     // must be on disk before the call goes on, or a crash would leave the
     // API holding an action the ledger does not.
@@ -454,7 +454,7 @@ export class McpObserver {
 
   private cancel(requestsDir: Dir, params: Json | undefined): void {
     // notifications/cancelled names a request the *sender* made earlier.
-    const key = idKey(getField(params ?? null, "requestId"));
+    const key = requestKey(getField(params ?? null, "requestId"));
     if (key === null) return;
     const q = this.open[requestsDir].get(key);
     const p = q?.shift();
@@ -473,7 +473,7 @@ export class McpObserver {
    * (`closed` = "refused", `answer` = seam's own error). Returns whether a row was written.
    */
   private rowFor(
-    p: Pending,
+    p: OpenRequest,
     answer: { error: Json | undefined; result: Json | undefined } | undefined,
     now: number,
     closed?: string,
@@ -615,7 +615,7 @@ export class McpObserver {
   }
 
   /** Replaces a queued request's params with what its row needs (and its digest). */
-  private keepOf(p: Pending): void {
+  private keepOf(p: OpenRequest): void {
     const full = p.params ?? null;
     if (p.from === "s2c") {
       p.digest = digestJson(full);
@@ -650,7 +650,7 @@ export class McpObserver {
   private namedRow(
     evt: string,
     nameKey: "tool" | "prompt",
-    p: Pending,
+    p: OpenRequest,
     a: { resultDigest?: string; outcome: string; ms: Json; reason?: string; errorCode?: Json; answerValue?: Json },
     extra: Fields = {},
   ): void {
@@ -674,7 +674,7 @@ export class McpObserver {
 }
 
 /** A call's action fields for its rows: `action`, `action_posted`, `action_post_error`, or `action_skipped`. */
-function actionFields(p: Pending): Fields {
+function actionFields(p: OpenRequest): Fields {
   const made = p.action;
   if (made === undefined) return {};
   if ("skipped" in made) return { action_skipped: made.skipped };
@@ -687,7 +687,7 @@ function actionFields(p: Pending): Fields {
 }
 
 /** A request row's 2026-07-28 fields: the era its _meta declared, and a resultType seam cannot read. */
-function eraFields(p: Pending, result: Json | undefined): Fields {
+function eraFields(p: OpenRequest, result: Json | undefined): Fields {
   return { protocol_version: p.era, result_type: unknownResultType(result) };
 }
 
@@ -743,7 +743,8 @@ function decodeFrame(frame: Uint8Array): Json | undefined {
   }
 }
 
-function isBlank(frame: Uint8Array): boolean {
+/** Nothing but the JSON whitespace a frame can hold (no "\n": it ends frames); unlike a ledger line's blank, \v and \f are not. */
+function onlyJsonWhitespace(frame: Uint8Array): boolean {
   for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
   return true;
 }

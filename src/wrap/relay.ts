@@ -1,13 +1,14 @@
 /**
  * Moving bytes from one side of the seam to the other.
  *
- * The rule (issue 3, "Fidelity"): bytes are forwarded first and observed
+ * The rule (fidelity: bytes out equal bytes in): bytes are forwarded first and observed
  * second, from the same chunk; nothing is parsed and re-emitted. A chunk is
  * handed to the sink before the observer sees it, and the observer runs
  * before the next await, so an answer can never be observed before the
  * request it answers (the peer cannot reply to bytes we have not written).
  * Backpressure: when the sink asks us to wait, we stop reading.
  */
+import { LineSplitter } from "../core/lines.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 
 /** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */
@@ -58,74 +59,43 @@ export async function pumpFramed(
     tap: (chunk: Uint8Array) => void;
   },
 ): Promise<void> {
-  let parts: Uint8Array[] = [];
-  let partLen = 0;
-  /** Streaming an oversize frame through; its length so far. */
-  let passing = -1;
+  const lines = new LineSplitter(o.maxFrame);
   const send = async (bytes: Uint8Array) => {
     if (bytes.length === 0) return;
     const wait = dst.write(bytes);
     o.tap(bytes);
     if (wait) await wait;
   };
-  const whole = (tail: Uint8Array): Uint8Array => {
-    if (partLen === 0) return tail;
-    const buf = new Uint8Array(partLen + tail.length);
-    let at = 0;
-    for (const p of parts) {
-      buf.set(p, at);
-      at += p.length;
-    }
-    buf.set(tail, at);
-    parts = [];
-    partLen = 0;
-    return buf;
-  };
-  const complete = async (frameWithNl: Uint8Array) => {
-    const frame = frameWithNl.subarray(0, frameWithNl.length - 1);
+  /** A whole frame: observed, then forwarded as it came (`raw`, its "\n" included), or refused. */
+  const complete = async (frame: Uint8Array, raw: Uint8Array) => {
     const h = o.hold(frame);
     const ok = h ? await h : true;
     if (!ok && o.refuse) o.refuse(frame);
-    else await send(frameWithNl);
+    else await send(raw);
+  };
+  // A frame longer than what the splitter keeps streams through in pieces as they come.
+  const forward = async () => {
+    for (let p = lines.next(); p !== null; p = lines.next()) {
+      if (p.kind === "line") await complete(p.bytes, p.raw);
+      else {
+        const length = p.kind === "long" ? p.length : -1;
+        await send(p.raw);
+        if (length >= 0) o.oversize(length);
+      }
+    }
   };
   try {
     for await (const chunk of src) {
-      let start = 0;
-      while (start < chunk.length) {
-        const nl = chunk.indexOf(NL, start);
-        const end = nl < 0 ? chunk.length : nl + 1;
-        const piece = chunk.subarray(start, end);
-        if (passing >= 0) {
-          passing += piece.length - (nl < 0 ? 0 : 1);
-          await send(piece);
-          if (nl >= 0) {
-            o.oversize(passing);
-            passing = -1;
-          }
-        } else if (nl >= 0) {
-          await complete(whole(piece));
-        } else if (partLen + piece.length > o.maxFrame) {
-          passing = partLen + piece.length;
-          await send(whole(piece));
-        } else {
-          parts.push(piece.slice());
-          partLen += piece.length;
-        }
-        start = end;
-      }
+      lines.feed(chunk);
+      await forward();
     }
   } catch {
-    // As in pump: a read error is the end of the flow.
+    // As in pump: a read error is the end of the flow (and the rest of the chunk in hand is not sent).
+    lines.feed(new Uint8Array(0));
   }
-  if (passing >= 0) o.oversize(passing);
-  else if (partLen > 0) {
-    // An unterminated final frame: still observed, then forwarded as it came.
-    const last = whole(new Uint8Array(0));
-    const h = o.hold(last);
-    const ok = h ? await h : true;
-    if (!ok && o.refuse) o.refuse(last);
-    else await send(last);
-  }
+  // An unterminated final frame: still observed, then forwarded as it came.
+  lines.end();
+  await forward();
 }
 
 /**

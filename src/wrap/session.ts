@@ -10,17 +10,16 @@ import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
 import { StreamDigest, digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
-import { type Fault, corruptor, observerFaults } from "../selftest/faults.ts";
 import { FrameSplitter } from "./frames.ts";
 import type { Json } from "../core/json.ts";
 import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import { keyLabel } from "../checkpoint/note.ts";
-import type { SealConfig } from "../checkpoint/writer.ts";
-import { type Fields, McpObserver, type RowSink } from "./mcp.ts";
+import type { CheckpointConfig } from "../checkpoint/writer.ts";
+import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
-import { ClientOut, pump, pumpFramed } from "./relay.ts";
+import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
 
 export interface WrapOptions {
@@ -36,11 +35,21 @@ export interface WrapOptions {
   failClosed: boolean;
   cwd: string;
   env?: Record<string, string | undefined>;
-  fault?: Fault;
+  /** A deliberate defect, for `seam selftest` only (src/selftest/faults.ts makes them). */
+  fault?: WrapFault;
   /** --map: make (and post) an action for each mapped tools/call before forwarding it. */
   actions?: ActionRecorder;
   /** --sign: append signed checkpoints of the ledger's Merkle root (src/checkpoint/writer.ts). */
-  seal?: SealConfig;
+  checkpoints?: CheckpointConfig;
+}
+
+/** A deliberate defect: named on stderr and in session_begin, and what it changes. */
+export interface WrapFault {
+  name: string;
+  /** Rows the observer gets wrong. */
+  observer?: ObserverFaults;
+  /** Bytes changed on their way from the server to the client. */
+  corrupt?: Corruptor;
 }
 
 /** Signals seam passes on to the server, then waits for it to exit. */
@@ -69,7 +78,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     fsync: o.fsync,
     openAppend: rt.openAppend,
     warn: (m) => log.warn(m),
-    seal: o.seal,
+    checkpoints: o.checkpoints,
   });
   const rows: RowSink = {
     row(evt, fields) {
@@ -77,7 +86,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     },
     durable: (evt, fields) => ledger.appendDurable(evt, fields),
   };
-  if (o.fault) log.warn(`selftest fault ${o.fault} is on: traffic or rows are deliberately wrong`);
+  if (o.fault) log.warn(`selftest fault ${o.fault.name} is on: traffic or rows are deliberately wrong`);
 
   const redacted = redactArgv(o.argv);
   rows.row("session_begin", {
@@ -94,15 +103,15 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     write_ahead: writeAhead || undefined,
     fail_closed: o.failClosed || undefined,
     ...o.actions?.beginFields(),
-    checkpoint_key: o.seal ? keyLabel(o.seal.signer.name, o.seal.signer.id) : undefined,
-    selftest_fault: o.fault,
+    checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
+    selftest_fault: o.fault?.name,
   });
 
   const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
   stopEarly();
   if (!spawned.ok) {
-    log.error(`cannot start ${o.argv[0]}: ${spawned.error}`, "check the command after '--' and your PATH");
-    await ledger.end({ reason: "spawn_failed", error: spawned.error, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
+    log.error(`cannot start ${o.argv[0]}: ${spawned.reason}`, "check the command after '--' and your PATH");
+    await ledger.end({ reason: "spawn_failed", error: spawned.reason, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
     return EXIT.SPAWN_FAILED;
   }
   const child = spawned.child;
@@ -125,7 +134,7 @@ async function relaySession(
     failClosed: o.failClosed,
     actions: o.actions,
     now: () => performance.now(),
-    faults: observerFaults(o.fault),
+    faults: o.fault?.observer,
     nextSeq: () => ledger.lastSeq + 1,
   });
   let endReason: string | undefined;
@@ -168,7 +177,7 @@ async function relaySession(
       bytes.s2c += chunk.length;
       s2cFrames.push(chunk);
     },
-    corruptor(o.fault),
+    o.fault?.corrupt,
   ).then(() => s2cFrames.end());
 
   // client → server (test-only corruption is applied server → client only, so

@@ -25,7 +25,7 @@ export interface Sealed {
 }
 
 /** Writes a session of `calls` tool_call rows, checkpoints every `every` rows, with a witness file next to it. */
-export async function writeSealed(
+export async function writeCheckpointed(
   path: string,
   o: {
     calls: number;
@@ -47,7 +47,7 @@ export async function writeSealed(
     openAppend: o.open ?? openAppend,
     warn: (m) => warnings.push(m),
     now: o.fixedTime ? FIXED_NOW : undefined,
-    seal: { signer, every: o.every, intervalMs: o.intervalMs ?? 0, witness },
+    checkpoints: { signer, every: o.every, intervalMs: o.intervalMs ?? 0, witness },
   });
   void writer.append("session_begin", { pid: 1, ...o.begin });
   for (let i = 0; i < o.calls; i++) void writer.append("tool_call", { tool: "echo", rpc_id: i + 1, status: "ok" });

@@ -9,14 +9,15 @@ import { join } from "node:path";
 import { checkpointText, ledgerOrigin, parseCheckpointText, parseWitnessLine } from "../src/checkpoint/checkpoint.ts";
 import { getField, parseJson } from "../src/core/json.ts";
 import { LedgerWriter } from "../src/ledger/writer.ts";
-import { leafHash, rootOf } from "../src/checkpoint/merkle.ts";
+import { leafHash } from "../src/checkpoint/merkle.ts";
+import { rootOf } from "./merkle-proofs.ts";
 import { openNote } from "../src/checkpoint/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { verifySealed } from "../src/checkpoint/verifier.ts";
+import { verifyCheckpointed } from "../src/checkpoint/verifier.ts";
 import { fileChunks, verifyBytes } from "../src/verify/verifier.ts";
 import { tempDir } from "./proc.ts";
-import { KEY, checkpointLines, linesOf, signer, verifier, writeSealed } from "./seal-helpers.ts";
+import { KEY, checkpointLines, linesOf, signer, verifier, writeCheckpointed } from "./checkpoint-helpers.ts";
 
 const enc = new TextEncoder();
 const rootOfLines = (ls: readonly string[]) =>
@@ -25,7 +26,7 @@ const rootOfLines = (ls: readonly string[]) =>
 describe("checkpoint rows", () => {
   test("every 3 rows and after session_end; each commits to exactly the lines before it, outside the session's seq", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const s = await writeSealed(path, { calls: 5, every: 3 });
+    const s = await writeCheckpointed(path, { calls: 5, every: 3 });
     const ls = linesOf(path);
     const evts = ls.map((l) => getField(parseJson(l), "evt"));
     expect(evts).toEqual([
@@ -60,22 +61,22 @@ describe("checkpoint rows", () => {
     // The chain verifier sees a complete session: checkpoint rows are exempt from its seq.
     const plain = verifyBytes(new Uint8Array(readFileSync(path)));
     expect([plain.verdict, plain.findings]).toEqual(["ok", []]);
-    const sealed = await verifySealed(
+    const sealed = await verifyCheckpointed(
       fileChunks(path),
       {},
       { keys: [verifier], witness: { name: "w", text: readFileSync(s.witness, "utf8") } },
     );
-    expect([sealed.report.verdict, sealed.seal.sealed_through, sealed.seal.unsealed_rows, sealed.seal.valid]).toEqual([
-      "ok",
-      9,
-      0,
-      3,
-    ]);
+    expect([
+      sealed.report.verdict,
+      sealed.checkpointReport.sealed_through,
+      sealed.checkpointReport.unsealed_rows,
+      sealed.checkpointReport.valid,
+    ]).toEqual(["ok", 9, 0, 3]);
   });
 
   test("golden bytes: a checkpoint row and its witness line, with a fixed key and clock", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const s = await writeSealed(path, { calls: 1, every: 1000, session: "golden", fixedTime: true });
+    const s = await writeCheckpointed(path, { calls: 1, every: 1000, session: "golden", fixedTime: true });
     const ls = linesOf(path);
     expect(ls.length).toBe(4);
     expect(ls[0]).toBe(
@@ -95,7 +96,7 @@ describe("checkpoint rows", () => {
 
   test("the witness file holds every checkpoint, in the ledger's order, each one verifying", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const s = await writeSealed(path, { calls: 9, every: 2 });
+    const s = await writeCheckpointed(path, { calls: 9, every: 2 });
     const ls = linesOf(path);
     const w = readFileSync(s.witness, "utf8").trimEnd().split("\n").map(parseWitnessLine);
     expect(w.map((e) => e.checkpoint.size)).toEqual(checkpointLines(ls));
@@ -110,7 +111,7 @@ describe("checkpoint rows", () => {
       server: "x",
       fsync: "never",
       openAppend,
-      seal: { signer, every: 2, intervalMs: 0 },
+      checkpoints: { signer, every: 2, intervalMs: 0 },
     });
     await w.append("session_begin", {});
     appendFileSync(path, `{"foreign": 1}\n\nnot json\n{"torn`);
@@ -146,7 +147,7 @@ describe("checkpoint rows", () => {
       server: "x",
       fsync: "never",
       openAppend: counting,
-      seal: { signer, every: 5, intervalMs: 0 },
+      checkpoints: { signer, every: 5, intervalMs: 0 },
     });
     for (let i = 0; i < 50; i++) await w.append("tool_call", { tool: "t" });
     const foreign = '{"foreign": "row"}\n';
@@ -185,7 +186,7 @@ describe("checkpoint rows", () => {
       fsync: "never",
       openAppend: flaky,
       warn: (m) => warnings.push(m),
-      seal: { signer, every: 1000, intervalMs: 0 },
+      checkpoints: { signer, every: 1000, intervalMs: 0 },
     });
     await w.append("session_begin", {});
     failNext = true;
@@ -209,7 +210,7 @@ describe("checkpoint rows", () => {
       server: "x",
       fsync: "never",
       openAppend,
-      seal: { signer, every: 1000, intervalMs: 40 },
+      checkpoints: { signer, every: 1000, intervalMs: 40 },
     });
     await w.append("session_begin", {});
     await w.append("tool_call", { tool: "t" });
@@ -229,7 +230,7 @@ describe("checkpoint rows", () => {
         server: "x",
         fsync: "never",
         openAppend,
-        seal: { signer, every: 3, intervalMs: 0 },
+        checkpoints: { signer, every: 3, intervalMs: 0 },
       });
     const [a, b] = await Promise.all([open("a"), open("b")]);
     for (let i = 0; i < 20; i++) {
@@ -238,7 +239,7 @@ describe("checkpoint rows", () => {
       if (i % 4 === 0) await new Promise((r) => setTimeout(r, 1));
     }
     await Promise.all([a.end({ calls: 20 }), b.end({ calls: 20 })]);
-    const { report, seal } = await verifySealed(fileChunks(path), {}, { keys: [verifier] });
+    const { report, checkpointReport: seal } = await verifyCheckpointed(fileChunks(path), {}, { keys: [verifier] });
     expect([report.breaks, seal.valid, seal.checkpoints]).toEqual([
       0,
       a.checkpoints + b.checkpoints,
@@ -250,7 +251,7 @@ describe("checkpoint rows", () => {
 
   test("checkpointText of the tree the verifier rebuilds equals what the note says", async () => {
     const path = join(tempDir(), "l.jsonl");
-    await writeSealed(path, { calls: 2, every: 1000 });
+    await writeCheckpointed(path, { calls: 2, every: 1000 });
     const ls = linesOf(path);
     const note = getField(parseJson(ls.at(-1)!), "note") as string;
     expect(note.slice(0, note.indexOf("\n\n") + 1)).toBe(

@@ -13,17 +13,23 @@ import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
 import { StateDir } from "../src/checkpoint/state.ts";
-import {
-  type SealCheckOptions,
-  checkProof,
-  proveLine,
-  sealJson,
-  sealLines,
-  verifySealed,
-} from "../src/checkpoint/verifier.ts";
+import { checkProof, proveLine } from "../src/checkpoint/proof.ts";
+import { checkpointJson, checkpointLines } from "../src/checkpoint/report.ts";
+import { type CheckpointCheckOptions, verifyCheckpointed } from "../src/checkpoint/verifier.ts";
 import { verifyBytes } from "../src/verify/verifier.ts";
+import type { BreakKind } from "../src/format/kinds.ts";
 import { tempDir } from "./proc.ts";
-import { KEY, OTHER, joinLines, linesOf, rechain, reforge, signer, verifier, writeSealed } from "./seal-helpers.ts";
+import {
+  KEY,
+  OTHER,
+  joinLines,
+  linesOf,
+  rechain,
+  reforge,
+  signer,
+  verifier,
+  writeCheckpointed,
+} from "./checkpoint-helpers.ts";
 
 const enc = new TextEncoder();
 const other = newSigner(OTHER.privateKey);
@@ -32,13 +38,13 @@ const LABEL = "seam-test+dfb6af93";
 // session_begin, 6 tool_calls, session_end; checkpoints every 3 rows and at the end:
 //  1 session_begin  2 tc  3 tc  4 CP(3)  5 tc  6 tc  7 tc  8 CP(7)  9 tc  10 session_end  11 CP(10)
 const dir = tempDir();
-const base = await writeSealed(join(dir, "base.jsonl"), { calls: 6, every: 3, begin: { checkpoint_key: LABEL } });
+const base = await writeCheckpointed(join(dir, "base.jsonl"), { calls: 6, every: 3, begin: { checkpoint_key: LABEL } });
 const LINES = linesOf(base.path);
 const WITNESS = readFileSync(base.witness, "utf8");
 const ORIGIN = ledgerOrigin(leafHash(enc.encode(LINES[0]!)));
 
-const sealed = (bytes: Uint8Array, o: Partial<SealCheckOptions> = {}) =>
-  verifySealed([bytes], {}, { keys: [verifier], ...o });
+const sealed = (bytes: Uint8Array, o: Partial<CheckpointCheckOptions> = {}) =>
+  verifyCheckpointed([bytes], {}, { keys: [verifier], ...o });
 const noteOf = (line: string) => getField(parseJson(line), "note") as string;
 /** A line with one JSON field changed (the chain to be fixed by rechain). */
 const edit = (line: string, key: string, value: Json) => {
@@ -62,7 +68,7 @@ test("the base ledger: as expected, ok, sealed through line 10", async () => {
     "session_end",
     "checkpoint",
   ]);
-  const { report, seal } = await sealed(joinLines(LINES), { witness: { name: "w", text: WITNESS } });
+  const { report, checkpointReport: seal } = await sealed(joinLines(LINES), { witness: { name: "w", text: WITNESS } });
   expect([report.verdict, report.breaks, report.findings, report.notes]).toEqual(["ok", 0, [], []]);
   expect(seal).toMatchObject({
     origin: ORIGIN,
@@ -77,11 +83,19 @@ test("the base ledger: as expected, ok, sealed through line 10", async () => {
 });
 
 describe("checkpoint rows: what a bare chain misses, the checkpoint catches", () => {
-  const cases: { name: string; mutate: () => string[]; first: string; breaks: number; sealedThrough: number }[] = [
+  const cases: {
+    name: string;
+    mutate: () => string[];
+    first: string;
+    kind: BreakKind;
+    breaks: number;
+    sealedThrough: number;
+  }[] = [
     {
       name: "a re-chained edit under the first checkpoint",
       mutate: () => rechain(withLine(LINES, 1, edit(LINES[1]!, "tool", "forged")), 1),
       first: "line 4: checkpoint root does not match lines 1..3",
+      kind: "checkpoint_root",
       breaks: 3,
       sealedThrough: 0,
     },
@@ -89,6 +103,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a re-chained edit under the last checkpoint only",
       mutate: () => rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8),
       first: "line 11: checkpoint root does not match lines 1..10",
+      kind: "checkpoint_root",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -96,6 +111,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint signed by the key but with the wrong size",
       mutate: () => reforge(LINES, 10, (c) => (c.size = 11)),
       first: "line 11: checkpoint size 11, but 10 lines precede it",
+      kind: "checkpoint_size",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -103,6 +119,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint signed by the key but with the wrong root",
       mutate: () => reforge(LINES, 10, (c) => (c.root = leafHash(enc.encode("another tree")))),
       first: "line 11: checkpoint root does not match lines 1..10",
+      kind: "checkpoint_root",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -116,6 +133,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
           (t) => signNote(t, [other]),
         ),
       first: `line 11: checkpoint not signed by ${LABEL}`,
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -128,6 +146,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         return rechain(withLine(LINES, 10, edit(LINES[10]!, "note", flipped)), 10);
       },
       first: `line 11: checkpoint has an invalid signature for key ${LABEL}`,
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -135,6 +154,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a row whose size field differs from its note",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "size", 9)), 10),
       first: "line 11: checkpoint row's size or root differ from its note's",
+      kind: "checkpoint_fields",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -142,6 +162,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a checkpoint of another origin",
       mutate: () => reforge(LINES, 10, (c) => (c.origin = "seam-ledger/00000000000000000000000000000000")),
       first: `line 11: checkpoint origin seam-ledger/00000000000000000000000000000000 is not this ledger's (${ORIGIN})`,
+      kind: "checkpoint_origin",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -149,6 +170,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a note that is not a signed note",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "note", "garbage")), 10),
       first: "line 11: checkpoint note is malformed",
+      kind: "checkpoint_signature",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -156,6 +178,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       name: "a signed note that is not a checkpoint",
       mutate: () => rechain(withLine(LINES, 10, edit(LINES[10]!, "note", signNote("hello\n", [signer]))), 10),
       first: "line 11: checkpoint note is not a checkpoint: a checkpoint is at least three lines: origin, size, root",
+      kind: "checkpoint_not_checkpoint",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -167,6 +190,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         return rechain(withLine(LINES, 10, lineForm(m)), 10);
       },
       first: "line 11: checkpoint row without a note",
+      kind: "checkpoint_no_note",
       breaks: 1,
       sealedThrough: 7,
     },
@@ -176,13 +200,14 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       const bytes = joinLines(c.mutate());
       expect(bytes).not.toEqual(joinLines(LINES));
       expect(verifyBytes(bytes).breaks).toBe(0); // the chain alone sees nothing
-      const { report, seal } = await sealed(bytes);
-      expect([report.verdict, report.first_break?.message, report.breaks, seal.sealed_through]).toEqual([
-        "broken",
-        c.first,
-        c.breaks,
-        c.sealedThrough,
-      ]);
+      const { report, checkpointReport: seal } = await sealed(bytes);
+      expect([
+        report.verdict,
+        report.first_break?.kind,
+        report.first_break?.message,
+        report.breaks,
+        seal.sealed_through,
+      ]).toEqual(["broken", c.kind, c.first, c.breaks, c.sealedThrough]);
     });
   }
 
@@ -195,7 +220,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
         (t) => signNote(t, [signer, other]),
       ),
     );
-    const { report, seal } = await sealed(bytes);
+    const { report, checkpointReport: seal } = await sealed(bytes);
     expect([report.verdict, report.notes, seal.valid]).toEqual([
       "ok",
       ["1 checkpoint signature by other keys ignored"],
@@ -211,7 +236,7 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
       ),
     );
     expect(verifyBytes(bytes).verdict).toBe("ok");
-    const { report, seal } = await sealed(bytes);
+    const { report, checkpointReport: seal } = await sealed(bytes);
     expect([report.verdict, report.findings, seal.sealed_through, seal.unsealed_rows]).toEqual([
       "inconclusive",
       [
@@ -224,12 +249,12 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
   });
 
   test("the unsealed tail counts the rows after the last holding checkpoint", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)));
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)));
     expect([seal.sealed_through, seal.unsealed_rows, report.breaks]).toEqual([7, 1, 0]);
   });
 
   test("without a key the Merkle claims are still checked; signatures are not, and that is said", async () => {
-    const { report, seal } = await verifySealed(
+    const { report, checkpointReport: seal } = await verifyCheckpointed(
       [
         joinLines(
           reforge(
@@ -251,8 +276,10 @@ describe("checkpoint rows: what a bare chain misses, the checkpoint catches", ()
   });
 
   test("a checkpoint on line 1 has nothing to seal", async () => {
-    const { seal } = await sealed(joinLines([LINES[10]!]));
-    expect(seal.breaks).toEqual([{ line: 1, message: "line 1: checkpoint before any line" }]);
+    const { checkpointReport: seal } = await sealed(joinLines([LINES[10]!]));
+    expect(seal.breaks).toEqual([
+      { line: 1, kind: "checkpoint_before_lines", message: "line 1: checkpoint before any line" },
+    ]);
   });
 });
 
@@ -260,10 +287,14 @@ describe("witness", () => {
   const w = (text = WITNESS) => ({ witness: { name: "w", text } });
 
   test("a deleted tail under a witnessed checkpoint: truncated or rolled back, with both checkpoints", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)), w());
     const msg =
       "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 9 lines";
-    expect([report.verdict, report.first_break, report.breaks]).toEqual(["broken", { line: null, message: msg }, 1]);
+    expect([report.verdict, report.first_break, report.breaks]).toEqual([
+      "broken",
+      { line: null, kind: "witness_rolled_back", message: msg },
+      1,
+    ]);
     expect(seal.evidence).toEqual([
       {
         message: msg,
@@ -277,10 +308,15 @@ describe("witness", () => {
 
   test("a re-chained edit whose checkpoint was dropped: forked or rewritten, the witness against the lines as they hash now", async () => {
     const bytes = joinLines(rechain(withLine(LINES, 8, edit(LINES[8]!, "status", "error")), 8).slice(0, 10));
-    const { report, seal } = await sealed(bytes, w());
+    const { report, checkpointReport: seal } = await sealed(bytes, w());
     const msg =
       "witness: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the witness checkpoint (w line 3)";
-    expect([report.verdict, report.first_break?.message, report.breaks]).toEqual(["broken", msg, 1]);
+    expect([report.verdict, report.first_break?.kind, report.first_break?.message, report.breaks]).toEqual([
+      "broken",
+      "witness_forked",
+      msg,
+      1,
+    ]);
     expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
       "witness checkpoint (w line 3)",
       "the ledger's lines 1..10 (computed, unsigned)",
@@ -304,7 +340,7 @@ describe("witness", () => {
   });
 
   test("an empty ledger against a witness: truncated", async () => {
-    const { report, seal } = await sealed(new Uint8Array(0), w());
+    const { report, checkpointReport: seal } = await sealed(new Uint8Array(0), w());
     expect(report.first_break?.message).toBe(
       "witness: truncated or rolled back: witness checkpoint (w line 3) has size 10; the ledger holds 0 lines",
     );
@@ -321,7 +357,8 @@ describe("witness", () => {
     const foreignKey = new Map(wl(2));
     foreignKey.set("note", signNote((foreignKey.get("note") as string).split("\n\n")[0] + "\n", [other]));
     const text = [lines[0], "not json", lineForm(badSig), lineForm(foreignKey)].join("\n") + "\n";
-    const { report, seal } = await sealed(joinLines(LINES), w(text));
+    const { report, checkpointReport: seal } = await sealed(joinLines(LINES), w(text));
+    expect(seal.breaks.map((b) => b.kind)).toEqual(["witness_entry", "witness_entry", "witness_entry"]);
     expect(seal.breaks.map((b) => b.message)).toEqual([
       "witness w line 2: not a witness line (not JSON)",
       `witness w line 3: has an invalid signature for key ${LABEL}`,
@@ -333,7 +370,7 @@ describe("witness", () => {
   test("a witness line whose fields disagree with its note", async () => {
     const first = parseJson(WITNESS.split("\n")[0]!) as Map<string, Json>;
     first.set("size", 4);
-    const { seal } = await sealed(joinLines(LINES), w(`${lineForm(first)}\n`));
+    const { checkpointReport: seal } = await sealed(joinLines(LINES), w(`${lineForm(first)}\n`));
     expect(seal.breaks.map((b) => b.message)).toEqual([
       "witness w line 1: not a witness line (origin, size or root differ from the note's)",
     ]);
@@ -344,10 +381,14 @@ describe("state", () => {
   const remembering = (note: string) => ({ remembered: (o: string) => (o === ORIGIN ? note : null) });
 
   test("an older copy, shorter than what was remembered: rolled back", async () => {
-    const { report, seal } = await sealed(joinLines(LINES.slice(0, 8)), remembering(noteOf(LINES[10]!)));
+    const { report, checkpointReport: seal } = await sealed(
+      joinLines(LINES.slice(0, 8)),
+      remembering(noteOf(LINES[10]!)),
+    );
     expect(report.first_break?.message).toBe(
       "state: truncated or rolled back: remembered checkpoint has size 10; the ledger holds 8 lines",
     );
+    expect(report.first_break?.kind).toBe("state_rolled_back");
     expect(seal.remembered).toBe(10);
     expect(seal.evidence[0]!.evidence.map((e) => e.label)).toEqual([
       "remembered checkpoint",
@@ -361,6 +402,7 @@ describe("state", () => {
     expect(report.first_break?.message).toBe(
       "state: forked or rewritten: the ledger's lines 1..10 do not hash to the root of the remembered checkpoint",
     );
+    expect(report.first_break?.kind).toBe("state_forked");
   });
 
   test("the path held another origin before", async () => {
@@ -378,6 +420,7 @@ describe("state", () => {
       remembering(signNote(noteOf(LINES[3]!).split("\n\n")[0] + "\n", [other])),
     );
     expect(report.first_break?.message).toBe(`state: the checkpoint remembered for ${ORIGIN} not signed by ${LABEL}`);
+    expect(report.first_break?.kind).toBe("state_entry");
   });
 
   test("StateDir: keeps only a larger checkpoint, binds paths, writes 0600 files", () => {
@@ -403,7 +446,7 @@ describe("proofs", () => {
   test("every sealed line proves and checks without the ledger; the entry is the line", async () => {
     for (let line = 1; line <= 10; line++) {
       const r = await proveLine(open, line, {}, { keys: [verifier] });
-      if (!("proof" in r)) throw new Error(r.error);
+      if (!r.ok) throw new Error(r.reason);
       const p = parseTlogProof(r.proof);
       expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([
         line - 1,
@@ -424,18 +467,20 @@ describe("proofs", () => {
 
   test("refused: an unsealed line, a ledger without checkpoints", async () => {
     expect(await proveLine(open, 11, {}, { keys: [verifier] })).toEqual({
-      error: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10",
+      ok: false,
+      reason: "line 11 is not sealed: the latest checkpoint (line 11) covers lines 1..10",
     });
     const bare = () => [joinLines(LINES.filter((l) => getField(parseJson(l), "evt") !== "checkpoint"))];
     expect(await proveLine(bare, 1, {}, { keys: [verifier] })).toEqual({
-      error: "the ledger has no checkpoint",
+      ok: false,
+      reason: "the ledger has no checkpoint",
       hint: "checkpoints are written by seam wrap --sign KEYFILE",
     });
   });
 
   test("checkProof: each way a proof fails", async () => {
     const r = await proveLine(open, 5, {}, { keys: [verifier] });
-    if (!("proof" in r)) throw new Error(r.error);
+    if (!r.ok) throw new Error(r.reason);
     const p = parseTlogProof(r.proof);
     const flipped = {
       ...p,
@@ -480,11 +525,13 @@ describe("proofs", () => {
 });
 
 describe("report texts", () => {
-  test("sealLines and sealJson, literally", async () => {
-    const { seal } = await sealed(joinLines(LINES.slice(0, 9)), { witness: { name: "w", text: WITNESS } });
+  test("checkpointLines and checkpointJson, literally", async () => {
+    const { checkpointReport: seal } = await sealed(joinLines(LINES.slice(0, 9)), {
+      witness: { name: "w", text: WITNESS },
+    });
     const cp3 = noteOf(LINES[10]!).split("\n");
     const cp2 = noteOf(LINES[7]!).split("\n");
-    expect(sealLines(seal, 7)).toEqual([
+    expect(checkpointLines(seal, 7)).toEqual([
       `  sealed    through line 7; unsealed tail: 1 row (2 checkpoints; key ${LABEL})`,
       "  witness   w: 3 checkpoints",
       `  state     nothing remembered for ${ORIGIN}; now 7`,
@@ -502,8 +549,8 @@ describe("report texts", () => {
       "",
       `      ${cp2[4]}`,
     ]);
-    expect(sealLines(seal)).toHaveLength(16 - 1);
-    const j = sealJson(seal, 7);
+    expect(checkpointLines(seal)).toHaveLength(16 - 1);
+    const j = checkpointJson(seal, 7);
     expect(Object.keys(j)).toEqual([
       "origin",
       "checkpoints",

@@ -1,0 +1,102 @@
+/**
+ * The line rules of the ledger format (docs/ledger-format.md, "Lines"):
+ * what a physical line is to every reader, the writer looking for the chain
+ * to continue and `seam verify` alike, and what chain a row passes on.
+ */
+import { GENESIS, chainOf } from "../core/chain.ts";
+import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+
+/**
+ * A longer line is not parsed: it counts as unparseable. 256 MiB, a limit
+ * a JS string can hold twice over, for the writer and the verifier alike.
+ */
+export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+/** Nothing but ASCII whitespace (space, \t, \n, \v, \f, \r), as Python's bytes.strip() sees it. */
+export function isBlank(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (c !== 0x20 && (c < 0x09 || c > 0x0d)) return false;
+  }
+  return true;
+}
+
+/** What a physical line (its bytes without the "\n") is. */
+export type LineClass = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; row: Json };
+
+const BLANK: LineClass = { kind: "blank" };
+const UNPARSEABLE: LineClass = { kind: "unparseable" };
+// ignoreBOM: a line that starts with a BOM is unparseable (as to Python's json.loads on the decoded line).
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Blank, unparseable (not strict UTF-8, not JSON by parseJson's rules), or a
+ * row: any JSON value, an object or not. A line over MAX_LINE_BYTES (or the
+ * verifier's own limit) is unparseable; callers see that before they have
+ * its bytes.
+ */
+export function classifyLine(bytes: Uint8Array): LineClass {
+  if (isBlank(bytes)) return BLANK;
+  try {
+    return { kind: "row", row: parseJson(utf8.decode(bytes)) };
+  } catch {
+    // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too deep
+    // (the parser's limit, or the stack's): all unparseable, as for the reference.
+    return UNPARSEABLE;
+  }
+}
+
+/** Python's bool(v) for a parsed JSON value (NaN is truthy, -0.0 is not). */
+export function pyTruthy(v: Json | undefined): boolean {
+  if (v === undefined || v === null || v === false) return false;
+  if (v === true) return true;
+  if (typeof v === "string") return v.length > 0;
+  if (typeof v === "number") return v !== 0;
+  if (typeof v === "bigint") return v !== 0n;
+  if (v instanceof JsonFloat) return v.value !== 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map) return v.size > 0;
+  return Object.keys(v).length > 0;
+}
+
+/** What a row says about the chain. */
+export type ChainClaim =
+  /** Not a JSON object: no claim; the chain carries on from the row before. */
+  | { kind: "not_object" }
+  /** A falsy chain (missing, null, "", false, 0, [], {}): the next row starts again from "genesis". */
+  | { kind: "unchained" }
+  /** A truthy chain that is no string: no claim; the chain carries on from the row before. */
+  | { kind: "non_string_chain" }
+  | { kind: "chained"; chain: string };
+
+export function chainClaim(row: Json): ChainClaim {
+  if (!isObject(row)) return { kind: "not_object" };
+  const chain = getField(row, "chain");
+  if (!pyTruthy(chain)) return { kind: "unchained" };
+  if (typeof chain !== "string") return { kind: "non_string_chain" };
+  return { kind: "chained", chain };
+}
+
+/** The `prev` a claim hands the next row; null: none, the one before stays. */
+export function passedOn(claim: ChainClaim): string | null {
+  if (claim.kind === "chained") return claim.chain;
+  return claim.kind === "unchained" ? GENESIS : null;
+}
+
+/** The chain a row must carry after `prev`: chainOf(prev, row without its "chain"). A parsed Map is ours to change. */
+export function expectedChain(prev: string, row: JsonObject | { readonly [k: string]: Json }): string {
+  if (row instanceof Map) {
+    row.delete("chain");
+    return chainOf(prev, row);
+  }
+  const { chain: _, ...rest } = row as { [k: string]: Json };
+  return chainOf(prev, rest);
+}
+
+/** Sets a row's chain after `prev` (as its last key) and returns it; throws if the row cannot be serialized. */
+export function setChain(prev: string, row: JsonObject): string {
+  row.delete("chain");
+  const chain = chainOf(prev, row);
+  row.set("chain", chain);
+  return chain;
+}

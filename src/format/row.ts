@@ -1,0 +1,81 @@
+/**
+ * The row envelope of the ledger format (docs/ledger-format.md, "Rows"):
+ * the keys every seam row starts and ends with, in their order, and the
+ * ledger_repair row that declares a torn line.
+ */
+import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
+
+/** The `seam` value of every row seam writes. */
+export const SEAM = "mcp-stdio";
+
+/** Keys the envelope sets; an event field of the same name is dropped. */
+export const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
+  "evt",
+  "seam",
+  "seam_impl",
+  "session",
+  "seq",
+  "server",
+  "ts",
+  "chain",
+]);
+
+export interface Envelope {
+  evt: string;
+  /** How the traffic was reached: "mcp-stdio" (the default, `seam wrap`) or "mcp-http" (`seam proxy`). */
+  seam?: string;
+  /** `seam/<version>`. */
+  impl: string;
+  session: string;
+  /** null: a row in no session's sequence (ledger_repair, checkpoint). */
+  seq: number | null;
+  server: string;
+  ts: string;
+}
+
+/**
+ * A row in the format's key order: evt, seam, seam_impl, session, seq (when
+ * given), server, the event's fields in their order (undefined ones left
+ * out), ts. `chain` comes last, set by setChain (src/format/line.ts).
+ */
+export function buildRow(env: Envelope, fields: Iterable<[string, Json | undefined]>): JsonObject {
+  const row: JsonObject = new Map<string, Json>([
+    ["evt", env.evt],
+    ["seam", env.seam ?? SEAM],
+    ["seam_impl", env.impl],
+    ["session", env.session],
+  ]);
+  if (env.seq !== null) row.set("seq", env.seq);
+  row.set("server", env.server);
+  for (const [k, v] of fields) if (v !== undefined && !ENVELOPE_KEYS.has(k)) row.set(k, v);
+  row.set("ts", env.ts);
+  return row;
+}
+
+/** An unparseable line as a ledger_repair row names it: its line number, length and raw-bytes digest. */
+export interface TornLine {
+  line: number;
+  bytes: number;
+  /** `sha256:raw-bytes:v1:<hex>` of the line's bytes (without "\n"). */
+  digest: string;
+}
+
+/** The fields of the ledger_repair row that declares `torn`. */
+export function repairFields(torn: TornLine): [string, Json][] {
+  return [
+    ["torn_line", torn.line],
+    ["torn_bytes", torn.bytes],
+    ["torn_digest", torn.digest],
+  ];
+}
+
+/** Does `row` (the line right after `torn`) declare it repaired? */
+export function repairs(row: Json, torn: TornLine): boolean {
+  return (
+    isObject(row) &&
+    getField(row, "evt") === "ledger_repair" &&
+    getField(row, "torn_line") === torn.line &&
+    getField(row, "torn_bytes") === torn.bytes &&
+    getField(row, "torn_digest") === torn.digest
+  );
+}

@@ -1,0 +1,112 @@
+/**
+ * The format's line and chain rules (src/format/) as tables, and the kind
+ * lists against docs/ledger-format.md, the document that defines them.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { GENESIS } from "../src/core/chain.ts";
+import { JsonFloat, parseJson } from "../src/core/json.ts";
+import { BREAK_KINDS, FINDING_KINDS } from "../src/format/kinds.ts";
+import { chainClaim, classifyLine, expectedChain, isBlank, passedOn, setChain } from "../src/format/line.ts";
+import { ENVELOPE_KEYS, buildRow, repairFields, repairs } from "../src/format/row.ts";
+import { lineForm } from "../src/core/canonical.ts";
+
+const bytes = (s: string | number[]) => (typeof s === "string" ? new TextEncoder().encode(s) : new Uint8Array(s));
+
+describe("lines", () => {
+  const cases: [string, Uint8Array, "blank" | "unparseable" | "row"][] = [
+    ["empty", bytes(""), "blank"],
+    ["ASCII whitespace", bytes(" \t\r\v\f"), "blank"],
+    ["a no-break space is not blank", bytes("\u00a0"), "unparseable"],
+    ["an object", bytes('{"a": 1}'), "row"],
+    ["a JSON value that is no object", bytes("[1]"), "row"],
+    ["NaN, as Python reads it", bytes('{"a": NaN}'), "row"],
+    ["a BOM first", bytes([0xef, 0xbb, 0xbf, 0x7b, 0x7d]), "unparseable"],
+    ["invalid UTF-8", bytes([0x22, 0xff, 0x22]), "unparseable"],
+    ["a syntax error", bytes('{"a": }'), "unparseable"],
+    ["an int of 4301 digits", bytes(`[${"1".repeat(4301)}]`), "unparseable"],
+    ["nesting of 901", bytes(`${"[".repeat(901)}${"]".repeat(901)}`), "unparseable"],
+  ];
+  for (const [name, line, kind] of cases) test(name, () => expect(classifyLine(line).kind).toBe(kind));
+
+  test("isBlank is exactly Python's bytes.strip() set", () => {
+    const blank = [];
+    for (let c = 0; c < 256; c++) if (isBlank(new Uint8Array([c]))) blank.push(c);
+    expect(blank).toEqual([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);
+  });
+});
+
+describe("chain claims", () => {
+  const cases: [string, string, ReturnType<typeof chainClaim>["kind"], string | null][] = [
+    ["a string chain", '{"chain": "abc"}', "chained", "abc"],
+    ["no chain", '{"a": 1}', "unchained", GENESIS],
+    ["null", '{"chain": null}', "unchained", GENESIS],
+    ["empty string", '{"chain": ""}', "unchained", GENESIS],
+    ["0.0", '{"chain": 0.0}', "unchained", GENESIS],
+    ["-0.0", '{"chain": -0.0}', "unchained", GENESIS],
+    ["empty object", '{"chain": {}}', "unchained", GENESIS],
+    ["a number", '{"chain": 1}', "non_string_chain", null],
+    ["NaN is truthy", '{"chain": NaN}', "non_string_chain", null],
+    ["a list", '{"chain": ["x"]}', "non_string_chain", null],
+    ["not an object", '"chain"', "not_object", null],
+  ];
+  for (const [name, text, kind, next] of cases) {
+    test(name, () => {
+      const claim = chainClaim(parseJson(text));
+      expect([claim.kind, passedOn(claim)]).toEqual([kind, next]);
+    });
+  }
+
+  test("the first chain vector, by both setChain and expectedChain", () => {
+    const row = new Map([["a", 1]]);
+    expect(setChain(GENESIS, row)).toBe("bfd5f35b43681d586db0f4a547a500ca");
+    expect(lineForm(row)).toBe('{"a": 1, "chain": "bfd5f35b43681d586db0f4a547a500ca"}');
+    expect(expectedChain(GENESIS, { a: 1, chain: "whatever" })).toBe("bfd5f35b43681d586db0f4a547a500ca");
+    expect(expectedChain(GENESIS, { a: new JsonFloat(1) })).not.toBe("bfd5f35b43681d586db0f4a547a500ca");
+  });
+});
+
+describe("rows", () => {
+  test("the envelope's key order, and fields named like envelope keys dropped", () => {
+    const row = buildRow({ evt: "tool_call", impl: "seam/9", session: "s", seq: 3, server: "x", ts: "T" }, [
+      ["tool", "echo"],
+      ["seq", 99],
+      ["chain", "forged"],
+      ["gone", undefined],
+    ]);
+    expect(lineForm(row)).toBe(
+      '{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/9", "session": "s", "seq": 3, "server": "x", "tool": "echo", "ts": "T"}',
+    );
+    expect([...ENVELOPE_KEYS].every((k) => k === "chain" || row.has(k))).toBe(true);
+    const noSeq = buildRow({ evt: "checkpoint", impl: "seam/9", session: "s", seq: null, server: "x", ts: "T" }, []);
+    expect([...noSeq.keys()]).toEqual(["evt", "seam", "seam_impl", "session", "server", "ts"]);
+  });
+
+  test("a ledger_repair row declares exactly the torn line it names", () => {
+    const torn = { line: 4, bytes: 10, digest: "sha256:raw-bytes:v1:00" };
+    const row = new Map([["evt", "ledger_repair"], ...repairFields(torn)]);
+    expect(repairs(row, torn)).toBe(true);
+    expect(repairs(row, { ...torn, line: 5 })).toBe(false);
+    expect(repairs(row, { ...torn, bytes: 11 })).toBe(false);
+    expect(repairs(new Map([...row, ["evt", "tool_call"]]), torn)).toBe(false);
+    expect(repairs([...row.values()], torn)).toBe(false);
+  });
+});
+
+describe("docs/ledger-format.md", () => {
+  const doc = readFileSync(join(import.meta.dir, "..", "docs", "ledger-format.md"), "utf8");
+  /** The kinds in the first column of the table under `heading`. */
+  const table = (heading: string) => {
+    const from = doc.indexOf(`\n${heading}\n`);
+    expect(from).toBeGreaterThan(0);
+    const rows = doc.slice(from).split("\n\n")[1]!.split("\n");
+    return rows.slice(2).map((r) => /^\| `([a-z_]+)` \|/.exec(r)?.[1]);
+  };
+  test("lists every break kind, in the order of src/format/kinds.ts", () => {
+    expect(table("Breaks:")).toEqual(Object.keys(BREAK_KINDS));
+  });
+  test("lists every finding kind, in the order of src/format/kinds.ts", () => {
+    expect(table("Findings (session findings start `session <id>: `):")).toEqual(Object.keys(FINDING_KINDS));
+  });
+});
