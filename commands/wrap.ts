@@ -10,6 +10,7 @@ import { type FsyncPolicy, describeWriteError } from "../src/ledger/writer.ts";
 import { type Log, createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
+import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS, type SealConfig } from "../src/checkpoint/writer.ts";
 
@@ -85,6 +86,21 @@ const args = {
       "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)",
     valueHint: "PATH",
   },
+  "strip-env": {
+    type: "string",
+    description: "remove this variable from the server's environment (repeatable; COMMITLAYER_API_KEY always is)",
+    valueHint: "NAME",
+  },
+  "pass-env": {
+    type: "string",
+    description: "keep this variable in the server's environment although it would be removed (repeatable)",
+    valueHint: "NAME",
+  },
+  "allow-foreign-ledger": {
+    type: "boolean",
+    description:
+      "append to a ledger that is a symlink, belongs to another user or is writable by others (refused by default)",
+  },
 } as const;
 
 export default defineCommand({
@@ -123,6 +139,11 @@ export default defineCommand({
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     const seal = sealFlags(a as Record<string, unknown>, log);
+    const strip = repeatedFlag(before, "strip-env");
+    const pass = repeatedFlag(before, "pass-env");
+    const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
+    if (badName !== undefined)
+      throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);
     return runWrap(
       runtime,
       {
@@ -136,6 +157,8 @@ export default defineCommand({
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),
         cwd: process.cwd(),
+        env: serverEnv(process.env, { strip, pass }),
+        allowForeignLedger: Boolean(a.allowForeignLedger),
         fault,
         actions,
         seal,
@@ -157,6 +180,8 @@ function positionals(words: string[]): string[] {
     "--sign",
     "--checkpoint-every",
     "--witness",
+    "--strip-env",
+    "--pass-env",
   ]);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {

@@ -43,9 +43,17 @@
 import { lineForm } from "../core/canonical.ts";
 import { GENESIS, chainOf } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
+import { escapeBytes } from "../core/escape.ts";
 import { type Json, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
 import { acquireLock, type Release } from "./lock.ts";
+import { lockIdentity } from "./open.ts";
 
+/**
+ * Longest a flush waits for the ledger's lock (a holder keeps it for one
+ * write, LOCK_MAX_HOLD_MS at most); then it writes without it, warned, so a
+ * lock nobody releases delays rows (and --fail-closed answers) by this much at most.
+ */
+export const LOCK_TIMEOUT_MS = 5000;
 /** Idle time after which the writer lets the ledger's lock go. */
 const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
@@ -66,7 +74,9 @@ export interface LedgerConfig {
   server: string;
   fsync: FsyncPolicy;
   /** Opens the ledger for appending (from src/runtime). */
-  openAppend: (path: string) => Promise<AppendFile>;
+  openAppend: (path: string, opts?: { allowForeign?: boolean }) => Promise<AppendFile>;
+  /** Append to a symlinked ledger, or one another user owns or others may write (else open rejects). */
+  allowForeign?: boolean;
   /** Takes the cross-process lock at `lockPath`; default: the lock file of src/ledger/lock.ts. */
   lock?: (lockPath: string) => Promise<Release>;
   now?: () => Date;
@@ -118,6 +128,8 @@ export class LedgerWriter {
   private syncing: Promise<boolean> | null = null;
   private unsynced = false;
   private readonly lockFn: (lockPath: string) => Promise<Release>;
+  /** `<ledger>.lock` beside the ledger's real path, so two names of one file share one lock. */
+  private lockPath: string;
   private readonly batchMs: number;
   private written = 0;
   private unlogged = 0;
@@ -134,7 +146,8 @@ export class LedgerWriter {
     private file: AppendFile | null,
   ) {
     const pid = cfg.pid ?? process.pid;
-    this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid }));
+    this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid, timeoutMs: LOCK_TIMEOUT_MS }));
+    this.lockPath = `${cfg.path}.lock`;
     this.batchMs = cfg.batchMs ?? 100;
   }
 
@@ -155,17 +168,23 @@ export class LedgerWriter {
     return this.checkpointsWritten;
   }
 
-  /** Never rejects: an unwritable ledger is a state (warned once; every row then counts as unlogged). */
+  /**
+   * An unwritable ledger is a state (warned once; every row then counts as
+   * unlogged). Rejects only with the runtime's EUNSAFE error: a ledger that
+   * is a symlink, another user's, or writable by others, is refused outright.
+   */
   static async open(cfg: LedgerConfig): Promise<LedgerWriter> {
     let file: AppendFile | null = null;
     let failure: unknown;
     try {
-      file = await cfg.openAppend(cfg.path);
+      file = await cfg.openAppend(cfg.path, cfg.allowForeign ? { allowForeign: true } : undefined);
     } catch (e) {
+      if ((e as { code?: unknown }).code === "EUNSAFE") throw e;
       failure = e;
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
+    else w.lockPath = `${await lockIdentity(cfg.path)}.lock`;
     if (file !== null && cfg.seal) {
       const sealer = new Sealer(cfg.seal, {
         openAppend: cfg.openAppend,
@@ -368,12 +387,12 @@ export class LedgerWriter {
 
   private async lockOnce(): Promise<Release | null> {
     try {
-      return await this.lockFn(`${this.cfg.path}.lock`);
+      return await this.lockFn(this.lockPath);
     } catch (e) {
       if (!this.warnedLock) {
         this.warnedLock = true;
         this.cfg.warn?.(
-          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeWriteError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          `ledger lock ${this.lockPath} cannot be taken (${describeWriteError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
         );
       }
       return null;
@@ -403,25 +422,45 @@ export class LedgerWriter {
     let landed = -1; // bytes of this write in the file: -1 all of them
     try {
       start = await file.size();
-      if (this.sealer) {
-        await this.sealer.catchUp(file, start);
-        mark = this.sealer.mark();
-      }
+      if (this.sealer) await this.sealer.catchUp(file, start);
       let prev = this.lastChain;
+      let repairFields: [string, Json | undefined][] | null = null;
+      let terminate = false;
       if (start !== this.lastEnd) {
         const tail = await inspectTail(file, start);
         prev = tail.prev;
-        if (tail.terminate) add(new Uint8Array([LF]));
-        if (tail.torn) {
-          const { line, bytes, digest } = tail.torn;
-          const repair = this.buildRow("ledger_repair", null, [
-            ["torn_line", line],
-            ["torn_bytes", bytes],
-            ["torn_digest", digest],
-          ]);
-          prev = seal(prev, repair, add);
-          repairEnd = total;
+        if (tail.terminate && release) {
+          // Under the lock, an unterminated tail (torn by a crash, or bytes someone
+          // appended to be taken in as a row) is cut off and kept only as a record.
+          const torn = tail.torn ?? (await describeTorn(file, tail.lineStart, start));
+          await file.truncate(tail.lineStart);
+          this.sealer?.cut(tail.lineStart);
+          start = tail.lineStart;
+          repairFields = [
+            ["torn_line", torn.line],
+            ["torn_bytes", torn.bytes],
+            ["torn_digest", torn.digest],
+            ["torn_text", torn.text],
+            ["torn_text_capped", torn.capped || undefined],
+          ];
+        } else if (tail.terminate) {
+          // Without the lock another writer may be mid-line: nothing is cut, the tail gets its own line.
+          terminate = true;
+          if (tail.keptChain) prev = tail.keptChain;
+          if (tail.torn) {
+            repairFields = [
+              ["torn_line", tail.torn.line],
+              ["torn_bytes", tail.torn.bytes],
+              ["torn_digest", tail.torn.digest],
+            ];
+          }
         }
+      }
+      if (this.sealer) mark = this.sealer.mark();
+      if (terminate) add(new Uint8Array([LF]));
+      if (repairFields) {
+        prev = seal(prev, this.buildRow("ledger_repair", null, repairFields), add);
+        repairEnd = total;
       }
       for (const p of batch) {
         try {
@@ -536,14 +575,30 @@ function seal(prev: string, row: JsonObject, add: (b: Uint8Array) => void): stri
 
 // ---- reading the file's tail ----
 
+interface Torn {
+  line: number;
+  bytes: number;
+  digest: string;
+  /** The first TORN_TEXT_BYTES of it, escaped (escapeBytes). */
+  text: string;
+  capped: boolean;
+}
+
 interface Tail {
   /** The chain the next row continues from. */
   prev: string;
-  /** The last line has no "\n": write one first. */
+  /** The last line has no "\n". */
   terminate: boolean;
-  /** That last line is torn: record it with a ledger_repair row. */
-  torn?: { line: number; bytes: number; digest: string };
+  /** Where that last line starts. */
+  lineStart: number;
+  /** That last line is torn (unparseable): described. */
+  torn?: Torn;
+  /** It parses: the chain it passes on (null: none), continued from when it cannot be cut. */
+  keptChain?: string | null;
 }
+
+/** Bytes of a torn tail kept in its ledger_repair row (all of them count in torn_bytes and torn_digest). */
+export const TORN_TEXT_BYTES = 4096;
 
 /** Reads a file backwards from `end`, a chunk at a time, to find line starts. */
 class BackReader {
@@ -610,19 +665,26 @@ async function chainBefore(file: AppendFile, reader: BackReader, end: number): P
   return GENESIS;
 }
 
+/**
+ * What the end of the file holds. Without the lock a complete last row whose
+ * "\n" never came is continued from; with it, any unterminated tail is cut,
+ * so `prev` is always the chain before the last line's start for a tail.
+ */
 async function inspectTail(file: AppendFile, size: number): Promise<Tail> {
-  if (size === 0) return { prev: GENESIS, terminate: false };
+  if (size === 0) return { prev: GENESIS, terminate: false, lineStart: 0 };
   const reader = new BackReader(file);
-  if ((await reader.byteAt(size - 1)) === LF) return { prev: await chainBefore(file, reader, size), terminate: false };
+  if ((await reader.byteAt(size - 1)) === LF)
+    return { prev: await chainBefore(file, reader, size), terminate: false, lineStart: size };
   const start = await reader.lineStart(size);
   const v = await judgeLine(file, start, size);
-  if (v.kind === "row" && v.chain !== null) return { prev: v.chain, terminate: true };
   const prev = await chainBefore(file, reader, start);
-  if (v.kind !== "unparseable") return { prev, terminate: true };
-  return { prev, terminate: true, torn: await describeTorn(file, start, size) };
+  if (v.kind === "unparseable")
+    return { prev, terminate: true, lineStart: start, torn: await describeTorn(file, start, size) };
+  // Parseable: kept (and continued from) only where it cannot be cut.
+  return { prev, terminate: true, lineStart: start, keptChain: v.kind === "row" ? v.chain : null };
 }
 
-async function describeTorn(file: AppendFile, start: number, end: number): Promise<NonNullable<Tail["torn"]>> {
+async function describeTorn(file: AppendFile, start: number, end: number): Promise<Torn> {
   let lines = 1;
   for (let pos = 0; pos < start; pos += READ_CHUNK * 16) {
     const chunk = await file.readAt(pos, Math.min(READ_CHUNK * 16, start - pos));
@@ -635,5 +697,12 @@ async function describeTorn(file: AppendFile, start: number, end: number): Promi
     digest.update(chunk);
     if (chunk.length === 0) break;
   }
-  return { line: lines, bytes: end - start, digest: digest.digest() };
+  const head = await file.readAt(start, Math.min(end - start, TORN_TEXT_BYTES));
+  return {
+    line: lines,
+    bytes: end - start,
+    digest: digest.digest(),
+    text: escapeBytes(head),
+    capped: end - start > head.length,
+  };
 }

@@ -31,6 +31,8 @@ export interface JsonReport {
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /** Present when a finding has a kind (see VerifyReport). */
+  finding_kinds?: (string | null)[];
   notes: string[];
 }
 
@@ -55,6 +57,7 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     head: r.head,
     sessions: r.sessions,
     findings: r.findings,
+    ...(r.finding_kinds ? { finding_kinds: r.finding_kinds } : {}),
     notes: r.notes,
   };
 }

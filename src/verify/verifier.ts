@@ -28,6 +28,11 @@
  *   - an unparseable line that the very next line declares repaired (a
  *     `ledger_repair` row whose torn_line, torn_bytes and torn_digest match it)
  *     is a note, not a break, and is not counted as a row;
+ *   - a `ledger_repair` row that records a tail the writer cut off (its own
+ *     line number as torn_line, and `torn_text`: the first bytes, escaped as
+ *     src/core/escape.ts says, `torn_text_capped` when not all of them) is a
+ *     note when torn_text agrees with torn_bytes and torn_digest, else a
+ *     finding (kind `repair_mismatch`);
  *   - completeness of seam sessions (see `observe`): findings that make the
  *     verdict inconclusive unless the chain is broken.
  */
@@ -36,6 +41,7 @@ import { CanonicalError, lineForm } from "../core/canonical.ts";
 import { GENESIS, chainOf } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { unescapeBytes } from "../core/escape.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -76,6 +82,11 @@ export interface VerifyReport {
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /**
+   * The stable kind of each finding, index for index (null for a finding not
+   * yet given one); present only when some finding has a kind.
+   */
+  finding_kinds?: (string | null)[];
   notes: string[];
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
@@ -87,10 +98,11 @@ export interface VerifyOptions {
   strict?: boolean;
   /**
    * Is the writer of a session without session_end still running? Asked with
-   * the pid and host its session_begin recorded; a throw counts as no. Without
-   * it every unfinished session is a finding.
+   * the pid, host and process start time (`pid_start`, undefined when not
+   * recorded) its session_begin recorded; a throw counts as no. Without it
+   * every unfinished session is a finding.
    */
-  isWriterAlive?: (pid: number, host: string) => boolean;
+  isWriterAlive?: (pid: number, host: string, start?: Json) => boolean;
   /**
    * A longer line is not parsed (its model would not fit; a JS string cannot
    * hold twice as much): it counts as unparseable, with a note. Default
@@ -122,6 +134,7 @@ interface Pending {
 interface Finding {
   line: number;
   text: string;
+  kind?: string;
   /** A seq gap: worded "declared lost" when session_end declares rows_unlogged. */
   gap?: boolean;
 }
@@ -143,6 +156,7 @@ interface Session {
   nextSeq: number;
   pid: Json | undefined;
   host: Json | undefined;
+  start: Json | undefined;
   endLine: number | null;
   unlogged: number;
   intents: Map<string, Intent[]>;
@@ -158,7 +172,7 @@ export class LedgerVerifier {
   private readonly strict: boolean;
   private readonly maxLine: number;
   private readonly maxFindings: number;
-  private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
+  private readonly isWriterAlive: VerifyOptions["isWriterAlive"];
   private readonly onRow: VerifyOptions["onRow"];
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -242,7 +256,12 @@ export class LedgerVerifier {
     }
     const sessions = this.finishSessions();
     const findings = this.fileFindings.map((f) => f.text);
-    for (const s of this.sessions.values()) for (const f of s.findings) findings.push(f.text);
+    const kinds = this.fileFindings.map((f) => f.kind ?? null);
+    for (const s of this.sessions.values())
+      for (const f of s.findings) {
+        findings.push(f.text);
+        kinds.push(f.kind ?? null);
+      }
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
     const findingCount = findings.length + dropped;
@@ -264,6 +283,9 @@ export class LedgerVerifier {
       head: this.head,
       sessions,
       findings: listed,
+      ...(kinds.slice(0, listed.length).some((k) => k !== null)
+        ? { finding_kinds: kinds.slice(0, listed.length) }
+        : {}),
       notes: this.notes,
       bytes: this.bytes,
       lines: this.lineNo,
@@ -408,9 +430,22 @@ export class LedgerVerifier {
     if (this.firstBreak === null) this.firstBreak = { line, message };
   }
 
-  private fileFinding(line: number, text: string): void {
+  private fileFinding(line: number, text: string, kind?: string): void {
     if (this.fileFindings.length >= this.maxFindings) this.fileDropped++;
-    else this.fileFindings.push({ line, text });
+    else this.fileFindings.push({ line, text, kind });
+  }
+
+  /** A ledger_repair row of the kind that records a cut-off tail (its own line as torn_line): does it hold together? */
+  private checkCutRepair(row: JsonObject | { readonly [k: string]: Json }, n: number): boolean {
+    const text = getField(row, "torn_text");
+    const bytes = getField(row, "torn_bytes");
+    const digest = getField(row, "torn_digest");
+    if (getField(row, "torn_line") !== n || typeof text !== "string" || typeof digest !== "string") return false;
+    if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes < 0) return false;
+    const kept = unescapeBytes(text);
+    if (kept === null) return false;
+    if (getField(row, "torn_text_capped") === true) return kept.length < bytes;
+    return kept.length === bytes && digestBytes(kept) === digest;
   }
 
   // ---- completeness of seam sessions ----
@@ -426,7 +461,20 @@ export class LedgerVerifier {
     if (getField(row, "seam") !== "mcp-stdio") return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
-      this.fileFinding(n, `line ${n}: ledger_repair row does not match the line before it`);
+      if (getField(row, "torn_text") !== undefined) {
+        if (this.checkCutRepair(row, n))
+          this.notes.push(
+            `line ${n}: torn line (${show(getField(row, "torn_bytes"))} bytes) cut off and recorded by the ledger_repair row at line ${n}`,
+          );
+        else
+          this.fileFinding(
+            n,
+            `line ${n}: ledger_repair row's torn_text does not match its torn_bytes and torn_digest`,
+            "repair_mismatch",
+          );
+      } else {
+        this.fileFinding(n, `line ${n}: ledger_repair row does not match the line before it`);
+      }
     }
     const id = getField(row, "session");
     if (typeof id !== "string") {
@@ -446,6 +494,7 @@ export class LedgerVerifier {
         nextSeq: 1,
         pid: undefined,
         host: undefined,
+        start: undefined,
         endLine: null,
         unlogged: 0,
         intents: new Map(),
@@ -467,6 +516,7 @@ export class LedgerVerifier {
     if (evt === "session_begin" && s.counted === 0) {
       s.pid = getField(row, "pid");
       s.host = getField(row, "host");
+      s.start = getField(row, "pid_start");
     }
 
     const seq = getField(row, "seq");
@@ -562,7 +612,7 @@ export class LedgerVerifier {
     if (typeof s.pid !== "number" || !Number.isSafeInteger(s.pid) || s.pid <= 0 || typeof s.host !== "string")
       return false;
     try {
-      return this.isWriterAlive(s.pid, s.host) === true;
+      return this.isWriterAlive(s.pid, s.host, s.start) === true;
     } catch {
       return false;
     }
