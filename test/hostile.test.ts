@@ -18,6 +18,7 @@ import {
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { chainOf } from "../src/core/chain.ts";
+import { digestJson } from "../src/core/digest.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { runAsNobody } from "./as-nobody.ts";
@@ -264,6 +265,19 @@ describe.each(VIAS.filter(built))("hostile neighbours via %s", (via: Via) => {
     expect(JSON.parse(w.stdout.toString()).notes.join("\n")).toContain("is still running");
     expect(w.code).toBe(0);
   }, 40_000);
+
+  test("command_digest is the digest of the redacted command, so it gives no redacted password back", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const server = ["sh", "-c", "exit 0", "srv", "--password", "hunter2", "-pSECRET"];
+    const r = await runCli(via, ["wrap", "--ledger", ledger, "--", ...server]);
+    expect(r.code).toBe(0);
+    const begin = ledgerRows(ledger)[0]!;
+    const command = f(begin, "command") as Json[];
+    expect(command).toEqual(["sh", "-c", "exit 0", "srv", "--password", "<redacted>", "-p<redacted>"]);
+    expect(f(begin, "command_digest")).toBe(digestJson(command));
+    expect(readFileSync(ledger, "utf8")).not.toContain(digestJson(server));
+  }, 30_000);
 
   test("a private key given to --key or --sign is named as such and never echoed", async () => {
     const dir = tempDir();
