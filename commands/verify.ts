@@ -9,7 +9,13 @@ import { type SealSetup, checkProofFile, proveFile, verifySealedSource } from ".
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { type VerifyReport, describeReadError, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import {
+  DEFAULT_MAX_LINE_BYTES,
+  type VerifyReport,
+  describeReadError,
+  fileChunks,
+  verifyLedger,
+} from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
@@ -17,6 +23,11 @@ const args = {
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
+  "max-line": {
+    type: "string",
+    description: "longest line parsed, in bytes; a longer one is a finding, read without being held (default 67108864)",
+    valueHint: "BYTES",
+  },
   key: {
     type: "string",
     description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
@@ -60,6 +71,7 @@ export default defineCommand({
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
+    const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.
@@ -72,6 +84,7 @@ export default defineCommand({
         a.strict === true,
         process.stderr.isTTY === true && !a.quiet,
         setup,
+        maxLineBytes,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -90,11 +103,12 @@ async function verifyOne(
   strict: boolean,
   progress: boolean,
   setup: SealSetup | null,
+  maxLineBytes: number,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    const vopts = { strict, isWriterAlive, onProgress: meter?.update };
+    const vopts = { strict, isWriterAlive, onProgress: meter?.update, maxLineBytes };
     if (setup !== null) return await verifySealedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {

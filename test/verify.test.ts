@@ -492,13 +492,31 @@ describe("chain verdict on crafted files", () => {
     }
   });
 
-  test("a line longer than maxLineBytes is not parsed: unparseable, with a note (torn when last)", () => {
+  test("a row longer than maxLineBytes is not parsed nor held: a finding, its claimed chain carried on", () => {
     const file = enc(text(base));
     const r = verifyBytes(file, { maxLineBytes: 100 });
-    expect(r.first_break).toEqual({ line: 1, message: "line 1: unparseable" });
-    expect(r.breaks).toBe(5);
-    expect(r.notes[0]).toBe(`line 1: ${enc(base[0]!).length} bytes, longer than the 100-byte limit, not parsed`);
+    expect(r.breaks).toBe(0);
+    expect(r.verdict).toBe("inconclusive");
+    expect(r.findings[0]).toBe(
+      `line 1: ${enc(base[0]!).length} bytes, longer than the 100-byte limit (--max-line): not parsed, its chain not checked`,
+    );
+    expect(r.finding_kinds?.[0]).toBe("line_too_long");
     expect(verifyChunked(file, 7, { maxLineBytes: 100 })).toEqual(r);
+    // one long row among short ones: the rows after it are still checked
+    const b = plain(1);
+    b.add({ ts: "t", tool: "big", blob: "z".repeat(500) });
+    b.add({ ts: "t", tool: "after", n: 3 });
+    const mixed = text(L(b));
+    const ok = verifyBytes(enc(mixed), { maxLineBytes: 300 });
+    expect([ok.breaks, ok.rows, ok.finding_kinds]).toEqual([0, 3, ["line_too_long"]]);
+    const edited = mixed.replace('"n": 3', '"n": 4');
+    expect(verifyBytes(enc(edited), { maxLineBytes: 300 }).first_break).toEqual({
+      line: 3,
+      message: "line 3: chain mismatch",
+    });
+  });
+
+  test("a line longer than maxLineBytes without a chain at its end: unparseable, with a note (torn when last)", () => {
     // A long torn line is repaired like any other: its digest is kept while its bytes are not.
     const b = plain(2);
     const torn = "x".repeat(300);

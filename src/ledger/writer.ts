@@ -59,7 +59,7 @@ const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 import type { AppendFile } from "../runtime/types.ts";
-import { pyTruthy } from "../verify/verifier.ts";
+import { DEFAULT_MAX_LINE_BYTES, chainFromTail, pyTruthy } from "../verify/verifier.ts";
 import { type SealConfig, type SealMark, Sealer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
 
@@ -93,8 +93,12 @@ export interface LedgerConfig {
 const RESERVED = new Set(["evt", "seam", "seam_impl", "session", "seq", "server", "ts", "chain"]);
 const SEAM = "mcp-stdio";
 const LF = 0x0a;
-/** A line longer than this is not parsed when looking for the previous chain (it counts as unparseable). */
-const MAX_PARSE_BYTES = 256 * 1024 * 1024;
+/**
+ * A line longer than this is not parsed when looking for the previous chain:
+ * its chain is read from its end, as `seam verify` does (chainFromTail), so a
+ * huge line a neighbour appended costs no memory to step over.
+ */
+const MAX_PARSE_BYTES = DEFAULT_MAX_LINE_BYTES;
 const READ_CHUNK = 64 * 1024;
 
 interface Pending {
@@ -638,7 +642,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
 async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {
-  if (end - start > MAX_PARSE_BYTES) return { kind: "unparseable" };
+  if (end - start > MAX_PARSE_BYTES) {
+    const claimed = chainFromTail(await file.readAt(end - 256, 256));
+    return claimed === null ? { kind: "unparseable" } : { kind: "row", chain: claimed };
+  }
   const bytes = await file.readAt(start, end - start);
   if (bytes.every((c) => c === 0x20 || (c >= 0x09 && c <= 0x0d))) return { kind: "blank" };
   let row: Json;

@@ -104,10 +104,14 @@ export interface VerifyOptions {
    */
   isWriterAlive?: (pid: number, host: string, start?: Json) => boolean;
   /**
-   * A longer line is not parsed (its model would not fit; a JS string cannot
-   * hold twice as much): it counts as unparseable, with a note. Default
-   * DEFAULT_MAX_LINE_BYTES, 256 MiB, the limit the ledger writer reads the
-   * file's last row with.
+   * A longer line is not parsed nor held whole (only its length, digest and
+   * last TAIL_BYTES are kept): when it ends with a `"chain": "…"}` key, as
+   * every seam row does, it is a finding (kind `line_too_long`: its chain is
+   * taken as claimed, unchecked, so the rows after it are still checked);
+   * otherwise it counts as unparseable, with a note. Default
+   * DEFAULT_MAX_LINE_BYTES, 64 MiB, the limit the ledger writer reads the
+   * file's last row with. Memory: a line under the limit costs a few times
+   * its size while it is parsed (bench/memory.ts).
    */
   maxLineBytes?: number;
   /** Findings listed at most (the rest are counted in a note). Default 1000. */
@@ -116,13 +120,27 @@ export interface VerifyOptions {
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number) => void;
 }
 
-export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** Bytes kept of the end of a line too long to parse: enough for its `"chain": "<value>"}`. */
+const TAIL_BYTES = 256;
+
+/**
+ * The chain a line claims, read from its last bytes without parsing it: the
+ * value of a final `"chain": "<value>"}` (seam writes `chain` last). Null
+ * when the line does not end that way.
+ */
+export function chainFromTail(tail: Uint8Array): string | null {
+  const m = /"chain": ?"([0-9A-Za-z:_+/=.-]{1,128})"\}[ \t\r]*$/.exec(Buffer.from(tail).toString("latin1"));
+  return m ? m[1]! : null;
+}
 const NL = 0x0a;
 
 /** A line too long to parse: only its length and digest are kept. */
 interface LongLine {
   length: number;
   digest: string;
+  /** Its last TAIL_BYTES bytes. */
+  tail: Uint8Array;
 }
 
 interface Pending {
@@ -150,7 +168,8 @@ interface Session {
   server: string | null;
   rows: number;
   calls: number;
-  statuses: Map<string, number>;
+  /** Made on the session's first tool_call (most sessions' state is kept small: a million of them fit). */
+  statuses: Map<string, number> | null;
   /** Rows with a seq (everything but ledger_repair). */
   counted: number;
   nextSeq: number;
@@ -159,8 +178,9 @@ interface Session {
   start: Json | undefined;
   endLine: number | null;
   unlogged: number;
-  intents: Map<string, Intent[]>;
-  findings: Finding[];
+  /** Made on the first tool_call_intent. */
+  intents: Map<string, Intent[]> | null;
+  findings: Finding[] | null;
   dropped: number;
 }
 
@@ -179,6 +199,7 @@ export class LedgerVerifier {
   private parts: Uint8Array[] = [];
   private partBytes = 0;
   private longDigest: StreamDigest | null = null;
+  private longTail: Uint8Array = new Uint8Array(0);
   private bytes = 0;
   private lineNo = 0;
 
@@ -228,7 +249,7 @@ export class LedgerVerifier {
         this.line(this.takeStash(), true);
       } else if (nl - pos > this.maxLine) {
         const bytes = chunk.subarray(pos, nl);
-        this.line({ length: bytes.length, digest: digestBytes(bytes) }, true);
+        this.line({ length: bytes.length, digest: digestBytes(bytes), tail: bytes.slice(-TAIL_BYTES) }, true);
       } else {
         this.line(chunk.subarray(pos, nl), true);
       }
@@ -258,7 +279,7 @@ export class LedgerVerifier {
     const findings = this.fileFindings.map((f) => f.text);
     const kinds = this.fileFindings.map((f) => f.kind ?? null);
     for (const s of this.sessions.values())
-      for (const f of s.findings) {
+      for (const f of s.findings ?? []) {
         findings.push(f.text);
         kinds.push(f.kind ?? null);
       }
@@ -299,19 +320,37 @@ export class LedgerVerifier {
     if (piece.length === 0) return;
     if (this.longDigest === null && this.partBytes + piece.length > this.maxLine) {
       this.longDigest = new StreamDigest();
-      for (const p of this.parts) this.longDigest.update(p);
+      for (const p of this.parts) {
+        this.longDigest.update(p);
+        this.keepTail(p);
+      }
       this.parts = [];
     }
     this.partBytes += piece.length;
     // Copied: a source may hand out the same buffer again.
-    if (this.longDigest !== null) this.longDigest.update(piece);
-    else this.parts.push(piece.slice());
+    if (this.longDigest !== null) {
+      this.longDigest.update(piece);
+      this.keepTail(piece);
+    } else this.parts.push(piece.slice());
+  }
+
+  private keepTail(piece: Uint8Array): void {
+    if (piece.length >= TAIL_BYTES) {
+      this.longTail = piece.slice(-TAIL_BYTES);
+      return;
+    }
+    const joined = new Uint8Array(Math.min(TAIL_BYTES, this.longTail.length + piece.length));
+    const keep = joined.length - piece.length;
+    joined.set(this.longTail.subarray(this.longTail.length - keep), 0);
+    joined.set(piece, keep);
+    this.longTail = joined;
   }
 
   private takeStash(): Uint8Array | LongLine {
     let out: Uint8Array | LongLine;
     if (this.longDigest !== null) {
-      out = { length: this.partBytes, digest: this.longDigest.digest() };
+      out = { length: this.partBytes, digest: this.longDigest.digest(), tail: this.longTail };
+      this.longTail = new Uint8Array(0);
     } else if (this.parts.length === 1) {
       out = this.parts[0]!;
     } else {
@@ -347,6 +386,21 @@ export class LedgerVerifier {
         row = undefined;
       }
     } else {
+      const claimed = terminated ? chainFromTail(input.tail) : null;
+      if (claimed !== null) {
+        // Not parsed, not held: its chain is taken as claimed so that the rows after it are still checked.
+        this.settlePending(null);
+        this.rows++;
+        this.fileFinding(
+          n,
+          `line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit (--max-line): not parsed, its chain not checked`,
+          "line_too_long",
+        );
+        this.began = true;
+        this.prev = claimed;
+        this.head = claimed;
+        return;
+      }
       this.notes.push(`line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit, not parsed`);
     }
     if (row === undefined) {
@@ -489,7 +543,7 @@ export class LedgerVerifier {
         server: typeof server === "string" ? server : null,
         rows: 0,
         calls: 0,
-        statuses: new Map(),
+        statuses: null,
         counted: 0,
         nextSeq: 1,
         pid: undefined,
@@ -497,8 +551,8 @@ export class LedgerVerifier {
         start: undefined,
         endLine: null,
         unlogged: 0,
-        intents: new Map(),
-        findings: [],
+        intents: null,
+        findings: null,
         dropped: 0,
       };
       this.sessions.set(id, s);
@@ -549,13 +603,15 @@ export class LedgerVerifier {
       s.calls++;
       const st = getField(row, "status");
       const key = typeof st === "string" ? st : st === undefined ? "(missing)" : "(not a string)";
+      s.statuses ??= new Map();
       s.statuses.set(key, (s.statuses.get(key) ?? 0) + 1);
-      const waiting = s.intents.get(idKey(getField(row, "rpc_id")));
+      const waiting = s.intents?.get(idKey(getField(row, "rpc_id")));
       if (waiting !== undefined && waiting.length > 0) waiting.shift();
     } else if (evt === "tool_call_intent") {
       const rpc = getField(row, "rpc_id");
       const key = idKey(rpc);
       const tool = getField(row, "tool");
+      s.intents ??= new Map();
       const list = s.intents.get(key);
       const intent = { line: n, id: show(rpc), tool: typeof tool === "string" ? tool : null };
       if (list === undefined) s.intents.set(key, [intent]);
@@ -564,6 +620,7 @@ export class LedgerVerifier {
   }
 
   private find(s: Session, line: number, text: string, gap = false): void {
+    s.findings ??= [];
     if (s.findings.length >= this.maxFindings) s.dropped++;
     else s.findings.push({ line, text, gap });
   }
@@ -572,12 +629,12 @@ export class LedgerVerifier {
     const out: SessionReport[] = [];
     const judged = this.failed === null;
     for (const s of this.sessions.values()) {
-      for (const f of s.findings) {
+      for (const f of s.findings ?? []) {
         if (f.gap) f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
         f.text = `session ${s.id}: ${f.text}`;
       }
       const open: Intent[] = [];
-      for (const list of s.intents.values()) open.push(...list);
+      for (const list of s.intents?.values() ?? []) open.push(...list);
       open.sort((a, b) => a.line - b.line);
       if (judged && s.endLine === null && this.alive(s)) {
         const inFlight = open.length > 0 ? `; ${open.length} call${open.length === 1 ? "" : "s"} in flight` : "";
@@ -600,8 +657,8 @@ export class LedgerVerifier {
         server: s.server,
         rows: s.rows,
         calls: s.calls,
-        statuses: Object.fromEntries(s.statuses),
-        complete: s.endLine !== null && s.findings.length === 0 && s.dropped === 0,
+        statuses: s.statuses ? Object.fromEntries(s.statuses) : {},
+        complete: s.endLine !== null && (s.findings?.length ?? 0) === 0 && s.dropped === 0,
       });
     }
     return out;
