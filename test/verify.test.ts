@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { chainOf } from "../src/core/chain.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes } from "../src/core/digest.ts";
-import { JsonFloat } from "../src/core/json.ts";
+import { type Json, JsonFloat } from "../src/core/json.ts";
+import { escapeBytes, unescapeBytes } from "../src/core/escape.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import {
   LedgerVerifier,
@@ -1025,5 +1026,55 @@ describe("reports", () => {
     expect(worstExit([0, 3, 0])).toBe(3);
     expect(worstExit([3, 1, 0])).toBe(1);
     expect(worstExit([1, 3])).toBe(1);
+  });
+});
+
+describe("a ledger_repair row that records the tail it cut off", () => {
+  const cut = Buffer.concat([Buffer.from('{"evt": "tool_call", "forged": "\\'), Buffer.from([0xff, 0x0a - 1])]);
+  const repair = (fields: Record<string, Json>) => {
+    const b = plain(2);
+    b.add({
+      evt: "ledger_repair",
+      seam: "mcp-stdio",
+      session: "s",
+      server: "srv",
+      torn_line: 3,
+      torn_bytes: cut.length,
+      torn_digest: digestBytes(cut),
+      torn_text: escapeBytes(cut),
+      ts: "t",
+      ...fields,
+    });
+    for (const r of sessionRows({ id: "s" })) b.add(r); // the session of the writer that cut it
+    return verifyBytes(b.bytes());
+  };
+
+  test("verifies ok, with a note saying what was cut off", () => {
+    const r = repair({});
+    expect([r.verdict, r.findings]).toEqual(["ok", []]);
+    expect(r.notes).toEqual([
+      `line 3: torn line (${cut.length} bytes) cut off and recorded by the ledger_repair row at line 3`,
+    ]);
+  });
+
+  test.each([
+    ["torn_text that is not what the digest covers", { torn_text: "something else" }],
+    ["a wrong torn_bytes", { torn_bytes: 3 }],
+    ["a torn_line that is not its own line", { torn_line: 2 }],
+    ["torn_text that is no escapeBytes form", { torn_text: "\\q" }],
+    ["capped, but as long as the whole", { torn_text_capped: true }],
+  ])("is a finding (repair_mismatch) with %s", (_, fields) => {
+    const r = repair(fields as Record<string, Json>);
+    expect(r.verdict).toBe("inconclusive");
+    expect(r.finding_kinds).toEqual(["repair_mismatch"]);
+  });
+
+  test("escapeBytes and unescapeBytes are inverse, for any bytes", () => {
+    for (let i = 0; i < 500; i++) {
+      const b = Uint8Array.from({ length: i % 40 }, () => Math.floor(Math.random() * 256));
+      expect(unescapeBytes(escapeBytes(b))).toEqual(b);
+    }
+    expect(escapeBytes(Buffer.from("é\\\xff", "latin1"))).toBe("\\xe9\\\\\\xff");
+    expect(escapeBytes(Buffer.from("é🔒"))).toBe("é🔒");
   });
 });
