@@ -26,6 +26,15 @@ import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
 import { ledgerRows, start, tempDir, until } from "./proc.ts";
 
 const fixtureServer = [...seamArgv("bun"), "fixture", "server"];
+
+/** Whether this process may mount a tmpfs (root, with the capability). */
+const canMount = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const dir = tempDir();
+  const ok = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", dir]).exitCode === 0;
+  if (ok) Bun.spawnSync(["umount", dir]);
+  return ok;
+})();
 const f = (r: Json, k: string) => getField(r, k);
 
 /** initialize, then `calls` echo calls (ids 2…). */
@@ -278,6 +287,33 @@ describe.each(VIAS.filter(built))("hostile neighbours via %s", (via: Via) => {
     expect(f(begin, "command_digest")).toBe(digestJson(command));
     expect(readFileSync(ledger, "utf8")).not.toContain(digestJson(server));
   }, 30_000);
+
+  // A full file system part way through a row: a small tmpfs (needs root and mount; skipped elsewhere).
+  test.skipIf(!canMount)(
+    "a full disk mid-write: one warning line on stderr, never a stack trace; the client still gets every answer",
+    async () => {
+      const dir = join(tempDir(), "small");
+      mkdirSync(dir);
+      expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", dir]).exitCode).toBe(0);
+      try {
+        const big = "x".repeat(6000);
+        let input = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n`;
+        for (let i = 0; i < 6; i++)
+          input += `{"jsonrpc":"2.0","id":${i + 2},"method":"tools/call","params":{"name":"echo","arguments":{"t":"${big}"}}}\n`;
+        const r = await runCli(via, ["wrap", "--raw", "--ledger", join(dir, "l.jsonl"), "--", ...fixtureServer], {
+          input,
+        });
+        expect(r.code).toBe(0);
+        expect(answeredIds(r.stdout)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+        expect(r.stderr).toBe(
+          `seam: warning: ledger ${join(dir, "l.jsonl")} cannot be written: no space left on device\n`,
+        );
+      } finally {
+        Bun.spawnSync(["umount", dir]);
+      }
+    },
+    30_000,
+  );
 
   test("a private key given to --key or --sign is named as such and never echoed", async () => {
     const dir = tempDir();

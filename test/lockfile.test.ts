@@ -148,6 +148,16 @@ test.each(plants)("a lock planted as %s is no lock: taken at once", async (_, pl
   expect(readFileSync(path.replace(/lock$/, "other"), "utf8")).toBe("keep me\n");
 });
 
+test("a planted break lock (a directory with a file in it) cannot stall a taker: it rejects at once", async () => {
+  const path = lockPath();
+  writeFileSync(path, "\0not a lock");
+  mkdirSync(`${path}.break`);
+  writeFileSync(`${path}.break/x`, "");
+  const t0 = performance.now();
+  await expect(acquireLock(path, { pid: process.pid, timeoutMs: 60_000 })).rejects.toBeInstanceOf(LockTimeoutError);
+  expect(performance.now() - t0).toBeLessThan(IMPLAUSIBLE_GRACE_MS + 2_000);
+});
+
 test.each([
   ["pid 1 on this host", () => holder(1, Date.now())],
   ["a since a year ahead", () => holder(process.pid + 100_000, Date.now() + 365 * 86_400_000)],

@@ -29,7 +29,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { link, open, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { link, lstat, open, rename, rmdir, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 
 export type Release = () => Promise<void>;
@@ -243,10 +243,13 @@ async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boole
   const breakPath = `${lockPath}.break`;
   try {
     if (!(await createExclusive(breakPath, `${j.pid}\n`))) {
-      // Someone else is breaking it; a break lock left by a crash (or planted) goes after a while.
-      const st = await stat(breakPath).catch(() => null);
-      if (st !== null && (j.now() - st.mtimeMs > BREAK_STALE_MS || !st.isFile() || st.mtimeMs > j.now() + 1000))
-        await unlink(breakPath).catch(() => {});
+      // Someone else is breaking it; a break lock left by a crash goes after a while, a planted one at once.
+      const st = await lstat(breakPath).catch(() => null);
+      if (st !== null && (j.now() - st.mtimeMs > BREAK_STALE_MS || !st.isFile() || st.mtimeMs > j.now() + 1000)) {
+        await (st.isDirectory() ? rmdir(breakPath) : unlink(breakPath)).catch(() => {});
+        // Still there and no file seam makes (a directory with something in it): breaking cannot happen.
+        if (!st.isFile() && (await lstat(breakPath).catch(() => null)) !== null) return false;
+      }
       await sleep(1);
       return true;
     }
