@@ -108,7 +108,7 @@ async function verifyOne(
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    const vopts = { strict, isWriterAlive, onProgress: meter?.update, maxLineBytes };
+    const vopts = { strict, isWriterAlive, onProgress: meter?.update, maxLineBytes, freshChunks: path !== "-" };
     if (setup !== null) return await verifySealedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {
