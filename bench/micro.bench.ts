@@ -42,6 +42,11 @@ function memoryFile(): AppendFile & { bytes: () => Uint8Array; reset: () => void
     async readAt(position, length) {
       return Buffer.concat(parts).subarray(position, position + length);
     },
+    async truncate(n) {
+      const all = Buffer.concat(parts).subarray(0, n);
+      parts = [all];
+      size = all.length;
+    },
     async close() {},
     bytes: () => Buffer.concat(parts),
     reset() {

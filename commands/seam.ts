@@ -80,7 +80,9 @@ async function run(argv: string[]): Promise<number> {
       );
       return EXIT.USAGE;
     }
-    log.error(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    // One line, never a stack trace: stderr is often the MCP client's log, and a
+    // bundled stack quotes seam's source. SEAM_DEBUG=1 shows the stack.
+    log.error(`internal error: ${internalMessage(err)}`);
     return EXIT.FAIL;
   }
 }
@@ -91,8 +93,23 @@ function usage(text: string): string {
   return `${plain}\n`;
 }
 
+function internalMessage(err: unknown): string {
+  if (process.env.SEAM_DEBUG === "1" && err instanceof Error && err.stack) return err.stack;
+  const text = err instanceof Error ? err.message : String(err);
+  return lowerFirst(text.split("\n")[0]!.replace(/\.$/, ""));
+}
+
 function lowerFirst(s: string): string {
   return s.charAt(0).toLowerCase() + s.slice(1);
+}
+
+// Anything thrown outside a command's own flow (a runtime's asynchronous I/O
+// error) is still one `seam: error:` line, and ends seam as a failure.
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (err: unknown) => {
+    createLog().error(`internal error: ${internalMessage(err)}`);
+    process.exit(EXIT.FAIL);
+  });
 }
 
 const code = await run(process.argv.slice(2));

@@ -15,7 +15,7 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
@@ -27,6 +27,11 @@ const args = {
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
+  "max-line": {
+    type: "string",
+    description: "longest line parsed, in bytes; a longer one is a finding, read without being held (default 67108864)",
+    valueHint: "BYTES",
+  },
   key: {
     type: "string",
     description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
@@ -88,6 +93,7 @@ export default defineCommand({
       });
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
+    const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.
@@ -100,6 +106,7 @@ export default defineCommand({
         a.strict === true,
         process.stderr.isTTY === true && !a.quiet,
         setup,
+        maxLineBytes,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -118,11 +125,12 @@ async function verifyOne(
   strict: boolean,
   progress: boolean,
   setup: CheckpointSetup | null,
+  maxLineBytes: number,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    const vopts = { strict, isWriterAlive, onProgress: meter?.update };
+    const vopts = { strict, isWriterAlive, onProgress: meter?.update, maxLineBytes, freshChunks: path !== "-" };
     if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {

@@ -8,6 +8,7 @@ import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/writer.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
+import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
 
 const args = {
   ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
@@ -18,6 +19,21 @@ const args = {
   },
   session: { type: "string", description: "session id (default: a fresh UUIDv4)", valueHint: "ID" },
   ...RECORD_ARGS,
+  "strip-env": {
+    type: "string",
+    description: "remove this variable from the server's environment (repeatable; COMMITLAYER_API_KEY always is)",
+    valueHint: "NAME",
+  },
+  "pass-env": {
+    type: "string",
+    description: "keep this variable in the server's environment although it would be removed (repeatable)",
+    valueHint: "NAME",
+  },
+  "allow-foreign-ledger": {
+    type: "boolean",
+    description:
+      "append to a ledger that is a symlink, belongs to another user or is writable by others (refused by default)",
+  },
 } as const;
 
 export default defineCommand({
@@ -58,6 +74,11 @@ export default defineCommand({
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
+    const strip = repeatedFlag(before, "strip-env");
+    const pass = repeatedFlag(before, "pass-env");
+    const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
+    if (badName !== undefined)
+      throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);
     return runWrap(
       runtime,
       {
@@ -71,6 +92,8 @@ export default defineCommand({
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),
         cwd: process.cwd(),
+        env: serverEnv(process.env, { strip, pass }),
+        allowForeignLedger: Boolean(a.allowForeignLedger),
         fault: fault === undefined ? undefined : wrapFault(fault),
         actions,
         checkpoints,

@@ -103,7 +103,7 @@ describe("checkpoint rows", () => {
     expect(w.map((e) => e.note)).toEqual(checkpointLines(ls).map((i) => getField(parseJson(ls[i]!), "note") as string));
   });
 
-  test("lines another process appended (and a torn line it left) are in the next checkpoint's tree", async () => {
+  test("lines another process appended are in the next checkpoint's tree, and a torn line it left is not", async () => {
     const path = join(tempDir(), "l.jsonl");
     const w = await LedgerWriter.open({
       path,
@@ -119,8 +119,9 @@ describe("checkpoint rows", () => {
     await w.append("tool_call", { tool: "b" });
     await w.end({ calls: 2 });
     const ls = linesOf(path);
-    expect(ls[4]).toBe(`{"torn`);
-    expect(getField(parseJson(ls[5]!), "evt")).toBe("ledger_repair");
+    expect(ls).not.toContain(`{"torn`);
+    expect(getField(parseJson(ls[4]!), "evt")).toBe("ledger_repair");
+    expect(getField(parseJson(ls[4]!), "torn_text")).toBe(`{"torn`);
     for (const i of checkpointLines(ls)) expect(getField(parseJson(ls[i]!), "root")).toBe(rootOfLines(ls.slice(0, i)));
     expect(checkpointLines(ls).length).toBe(2);
   });

@@ -45,6 +45,11 @@ test("readVerifierKeys: a key itself, or a file of keys with comments and blank 
   writeFileSync(file, `# the log\n${KEY.verifierKey}\n\n  ${OTHER.verifierKey}  \n`);
   expect(readVerifierKeys(file).map((v) => v.name)).toEqual(["seam-test", "other"]);
   writeFileSync(file, `${KEY.verifierKey}\n${KEY.privateKey}\n`);
+  // a private key where a verifier key belongs is named as such, never shown
+  expect(refused(() => readVerifierKeys(file))).toBe(
+    `${file} line 2 is a private key (this looks like a private key; it is not shown)`,
+  );
+  writeFileSync(file, `${KEY.verifierKey}\nnot a key\n`);
   expect(refused(() => readVerifierKeys(file))).toBe(`${file} line 2 is not a verifier key (<name>+<id>+<key>)`);
   writeFileSync(file, "# nothing\n");
   expect(refused(() => readVerifierKeys(file))).toBe(`${file} holds no verifier key`);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { digestBytes } from "../src/core/digest.ts";
 import { JsonFloat } from "../src/core/json.ts";
 import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
@@ -91,11 +92,33 @@ describe.each([
     expect(warnings).toEqual([]);
   });
 
-  test("golden: a torn last line is healed with \\n and a ledger_repair row chained from the row before it", async () => {
+  test("golden: a torn last line is cut off under the lock and recorded, bytes and all, in a ledger_repair row", async () => {
+    const path = join(tmp(), "l.jsonl");
+    // Ends with a backslash and a byte that is no UTF-8: both come back escaped.
+    const torn = Buffer.concat([Buffer.from(`{"evt": "tool_call", "seam": "mcp-st\\`), Buffer.from([0xff])]);
+    writeFileSync(path, Buffer.concat([Buffer.from(OTHER_BEGIN), torn]));
+    const { w } = await openLedger(path, { openAppend });
+    expect(await w.append("session_begin", { pid: 42 })).toBe(true);
+    const text = read(path);
+    expect(text.startsWith(OTHER_BEGIN)).toBe(true);
+    const lines = text.slice(OTHER_BEGIN.length).split("\n");
+    expect(lines[0]).toStartWith(
+      `{"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 2, "torn_bytes": 38, "torn_digest": "${digestBytes(torn)}", "torn_text": "{\\"evt\\": \\"tool_call\\", \\"seam\\": \\"mcp-st\\\\\\\\\\\\xff", "ts": "2026-11-30T03:24:07.123Z", "chain": "`,
+    );
+    expect(lines[1]).toStartWith(
+      `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1,`,
+    );
+    expect(lines).toHaveLength(3);
+    expect(checkChain(text).breaks).toEqual([]);
+    expect(w.repairs).toBe(1);
+    await w.end({ reason: "done" });
+  });
+
+  test("golden: without the lock a torn last line is healed with \\n and a ledger_repair row chained from the row before it", async () => {
     const path = join(tmp(), "l.jsonl");
     const torn = `{"evt": "tool_call", "seam": "mcp-st`;
     writeFileSync(path, OTHER_BEGIN + torn);
-    const { w } = await openLedger(path, { openAppend });
+    const { w } = await openLedger(path, { openAppend, lock: () => Promise.reject(new Error("no lock")) });
     expect(await w.append("session_begin", { pid: 42 })).toBe(true);
     expect(read(path)).toBe(
       OTHER_BEGIN +
@@ -140,22 +163,42 @@ describe.each([
     await w.end({});
   });
 
-  test("golden: a complete last row without its \\n only gets the \\n (no repair)", async () => {
+  test("a complete last row without its \\n is no row either: cut off and recorded (appending one is how a row is forged)", async () => {
+    const path = join(tmp(), "l.jsonl");
+    writeFileSync(path, OTHER_BEGIN + OTHER_BEGIN.slice(0, -1));
+    const { w } = await openLedger(path, { openAppend });
+    await w.append("session_begin", { pid: 42 });
+    const lines = read(path).split("\n");
+    expect(lines[0]).toBe(OTHER_BEGIN.slice(0, -1));
+    expect(lines[1]).toContain(`"torn_line": 2, "torn_bytes": ${OTHER_BEGIN.length - 1},`);
+    expect(lines[1]).toContain(`"torn_text": ${JSON.stringify(OTHER_BEGIN.slice(0, -1))},`);
+    expect(lines[2]).toContain(`"session": "s-golden", "seq": 1,`);
+    expect(lines).toHaveLength(4);
+    expect(checkChain(read(path)).breaks).toEqual([]);
+    expect(w.repairs).toBe(1);
+    await w.end({});
+  });
+
+  test("without the lock a complete last row without its \\n only gets the \\n (no repair)", async () => {
     const path = join(tmp(), "l.jsonl");
     writeFileSync(path, OTHER_BEGIN.slice(0, -1));
-    const { w } = await openLedger(path, { openAppend });
+    const { w } = await openLedger(path, { openAppend, lock: () => Promise.reject(new Error("no lock")) });
     await w.append("session_begin", { pid: 42 });
     expect(read(path)).toBe(OTHER_BEGIN + BEGIN_AFTER_OTHER);
     expect(w.repairs).toBe(0);
     await w.end({});
   });
 
-  test("a whitespace-only unterminated tail only gets its \\n", async () => {
+  test("a whitespace-only unterminated tail is cut off too", async () => {
     const path = join(tmp(), "l.jsonl");
     writeFileSync(path, OTHER_BEGIN + "  ");
     const { w } = await openLedger(path, { openAppend });
     await w.append("session_begin", { pid: 42 });
-    expect(read(path)).toBe(OTHER_BEGIN + "  \n" + BEGIN_AFTER_OTHER);
+    const lines = read(path).split("\n");
+    expect(lines[1]).toContain(
+      `"torn_line": 2, "torn_bytes": 2, "torn_digest": "${digestBytes(Buffer.from("  "))}", "torn_text": "  ",`,
+    );
+    expect(lines).toHaveLength(4);
     await w.end({});
   });
 });
@@ -184,15 +227,20 @@ test("a torn line in front of a long row is found however many chunks back it st
   await w2.append("session_begin", {});
   await w2.end({});
   const text = read(path);
-  expect(checkChain(text).breaks).toEqual(["line 6: unparseable"]);
-  expect(text.split("\n")[6]).toContain(`"torn_line": 6, "torn_bytes": 200010,`);
+  expect(checkChain(text).breaks).toEqual([]);
+  expect(text.split("\n")[5]).toContain(`"torn_line": 6, "torn_bytes": 200010,`);
+  expect(text.split("\n")[5]).toContain(`"torn_text_capped": true,`);
+  expect(text).not.toContain("y".repeat(4097));
 });
 
 // ---- failure: never throws, counts, warns once ----
 
 describe("an unwritable ledger", () => {
-  async function useUnwritable(path: string): Promise<{ w: LedgerWriter; warnings: string[]; results: boolean[] }> {
-    const { w, warnings } = await openLedger(path);
+  async function useUnwritable(
+    path: string,
+    extra: Partial<LedgerConfig> = {},
+  ): Promise<{ w: LedgerWriter; warnings: string[]; results: boolean[] }> {
+    const { w, warnings } = await openLedger(path, extra);
     const results = await Promise.all([
       w.append("session_begin", {}),
       w.append("tool_call", {}),
@@ -213,7 +261,7 @@ describe("an unwritable ledger", () => {
   test("a full disk: every row unlogged, one warning", async () => {
     const path = join(tmp(), "l.jsonl");
     symlinkSync("/dev/full", path);
-    const { w, warnings, results } = await useUnwritable(path);
+    const { w, warnings, results } = await useUnwritable(path, { allowForeign: true });
     expect(results).toEqual([false, false, false, false]);
     expect([w.rowsWritten, w.rowsUnlogged]).toEqual([0, 4]);
     expect(warnings).toEqual([`ledger ${path} cannot be written: no space left on device`]);
@@ -229,7 +277,8 @@ describe("an unwritable ledger", () => {
     const writer = `${ROOT}test/fixtures/ledger-writer.ts`;
     const p =
       process.getuid?.() === 0
-        ? runAsNobody(`import ${JSON.stringify(writer)};`, [path, "s", "3"])
+        ? // Imported for its effect: a bare import would be dropped by the bundler (package.json says sideEffects: false).
+          runAsNobody(`await import(${JSON.stringify(writer)});`, [path, "s", "3"])
         : (({ stdout, stderr }) => ({ stdout: stdout.toString(), stderr: stderr.toString() }))(
             Bun.spawnSync([process.execPath, writer, path, "s", "3"]),
           );
@@ -270,7 +319,7 @@ describe("an unwritable ledger", () => {
     expect(checkChain(read(path)).breaks).toEqual([]);
   });
 
-  test("a short write: whole lines that landed count as written, the torn rest is repaired by the next flush", async () => {
+  test("a short write: whole lines that landed count as written, the torn rest is cut off by the next flush", async () => {
     const path = join(tmp(), "l.jsonl");
     const inner = await openBun(path);
     let cut = -1; // write only this many bytes of the next write, then fail
@@ -294,11 +343,11 @@ describe("an unwritable ledger", () => {
     await w.end({ calls: 2 });
     expect(w.repairs).toBe(1);
     const text = read(path);
-    expect(checkChain(text).breaks).toEqual(["line 3: unparseable"]);
-    expect(text.split("\n")[3]).toContain(
+    expect(checkChain(text).breaks).toEqual([]);
+    expect(text.split("\n")[2]).toContain(
       `"evt": "ledger_repair", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "server": "srv", "torn_line": 3, "torn_bytes": 10,`,
     );
-    expect(text.split("\n")[5]).toContain(
+    expect(text.split("\n")[4]).toContain(
       `"seq": 5, "server": "srv", "rows_before_end": 3, "calls": 2, "rows_unlogged": 1,`,
     );
   });

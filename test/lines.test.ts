@@ -85,4 +85,25 @@ describe("LineSplitter", () => {
     s.feed(enc.encode("d\n"));
     expect(dec.decode(s.next()!.bytes)).toBe("abcd");
   });
+
+  test("with freshChunks a kept piece is a view of its chunk, not a copy (the source never reuses one)", () => {
+    const s = new LineSplitter(100, true);
+    const buf = enc.encode("abc");
+    s.feed(buf);
+    expect(s.next()).toBeNull();
+    buf.fill(0x7a); // only to show that no copy was taken: a fresh-chunk source never does this
+    s.feed(enc.encode("d\n"));
+    expect(dec.decode(s.next()!.bytes)).toBe("zzzd");
+    // and the parts are the same as without it, however the stream is chunked
+    const text = "one\ntwo across\nthree\nlast";
+    const fresh = new LineSplitter(100, true);
+    const got: string[] = [];
+    for (let i = 0; i < text.length; i += 3) {
+      fresh.feed(enc.encode(text.slice(i, i + 3)));
+      for (let p = fresh.next(); p !== null; p = fresh.next()) got.push(dec.decode(p.bytes));
+    }
+    fresh.end();
+    for (let p = fresh.next(); p !== null; p = fresh.next()) got.push(dec.decode(p.bytes));
+    expect(got).toEqual(["one", "two across", "three", "last"]);
+  });
 });

@@ -1,8 +1,19 @@
 import { expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { acquireLock, LockTimeoutError } from "../src/ledger/lock.ts";
+import { acquireLock, IMPLAUSIBLE_GRACE_MS, LockTimeoutError } from "../src/ledger/lock.ts";
+import { runAsNobody } from "./as-nobody.ts";
 
 function lockPath(): string {
   return join(mkdtempSync(join(tmpdir(), "seam-lock-")), "l.jsonl.lock");
@@ -114,4 +125,71 @@ test("many waiters on one stale lock: exactly one breaks it, and they still neve
 
 test("a directory where the lock cannot be created rejects with the error", async () => {
   await expect(acquireLock("/proc/seam-no-such/l.lock", { pid: 1 })).rejects.toMatchObject({ code: "ENOENT" });
+});
+
+// ---- what a neighbour with write access to the directory can plant ----
+
+const plants: [string, (path: string) => void][] = [
+  ["a FIFO (reading it would block)", (p) => Bun.spawnSync(["mkfifo", p])],
+  ["a symlink to /dev/zero (reading it would never end)", (p) => symlinkSync("/dev/zero", p)],
+  ["a symlink to a file of ours", (p) => symlinkSync(p.replace(/lock$/, "other"), p)],
+  ["a directory", (p) => mkdirSync(p)],
+  ["a lock-shaped file larger than 4 KiB", (p) => writeFileSync(p, holder(process.pid + 1, Date.now()).padEnd(10_000))],
+];
+test.each(plants)("a lock planted as %s is no lock: taken at once", async (_, plant) => {
+  const path = lockPath();
+  writeFileSync(path.replace(/lock$/, "other"), "keep me\n");
+  plant(path);
+  const t0 = performance.now();
+  const release = await acquireLock(path, { pid: process.pid, timeoutMs: 5_000 });
+  expect(performance.now() - t0).toBeLessThan(2_000);
+  expect(JSON.parse(readFileSync(path, "utf8")).pid).toBe(process.pid);
+  await release();
+  expect(readFileSync(path.replace(/lock$/, "other"), "utf8")).toBe("keep me\n");
+});
+
+test("a planted break lock (a directory with a file in it) cannot stall a taker: it rejects at once", async () => {
+  const path = lockPath();
+  writeFileSync(path, "\0not a lock");
+  mkdirSync(`${path}.break`);
+  writeFileSync(`${path}.break/x`, "");
+  const t0 = performance.now();
+  await expect(acquireLock(path, { pid: process.pid, timeoutMs: 60_000 })).rejects.toBeInstanceOf(LockTimeoutError);
+  expect(performance.now() - t0).toBeLessThan(IMPLAUSIBLE_GRACE_MS + 2_000);
+});
+
+test.each([
+  ["pid 1 on this host", () => holder(1, Date.now())],
+  ["a since a year ahead", () => holder(process.pid + 100_000, Date.now() + 365 * 86_400_000)],
+  ["another host, a since a year ahead", () => holder(4242, Date.now() + 365 * 86_400_000, "elsewhere")],
+  ["not JSON", () => "\0\0\0garbage"],
+])("implausible content (%s) is stale after the short grace, not after staleMs", async (_, content) => {
+  const path = lockPath();
+  writeFileSync(path, content());
+  const t0 = performance.now();
+  const release = await acquireLock(path, { pid: process.pid, timeoutMs: 10_000 });
+  const took = performance.now() - t0;
+  expect(took).toBeGreaterThanOrEqual(IMPLAUSIBLE_GRACE_MS - 50);
+  expect(took).toBeLessThan(IMPLAUSIBLE_GRACE_MS + 2_000);
+  await release();
+});
+
+test("a stale lock that cannot be removed (another user's, in a sticky directory) rejects at once, not after the timeout", () => {
+  const dir = mkdtempSync(join(tmpdir(), "seam-lock-"));
+  chmodSync(dir, 0o1777);
+  const path = join(dir, "l.jsonl.lock");
+  writeFileSync(path, "planted"); // root's file; the taker below is nobody
+  const lock = new URL("../src/ledger/lock.ts", import.meta.url).pathname;
+  const r = runAsNobody(`import { acquireLock } from ${JSON.stringify(lock)};
+const t0 = performance.now();
+try {
+  await acquireLock(${JSON.stringify(path)}, { pid: process.pid, timeoutMs: 60_000 });
+  console.log(JSON.stringify({ took: performance.now() - t0, error: null }));
+} catch (e) {
+  console.log(JSON.stringify({ took: performance.now() - t0, error: e.code }));
+}`);
+  const out = JSON.parse(r.stdout);
+  expect(out.error).toBe("ELOCKTIMEOUT");
+  expect(out.took).toBeLessThan(5_000);
+  expect(readFileSync(path, "utf8")).toBe("planted");
 });

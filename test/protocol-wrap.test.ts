@@ -260,7 +260,13 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
     const at = seqOf(src, 16);
     expect(src[at]).toContain(`"evt": "operation_end"`);
     const r = tampered(src, at, null);
-    expect([...r.finding_kinds].sort()).toEqual(["operation_count_mismatch", "operation_unended"]);
+    // Every finding has a kind: the row's loss is also a seq gap and a wrong rows_before_end.
+    expect([...r.finding_kinds].sort()).toEqual([
+      "end_rows_mismatch",
+      "operation_count_mismatch",
+      "operation_unended",
+      "seq_gap",
+    ]);
     expect(r.findings.find((t) => t.includes("operation 11"))).toContain(`tool "job"`);
   });
 

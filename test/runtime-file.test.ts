@@ -9,12 +9,29 @@ import type { AppendFile } from "../src/runtime/types.ts";
 import { runAsNobody } from "./as-nobody.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const IMPLS: [string, (path: string) => Promise<AppendFile>][] = [
+const IMPLS: [string, (path: string, opts?: { allowForeign?: boolean }) => Promise<AppendFile>][] = [
   ["bun", openBun],
   ["node", openNode],
 ];
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+
+function canMountTmpfs(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  const dir = tmp();
+  const ok = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", dir]).exitCode === 0;
+  if (ok) Bun.spawnSync(["umount", dir]);
+  return ok;
+}
+
+/** A fresh 16 KiB tmpfs, mounted on a directory inside a temporary one. */
+function smallTmpfs(): string {
+  const dir = join(tmp(), "small");
+  mkdirSync(dir);
+  if (Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", dir]).exitCode !== 0)
+    throw new Error("cannot mount a tmpfs");
+  return dir;
+}
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "seam-file-"));
@@ -86,11 +103,40 @@ describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
     expect(await errorCode(openAppend(join(dir, "plain", "l.jsonl")))).toMatch(/^(ENOTDIR|EEXIST)$/);
   });
 
-  test("a full disk rejects the write with ENOSPC (/dev/full)", async () => {
-    const f = await openAppend("/dev/full");
+  test("a full disk rejects the write with ENOSPC (/dev/full, a device: only when told to take it)", async () => {
+    expect(await errorCode(openAppend("/dev/full"))).toBe("EUNSAFE");
+    const f = await openAppend("/dev/full", { allowForeign: true });
     expect(await errorCode(f.write(enc.encode("row\n")))).toBe("ENOSPC");
     await f.close();
   });
+
+  // A file system that fills part way through a write: a small tmpfs (needs root and mount; skipped elsewhere).
+  test.skipIf(!canMountTmpfs())(
+    "a file system that fills mid-write rejects with ENOSPC, prints nothing, and size() counts what landed",
+    async () => {
+      const dir = smallTmpfs();
+      try {
+        const path = join(dir, "l.jsonl");
+        const probe = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file-${impl}.ts`)};
+const f = await openAppend(${JSON.stringify(path)});
+let ok = 0, err = "none";
+for (let i = 0; i < 20; i++) {
+  try { await f.write(new Uint8Array(8000).fill(120)); ok += 8000; } catch (e) { err = e.code; break; }
+}
+console.log(JSON.stringify({ ok, err, size: await f.size() }));
+await f.close();`;
+        writeFileSync(join(dir, "..", "probe.ts"), probe);
+        const p = Bun.spawnSync([process.execPath, join(dir, "..", "probe.ts")]);
+        expect(p.stderr.toString()).toBe("");
+        const r = JSON.parse(p.stdout.toString());
+        expect(r.err).toBe("ENOSPC");
+        expect(r.size).toBeGreaterThanOrEqual(r.ok);
+        expect(r.size).toBeLessThan(r.ok + 8000);
+      } finally {
+        Bun.spawnSync(["umount", dir]);
+      }
+    },
+  );
 
   test("a read-only directory rejects with EACCES", async () => {
     const dir = tmp();

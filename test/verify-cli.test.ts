@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
+import { processStartTime } from "../src/runtime/alive.ts";
 import { join } from "node:path";
 import { VIAS, built, runCli, seamArgv } from "./cli.ts";
 import { HAVE_PYTHON, LedgerBuilder, reference, resetClock, sessionRows } from "./verify-helpers.ts";
@@ -23,12 +24,16 @@ beforeAll(() => {
   writeFileSync(file("open.jsonl"), open.text());
   writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
   writeFileSync(file("empty.jsonl"), "");
-  for (const [name, pid] of [
-    ["alive.jsonl", process.pid],
-    ["dead.jsonl", 2 ** 22 + 17],
+  const start = processStartTime(process.pid) ?? undefined;
+  for (const [name, pid, started] of [
+    ["alive.jsonl", process.pid, start],
+    ["dead.jsonl", 2 ** 22 + 17, start],
+    // the live pid, but not the process that started then: a reused pid
+    ["reused.jsonl", process.pid, (start ?? 0) + 1],
+    ["unstamped.jsonl", process.pid, undefined],
   ] as const) {
     const b = new LedgerBuilder();
-    for (const r of sessionRows({ id: "s3", noEnd: true, pid, host: hostname() })) b.add(r);
+    for (const r of sessionRows({ id: "s3", noEnd: true, pid, host: hostname(), start: started })) b.add(r);
     writeFileSync(file(name), b.text());
   }
 });
@@ -177,6 +182,16 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     for (const [args, err] of cases) {
       const r = await runCli(via, ["verify", ...args]);
       expect({ args, code: r.code, out: r.stdout.toString(), err: r.stderr }).toEqual({ args, code: 2, out: "", err });
+    }
+  });
+
+  it("a session without session_end whose pid is alive but started at another time (or at no recorded time) is a finding", async () => {
+    for (const name of ["reused.jsonl", "unstamped.jsonl"]) {
+      const r = await runCli(via, ["verify", "--json", file(name)]);
+      expect(JSON.parse(r.stdout.toString()).findings).toEqual([
+        "session s3: no session_end (truncated or still running)",
+      ]);
+      expect(r.code).toBe(3);
     }
   });
 

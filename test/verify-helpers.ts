@@ -61,6 +61,8 @@ export interface SessionPlan {
   writeAhead?: boolean;
   pid?: number;
   host?: string;
+  /** The writer's start time (`pid_start`); left out when undefined. */
+  start?: number;
   /** Leave out session_end (default: written). */
   noEnd?: boolean;
 }
@@ -76,6 +78,7 @@ export function sessionRows(p: SessionPlan): Row[] {
       command_digest: digestJson(["python", "-m", "echo"]),
       cwd: "/home/u",
       pid: p.pid ?? 4242,
+      ...(p.start !== undefined ? { pid_start: p.start } : {}),
       host: p.host ?? "builder",
       runtime: "bun 1.4.5",
       raw_payloads: false,

@@ -5,9 +5,10 @@ import { join } from "node:path";
 import { chainOf } from "../src/core/chain.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes } from "../src/core/digest.ts";
-import { JsonFloat } from "../src/core/json.ts";
+import { type Json, JsonFloat } from "../src/core/json.ts";
 import type { BreakKind, FindingKind } from "../src/format/kinds.ts";
 import { pyTruthy } from "../src/format/line.ts";
+import { escapeBytes, unescapeBytes } from "../src/core/escape.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import {
   LedgerVerifier,
@@ -532,13 +533,32 @@ describe("chain verdict on crafted files", () => {
     }
   });
 
-  test("a line longer than maxLineBytes is not parsed: unparseable, with a note (torn when last)", () => {
+  test("a row longer than maxLineBytes is not parsed nor held: a finding, its claimed chain carried on", () => {
     const file = enc(text(base));
     const r = verifyBytes(file, { maxLineBytes: 100 });
-    expect(r.first_break).toEqual({ line: 1, kind: "unparseable", message: "line 1: unparseable" });
-    expect(r.breaks).toBe(5);
-    expect(r.notes[0]).toBe(`line 1: ${enc(base[0]!).length} bytes, longer than the 100-byte limit, not parsed`);
+    expect(r.breaks).toBe(0);
+    expect(r.verdict).toBe("inconclusive");
+    expect(r.findings[0]).toBe(
+      `line 1: ${enc(base[0]!).length} bytes, longer than the 100-byte limit (--max-line): not parsed, its chain not checked`,
+    );
+    expect(r.finding_kinds?.[0]).toBe("line_too_long");
     expect(verifyChunked(file, 7, { maxLineBytes: 100 })).toEqual(r);
+    // one long row among short ones: the rows after it are still checked
+    const b = plain(1);
+    b.add({ ts: "t", tool: "big", blob: "z".repeat(500) });
+    b.add({ ts: "t", tool: "after", n: 3 });
+    const mixed = text(L(b));
+    const ok = verifyBytes(enc(mixed), { maxLineBytes: 300 });
+    expect([ok.breaks, ok.rows, ok.finding_kinds]).toEqual([0, 3, ["line_too_long"]]);
+    const edited = mixed.replace('"n": 3', '"n": 4');
+    expect(verifyBytes(enc(edited), { maxLineBytes: 300 }).first_break).toEqual({
+      line: 3,
+      kind: "chain_mismatch",
+      message: "line 3: chain mismatch",
+    });
+  });
+
+  test("a line longer than maxLineBytes without a chain at its end: unparseable, with a note (torn when last)", () => {
     // A long torn line is repaired like any other: its digest is kept while its bytes are not.
     const b = plain(2);
     const torn = "x".repeat(300);
@@ -1079,5 +1099,55 @@ describe("reports", () => {
     expect(worstExit([0, 3, 0])).toBe(3);
     expect(worstExit([3, 1, 0])).toBe(1);
     expect(worstExit([1, 3])).toBe(1);
+  });
+});
+
+describe("a ledger_repair row that records the tail it cut off", () => {
+  const cut = Buffer.concat([Buffer.from('{"evt": "tool_call", "forged": "\\'), Buffer.from([0xff, 0x0a - 1])]);
+  const repair = (fields: Record<string, Json>) => {
+    const b = plain(2);
+    b.add({
+      evt: "ledger_repair",
+      seam: "mcp-stdio",
+      session: "s",
+      server: "srv",
+      torn_line: 3,
+      torn_bytes: cut.length,
+      torn_digest: digestBytes(cut),
+      torn_text: escapeBytes(cut),
+      ts: "t",
+      ...fields,
+    });
+    for (const r of sessionRows({ id: "s" })) b.add(r); // the session of the writer that cut it
+    return verifyBytes(b.bytes());
+  };
+
+  test("verifies ok, with a note saying what was cut off", () => {
+    const r = repair({});
+    expect([r.verdict, r.findings]).toEqual(["ok", []]);
+    expect(r.notes).toEqual([
+      `line 3: torn line (${cut.length} bytes) cut off and recorded by the ledger_repair row at line 3`,
+    ]);
+  });
+
+  test.each([
+    ["torn_text that is not what the digest covers", { torn_text: "something else" }],
+    ["a wrong torn_bytes", { torn_bytes: 3 }],
+    ["a torn_line that is not its own line", { torn_line: 2 }],
+    ["torn_text that is no escapeBytes form", { torn_text: "\\q" }],
+    ["capped, but as long as the whole", { torn_text_capped: true }],
+  ])("is a finding (repair_mismatch) with %s", (_, fields) => {
+    const r = repair(fields as Record<string, Json>);
+    expect(r.verdict).toBe("inconclusive");
+    expect(r.finding_kinds).toEqual(["repair_mismatch"]);
+  });
+
+  test("escapeBytes and unescapeBytes are inverse, for any bytes", () => {
+    for (let i = 0; i < 500; i++) {
+      const b = Uint8Array.from({ length: i % 40 }, () => Math.floor(Math.random() * 256));
+      expect(unescapeBytes(escapeBytes(b))).toEqual(b);
+    }
+    expect(escapeBytes(Buffer.from("é\\\xff", "latin1"))).toBe("\\xe9\\\\\\xff");
+    expect(escapeBytes(Buffer.from("é🔒"))).toBe("é🔒");
   });
 });

@@ -37,22 +37,41 @@ export function writeKeyFile(path: string, privateKey: string): void {
   }
 }
 
+/**
+ * Whether a command-line value is key material rather than a file name or a
+ * verifier key: a private key line (`PRIVATE+KEY+…`), or anything holding a
+ * run of 40 or more base64 characters (a 32-byte key is 43–44). Such a value
+ * is never repeated in a message: it may be the secret itself.
+ */
+export function looksLikeSecretKey(value: string): boolean {
+  return /PRIVATE\+KEY\+/i.test(value) || /[A-Za-z0-9+/]{40,}/.test(value.replace(/^[^+]*\+[0-9a-f]{8}\+/, ""));
+}
+
+/** What a message says in place of a value that looksLikeSecretKey. */
+function shown(value: string): string {
+  return looksLikeSecretKey(value) ? "(a value not shown: this looks like a private key)" : value;
+}
+
 /** The signer in a private key file, and a warning when others may read the file. */
 export function readSignerFile(path: string): { signer: Signer; warning: string | null } {
+  if (/PRIVATE\+KEY\+/i.test(path))
+    throw new KeyFileError(
+      "--sign takes the name of a key file, and was given key text: this looks like a private key (it is not shown); keep it in a file of mode 0600",
+    );
   let text: string;
   let mode = 0;
   try {
     text = readFileSync(path, "utf8");
     mode = statSync(path).mode;
   } catch (e) {
-    throw new KeyFileError(`cannot read key file ${path}: ${describeIoError(e)}`);
+    throw new KeyFileError(`cannot read key file ${shown(path)}: ${describeIoError(e)}`);
   }
   let signer: Signer;
   try {
     signer = newSigner(text.trim());
   } catch (e) {
     if (!(e instanceof NoteError)) throw e;
-    throw new KeyFileError(`${path} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
+    throw new KeyFileError(`${shown(path)} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
   }
   const warning =
     (mode & 0o077) !== 0
@@ -68,12 +87,16 @@ export function readVerifierKeys(arg: string): Verifier[] {
   } catch {
     // Not a key: a file of keys.
   }
+  if (/PRIVATE\+KEY\+/i.test(arg))
+    throw new KeyFileError(
+      "--key takes the verifier key, and was given a private key: this looks like a private key (it is not shown); it belongs only with the writer",
+    );
   let text: string;
   try {
     text = readFileSync(arg, "utf8");
   } catch (e) {
     throw new KeyFileError(
-      `--key ${arg} is neither a verifier key (<name>+<id>+<key>) nor a readable file: ${describeIoError(e)}`,
+      `--key ${shown(arg)} is neither a verifier key (<name>+<id>+<key>) nor a readable file: ${describeIoError(e)}`,
     );
   }
   const keys: Verifier[] = [];
@@ -83,7 +106,10 @@ export function readVerifierKeys(arg: string): Verifier[] {
     try {
       keys.push(newVerifier(line));
     } catch {
-      throw new KeyFileError(`${arg} line ${i + 1} is not a verifier key (<name>+<id>+<key>)`);
+      const what = /PRIVATE\+KEY\+/i.test(line)
+        ? "is a private key (this looks like a private key; it is not shown)"
+        : "is not a verifier key (<name>+<id>+<key>)";
+      throw new KeyFileError(`${arg} line ${i + 1} ${what}`);
     }
   });
   if (keys.length === 0) throw new KeyFileError(`${arg} holds no verifier key`);

@@ -163,6 +163,11 @@ export class LineTree {
     return this.range.root();
   }
 
+  /** Forgets the bytes waiting for a "\n" (the ledger's torn tail was cut off). */
+  dropPartial(): void {
+    this.partial = null;
+  }
+
   /** A copy to go back to (the range is at most 64 hashes; a waiting line's hash state is copied). */
   clone(): LineTree {
     const c = new LineTree();

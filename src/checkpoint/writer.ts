@@ -112,6 +112,13 @@ export class Checkpointer {
     }
   }
 
+  /** The file was cut back to `size`, a line start: what followed it (a torn tail, no "\n" in it) is no line. */
+  cut(size: number): void {
+    if (this.stopped || size >= this.end) return;
+    this.tree.dropPartial();
+    this.end = size;
+  }
+
   /** This writer's own bytes, in the order they go into the file. */
   feed(bytes: Uint8Array): void {
     this.tree.push(bytes);

@@ -15,7 +15,10 @@
  * they arrive (`over`: first the copies kept so far, then each later piece)
  * and closed with `long`, so no more than `maxKept` bytes of a line are ever
  * held. Readers that promise a limit on a whole line (frames, the verifier)
- * check the length of a `line` part themselves.
+ * check the length of a `line` part themselves. A source whose every chunk
+ * is a buffer of its own that it never reuses (a file read into new buffers)
+ * may say so (`freshChunks`): the open line's bytes are then kept as views
+ * of its chunks, not copied.
  */
 
 const NL = 0x0a;
@@ -72,7 +75,10 @@ export class LineSplitter {
   private ending = false;
   private readonly part = new LinePart();
 
-  constructor(private readonly maxKept: number) {}
+  constructor(
+    private readonly maxKept: number,
+    private readonly freshChunks = false,
+  ) {}
 
   /** The next chunk; call only once next() has returned null. */
   feed(chunk: Uint8Array): void {
@@ -106,7 +112,7 @@ export class LineSplitter {
           this.keptLen = 0;
           return this.piece(this.queue.shift()!);
         }
-        this.kept.push(chunk.slice(start));
+        this.kept.push(this.freshChunks ? chunk.subarray(start) : chunk.slice(start));
         this.keptLen += n;
         return null;
       }

@@ -36,7 +36,9 @@ export const BREAK_KINDS = {
 
 export const FINDING_KINDS = {
   torn_final_line: "the last line is unparseable and has no newline: a crash mid-write",
-  repair_mismatch: "a ledger_repair row that does not match the line before it",
+  repair_mismatch:
+    "a ledger_repair row that does not match the line before it, or whose torn_text does not match its torn_bytes and torn_digest",
+  line_too_long: "a row longer than the line limit (--max-line): not parsed, its chain taken as claimed from its end",
   session_id_missing: "a seam row without a session id",
   row_after_end: "a session row after its session_end",
   first_not_begin: "a session whose first row is not session_begin",

@@ -7,10 +7,27 @@ import { GENESIS, chainOf } from "../core/chain.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 
 /**
- * A longer line is not parsed: it counts as unparseable. 256 MiB, a limit
- * a JS string can hold twice over, for the writer and the verifier alike.
+ * A longer line is not parsed nor held whole, by the writer and the verifier
+ * alike: its chain is read from its end (chainFromTail), and without one
+ * there it counts as unparseable. 64 MiB: a parsed line costs a few times its
+ * size, and a JS string holds it with room to spare.
  */
-export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Bytes of the end of a line too long to parse that chainFromTail needs: enough for its `"chain": "<value>"}`. */
+export const CHAIN_TAIL_BYTES = 256;
+
+/**
+ * The chain a line claims, read from its last bytes without parsing it: the
+ * value of a final `"chain": "<value>"}` (seam writes `chain` last). Null
+ * when the line does not end that way.
+ */
+export function chainFromTail(tail: Uint8Array): string | null {
+  let text = "";
+  for (let i = Math.max(0, tail.length - CHAIN_TAIL_BYTES); i < tail.length; i++) text += String.fromCharCode(tail[i]!);
+  const m = /"chain": ?"([0-9A-Za-z:_+/=.-]{1,128})"\}[ \t\r]*$/.exec(text);
+  return m ? m[1]! : null;
+}
 
 /** Nothing but ASCII whitespace (space, \t, \n, \v, \f, \r), as Python's bytes.strip() sees it. */
 export function isBlank(b: Uint8Array): boolean {
@@ -32,8 +49,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /**
  * Blank, unparseable (not strict UTF-8, not JSON by parseJson's rules), or a
  * row: any JSON value, an object or not. A line over MAX_LINE_BYTES (or the
- * verifier's own limit) is unparseable; callers see that before they have
- * its bytes.
+ * verifier's own limit) never comes here: callers see its length before they
+ * have its bytes, and read its chain with chainFromTail.
  */
 export function classifyLine(bytes: Uint8Array): LineClass {
   if (isBlank(bytes)) return BLANK;

@@ -3,6 +3,7 @@
  * the keys every seam row starts and ends with, in their order, and the
  * ledger_repair row that declares a torn line.
  */
+import { escapeBytes } from "../core/escape.ts";
 import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
 
 /** The `seam` value of every row seam writes. */
@@ -52,21 +53,38 @@ export function buildRow(env: Envelope, fields: Iterable<[string, Json | undefin
   return row;
 }
 
+/** Bytes of a cut-off line kept in its ledger_repair row (torn_bytes and torn_digest count all of them). */
+export const TORN_TEXT_BYTES = 4096;
+
 /** An unparseable line as a ledger_repair row names it: its line number, length and raw-bytes digest. */
 export interface TornLine {
   line: number;
   bytes: number;
   /** `sha256:raw-bytes:v1:<hex>` of the line's bytes (without "\n"). */
   digest: string;
+  /**
+   * Set when the writer cut the line off: its first TORN_TEXT_BYTES bytes (all
+   * of it when shorter), kept in the row as `torn_text`.
+   */
+  cut?: Uint8Array;
 }
 
-/** The fields of the ledger_repair row that declares `torn`. */
+/**
+ * The fields of the ledger_repair row that declares `torn`: torn_line,
+ * torn_bytes, torn_digest and, for a line cut off, torn_text (escapeBytes of
+ * its first bytes) and torn_text_capped (true when those are not all of it).
+ */
 export function repairFields(torn: TornLine): [string, Json][] {
-  return [
+  const fields: [string, Json][] = [
     ["torn_line", torn.line],
     ["torn_bytes", torn.bytes],
     ["torn_digest", torn.digest],
   ];
+  if (torn.cut !== undefined) {
+    fields.push(["torn_text", escapeBytes(torn.cut)]);
+    if (torn.cut.length < torn.bytes) fields.push(["torn_text_capped", true]);
+  }
+  return fields;
 }
 
 /** Does `row` (the line right after `torn`) declare it repaired? */

@@ -10,14 +10,26 @@
  * this same pid (a restarted container) is not mistaken for our own.
  *
  * A lock is stale when its holder is a dead pid on this host, or it is older
- * than `staleMs` (a holder on another host, a reused pid, a hung process), or
- * it is not ours to read (another tool's file) and as old. Breaking a stale lock is itself serialized by
+ * than `staleMs` (a holder on another host, a reused pid, a hung process).
+ *
+ * The directory may be writable by someone else, so what sits at the lock's
+ * name is read as hostile: opened without following a symlink and without
+ * blocking (a FIFO), judged by fstat before a byte is read, and read up to
+ * MAX_LOCK_BYTES only. Anything that is not a regular file of our own user
+ * (a FIFO, a device, a symlink to /dev/zero, another user's file) is no
+ * seam lock and is stale at once. Content that seam never writes (not one
+ * line of our JSON, a `since` in the future, pid 1 or less on this host) is
+ * stale once it has been seen unchanged for IMPLAUSIBLE_GRACE_MS: a writer's
+ * lock is created whole (hard link), so even a torn read does not last.
+ * Every wait is bounded by `timeoutMs`; a stale lock that cannot be removed
+ * (a sticky directory, another owner) rejects at once. Breaking a stale lock is itself serialized by
  * `<ledger>.lock.break`, and the lock is moved aside and compared before it is
  * deleted, so two waiters that both saw the same stale lock never both end up
  * holding the lock.
  */
 import { randomBytes } from "node:crypto";
-import { link, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { link, lstat, open, rename, rmdir, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 
 export type Release = () => Promise<void>;
@@ -41,6 +53,61 @@ export class LockTimeoutError extends Error {
 export const DEFAULT_STALE_MS = 60_000;
 const BREAK_STALE_MS = 10_000;
 const MAX_DELAY_MS = 25;
+/** A lock file is one short line; more than this is not read. */
+export const MAX_LOCK_BYTES = 4096;
+/** How long content seam never writes is given before it counts as stale. */
+export const IMPLAUSIBLE_GRACE_MS = 1000;
+/** A `since` further ahead than this (clock skew between hosts allowed for) is implausible. */
+const FUTURE_SLACK_MS = 5 * 60_000;
+
+/** What sits at a lock's name: null when nothing does. */
+type Seen = { kind: "file"; text: string } | { kind: "alien"; what: string };
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Reads what is at `path` without following a symlink, blocking on a FIFO or
+ * reading more than MAX_LOCK_BYTES; null when nothing is there.
+ */
+export async function readLockFile(path: string): Promise<Seen | null> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(path, READ_FLAGS);
+  } catch (e) {
+    if (code(e) === "ENOENT") return null;
+    // ELOOP: a symlink; ENXIO: a socket or a FIFO nobody writes; EACCES: not ours.
+    return { kind: "alien", what: code(e) === "ELOOP" ? "a symbolic link" : `unopenable (${code(e) ?? "error"})` };
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { kind: "alien", what: "not a regular file" };
+    const uid = process.getuid?.();
+    if (uid !== undefined && st.uid !== uid) return { kind: "alien", what: `owned by uid ${st.uid}` };
+    const buf = new Uint8Array(MAX_LOCK_BYTES + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    if (got > MAX_LOCK_BYTES) return { kind: "alien", what: `larger than ${MAX_LOCK_BYTES} bytes` };
+    return { kind: "file", text: Buffer.from(buf.subarray(0, got)).toString("utf8") };
+  } catch (e) {
+    return { kind: "alien", what: `unreadable (${code(e) ?? "error"})` };
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+/** Compares two sightings of a lock: the same holder (or the same alien thing). */
+function sameSeen(a: Seen | null, b: Seen | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.kind === b.kind && (a.kind === "file" ? a.text === (b as typeof a).text : a.what === (b as typeof a).what);
+}
+
+function describeSeen(s: Seen): string {
+  return s.kind === "file" ? s.text.trim().slice(0, 200) : s.what;
+}
 
 const PROC = randomBytes(6).toString("hex");
 
@@ -114,84 +181,97 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const isAlive = opts.isAlive ?? pidAlive;
   const now = opts.now ?? Date.now;
   const started = now();
+  const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map() };
   let delay = 1;
   for (;;) {
     const since = now();
     const mine = `${JSON.stringify({ pid: opts.pid, host, since, proc: PROC })}\n`;
     if (await createExclusive(lockPath, mine)) return () => release(lockPath, mine, since, staleMs, now);
 
-    let seen: string;
-    try {
-      seen = await readFile(lockPath, "utf8");
-    } catch (e) {
-      if (code(e) !== "ENOENT") await sleep(delay);
-      continue; // released meanwhile: try again at once
-    }
-    if (await isStale(lockPath, seen, opts.pid, host, staleMs, isAlive, now)) {
-      await breakStale(lockPath, seen, staleMs, isAlive, host, now, opts.pid);
+    const seen = await readLockFile(lockPath);
+    if (seen === null) continue; // released meanwhile: try again at once
+    if (isStale(seen, judge)) {
+      if (!(await breakStale(lockPath, seen, judge)) || now() - started > timeoutMs)
+        throw new LockTimeoutError(`lock ${lockPath} is stale but cannot be removed (${describeSeen(seen)})`);
       continue;
     }
-    if (now() - started > timeoutMs) throw new LockTimeoutError(`lock ${lockPath} held too long by ${seen.trim()}`);
+    if (now() - started > timeoutMs)
+      throw new LockTimeoutError(`lock ${lockPath} held too long by ${describeSeen(seen)}`);
     await sleep(delay * (0.5 + Math.random()));
     delay = Math.min(delay * 2, MAX_DELAY_MS);
   }
 }
 
-async function isStale(
-  lockPath: string,
-  seen: string,
-  pid: number,
-  host: string,
-  staleMs: number,
-  isAlive: (pid: number) => boolean,
-  now: () => number,
-): Promise<boolean> {
-  const h = parseHolder(seen);
-  if (h === null) {
-    const st = await stat(lockPath).catch(() => null);
-    return st !== null && now() - st.mtimeMs > staleMs;
-  }
-  if (h.host === host) {
-    if (h.proc === PROC) return false; // another writer in this very process
-    if (h.pid === pid || !isAlive(h.pid)) return true; // our pid but not us: an earlier process's leftover
-  }
-  return now() - h.since > staleMs;
+interface Judge {
+  pid: number;
+  host: string;
+  staleMs: number;
+  isAlive: (pid: number) => boolean;
+  now: () => number;
+  /** Implausible content → when this waiter first saw it (its grace runs from there, not from an mtime anyone can set). */
+  implausible: Map<string, number>;
 }
 
-async function breakStale(
-  lockPath: string,
-  seen: string,
-  staleMs: number,
-  isAlive: (pid: number) => boolean,
-  host: string,
-  now: () => number,
-  pid: number,
-): Promise<void> {
+function isStale(seen: Seen, j: Judge): boolean {
+  if (seen.kind === "alien") return true;
+  const h = parseHolder(seen.text);
+  const t = j.now();
+  const implausible =
+    h === null ||
+    !Number.isSafeInteger(h.pid) ||
+    !Number.isFinite(h.since) ||
+    h.since > t + (h.host === j.host ? IMPLAUSIBLE_GRACE_MS : FUTURE_SLACK_MS) ||
+    (h.host === j.host && h.pid <= 1 && h.pid !== j.pid);
+  if (implausible) {
+    const first = j.implausible.get(seen.text);
+    if (first === undefined) {
+      if (j.implausible.size > 64) j.implausible.clear();
+      j.implausible.set(seen.text, t);
+      return false;
+    }
+    return t - first >= IMPLAUSIBLE_GRACE_MS;
+  }
+  if (h.host === j.host) {
+    if (h.proc === PROC) return false; // another writer in this very process
+    if (h.pid === j.pid || !j.isAlive(h.pid)) return true; // our pid but not us: an earlier process's leftover
+  }
+  return t - h.since > j.staleMs;
+}
+
+/** False when the stale lock cannot be moved away at all (not ours to move: a sticky directory, another owner). */
+async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boolean> {
   const breakPath = `${lockPath}.break`;
   try {
-    if (!(await createExclusive(breakPath, `${pid}\n`))) {
-      // Someone else is breaking it; a break lock left by a crash goes after a while.
-      const st = await stat(breakPath).catch(() => null);
-      if (st !== null && now() - st.mtimeMs > BREAK_STALE_MS) await unlink(breakPath).catch(() => {});
+    if (!(await createExclusive(breakPath, `${j.pid}\n`))) {
+      // Someone else is breaking it; a break lock left by a crash goes after a while, a planted one at once.
+      const st = await lstat(breakPath).catch(() => null);
+      if (st !== null && (j.now() - st.mtimeMs > BREAK_STALE_MS || !st.isFile() || st.mtimeMs > j.now() + 1000)) {
+        await (st.isDirectory() ? rmdir(breakPath) : unlink(breakPath)).catch(() => {});
+        // Still there and no file seam makes (a directory with something in it): breaking cannot happen.
+        if (!st.isFile() && (await lstat(breakPath).catch(() => null)) !== null) return false;
+      }
       await sleep(1);
-      return;
+      return true;
     }
   } catch {
-    return;
+    await sleep(1);
+    return true;
   }
   try {
     // Judged again under the break lock: another breaker may have replaced it with a live lock.
-    const current = await readFile(lockPath, "utf8").catch(() => null);
-    if (current !== seen || !(await isStale(lockPath, current, pid, host, staleMs, isAlive, now))) return;
-    const aside = `${lockPath}.stale.${pid}.${randomBytes(4).toString("hex")}`;
+    const current = await readLockFile(lockPath);
+    if (current === null || !sameSeen(current, seen) || !isStale(current, j)) return true;
+    const aside = `${lockPath}.stale.${j.pid}.${randomBytes(4).toString("hex")}`;
     try {
       await rename(lockPath, aside);
-    } catch {
-      return;
+    } catch (e) {
+      if (code(e) === "ENOENT") return true; // another breaker was quicker
+      return false;
     }
     // Only a holder releasing and someone relocking in that instant makes these differ: put theirs back.
-    if ((await readFile(aside, "utf8").catch(() => null)) !== seen) await link(aside, lockPath).catch(() => {});
+    if (!sameSeen(await readLockFile(aside), seen)) await link(aside, lockPath).catch(() => {});
     await unlink(aside).catch(() => {});
+    return true;
   } finally {
     await unlink(breakPath).catch(() => {});
   }
@@ -206,8 +286,8 @@ async function release(
 ): Promise<void> {
   // Held long enough to be judged stale: it may have been broken and retaken; delete only our own.
   if (now() - since > staleMs / 2) {
-    const current = await readFile(lockPath, "utf8").catch(() => null);
-    if (current !== mine) return;
+    const current = await readLockFile(lockPath);
+    if (current?.kind !== "file" || current.text !== mine) return;
   }
   await unlink(lockPath).catch(() => {});
 }

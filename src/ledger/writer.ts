@@ -3,16 +3,18 @@
  * the ledger file without ever blocking or failing the relay. What a row and
  * a line are, and how rows chain, is docs/ledger-format.md (src/format/).
  *
- * A torn last line (no "\n" after it, not parseable: what a crash mid-write
- * leaves) is healed before the next rows: "\n" is written so the torn bytes
- * stand on their own line, then a ledger_repair row that names them, with no
- * seq (it is in no session's sequence), chained from the last good row before
- * the torn line. An unterminated last line that parses (a complete row whose
- * "\n" never came) only gets its "\n".
+ * An unterminated last line (torn by a crash mid-write, or bytes someone
+ * appended to be taken in as a row) is cut off under the lock before the next
+ * rows, and recorded in its place by a ledger_repair row (its first bytes in
+ * torn_text), with no seq (it is in no session's sequence), chained from the
+ * last row before it. Without the lock another writer may be mid-line, so
+ * nothing is cut: "\n" is written so the tail stands on its own line, a torn
+ * one gets a ledger_repair row that names it, one that parses is continued
+ * from.
  *
  * How rows reach the file: `append` assigns seq and ts at once and queues the
  * row; one flush loop takes everything queued, takes the cross-process lock
- * (`<path>.lock`), reads back the file's tail only if its size is not where
+ * (`<real path>.lock`), reads back the file's tail only if its size is not where
  * this writer left it, computes the chains and writes all lines in one write.
  * The lock is kept for the next flush while flushes keep coming (one row per
  * call would otherwise pay for taking it every time), and let go after 2 ms
@@ -28,10 +30,26 @@ import { lineForm } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
 import type { Json, JsonObject } from "../core/json.ts";
-import { MAX_LINE_BYTES, chainClaim, classifyLine, passedOn, setChain } from "../format/line.ts";
-import { type TornLine, buildRow, repairFields } from "../format/row.ts";
+import {
+  CHAIN_TAIL_BYTES,
+  MAX_LINE_BYTES,
+  chainClaim,
+  chainFromTail,
+  classifyLine,
+  passedOn,
+  setChain,
+} from "../format/line.ts";
+import { TORN_TEXT_BYTES, type TornLine, buildRow, repairFields } from "../format/row.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { acquireLock, type Release } from "./lock.ts";
+import { lockIdentity } from "./open.ts";
+
+/**
+ * Longest a flush waits for the ledger's lock (a holder keeps it for one
+ * write, LOCK_MAX_HOLD_MS at most); then it writes without it, warned, so a
+ * lock nobody releases delays rows (and --fail-closed answers) by this much at most.
+ */
+export const LOCK_TIMEOUT_MS = 5000;
 
 /** Idle time after which the writer lets the ledger's lock go. */
 const LOCK_LINGER_MS = 2;
@@ -52,7 +70,9 @@ export interface LedgerConfig {
   server: string;
   fsync: FsyncPolicy;
   /** Opens the ledger for appending (from src/runtime). */
-  openAppend: (path: string) => Promise<AppendFile>;
+  openAppend: (path: string, opts?: { allowForeign?: boolean }) => Promise<AppendFile>;
+  /** Append to a symlinked ledger, or one another user owns or others may write (else open rejects). */
+  allowForeign?: boolean;
   /** Takes the cross-process lock at `lockPath`; default: the lock file of src/ledger/lock.ts. */
   lock?: (lockPath: string) => Promise<Release>;
   now?: () => Date;
@@ -92,6 +112,8 @@ export class LedgerWriter {
   private syncing: Promise<boolean> | null = null;
   private unsynced = false;
   private readonly lockFn: (lockPath: string) => Promise<Release>;
+  /** `<ledger>.lock` beside the ledger's real path, so two names of one file share one lock. */
+  private lockPath: string;
   private readonly batchMs: number;
   private written = 0;
   private unlogged = 0;
@@ -108,7 +130,8 @@ export class LedgerWriter {
     private file: AppendFile | null,
   ) {
     const pid = cfg.pid ?? process.pid;
-    this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid }));
+    this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid, timeoutMs: LOCK_TIMEOUT_MS }));
+    this.lockPath = `${cfg.path}.lock`;
     this.batchMs = cfg.batchMs ?? 100;
   }
 
@@ -129,17 +152,23 @@ export class LedgerWriter {
     return this.checkpointsWritten;
   }
 
-  /** Never rejects: an unwritable ledger is a state (warned once; every row then counts as unlogged). */
+  /**
+   * An unwritable ledger is a state (warned once; every row then counts as
+   * unlogged). Rejects only with the runtime's EUNSAFE error: a ledger that
+   * is a symlink, another user's, or writable by others, is refused outright.
+   */
   static async open(cfg: LedgerConfig): Promise<LedgerWriter> {
     let file: AppendFile | null = null;
     let failure: unknown;
     try {
-      file = await cfg.openAppend(cfg.path);
+      file = await cfg.openAppend(cfg.path, cfg.allowForeign ? { allowForeign: true } : undefined);
     } catch (e) {
+      if ((e as { code?: unknown }).code === "EUNSAFE") throw e;
       failure = e;
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
+    else w.lockPath = `${await lockIdentity(cfg.path)}.lock`;
     if (file !== null && cfg.checkpoints) {
       const checkpointer = new Checkpointer(cfg.checkpoints, {
         openAppend: cfg.openAppend,
@@ -341,12 +370,12 @@ export class LedgerWriter {
 
   private async lockOnce(): Promise<Release | null> {
     try {
-      return await this.lockFn(`${this.cfg.path}.lock`);
+      return await this.lockFn(this.lockPath);
     } catch (e) {
       if (!this.warnedLock) {
         this.warnedLock = true;
         this.cfg.warn?.(
-          `ledger lock ${this.cfg.path}.lock cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          `ledger lock ${this.lockPath} cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
         );
       }
       return null;
@@ -376,20 +405,34 @@ export class LedgerWriter {
     let landed = -1; // bytes of this write in the file: -1 all of them
     try {
       start = await file.size();
-      if (this.checkpointer) {
-        await this.checkpointer.catchUp(file, start);
-        mark = this.checkpointer.mark();
-      }
+      if (this.checkpointer) await this.checkpointer.catchUp(file, start);
       let prev = this.lastChain;
+      let repair: TornLine | null = null;
+      let terminate = false;
       if (start !== this.lastEnd) {
         const tail = await inspectTail(file, start);
         prev = tail.prev;
-        if (tail.terminate) add(new Uint8Array([LF]));
-        if (tail.torn) {
-          const repair = this.buildRow("ledger_repair", null, repairFields(tail.torn));
-          prev = chainLine(prev, repair, add);
-          repairEnd = total;
+        if (tail.terminate && release) {
+          // Under the lock, an unterminated tail (torn by a crash, or bytes someone
+          // appended to be taken in as a row) is cut off and kept only as a record.
+          const torn = tail.torn ?? (await describeTorn(file, tail.lineStart, start));
+          const cut = await file.readAt(tail.lineStart, Math.min(torn.bytes, TORN_TEXT_BYTES));
+          await file.truncate(tail.lineStart);
+          this.checkpointer?.cut(tail.lineStart);
+          start = tail.lineStart;
+          repair = { ...torn, cut };
+        } else if (tail.terminate) {
+          // Without the lock another writer may be mid-line: nothing is cut, the tail gets its own line.
+          terminate = true;
+          if (tail.keptChain) prev = tail.keptChain;
+          if (tail.torn) repair = tail.torn;
         }
+      }
+      if (this.checkpointer) mark = this.checkpointer.mark();
+      if (terminate) add(new Uint8Array([LF]));
+      if (repair) {
+        prev = chainLine(prev, this.buildRow("ledger_repair", null, repairFields(repair)), add);
+        repairEnd = total;
       }
       for (const p of batch) {
         try {
@@ -506,10 +549,14 @@ function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void):
 interface Tail {
   /** The chain the next row continues from. */
   prev: string;
-  /** The last line has no "\n": write one first. */
+  /** The last line has no "\n". */
   terminate: boolean;
-  /** That last line is torn: record it with a ledger_repair row. */
+  /** Where that last line starts. */
+  lineStart: number;
+  /** That last line is torn (unparseable): described. */
   torn?: TornLine;
+  /** It parses: the chain it passes on (null: none), continued from when it cannot be cut. */
+  keptChain?: string | null;
 }
 
 /** Reads a file backwards from `end`, a chunk at a time, to find line starts. */
@@ -547,7 +594,11 @@ type LineVerdict = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; 
 
 /** What `seam verify` makes of the line [start, end): blank, unparseable, or a row and the chain it passes on (null: none). */
 async function judgeLine(file: AppendFile, start: number, end: number): Promise<LineVerdict> {
-  if (end - start > MAX_LINE_BYTES) return { kind: "unparseable" };
+  if (end - start > MAX_LINE_BYTES) {
+    // Not parsed, not read whole: its chain is read from its end, as `seam verify` does.
+    const claimed = chainFromTail(await file.readAt(end - CHAIN_TAIL_BYTES, CHAIN_TAIL_BYTES));
+    return claimed === null ? { kind: "unparseable" } : { kind: "row", chain: claimed };
+  }
   const line = classifyLine(await file.readAt(start, end - start));
   if (line.kind !== "row") return line;
   return { kind: "row", chain: passedOn(chainClaim(line.row)) };
@@ -565,16 +616,23 @@ async function chainBefore(file: AppendFile, reader: BackReader, end: number): P
   return GENESIS;
 }
 
+/**
+ * What the end of the file holds. Without the lock a complete last row whose
+ * "\n" never came is continued from; with it, any unterminated tail is cut,
+ * so `prev` is always the chain before the last line's start for a tail.
+ */
 async function inspectTail(file: AppendFile, size: number): Promise<Tail> {
-  if (size === 0) return { prev: GENESIS, terminate: false };
+  if (size === 0) return { prev: GENESIS, terminate: false, lineStart: 0 };
   const reader = new BackReader(file);
-  if ((await reader.byteAt(size - 1)) === LF) return { prev: await chainBefore(file, reader, size), terminate: false };
+  if ((await reader.byteAt(size - 1)) === LF)
+    return { prev: await chainBefore(file, reader, size), terminate: false, lineStart: size };
   const start = await reader.lineStart(size);
   const v = await judgeLine(file, start, size);
-  if (v.kind === "row" && v.chain !== null) return { prev: v.chain, terminate: true };
   const prev = await chainBefore(file, reader, start);
-  if (v.kind !== "unparseable") return { prev, terminate: true };
-  return { prev, terminate: true, torn: await describeTorn(file, start, size) };
+  if (v.kind === "unparseable")
+    return { prev, terminate: true, lineStart: start, torn: await describeTorn(file, start, size) };
+  // Parseable: kept (and continued from) only where it cannot be cut.
+  return { prev, terminate: true, lineStart: start, keptChain: v.kind === "row" ? v.chain : null };
 }
 
 async function describeTorn(file: AppendFile, start: number, end: number): Promise<TornLine> {

@@ -1,34 +1,28 @@
 /**
- * The ledger file under Bun: bytes go through a `Bun.file(fd).writer()` sink;
- * opening, fsync, fstat and reads are the node:fs calls of file-node.ts.
+ * The ledger file under Bun: bytes go out with blocking write(2) calls
+ * (node:fs writeSync) in a loop until the chunk is out; opening, fsync, fstat
+ * and reads are the node:fs calls of file-node.ts.
  *
- * Why the sink is safe for an awaited, complete append (checked by
- * test/runtime-file.test.ts): for a regular file Bun's FileSink writes with
- * blocking write(2) calls, looping until the chunk is out, so once `flush()`
- * returns every byte has been handed to the kernel; a failed write (ENOSPC,
- * EFBIG) throws from `write()`/`flush()` and the sink drops what it had
- * buffered, so a later write never replays bytes of a failed one. `flush()`
- * may return a promise (non-file descriptors); it is awaited either way.
+ * Not `Bun.file(fd).writer()`: when the disk fills part way through a chunk,
+ * that sink neither throws from write() nor from flush(); it reports the
+ * ENOSPC itself, as an uncaught error with a stack trace, on stderr (the MCP
+ * client's log), and the writer would count lines as written that are not in
+ * the file (test/runtime-file.test.ts, a full file system). A blocking write
+ * of a regular file is what the sink did too; here a failure throws at once,
+ * after the bytes that did land, so the writer measures them.
  */
+import { writeSync } from "node:fs";
 import type { AppendFile } from "./types.ts";
-import { appendFileOver, openAppendHandle } from "./file-node.ts";
+import { appendFileOver, type OpenOptions, openAppendHandle } from "./file-node.ts";
 
-export async function openAppend(path: string): Promise<AppendFile> {
-  const fh = await openAppendHandle(path);
-  const sink = Bun.file(fh.fd).writer();
-  const file = appendFileOver(fh, async (bytes) => {
-    sink.write(bytes);
-    const flushed = sink.flush();
-    if (typeof flushed !== "number") await flushed;
+export async function openAppend(path: string, opts?: OpenOptions): Promise<AppendFile> {
+  const fh = await openAppendHandle(path, opts);
+  return appendFileOver(fh, async (bytes) => {
+    let done = 0;
+    while (done < bytes.length) {
+      const n = writeSync(fh.fd, bytes, done, bytes.length - done);
+      if (n <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
+      done += n;
+    }
   });
-  return {
-    ...file,
-    // The sink does not own the descriptor (ending it leaves the fd open); the handle closes it.
-    async close() {
-      try {
-        await sink.end();
-      } catch {}
-      await file.close();
-    },
-  };
 }

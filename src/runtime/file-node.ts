@@ -3,7 +3,7 @@
  * opening, fsync, fstat and positional reads are the same calls on both
  * runtimes; only how bytes are written differs.
  */
-import { fstatSync } from "node:fs";
+import { constants, fstatSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { AppendFile } from "./types.ts";
@@ -12,10 +12,54 @@ import type { AppendFile } from "./types.ts";
  * Opens `path` read/write with O_APPEND, creating missing parent directories
  * and the file itself (mode 0600: with `--raw` a ledger holds call payloads).
  * Readable too, because a writer reads the file's tail to continue its chain.
+ *
+ * The directory may be someone else's to write in (a sticky /tmp), so unless
+ * `allowForeign`: a symlink at the last component is not followed, and a file
+ * that is not a regular one, belongs to another user or is writable by group
+ * or others is refused (UnsafeFileError) rather than written to: rows (with
+ * --raw, payloads) would go where another user reads or rewrites them.
  */
-export async function openAppendHandle(path: string): Promise<FileHandle> {
+export async function openAppendHandle(path: string, opts: OpenOptions = {}): Promise<FileHandle> {
   await mkdir(dirname(path), { recursive: true });
-  return open(path, "a+", 0o600);
+  if (opts.allowForeign) return open(path, "a+", 0o600);
+  const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+  let fh: FileHandle;
+  try {
+    fh = await open(path, flags, 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ELOOP") throw new UnsafeFileError(path, "is a symbolic link");
+    throw e;
+  }
+  try {
+    const st = await fh.stat();
+    const uid = process.getuid?.();
+    let why: string | null = null;
+    if (!st.isFile()) why = "is not a regular file";
+    else if (uid !== undefined && st.uid !== uid) why = `belongs to another user (uid ${st.uid})`;
+    else if ((st.mode & 0o022) !== 0) why = `can be written by others (mode ${(st.mode & 0o777).toString(8)})`;
+    if (why !== null) throw new UnsafeFileError(path, why);
+  } catch (e) {
+    await fh.close().catch(() => {});
+    throw e;
+  }
+  return fh;
+}
+
+export interface OpenOptions {
+  /** Follow a symlink and accept a file of another owner or open to others' writes. */
+  allowForeign?: boolean;
+}
+
+/** A file seam will not append to unless told to (`code` EUNSAFE). */
+export class UnsafeFileError extends Error {
+  readonly code = "EUNSAFE";
+  constructor(
+    readonly path: string,
+    readonly why: string,
+  ) {
+    super(`${path} ${why}`);
+    this.name = "UnsafeFileError";
+  }
 }
 
 /** Writes all of `bytes` through `fh`, looping over short writes (a full disk or a file-size limit gives one). */
@@ -46,10 +90,11 @@ export function appendFileOver(fh: FileHandle, write?: (bytes: Uint8Array) => Pr
       }
       return got === length ? buf : buf.subarray(0, got);
     },
+    truncate: (size) => fh.truncate(size),
     close: () => fh.close(),
   };
 }
 
-export async function openAppend(path: string): Promise<AppendFile> {
-  return appendFileOver(await openAppendHandle(path));
+export async function openAppend(path: string, opts?: OpenOptions): Promise<AppendFile> {
+  return appendFileOver(await openAppendHandle(path, opts));
 }

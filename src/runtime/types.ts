@@ -43,6 +43,8 @@ export interface AppendFile {
   size(): Promise<number>;
   /** Reads up to `length` bytes at `position`. */
   readAt(position: number, length: number): Promise<Uint8Array>;
+  /** Cuts the file back to `size` bytes (ftruncate): a torn tail is removed, under the ledger's lock. */
+  truncate(size: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,8 +60,8 @@ export interface Runtime {
   stdin(): ByteSource;
   /** This process's stdout as a sink; a reader that went away (EPIPE) makes writes resolve and sets `broken`. */
   stdout(): ByteSink & { readonly broken: boolean };
-  /** Opens (creating parent directories and the file) for appending. */
-  openAppend(path: string): Promise<AppendFile>;
+  /** Opens (creating parent directories and the file) for appending; refuses a symlink or a file others own or may write unless `allowForeign` (file-node.ts). */
+  openAppend(path: string, opts?: { allowForeign?: boolean }): Promise<AppendFile>;
   /** Calls `handler` on each of the signals; returns a function that removes the handlers. */
   onSignals(signals: readonly string[], handler: (signal: string) => void): () => void;
   /** The argv that runs this same build of seam again (selftest and demo spawn it). */

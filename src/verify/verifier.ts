@@ -10,16 +10,28 @@
  * chain rules themselves are src/format/line.ts, shared with the writer.
  * Where seam knowingly differs from the reference verifier: a torn final
  * line is a finding, not a break; a torn line the next row declares
- * repaired is a note; session completeness gives findings.
+ * repaired is a note; a ledger_repair row that records the tail its writer
+ * cut off is a note when its torn_text agrees with torn_bytes and
+ * torn_digest (else `repair_mismatch`); a line over the limit that ends with
+ * its chain is a finding (`line_too_long`) whose claimed chain is carried
+ * on; session completeness gives findings.
  */
 import { open } from "node:fs/promises";
 import { describeIoError } from "../base/io-error.ts";
 import { CanonicalError, lineForm } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
-import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { unescapeBytes } from "../core/escape.ts";
+import { type Json, type JsonObject, JsonFloat, getField, isObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
-import { MAX_LINE_BYTES, chainClaim, classifyLine, expectedChain } from "../format/line.ts";
+import {
+  CHAIN_TAIL_BYTES,
+  MAX_LINE_BYTES,
+  chainClaim,
+  chainFromTail,
+  classifyLine,
+  expectedChain,
+} from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { OperationCheck, type OperationsSummary } from "./operations.ts";
@@ -77,17 +89,28 @@ export interface VerifyOptions {
   strict?: boolean;
   /**
    * Is the writer of a session without session_end still running? Asked with
-   * the pid and host its session_begin recorded; a throw counts as no. Without
-   * it every unfinished session is a finding.
+   * the pid, host and process start time (`pid_start`, undefined when not
+   * recorded) its session_begin recorded; a throw counts as no. Without it
+   * every unfinished session is a finding.
    */
-  isWriterAlive?: (pid: number, host: string) => boolean;
+  isWriterAlive?: (pid: number, host: string, start?: Json) => boolean;
   /**
-   * A longer line is not parsed (its model would not fit; a JS string cannot
-   * hold twice as much): it counts as unparseable, with a note. Default
-   * DEFAULT_MAX_LINE_BYTES, 256 MiB, the limit the ledger writer reads the
-   * file's last row with.
+   * A longer line is not parsed nor held whole (only its length, digest and
+   * last CHAIN_TAIL_BYTES are kept): when it ends with a `"chain": "…"}` key,
+   * as every seam row does, it is a finding (kind `line_too_long`: its chain
+   * is taken as claimed, unchecked, so the rows after it are still checked);
+   * otherwise it counts as unparseable, with a note. Default
+   * DEFAULT_MAX_LINE_BYTES (MAX_LINE_BYTES, 64 MiB), the limit the ledger
+   * writer reads the file's last row with. Memory: a line under the limit
+   * costs a few times its size while it is parsed (bench/memory.ts).
    */
   maxLineBytes?: number;
+  /**
+   * Every pushed chunk is a buffer of its own that the source never reuses
+   * (fileChunks): a line spanning chunks keeps them as they are instead of a
+   * copy (LineSplitter's freshChunks).
+   */
+  freshChunks?: boolean;
   /** Findings listed at most (the rest are counted in a note). Default 1000. */
   maxFindings?: number;
   /**
@@ -101,10 +124,12 @@ export interface VerifyOptions {
 
 export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
 
-/** A line too long to parse: only its length and digest are kept. */
+/** A line too long to parse: only its length, digest and end are kept. */
 interface LongLine {
   length: number;
   digest: string;
+  /** Its last CHAIN_TAIL_BYTES bytes. */
+  tail: Uint8Array;
 }
 
 interface Finding {
@@ -125,16 +150,21 @@ interface Session {
   server: string | null;
   rows: number;
   calls: number;
-  statuses: Map<string, number>;
+  /** Made on the session's first tool_call (most sessions' state is kept small: a million of them fit). */
+  statuses: Map<string, number> | null;
   /** Rows with a seq (everything but ledger_repair). */
   counted: number;
   nextSeq: number;
   pid: Json | undefined;
   host: Json | undefined;
+  /** The writer's process start time (`pid_start`). */
+  start: Json | undefined;
   endLine: number | null;
   unlogged: number;
-  intents: Map<string, Intent[]>;
-  findings: Finding[];
+  /** Made on the first tool_call_intent. */
+  intents: Map<string, Intent[]> | null;
+  /** Made on the first finding. */
+  findings: Finding[] | null;
   dropped: number;
   /** Made at the first row about an operation (or at session_end). */
   ops?: OperationCheck;
@@ -148,14 +178,14 @@ export class LedgerVerifier {
   private readonly strict: boolean;
   private readonly maxLine: number;
   private readonly maxFindings: number;
-  private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
+  private readonly isWriterAlive: VerifyOptions["isWriterAlive"];
   private readonly onRow: VerifyOptions["onRow"];
   private readonly onBreak: VerifyOptions["onBreak"];
-  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   private readonly lines: LineSplitter;
-  /** The digest so far of a line too long to keep. */
+  /** The digest so far of a line too long to keep, and its last bytes. */
   private longDigest: StreamDigest | null = null;
+  private longTail: Uint8Array = new Uint8Array(0);
   private bytes = 0;
   private lineNo = 0;
 
@@ -183,7 +213,7 @@ export class LedgerVerifier {
   constructor(opts: VerifyOptions = {}) {
     this.strict = opts.strict === true;
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    this.lines = new LineSplitter(this.maxLine);
+    this.lines = new LineSplitter(this.maxLine, opts.freshChunks === true);
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
@@ -222,7 +252,7 @@ export class LedgerVerifier {
     }
     const sessions = this.finishSessions();
     const all = [...this.fileFindings];
-    for (const s of this.sessions.values()) all.push(...s.findings);
+    for (const s of this.sessions.values()) if (s.findings) all.push(...s.findings);
     const findings = all.map((f) => f.text);
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
@@ -256,7 +286,7 @@ export class LedgerVerifier {
 
   // ---- lines ----
 
-  /** Judges every line the splitter has; a line over maxLine keeps only its length and digest. */
+  /** Judges every line the splitter has; a line over maxLine keeps only its length, digest and last bytes. */
   private drain(): void {
     for (let p = this.lines.next(); p !== null; p = this.lines.next()) {
       if (p.kind === "line" && p.length <= this.maxLine) {
@@ -265,10 +295,25 @@ export class LedgerVerifier {
       }
       this.longDigest ??= new StreamDigest();
       this.longDigest.update(p.bytes);
+      this.keepTail(p.bytes);
       if (p.kind === "over") continue;
-      this.line({ length: p.length, digest: this.longDigest.digest() }, p.ends);
+      this.line({ length: p.length, digest: this.longDigest.digest(), tail: this.longTail }, p.ends);
       this.longDigest = null;
+      this.longTail = new Uint8Array(0);
     }
+  }
+
+  /** Keeps the last CHAIN_TAIL_BYTES of a long line (copied: the piece is a view the splitter reuses). */
+  private keepTail(piece: Uint8Array): void {
+    if (piece.length >= CHAIN_TAIL_BYTES) {
+      this.longTail = piece.slice(-CHAIN_TAIL_BYTES);
+      return;
+    }
+    const joined = new Uint8Array(Math.min(CHAIN_TAIL_BYTES, this.longTail.length + piece.length));
+    const keep = joined.length - piece.length;
+    joined.set(this.longTail.subarray(this.longTail.length - keep), 0);
+    joined.set(piece, keep);
+    this.longTail = joined;
   }
 
   /** One physical line, without its "\n"; `terminated` is false only for a last line with no "\n" after it. */
@@ -283,6 +328,21 @@ export class LedgerVerifier {
       }
       if (line.kind === "row") row = line.row;
     } else {
+      const claimed = terminated ? chainFromTail(input.tail) : null;
+      if (claimed !== null) {
+        // Not parsed, not held: its chain is taken as claimed so that the rows after it are still checked.
+        this.settleUnjudged(null);
+        this.rows++;
+        this.fileFinding(
+          n,
+          "line_too_long",
+          `line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit (--max-line): not parsed, its chain not checked`,
+        );
+        this.began = true;
+        this.prev = claimed;
+        this.head = claimed;
+        return;
+      }
       this.notes.push(`line ${n}: ${input.length} bytes, longer than the ${this.maxLine}-byte limit, not parsed`);
     }
     if (row === undefined) {
@@ -372,6 +432,19 @@ export class LedgerVerifier {
     else this.fileFindings.push({ line, kind, text });
   }
 
+  /** A ledger_repair row of the kind that records a cut-off tail (its own line as torn_line): does it hold together? */
+  private checkCutRepair(row: JsonObject | { readonly [k: string]: Json }, n: number): boolean {
+    const text = getField(row, "torn_text");
+    const bytes = getField(row, "torn_bytes");
+    const digest = getField(row, "torn_digest");
+    if (getField(row, "torn_line") !== n || typeof text !== "string" || typeof digest !== "string") return false;
+    if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes < 0) return false;
+    const kept = unescapeBytes(text);
+    if (kept === null) return false;
+    if (getField(row, "torn_text_capped") === true) return kept.length < bytes;
+    return kept.length === bytes && digestBytes(kept) === digest;
+  }
+
   // ---- completeness of seam sessions ----
 
   /**
@@ -386,7 +459,18 @@ export class LedgerVerifier {
     if (seam !== "mcp-stdio" && seam !== "mcp-http") return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
-      this.fileFinding(n, "repair_mismatch", `line ${n}: ledger_repair row does not match the line before it`);
+      if (getField(row, "torn_text") === undefined)
+        this.fileFinding(n, "repair_mismatch", `line ${n}: ledger_repair row does not match the line before it`);
+      else if (this.checkCutRepair(row, n))
+        this.notes.push(
+          `line ${n}: torn line (${show(getField(row, "torn_bytes"))} bytes) cut off and recorded by the ledger_repair row at line ${n}`,
+        );
+      else
+        this.fileFinding(
+          n,
+          "repair_mismatch",
+          `line ${n}: ledger_repair row's torn_text does not match its torn_bytes and torn_digest`,
+        );
     }
     const id = getField(row, "session");
     if (typeof id !== "string") {
@@ -401,15 +485,16 @@ export class LedgerVerifier {
         server: typeof server === "string" ? server : null,
         rows: 0,
         calls: 0,
-        statuses: new Map(),
+        statuses: null,
         counted: 0,
         nextSeq: 1,
         pid: undefined,
         host: undefined,
+        start: undefined,
         endLine: null,
         unlogged: 0,
-        intents: new Map(),
-        findings: [],
+        intents: null,
+        findings: null,
         dropped: 0,
       };
       this.sessions.set(id, s);
@@ -428,6 +513,7 @@ export class LedgerVerifier {
     if (evt === "session_begin" && s.counted === 0) {
       s.pid = getField(row, "pid");
       s.host = getField(row, "host");
+      s.start = getField(row, "pid_start");
     }
 
     const seq = getField(row, "seq");
@@ -472,13 +558,15 @@ export class LedgerVerifier {
       s.calls++;
       const st = getField(row, "status");
       const key = typeof st === "string" ? st : st === undefined ? "(missing)" : "(not a string)";
+      s.statuses ??= new Map();
       s.statuses.set(key, (s.statuses.get(key) ?? 0) + 1);
-      const waiting = s.intents.get(exactIdKey(getField(row, "rpc_id")));
+      const waiting = s.intents?.get(exactIdKey(getField(row, "rpc_id")));
       if (waiting !== undefined && waiting.length > 0) waiting.shift();
     } else if (evt === "tool_call_intent") {
       const rpc = getField(row, "rpc_id");
       const key = exactIdKey(rpc);
       const tool = getField(row, "tool");
+      s.intents ??= new Map();
       const list = s.intents.get(key);
       const intent = { line: n, id: show(rpc), tool: typeof tool === "string" ? tool : null };
       if (list === undefined) s.intents.set(key, [intent]);
@@ -487,6 +575,7 @@ export class LedgerVerifier {
   }
 
   private find(s: Session, line: number, kind: FindingKind, text: string): void {
+    s.findings ??= [];
     if (s.findings.length >= this.maxFindings) s.dropped++;
     else s.findings.push({ line, kind, text });
   }
@@ -500,12 +589,12 @@ export class LedgerVerifier {
     const out: SessionReport[] = [];
     const judged = this.failed === null;
     for (const s of this.sessions.values()) {
-      for (const f of s.findings) {
+      for (const f of s.findings ?? []) {
         if (f.kind === "seq_gap") f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
         f.text = `session ${s.id}: ${f.text}`;
       }
       const open: Intent[] = [];
-      for (const list of s.intents.values()) open.push(...list);
+      for (const list of s.intents?.values() ?? []) open.push(...list);
       open.sort((a, b) => a.line - b.line);
       if (judged && s.endLine === null && this.alive(s)) {
         const inFlight = open.length > 0 ? `; ${open.length} call${open.length === 1 ? "" : "s"} in flight` : "";
@@ -530,8 +619,8 @@ export class LedgerVerifier {
         server: s.server,
         rows: s.rows,
         calls: s.calls,
-        statuses: Object.fromEntries(s.statuses),
-        complete: s.endLine !== null && s.findings.length === 0 && s.dropped === 0,
+        statuses: s.statuses ? Object.fromEntries(s.statuses) : {},
+        complete: s.endLine !== null && (s.findings?.length ?? 0) === 0 && s.dropped === 0,
         operations:
           s.ops === undefined || s.ops.summary().ended + s.ops.summary().abandoned === 0 ? undefined : s.ops.summary(),
       });
@@ -544,7 +633,7 @@ export class LedgerVerifier {
     if (typeof s.pid !== "number" || !Number.isSafeInteger(s.pid) || s.pid <= 0 || typeof s.host !== "string")
       return false;
     try {
-      return this.isWriterAlive(s.pid, s.host) === true;
+      return this.isWriterAlive(s.pid, s.host, s.start) === true;
     } catch {
       return false;
     }

@@ -19,6 +19,7 @@ import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
+import { processStartTime } from "../runtime/alive.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
 
@@ -41,6 +42,8 @@ export interface WrapOptions {
   actions?: ActionRecorder;
   /** --sign: append signed checkpoints of the ledger's Merkle root (src/checkpoint/writer.ts). */
   checkpoints?: CheckpointConfig;
+  /** --allow-foreign-ledger: append to a symlinked ledger, or one another user owns or others may write. */
+  allowForeignLedger?: boolean;
 }
 
 /** A deliberate defect: named on stderr and in session_begin, and what it changes. */
@@ -71,15 +74,27 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
   });
   const session = o.session ?? randomUUID();
   const writeAhead = o.writeAhead || o.failClosed;
-  const ledger = await LedgerWriter.open({
-    path: o.ledger,
-    session,
-    server: o.server,
-    fsync: o.fsync,
-    openAppend: rt.openAppend,
-    warn: (m) => log.warn(m),
-    checkpoints: o.checkpoints,
-  });
+  let ledger: LedgerWriter;
+  try {
+    ledger = await LedgerWriter.open({
+      path: o.ledger,
+      session,
+      server: o.server,
+      fsync: o.fsync,
+      openAppend: rt.openAppend,
+      allowForeign: o.allowForeignLedger,
+      warn: (m) => log.warn(m),
+      checkpoints: o.checkpoints,
+    });
+  } catch (e) {
+    // Only a refused ledger rejects (symlink, another owner, open to others' writes): nothing has started yet.
+    stopEarly();
+    log.error(
+      `ledger ${(e as Error).message}; not writing to it`,
+      "use a ledger in a directory only you can write to, or pass --allow-foreign-ledger if this file is meant to be used",
+    );
+    return EXIT.USAGE;
+  }
   const rows: RowSink = {
     row(evt, fields) {
       void ledger.append(evt, fields);
@@ -92,9 +107,11 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
   rows.row("session_begin", {
     command: redacted.argv,
     command_redactions: redacted.redactions || undefined,
-    command_digest: digestJson(o.argv),
+    // Of the argv as recorded: a digest of the original would let a dictionary attack recover what was redacted.
+    command_digest: digestJson(redacted.argv),
     cwd: o.cwd,
     pid: process.pid,
+    pid_start: processStartTime(process.pid) ?? undefined,
     host: hostname(),
     runtime: rt.name,
     raw_payloads: o.raw,
