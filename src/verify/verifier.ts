@@ -100,8 +100,13 @@ export interface VerifyOptions {
   maxLineBytes?: number;
   /** Findings listed at most (the rest are counted in a note). Default 1000. */
   maxFindings?: number;
-  /** Sees each object row once checked (its `chain` taken out) with its line number: where src/checkpoint/verifier.ts checks checkpoint rows. */
-  onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number) => void;
+  /**
+   * Sees each object row once checked (its `chain` taken out) with its line number, and whether it carried a
+   * chain that was checked: where src/checkpoint/verifier.ts checks checkpoint rows.
+   */
+  onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number, chained: boolean) => void;
+  /** Sees each break as it is found, before the row it is on reaches onRow: where `seam log` marks what the chain no longer vouches for. */
+  onBreak?: (b: Break) => void;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
@@ -160,6 +165,7 @@ export class LedgerVerifier {
   private readonly maxFindings: number;
   private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
   private readonly onRow: VerifyOptions["onRow"];
+  private readonly onBreak: VerifyOptions["onBreak"];
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   private parts: Uint8Array[] = [];
@@ -193,6 +199,7 @@ export class LedgerVerifier {
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
+    this.onBreak = opts.onBreak;
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -400,12 +407,14 @@ export class LedgerVerifier {
       this.head = claimed;
     }
     this.observe(row, n);
-    this.onRow?.(row, n);
+    this.onRow?.(row, n, typeof claimed === "string" && claimed.length > 0);
   }
 
   private addBreak(line: number | null, message: string): void {
     this.breaks++;
-    if (this.firstBreak === null) this.firstBreak = { line, message };
+    const b: Break = { line, message };
+    if (this.firstBreak === null) this.firstBreak = b;
+    this.onBreak?.(b);
   }
 
   private fileFinding(line: number, text: string): void {

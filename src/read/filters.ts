@@ -1,0 +1,109 @@
+/**
+ * Which operations a reader shows: `--session` (id prefix), `--server`,
+ * `--tool` (globs), `--status` (any of), `--since`/`--until` (ISO time or a
+ * duration back from now), `--slow` (at least this many ms). All given
+ * filters must hold. Filters never hide a break marker or the verdict.
+ */
+import type { Operation } from "./operations.ts";
+
+export interface Filters {
+  /** Session id prefixes (any of). */
+  session?: readonly string[];
+  /** Server name globs (any of). */
+  server?: readonly string[];
+  /** Tool name globs (any of): only tools/call operations whose tool matches. */
+  tool?: readonly string[];
+  /** Statuses (any of), exactly as recorded. */
+  status?: readonly string[];
+  /** Epoch ms: operations whose time is at or after this. */
+  since?: number;
+  /** Epoch ms: operations whose time is before this. */
+  until?: number;
+  /** Only operations that took at least this many ms. */
+  slow?: number;
+}
+
+/** A filter set compiled once; `test` is called per operation. */
+export class OpFilter {
+  private readonly server: RegExp[] | null;
+  private readonly tool: RegExp[] | null;
+  private readonly status: Set<string> | null;
+  readonly empty: boolean;
+
+  constructor(private readonly f: Filters = {}) {
+    this.server = f.server && f.server.length > 0 ? f.server.map(globRegExp) : null;
+    this.tool = f.tool && f.tool.length > 0 ? f.tool.map(globRegExp) : null;
+    this.status = f.status && f.status.length > 0 ? new Set(f.status) : null;
+    this.empty =
+      (f.session === undefined || f.session.length === 0) &&
+      this.server === null &&
+      this.tool === null &&
+      this.status === null &&
+      f.since === undefined &&
+      f.until === undefined &&
+      f.slow === undefined;
+  }
+
+  test(op: Operation): boolean {
+    if (this.empty) return true;
+    const f = this.f;
+    if (f.session && f.session.length > 0) {
+      const s = op.session;
+      if (s === null || !f.session.some((p) => s.startsWith(p))) return false;
+    }
+    if (this.server !== null && (op.server === null || !this.server.some((r) => r.test(op.server!)))) return false;
+    if (this.tool !== null) {
+      if (op.kind !== "tool_call" || op.name === null || !this.tool.some((r) => r.test(op.name!))) return false;
+    }
+    if (this.status !== null && (op.status === null || !this.status.has(op.status))) return false;
+    if (f.since !== undefined || f.until !== undefined) {
+      const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
+      if (Number.isNaN(t)) return false;
+      if (f.since !== undefined && t < f.since) return false;
+      if (f.until !== undefined && t >= f.until) return false;
+    }
+    if (f.slow !== undefined && (op.ms === null || op.ms < f.slow)) return false;
+    return true;
+  }
+}
+
+/** A shell-style glob (`*`, `?`, `[abc]`) matched against the whole string. */
+export function globRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*") re += "[\\s\\S]*";
+    else if (c === "?") re += "[\\s\\S]";
+    else if (c === "[") {
+      const close = glob.indexOf("]", i + 2);
+      if (close < 0) re += "\\[";
+      else {
+        let body = glob.slice(i + 1, close);
+        const neg = body.startsWith("!") || body.startsWith("^");
+        if (neg) body = body.slice(1);
+        re += `[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]`;
+        i = close;
+      }
+    } else re += c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`, "u");
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * `--since`/`--until`: an ISO 8601 time (a date alone is midnight UTC), or a
+ * duration back from `now` (`90s`, `15m`, `2h`, `1d`, `1h30m`). null when
+ * it is neither.
+ */
+export function parseWhen(text: string, now: number): number | null {
+  const t = text.trim();
+  if (/^(\d+(ms|s|m|h|d|w))+$/.test(t)) {
+    let total = 0;
+    for (const m of t.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    return now - total;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return null;
+  const ms = Date.parse(t.replace(" ", "T"));
+  return Number.isNaN(ms) ? null : ms;
+}

@@ -1,0 +1,254 @@
+/**
+ * Reading a ledger as operations, verified as it is read. The bytes go to the
+ * same LedgerVerifier `seam verify` uses, so the verdict at the end is the
+ * one `seam verify` gives (with keys, the one `seam verify --key` gives), and
+ * each operation carries `vouched`:
+ *   - every row of it carried a chain that was checked (no prechain row), and
+ *   - every row of it lies before the first break, and is not the row just
+ *     before the break: a break at line B means the link between B and the
+ *     chained row before it does not hold, and either of the two may be the
+ *     one that was changed (an edited row whose own chain was recomputed
+ *     breaks the line after it).
+ * An operation is therefore handed out once the row after its last row has
+ * been checked (or the file ended). The first break is handed out in place,
+ * between the operations before it and those after it.
+ *
+ * `follow` keeps reading as writers append (polling), handing the verifier
+ * whole lines only: a line still being written is waited for, never judged
+ * torn. It stops when `signal` aborts; the verdict then covers what was read.
+ */
+import { open } from "node:fs/promises";
+import type { Json } from "../core/json.ts";
+import type { Verifier } from "../checkpoint/note.ts";
+import { verifySealedSource } from "../checkpoint/verify-file.ts";
+import { type Break, LedgerVerifier, type VerifyReport, describeReadError, fileChunks } from "../verify/verifier.ts";
+import { type Filters, OpFilter } from "./filters.ts";
+import { type Operation, OperationJoiner } from "./operations.ts";
+
+export interface ReadOptions {
+  filters?: Filters;
+  /** Keep reading as the file grows, until `signal` aborts. */
+  follow?: boolean;
+  signal?: AbortSignal;
+  /** As `seam verify --strict`: leading unchained rows are breaks. */
+  strict?: boolean;
+  /** As for `seam verify`: whether the writer of an unfinished session still runs. */
+  isWriterAlive?: (pid: number, host: string) => boolean;
+  /**
+   * Verifier keys (`--key`): the file is first checked as `seam verify --key`
+   * checks it (the verdict is that one), then read again; operations under the
+   * latest valid checkpoint are `sealed`. Not with `follow` or stdin.
+   */
+  keys?: readonly Verifier[];
+  /** Only the last N operations that pass the filters (the whole file is still read and verified). */
+  last?: number;
+  /** How often `follow` looks for new bytes, in ms (default 100). */
+  pollMs?: number;
+  /** Where "-" reads from (default: this process's stdin). */
+  stdin?: AsyncIterable<Uint8Array>;
+}
+
+export type ReadEvent =
+  | { type: "op"; op: Operation }
+  /** The first break of a file, where it stands among its operations; `line` null for `unreadable: …`. */
+  | { type: "break"; file: string; line: number | null; message: string }
+  /** A file is done: the verdict exactly as `seam verify` (with keys, `seam verify --key`) gives it. */
+  | {
+      type: "end";
+      file: string;
+      report: VerifyReport;
+      /** With keys: lines 1..N are under the latest valid checkpoint (0: none); null without keys. */
+      sealed_through: number | null;
+      /** With keys: the `seal` object of `seam verify --key --json`. */
+      seal: Record<string, Json> | null;
+      /** Operations read (before filters). */
+      operations: number;
+      /** Bytes of a last line still being written when `follow` stopped (not read). */
+      unread_tail: number;
+    };
+
+/** Reads each ledger in turn (see readLedger). */
+export async function* readLedgers(paths: readonly string[], opts: ReadOptions = {}): AsyncGenerator<ReadEvent> {
+  for (const p of paths) {
+    if (opts.signal?.aborted) return;
+    yield* readLedger(p, opts);
+  }
+}
+
+/** Reads one ledger ("-": stdin): operations that pass the filters, the first break in place, then the verdict. */
+export async function* readLedger(path: string, opts: ReadOptions = {}): AsyncGenerator<ReadEvent> {
+  const filter = new OpFilter(opts.filters);
+  let sealedThrough: number | null = null;
+  let sealed: { report: VerifyReport; json: Record<string, Json> } | null = null;
+  if (opts.keys !== undefined && opts.keys.length > 0 && path !== "-") {
+    const r = await verifySealedSource(
+      path,
+      fileChunks(path),
+      { strict: opts.strict, isWriterAlive: opts.isWriterAlive },
+      { keys: opts.keys },
+    );
+    const st = r.json.sealed_through;
+    sealedThrough = typeof st === "number" ? st : 0;
+    sealed = { report: r.report, json: r.json };
+  }
+
+  const joiner = new OperationJoiner(path);
+  const out: ReadEvent[] = [];
+  /** Finished operations waiting for the row after their last row to be checked. */
+  let held: Operation[] = [];
+  let broken = false;
+  let chainBegan = Number.POSITIVE_INFINITY;
+  let operations = 0;
+  const ring: ReadEvent[] = [];
+  let ringOps = 0;
+  let ringBreak: ReadEvent | null = null;
+  const last = opts.last;
+
+  const emit = (e: ReadEvent) => {
+    if (last === undefined) {
+      out.push(e);
+      return;
+    }
+    ring.push(e);
+    if (e.type === "op") ringOps++;
+    while (ringOps > last) {
+      const dropped = ring.shift()!;
+      if (dropped.type === "op") ringOps--;
+      // The marker stays: the operations kept are below it.
+      else if (dropped.type === "break") ringBreak = dropped;
+    }
+  };
+  const release = (vouchedLink: boolean) => {
+    for (const op of held) {
+      op.vouched = vouchedLink && !broken && op.lines[0]! >= chainBegan;
+      if (sealedThrough !== null) op.sealed = op.vouched && op.line <= sealedThrough;
+      if (filter.test(op)) emit({ type: "op", op });
+    }
+    held = [];
+  };
+  const take = (ops: Operation[]) => {
+    for (const op of ops) {
+      operations++;
+      held.push(op);
+    }
+  };
+
+  const v = new LedgerVerifier({
+    strict: opts.strict,
+    isWriterAlive: opts.isWriterAlive,
+    onBreak: (b: Break) => {
+      // Everything held touches the broken link (or is before it by one row).
+      release(false);
+      if (!broken) emit({ type: "break", file: path, line: b.line, message: b.message });
+      broken = true;
+    },
+    onRow: (row, line, chained) => {
+      if (chained && chainBegan === Number.POSITIVE_INFINITY) chainBegan = line;
+      // This row's link to the one before it held (a break would have come first).
+      release(chained);
+      take(joiner.add(row, line));
+    },
+  });
+
+  const tail = { bytes: 0 };
+  const source: AsyncIterable<Uint8Array> =
+    path === "-"
+      ? (opts.stdin ?? (process.stdin as AsyncIterable<Uint8Array>))
+      : opts.follow
+        ? followChunks(path, opts.signal, opts.pollMs ?? 100, tail)
+        : fileChunks(path);
+  const it = source[Symbol.asyncIterator]();
+  let report: VerifyReport;
+  try {
+    for (;;) {
+      let step: IteratorResult<Uint8Array>;
+      // Only the source's own failures are `unreadable`, as in verifyLedger.
+      try {
+        step = await it.next();
+      } catch (err) {
+        report = v.fail(describeReadError(err));
+        break;
+      }
+      if (step.done) {
+        report = v.end();
+        break;
+      }
+      v.push(step.value);
+      for (const e of out.splice(0)) yield e;
+    }
+  } finally {
+    await Promise.resolve(it.return?.()).catch(() => {});
+  }
+  take(joiner.flush());
+  release(true);
+  if (ringBreak !== null) yield ringBreak;
+  for (const e of ring) yield e;
+  for (const e of out.splice(0)) yield e;
+  yield {
+    type: "end",
+    file: path,
+    report: sealed?.report ?? report,
+    sealed_through: sealedThrough,
+    seal: sealed?.json ?? null,
+    operations,
+    unread_tail: tail.bytes,
+  };
+}
+
+/**
+ * A growing file's bytes, whole lines only, until `signal` aborts: at the
+ * end of what is there, waits `pollMs` and looks again. The bytes of a line
+ * not yet ended are held back (their count in `tail`), so a line a writer is
+ * still appending is never seen half. A file that shrinks is an error.
+ */
+export async function* followChunks(
+  path: string,
+  signal: AbortSignal | undefined,
+  pollMs: number,
+  tail: { bytes: number },
+): AsyncGenerator<Uint8Array> {
+  const fh = await open(path, "r");
+  try {
+    let pos = 0;
+    let carry: Uint8Array = new Uint8Array(0);
+    const size = 1 << 20;
+    for (;;) {
+      if (signal?.aborted) return;
+      const buf = new Uint8Array(size);
+      const { bytesRead } = await fh.read(buf, 0, size, pos);
+      if (bytesRead > 0) {
+        pos += bytesRead;
+        let chunk = buf.subarray(0, bytesRead);
+        if (carry.length > 0) {
+          const all = new Uint8Array(carry.length + chunk.length);
+          all.set(carry);
+          all.set(chunk, carry.length);
+          chunk = all;
+        }
+        const nl = chunk.lastIndexOf(0x0a);
+        carry = chunk.slice(nl + 1);
+        tail.bytes = carry.length;
+        if (nl >= 0) yield chunk.subarray(0, nl + 1);
+        continue;
+      }
+      const st = await fh.stat();
+      if (st.size < pos) throw new Error("the file shrank while being followed");
+      await sleep(pollMs, signal);
+    }
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
