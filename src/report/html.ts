@@ -10,8 +10,9 @@
  *           <script type="application/json" id="seam-meta"> (verdicts, sessions,
  *           per-tool figures, the interned strings); the page script, which
  *           draws the banner at once; then the operations in chunks of CHUNK:
- *           "seam-c<i>" holds their columns, "seam-r<i>" the ledger lines
- *           each joins, as [line number, text] (read only when one is shown).
+ *           "seam-c<i>" holds their columns, "seam-r<i>" for each the lines it
+ *           joins and the row that finished it, as [[line…], text] (parsed
+ *           only when one of them is shown or searched).
  * Data blocks are JSON with every "<" written as \u003c, so nothing in a
  * ledger can close the element or open markup; the page inserts it all with
  * textContent.
@@ -21,16 +22,7 @@
  * so a reader never sees half a report.
  */
 import { createHash, randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeSync,
-  constants as fsc,
-} from "node:fs";
+import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync, constants as fsc } from "node:fs";
 import { PAGE_CSS } from "./page-css.ts";
 import { PAGE_JS } from "./page-js.ts";
 
@@ -60,8 +52,10 @@ export interface PageOp {
   rpcId: string | null;
   vouched: boolean;
   sealed: boolean;
-  /** The ledger lines it joins: their numbers and text, as in the file. */
-  rows: { line: number; text: string }[];
+  /** The ledger lines it joins, in file order. */
+  lines: number[];
+  /** The row that finished it, as the ledger line writes it (its chain not included). */
+  row: string;
 }
 
 /** What the banner says about one ledger file: verify's own words. */
@@ -87,7 +81,6 @@ export interface PageSessionEnd {
   reason: string | null;
   /** The exit code as written in the ledger. */
   exit: string | null;
-  complete: boolean;
   /** Epoch ms of its session_end, null when it has none. */
   end: number | null;
 }
@@ -137,7 +130,7 @@ export class ReportWriter {
   private n = 0;
   private chunks = 0;
   private cols = emptyColumns();
-  private rows: [number, string][][] = [];
+  private rows: [number[], string][] = [];
   private raw = false;
   private closed = false;
 
@@ -175,7 +168,7 @@ export class ReportWriter {
     c.ms.push(op.ms);
     c.id.push(op.rpcId);
     c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0));
-    this.rows.push(op.rows.map((r) => [r.line, r.text]));
+    this.rows.push([op.lines, op.row]);
     this.n++;
     if (c.f.length >= CHUNK) this.flush();
   }
@@ -185,8 +178,13 @@ export class ReportWriter {
     const s = this.sessions[this.session(file, id, null)]!;
     s.reason = end.reason;
     s.exit = end.exit;
-    s.complete = end.complete;
     s.end = end.end;
+  }
+
+  /** Whether `seam verify` finds the session complete. */
+  sessionComplete(file: number, id: string, complete: boolean): void {
+    const i = this.sessionIndex.get(`${file}\u0000${id}`);
+    if (i !== undefined) this.sessions[i]!.complete = complete;
   }
 
   /** Writes the report and renames it into place; returns its size in bytes. */

@@ -2,7 +2,7 @@
  * The report page's stylesheet, inlined into the HTML under a CSP hash.
  * Nothing here is loaded from anywhere: system fonts only, no url().
  */
-export const PAGE_CSS = String.raw`
+export const PAGE_CSS = `
 :root {
   --fg: #1d2329; --muted: #5f6b76; --line: #d8dde2; --bg: #fff; --panel: #f5f7f9;
   --ok: #1a7f37; --error: #cf222e; --unanswered: #bc4c00; --cancelled: #6e7781; --input: #0969da;
@@ -40,10 +40,10 @@ pre.verify { background: #fff; border: 1px solid var(--line); padding: 6px 8px; 
 .legend span::before { content: ""; display: inline-block; width: 9px; height: 9px; margin-right: 4px; border-radius: 2px; background: var(--c); }
 .controls { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; margin: 6px 0; }
 .count { color: var(--muted); }
-.main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(280px, 2fr); gap: 12px; }
+.main { display: grid; grid-template-columns: minmax(0, 5fr) minmax(300px, 3fr); gap: 12px; }
 @media (max-width: 1000px) { .main { grid-template-columns: 1fr; } }
 .table { border: 1px solid var(--line); border-radius: 6px; overflow: hidden; }
-.thead, .trow { display: grid; grid-template-columns: 150px 84px 110px 96px minmax(120px, 1fr) 104px 64px 64px 64px; }
+.thead, .trow { display: grid; grid-template-columns: 164px 72px minmax(60px, 1fr) 92px minmax(80px, 2fr) 92px 56px 56px 48px 84px; }
 .thead { background: var(--panel); font-weight: 600; border-bottom: 1px solid var(--line); }
 .thead > div, .trow > div { padding: 2px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .scroller { position: relative; height: 440px; overflow-y: auto; outline: none; }

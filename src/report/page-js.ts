@@ -175,7 +175,7 @@ export const PAGE_JS = String.raw`
     var s = el("select");
     s.id = id;
     s.setAttribute("aria-label", label);
-    var all = el("option", null, "all " + label + "s");
+    var all = el("option", null, "all " + (label === "status" ? "statuses" : label + "s"));
     all.value = "-1";
     s.appendChild(all);
     values.forEach(function (v) { var o = el("option", null, cut(shown(S[v]), 80)); o.value = String(v); s.appendChild(o); });
@@ -240,9 +240,7 @@ export const PAGE_JS = String.raw`
   }
   function cmpNum(a, b) { var an = a !== a, bn = b !== b; if (an || bn) return an === bn ? 0 : an ? 1 : -1; return a - b; }
   function inRowText(op, q) {
-    var rows = rowsOf(op);
-    for (var r = 0; r < rows.length; r++) if (rows[r][1].toLowerCase().indexOf(q) >= 0) return true;
-    return false;
+    return rowsOf(op)[1].toLowerCase().indexOf(q) >= 0;
   }
   // The first break of each file is shown in place, in ledger order; sorted otherwise, at the top.
   function withMarkers(ops) {
@@ -383,9 +381,9 @@ export const PAGE_JS = String.raw`
       if (copy !== undefined) { val.appendChild(document.createTextNode(" ")); val.appendChild(copyButton(copy, "copy " + k)); }
       add(kv, el("div", "k", k), val);
     }
-    var f = meta.files[fFile[op]], rows = rowsOf(op);
+    var f = meta.files[fFile[op]], rec = rowsOf(op), lines = rec[0];
     row("file", shown(f.path));
-    row("ledger lines", rows.map(function (r) { return r[0]; }).join(", "));
+    row("ledger lines", lines.join(", "));
     row("time", fmtTime(fT[op]) + (utc ? " UTC" : " local"));
     if (fSes[op] >= 0) row("session", shown(meta.sessions[fSes[op]].id), "mono", meta.sessions[fSes[op]].id);
     if (fSrv[op] >= 0) row("server", shown(S[fSrv[op]]));
@@ -396,15 +394,14 @@ export const PAGE_JS = String.raw`
     else row("chain", f.first_break ? "vouched for: before the first break" : "vouched for by the chain (" + f.verdict + ")");
     row("seal", f.sealed === null ? "not checked (no --key given)" : fFl[op] & F_SEALED ? "sealed: under a signed checkpoint that holds" : "not sealed (" + shown(f.sealed) + ")");
     add(box, kv);
-    rows.forEach(function (r) {
-      var head = el("div", "rowhead", "line " + r[0]);
-      head.appendChild(document.createTextNode(" "));
-      head.appendChild(copyButton(r[1], "copy line " + r[0]));
-      add(box, head);
-      var tree;
-      try { tree = parse(r[1]); } catch (e) { add(box, el("pre", "j", cut(r[1], TEXT_MAX))); return; }
-      add(box, fields(tree));
-    });
+    var head = el("div", "rowhead", "line " + fLine[op] + ": the row" + (lines.length > 1 ? " that finished it" : "") + " (without its chain value)");
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(copyButton(rec[1], "copy the row"));
+    add(box, head);
+    if (lines.length > 1) add(box, el("div", "count", "it also joins line" + (lines.length > 2 ? "s " : " ") + lines.filter(function (l) { return l !== fLine[op]; }).join(", ") + " (their fields are in the ledger; this report keeps the row that finished the operation)"));
+    var tree = null;
+    try { tree = parse(rec[1]); } catch (e) { tree = null; }
+    add(box, tree === null ? el("pre", "j", cut(rec[1], TEXT_MAX)) : fields(tree));
   }
   // One ledger row as key/value pairs; nested values as collapsible JSON, numbers exactly as written.
   function fields(node) {
