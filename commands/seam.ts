@@ -18,6 +18,9 @@ const subCommands: Record<string, Lazy> = {
   keygen: () => import("./keygen.ts").then((m) => m.default),
   selftest: () => import("./selftest.ts").then((m) => m.default),
   demo: () => import("./demo.ts").then((m) => m.default),
+  log: () => import("./log.ts").then((m) => m.default),
+  stats: () => import("./stats.ts").then((m) => m.default),
+  check: () => import("./check.ts").then((m) => m.default),
   report: () => import("./report.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),

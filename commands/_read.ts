@@ -1,0 +1,99 @@
+/**
+ * The reading commands' shared flags (`seam log`, `seam stats`, `seam check`):
+ * the filters, repeatable flags (citty keeps only the last of a repeated
+ * flag, so they are taken from the raw argv), and --key.
+ */
+import { UsageError } from "../src/base/exit.ts";
+import type { Verifier } from "../src/checkpoint/note.ts";
+import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { type Filters, parseWhen } from "../src/read/filters.ts";
+
+export const filterArgs = {
+  session: { type: "string", description: "only this session (an id prefix will do; repeatable)", valueHint: "ID" },
+  server: { type: "string", description: "only this server (glob; repeatable)", valueHint: "NAME" },
+  tool: { type: "string", description: "only calls of this tool (glob; repeatable)", valueHint: "NAME" },
+  status: {
+    type: "string",
+    description: "only this status: ok, error, unanswered, cancelled, input_required, refused, … (repeatable)",
+    valueHint: "STATUS",
+  },
+  since: {
+    type: "string",
+    description: "only operations at or after this ISO time, or this long ago (2h, 15m)",
+    valueHint: "WHEN",
+  },
+  until: { type: "string", description: "only operations before this ISO time, or this long ago", valueHint: "WHEN" },
+  slow: { type: "string", description: "only operations that took at least this many ms", valueHint: "MS" },
+} as const;
+
+/** Every value of a flag that may be given more than once (`--f V` and `--f=V`), before any `--`. */
+export function repeated(rawArgs: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    if (a === "--") break;
+    if (a === `--${name}`) {
+      const v = rawArgs[i + 1];
+      if (v !== undefined) out.push(v);
+      i++;
+    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+  }
+  return out;
+}
+
+/** The filters from the command line; `now` anchors durations. */
+export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknown>, now = Date.now()): Filters {
+  const f: Filters = {};
+  const session = repeated(rawArgs, "session");
+  const server = repeated(rawArgs, "server");
+  const tool = repeated(rawArgs, "tool");
+  const status = repeated(rawArgs, "status").flatMap((s) => s.split(","));
+  for (const [flag, values] of [
+    ["session", session],
+    ["server", server],
+    ["tool", tool],
+    ["status", status],
+  ] as const) {
+    if (values.some((v) => v === "")) throw new UsageError(`--${flag} must not be empty`);
+  }
+  if (session.length > 0) f.session = session;
+  if (server.length > 0) f.server = server;
+  if (tool.length > 0) f.tool = tool;
+  if (status.length > 0) f.status = status;
+  for (const k of ["since", "until"] as const) {
+    const v = a[k];
+    if (typeof v !== "string") continue;
+    const t = parseWhen(v, now);
+    if (t === null)
+      throw new UsageError(
+        `--${k} takes an ISO time or a duration, not ${JSON.stringify(v)}`,
+        `e.g. --${k} 2026-11-30T09:00:00Z or --${k} 2h`,
+      );
+    f[k] = t;
+  }
+  if (typeof a.slow === "string") {
+    const ms = Number(a.slow);
+    if (a.slow.trim() === "" || !Number.isFinite(ms) || ms < 0)
+      throw new UsageError(`--slow takes a number of milliseconds, not ${JSON.stringify(a.slow)}`);
+    f.slow = ms;
+  }
+  return f;
+}
+
+/** --key: the verifier keys (a key, or a file of them). */
+export function keysFrom(key: unknown): Verifier[] | undefined {
+  if (key === undefined) return undefined;
+  if (typeof key !== "string" || key === "") throw new UsageError("--key must not be empty");
+  try {
+    return readVerifierKeys(key);
+  } catch (e) {
+    if (e instanceof KeyFileError)
+      throw new UsageError(e.message, "give the verifier key that seam keygen printed, or a file of them");
+    throw e;
+  }
+}
+
+/** Is stdout a terminal that takes colour? */
+export function colorOut(): boolean {
+  return process.stdout.isTTY === true && !process.env.NO_COLOR;
+}

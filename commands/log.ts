@@ -1,0 +1,134 @@
+import { defineCommand } from "citty";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { breakJson, breakLine, header, opJson, opLine, verdictJson, verdictLine } from "../src/read/format.ts";
+import { readLedgers, readTail } from "../src/read/stream.ts";
+import { isWriterAlive } from "../src/runtime/alive.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { describeReadError } from "../src/verify/verifier.ts";
+import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+import { createLog } from "../src/base/log.ts";
+import { cell } from "../src/read/escape.ts";
+
+const args = {
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  ...filterArgs,
+  last: { type: "string", description: "only the last N operations (read from the end; see --verify)", valueHint: "N" },
+  verify: { type: "boolean", description: "with --last: read and verify the whole file, not just its end" },
+  follow: { type: "boolean", description: "keep printing operations as writers append them (Ctrl-C ends)" },
+  json: { type: "boolean", description: "one JSON object per operation (NDJSON), then the verdict" },
+  utc: { type: "boolean", description: "times in UTC, ISO 8601" },
+  wide: { type: "boolean", description: "full session ids, servers and operation names" },
+  "raw-width": {
+    type: "string",
+    description: "characters of the arguments → result preview (ledgers written with --raw; 0: none)",
+    valueHint: "N",
+  },
+  key: {
+    type: "string",
+    description: "mark operations under a valid checkpoint signed by this verifier key as sealed (S)",
+    valueHint: "VKEY",
+  },
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "log",
+    description: "one line per operation, verified as it is read (exit 0 ok, 1 broken, 3 inconclusive)",
+  },
+  args,
+  async run({ args: a, rawArgs }) {
+    rejectUnknownFlags(rawArgs, args, "log");
+    const paths = a._.map(String);
+    const filters = filtersFrom(rawArgs, a);
+    const keys = keysFrom(a.key);
+    const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
+    if (a.follow && paths.length !== 1) throw new UsageError("--follow follows one ledger file");
+    if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
+    if (a.follow && keys !== undefined)
+      throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
+    if (a.verify && last === undefined)
+      throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    const color = colorOut();
+    const columns = process.stdout.isTTY === true ? (process.stdout.columns ?? 80) : 0;
+    const rawWidth =
+      a["raw-width"] === undefined
+        ? columns > 0
+          ? Math.max(20, columns - 130)
+          : 60
+        : intFlag(a["raw-width"], "--raw-width", 0);
+    const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
+    const out = runtime.stdout();
+    const enc = new TextEncoder();
+    const write = async (text: string) => {
+      if (!out.broken) await out.write(enc.encode(text));
+    };
+
+    // --last without --verify: the end of the file only, nothing verified.
+    if (last !== undefined && !a.verify && !a.follow && keys === undefined) {
+      const codes: number[] = [];
+      if (!a.json) await write(`${header(style)}\n`);
+      for (const p of paths) {
+        if (p === "-")
+          throw new UsageError("--last reads a file from its end, not stdin", "add --verify to read stdin whole");
+        let r;
+        try {
+          r = await readTail(p, last, filters);
+        } catch (e) {
+          createLog().error(`cannot read ${cell(p)}: ${describeReadError(e)}`);
+          codes.push(EXIT.FAIL);
+          continue;
+        }
+        for (const op of r.ops) await write(`${a.json ? opJson(op) : opLine(op, style)}\n`);
+        const why = "not verified: --last read only the end of the file; add --verify to check it all";
+        await write(
+          a.json
+            ? `{"type": "verdict", "file": ${JSON.stringify(p)}, "verdict": "unverified", "ok": null}\n`
+            : `${cell(p)}: ${why}\n`,
+        );
+        codes.push(EXIT.INCONCLUSIVE);
+      }
+      return worstExit(codes);
+    }
+
+    const ac = new AbortController();
+    const off = a.follow ? runtime.onSignals(["SIGINT", "SIGTERM"], () => ac.abort()) : () => {};
+    const codes: number[] = [];
+    let unvouched = 0;
+    let operations = 0;
+    try {
+      if (!a.json) await write(`${header(style)}\n`);
+      for await (const e of readLedgers(paths, {
+        filters,
+        follow: a.follow === true,
+        signal: ac.signal,
+        keys,
+        last,
+        isWriterAlive,
+      })) {
+        if (e.type === "op") {
+          operations++;
+          if (!e.op.vouched) unvouched++;
+          await write(`${a.json ? opJson(e.op) : opLine(e.op, style)}\n`);
+        } else if (e.type === "break") {
+          await write(`${a.json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+        } else {
+          const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+          await write(
+            `${a.json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+          );
+          codes.push(exitCodeFor(e.report));
+          operations = 0;
+          unvouched = 0;
+        }
+      }
+    } finally {
+      off();
+    }
+    await out.end();
+    // Ctrl-C ends a follow as `tail -f` ends: 0, unless the chain broke on the way.
+    if (ac.signal.aborted) return codes.includes(EXIT.FAIL) ? EXIT.FAIL : EXIT.OK;
+    return worstExit(codes);
+  },
+});

@@ -1,0 +1,84 @@
+import { defineCommand } from "citty";
+import { UsageError } from "../src/base/exit.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import type { Json } from "../src/core/json.ts";
+import { verdictLine } from "../src/read/format.ts";
+import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
+import { statsText } from "../src/read/stats-text.ts";
+import { readLedgers } from "../src/read/stream.ts";
+import { isWriterAlive } from "../src/runtime/alive.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { rejectUnknownFlags } from "./_args.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+
+const args = {
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  by: {
+    type: "string",
+    description: "group calls by tool (default), server, session or day",
+    valueHint: "tool|server|session|day",
+  },
+  json: { type: "boolean", description: "print one JSON object" },
+  key: {
+    type: "string",
+    description: "check signed checkpoints with this verifier key, as seam verify --key",
+    valueHint: "VKEY",
+  },
+  ...filterArgs,
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "stats",
+    description: "calls, statuses and latency per tool, server, session or day, verified as read (exit as seam verify)",
+  },
+  args,
+  async run({ args: a, rawArgs }) {
+    rejectUnknownFlags(rawArgs, args, "stats");
+    const by = (a.by ?? "tool") as StatsBy;
+    if (!STATS_BY.includes(by))
+      throw new UsageError(`--by takes one of ${STATS_BY.join(", ")}, not ${JSON.stringify(a.by)}`);
+    const paths = a._.map(String);
+    const filters = filtersFrom(rawArgs, a);
+    const keys = keysFrom(a.key);
+    const acc = new StatsAccumulator(by);
+    const codes: number[] = [];
+    const verdicts: string[] = [];
+    const files: Json[] = [];
+    let operations = 0;
+    let unvouched = 0;
+    for await (const e of readLedgers(paths, { filters, keys, isWriterAlive })) {
+      if (e.type === "op") {
+        acc.add(e.op);
+        operations++;
+        if (!e.op.vouched) unvouched++;
+      } else if (e.type === "end") {
+        codes.push(exitCodeFor(e.report));
+        const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+        verdicts.push(verdictLine(e.file, e.report, counts, colorOut()));
+        files.push({
+          file: e.file,
+          verdict: e.report.verdict,
+          ok: e.report.ok,
+          rows: e.report.rows,
+          operations,
+          unvouched,
+          first_break:
+            e.report.first_break === null
+              ? null
+              : { line: e.report.first_break.line, message: e.report.first_break.message },
+          sealed_through: e.sealed_through,
+        });
+        operations = 0;
+        unvouched = 0;
+      }
+    }
+    const stats = acc.result();
+    const text = a.json
+      ? `${lineForm({ ...(stats as unknown as { [k: string]: Json }), files })}\n`
+      : `${statsText(stats)}${verdicts.join("\n")}\n`;
+    await runtime.stdout().write(new TextEncoder().encode(text));
+    return worstExit(codes);
+  },
+});

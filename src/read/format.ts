@@ -1,0 +1,219 @@
+/**
+ * How `seam log` shows operations: the human columns and the `--json`
+ * (NDJSON) objects. Pure functions; the command decides where they go.
+ *
+ * Columns, separated by two spaces, fixed widths so a stream lines up:
+ *   MARK  `+` vouched for by the chain, `S` also sealed by a signed checkpoint
+ *         (--key), `!` not vouched for
+ *   TIME  local `2026-11-30 16:15:51.412` (with --utc: `2026-11-30T16:15:51.412Z`)
+ *   SESSION  first 8 characters (--wide: all)
+ *   SERVER, OPERATION (cut to 14 and 28 unless --wide), STATUS, MS, ID
+ *   and with a --raw ledger, a preview of arguments → result.
+ */
+import { lineForm } from "../core/canonical.ts";
+import type { Json } from "../core/json.ts";
+import type { VerifyReport } from "../verify/verifier.ts";
+import { cell, fit } from "./escape.ts";
+import type { Operation } from "./operations.ts";
+
+export interface LineStyle {
+  utc?: boolean;
+  wide?: boolean;
+  color?: boolean;
+  /** Characters of the arguments → result preview; 0: none. */
+  rawWidth?: number;
+}
+
+const W = { session: 8, server: 14, name: 28, status: 14, ms: 9 };
+
+export function header(style: LineStyle): string {
+  const time = style.utc ? fit("TIME (UTC)", 24) : fit("TIME", 23);
+  const session = style.wide ? "SESSION" : fit("SESSION", W.session);
+  const server = style.wide ? "SERVER" : fit("SERVER", W.server);
+  const name = style.wide ? "OPERATION" : fit("OPERATION", W.name);
+  return `  ${time}  ${session}  ${server}  ${name}  ${fit("STATUS", W.status)}  ${"MS".padStart(W.ms)}  ID`;
+}
+
+/** One operation on one line (no newline). */
+export function opLine(op: Operation, style: LineStyle): string {
+  const mark = op.sealed === true ? "S" : op.vouched ? "+" : "!";
+  const time = timeText(op.ts, style.utc === true);
+  const session = style.wide ? cell(op.session ?? "-") : fit(short(op.session ?? "-"), W.session);
+  const server = style.wide ? cell(op.server ?? "-") : fit(op.server ?? "-", W.server);
+  const name = style.wide ? cell(op.name ?? "-") : fit(op.name ?? "-", W.name);
+  const statusText = fit(op.status ?? "-", W.status);
+  const status = style.color ? paint(op.status, statusText) : statusText;
+  const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
+  const id = op.rpc_id === undefined ? "-" : cell(show(op.rpc_id), 40);
+  let line = `${style.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${time}  ${session}  ${server}  ${name}  ${status}  ${ms}  ${id}`;
+  const width = style.rawWidth ?? 0;
+  if (width > 0 && (op.args !== undefined || op.result !== undefined)) {
+    const preview = `${op.args === undefined ? "" : show(op.args)} → ${op.result === undefined ? "" : show(op.result)}`;
+    line += `  ${cell(preview, width)}`;
+  }
+  return line;
+}
+
+/** The marker printed where the chain first breaks. */
+export function breakLine(message: string, color = false): string {
+  const text = `── ${cell(message, 400)}: rows below are not vouched for by the chain ──`;
+  return color ? `\x1b[1;31m${text}\x1b[0m` : text;
+}
+
+/**
+ * The verdict line, in `seam verify`'s words, e.g.
+ *   `seam-demo.jsonl: ok (9 rows; 9 operations, all vouched for by the chain)`
+ *   `x.jsonl: broken (line 5: chain mismatch, 1 break; 5 of 9 operations not vouched for)`
+ *   `y.jsonl: inconclusive (session s1: no session_end (truncated or still running); …)`
+ */
+export function verdictLine(
+  file: string,
+  r: VerifyReport,
+  counts: { operations: number; unvouched: number; sealedThrough: number | null },
+  color = false,
+): string {
+  const v = color ? paintVerdict(r.verdict) : r.verdict;
+  const parts: string[] = [`${r.rows} row${r.rows === 1 ? "" : "s"}`];
+  if (r.first_break !== null)
+    parts.push(`${cell(r.first_break.message, 400)}, ${r.breaks} break${r.breaks === 1 ? "" : "s"}`);
+  else if (r.findings.length > 0)
+    parts.push(`${cell(r.findings[0]!, 400)}${r.findings.length > 1 ? ` and ${r.findings.length - 1} more` : ""}`);
+  else if (r.prechain > 0) parts.push(`${r.prechain} prechain rows not checked`);
+  const ops = `${counts.operations} operation${counts.operations === 1 ? "" : "s"}`;
+  parts.push(
+    counts.unvouched === 0
+      ? `${ops}, all vouched for by the chain`
+      : `${counts.unvouched} of ${ops} not vouched for by the chain`,
+  );
+  if (counts.sealedThrough !== null) parts.push(`sealed through line ${counts.sealedThrough}`);
+  return `${cell(file)}: ${v} (${parts.join("; ")})`;
+}
+
+/**
+ * The `--json` object of an operation, fields in this order (README,
+ * "Reading a ledger"): type "operation", file, line, lines, ts, session,
+ * server, kind, evt, name, status, ms, rpc_id, op, rounds, error_code,
+ * reason, exit_code, bytes_in, bytes_out, vouched, sealed, and args and
+ * result only when the ledger holds them. Values are the ledger's own (an id
+ * of 2^64 is written as its digits); absent ones are null.
+ */
+export function opJson(op: Operation): string {
+  const m = new Map<string, Json>([
+    ["type", "operation"],
+    ["file", op.file],
+    ["line", op.line],
+    ["lines", op.lines],
+    ["ts", op.ts],
+    ["session", op.session],
+    ["server", op.server],
+    ["kind", op.kind],
+    ["evt", op.evt],
+    ["name", op.name],
+    ["status", op.status],
+    ["ms", op.ms],
+    ["rpc_id", op.rpc_id ?? null],
+    ["op", op.op ?? null],
+    ["rounds", op.rounds],
+    ["error_code", op.error_code ?? null],
+    ["reason", op.reason],
+    ["exit_code", op.exit_code ?? null],
+    ["bytes_in", op.bytes_in],
+    ["bytes_out", op.bytes_out],
+    ["vouched", op.vouched],
+    ["sealed", op.sealed],
+  ]);
+  if (op.args !== undefined) m.set("args", op.args);
+  if (op.result !== undefined) m.set("result", op.result);
+  return show(m);
+}
+
+/** `{"type": "break", "file": …, "line": N, "message": "line N: …"}` */
+export function breakJson(file: string, line: number | null, message: string): string {
+  return show(
+    new Map<string, Json>([
+      ["type", "break"],
+      ["file", file],
+      ["line", line],
+      ["message", message],
+    ]),
+  );
+}
+
+/** `{"type": "verdict", "file", "verdict", "ok", "rows", "operations", "unvouched", "first_break", "breaks", "findings", "sealed_through"}` */
+export function verdictJson(
+  file: string,
+  r: VerifyReport,
+  counts: { operations: number; unvouched: number; sealedThrough: number | null },
+): string {
+  return show(
+    new Map<string, Json>([
+      ["type", "verdict"],
+      ["file", file],
+      ["verdict", r.verdict],
+      ["ok", r.ok],
+      ["rows", r.rows],
+      ["operations", counts.operations],
+      ["unvouched", counts.unvouched],
+      [
+        "first_break",
+        r.first_break === null
+          ? null
+          : new Map<string, Json>([
+              ["line", r.first_break.line],
+              ["message", r.first_break.message],
+            ]),
+      ],
+      ["breaks", r.breaks],
+      ["findings", r.findings],
+      ["sealed_through", counts.sealedThrough],
+    ]),
+  );
+}
+
+/** The first characters of a session id, as git shortens a hash (no ellipsis: a prefix is what --session takes). */
+function short(id: string): string {
+  return id.length > W.session ? id.slice(0, W.session) : id;
+}
+
+function show(v: Json): string {
+  try {
+    return lineForm(v);
+  } catch {
+    return String(v);
+  }
+}
+
+function msText(ms: number): string {
+  if (ms >= 100) return ms.toFixed(0);
+  if (ms >= 10) return ms.toFixed(1);
+  return ms.toFixed(ms >= 1 ? 2 : 3);
+}
+
+/** Local `YYYY-MM-DD HH:MM:SS.mmm`, or the ISO form in UTC; a ts that is no time is shown escaped as recorded. */
+export function timeText(ts: string | null, utc: boolean): string {
+  const width = utc ? 24 : 23;
+  if (ts === null) return fit("-", width);
+  const t = Date.parse(ts);
+  if (Number.isNaN(t)) return fit(ts, width);
+  const d = new Date(t);
+  if (utc) return d.toISOString();
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+function paint(status: string | null, text: string): string {
+  const code =
+    status === "ok"
+      ? "32"
+      : status === "error" || status === "refused" || status === "invalid_id"
+        ? "31"
+        : status === null
+          ? "2"
+          : "33";
+  return `\x1b[${code}m${text}\x1b[0m`;
+}
+
+function paintVerdict(v: string): string {
+  const code = v === "ok" ? "32" : v === "broken" ? "1;31" : "33";
+  return `\x1b[${code}m${v}\x1b[0m`;
+}
