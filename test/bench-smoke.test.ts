@@ -27,6 +27,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
     "verify (",
     "digest (",
     "checkpoints",
+    "report (",
   ]) {
     expect(out).toMatch(new RegExp(`^${section.replace(/[()]/g, "\\$&")}.*figure`, "m"));
   }

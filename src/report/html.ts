@@ -10,9 +10,11 @@
  *           <script type="application/json" id="seam-meta"> (verdicts, sessions,
  *           per-tool figures, the interned strings); the page script, which
  *           draws the banner at once; then the operations in chunks of CHUNK:
- *           "seam-c<i>" holds their columns, "seam-r<i>" for each the lines it
- *           joins and the row that finished it, as [[line…], text] (parsed
- *           only when one of them is shown or searched).
+ *           "seam-c<i>" holds their columns (the lines each joins among
+ *           them), "seam-r<i>" (text/plain) the row that finished each, one
+ *           per line as the ledger writes it, read only when one is shown or
+ *           searched. A row is JSON, where "<" can stand only inside a
+ *           string, so writing it as \u003c keeps the row the same JSON.
  * Data blocks are JSON with every "<" written as \u003c, so nothing in a
  * ledger can close the element or open markup; the page inserts it all with
  * textContent.
@@ -130,7 +132,7 @@ export class ReportWriter {
   private n = 0;
   private chunks = 0;
   private cols = emptyColumns();
-  private rows: [number[], string][] = [];
+  private rows: string[] = [];
   private raw = false;
   private closed = false;
 
@@ -168,7 +170,8 @@ export class ReportWriter {
     c.ms.push(op.ms);
     c.id.push(op.rpcId);
     c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0));
-    this.rows.push([op.lines, op.row]);
+    c.ls.push(op.lines.length === 1 && op.lines[0] === op.line ? null : op.lines);
+    this.rows.push(op.row);
     this.n++;
     if (c.f.length >= CHUNK) this.flush();
   }
@@ -258,7 +261,7 @@ export class ReportWriter {
     const i = this.chunks++;
     const text =
       `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n` +
-      `<script type="application/json" id="seam-r${i}">${jsonBlock(this.rows)}</script>\n`;
+      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n").replace(/</g, "\\u003c")}</script>\n`;
     const b = Buffer.from(text, "utf8");
     let at = 0;
     while (at < b.length) at += writeSync(this.fd, b, at);
@@ -314,6 +317,8 @@ function emptyColumns() {
     ms: [] as (number | null)[],
     id: [] as (string | null)[],
     fl: [] as number[],
+    /** The lines an operation joins, null when that is its own line alone. */
+    ls: [] as (number[] | null)[],
   };
 }
 

@@ -110,7 +110,7 @@ export const PAGE_JS = String.raw`
   var N = meta.n;
   var fFile = new Int32Array(N), fLine = new Int32Array(N), fT = new Float64Array(N), fSes = new Int32Array(N),
     fSrv = new Int32Array(N), fKind = new Int32Array(N), fName = new Int32Array(N), fSt = new Int32Array(N),
-    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N);
+    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map();
   var rowChunks = new Array(meta.chunks);
 
   function loadChunk(c, at) {
@@ -121,13 +121,15 @@ export const PAGE_JS = String.raw`
       fFile[j] = d.f[i]; fLine[j] = d.ln[i]; fT[j] = d.t[i] === null ? NaN : d.t[i]; fSes[j] = d.se[i];
       fSrv[j] = d.sv[i]; fKind[j] = d.k[i]; fName[j] = d.nm[i]; fSt[j] = d.st[i];
       fMs[j] = d.ms[i] === null ? NaN : d.ms[i]; fFl[j] = d.fl[i]; fId[j] = d.id[i];
+      if (d.ls[i] !== null) fLines.set(j, d.ls[i]);
     }
     return n;
   }
+  // [the lines it joins, the text of the row that finished it]
   function rowsOf(op) {
     var c = Math.floor(op / meta.chunk);
-    if (!rowChunks[c]) rowChunks[c] = readJson("seam-r" + c);
-    return rowChunks[c][op - c * meta.chunk];
+    if (!rowChunks[c]) rowChunks[c] = $("seam-r" + c).textContent.split("\n");
+    return [fLines.get(op) || [fLine[op]], rowChunks[c][op - c * meta.chunk]];
   }
 
   function start() {
