@@ -284,7 +284,12 @@ describe("the report in headless Chromium", () => {
       // As seam log: the row before the break is not vouched for either (either side of a broken link may be the edit).
       expect(greyed.sort()).toEqual(["4", "5", "6", "7", "8", "9"]);
       await p.click('.trow[data-line="6"]');
-      expect(await p.textContent("#details")).toContain("not vouched for: at or after line 5: chain mismatch");
+      expect(await p.textContent("#details")).toContain(
+        "not vouched for by the chain (first break: line 5: chain mismatch)",
+      );
+      expect(await p.textContent("#banner-0 .facts")).toContain(
+        "the chain vouches for nothing from the row before line 5 on",
+      );
       await clean(o, "edited");
     },
     60_000,

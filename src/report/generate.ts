@@ -93,6 +93,7 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
     p95: g.p95_ms,
     p99: g.p99_ms,
     max: g.max_ms,
+    vouched: g.vouched,
   }));
   const operations = w.count;
   const bytes = w.finish(

@@ -98,6 +98,8 @@ export interface PageTool {
   p95: number | null;
   p99: number | null;
   max: number | null;
+  /** Calls the chain vouches for. */
+  vouched: number;
 }
 
 export interface PageHeader {
@@ -360,6 +362,7 @@ function pageHead(): string {
 <div id="progress" class="progress"></div>
 <h2>Timeline</h2>
 <div id="legend" class="legend"></div>
+<div id="timeline-help" class="count"></div>
 <div id="timeline" class="timeline-wrap"></div>
 <h2>Operations</h2>
 <div id="controls" class="controls"></div>

@@ -43,7 +43,8 @@ pre.verify { background: #fff; border: 1px solid var(--line); padding: 6px 8px; 
 .main { display: grid; grid-template-columns: minmax(0, 5fr) minmax(300px, 3fr); gap: 12px; }
 @media (max-width: 1000px) { .main { grid-template-columns: 1fr; } }
 .table { border: 1px solid var(--line); border-radius: 6px; overflow: hidden; }
-.thead, .trow { display: grid; grid-template-columns: 164px 72px minmax(60px, 1fr) 92px minmax(80px, 2fr) 92px 56px 56px 48px 84px; }
+.thead, .trow { display: grid; grid-template-columns: 164px 72px minmax(60px, 1fr) 92px minmax(80px, 2fr) 92px 56px 56px 48px 92px; }
+.oneday .thead, .oneday .trow { grid-template-columns: 106px 72px minmax(80px, 1fr) 92px minmax(80px, 2fr) 92px 56px 56px 48px 92px; }
 .thead { background: var(--panel); font-weight: 600; border-bottom: 1px solid var(--line); }
 .thead > div, .trow > div { padding: 2px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .scroller { position: relative; height: 440px; overflow-y: auto; outline: none; }

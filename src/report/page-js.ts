@@ -43,8 +43,26 @@ export const PAGE_JS = String.raw`
     if (t !== t) return "";
     var d = new Date(t);
     if (utc) return d.toISOString().replace("T", " ").replace("Z", "");
-    return d.getFullYear() + "-" + pad(d.getMonth() + 1, 2) + "-" + pad(d.getDate(), 2) + " " + pad(d.getHours(), 2) + ":" +
-      pad(d.getMinutes(), 2) + ":" + pad(d.getSeconds(), 2) + "." + pad(d.getMilliseconds(), 3);
+    return fmtDay(t) + " " + pad(d.getHours(), 2) + ":" + pad(d.getMinutes(), 2) + ":" + pad(d.getSeconds(), 2) + "." + pad(d.getMilliseconds(), 3);
+  }
+  function fmtDay(t) {
+    var d = new Date(t);
+    if (utc) return d.toISOString().slice(0, 10);
+    return d.getFullYear() + "-" + pad(d.getMonth() + 1, 2) + "-" + pad(d.getDate(), 2);
+  }
+  // When every operation falls on one day, the table shows the time of day and the header the date.
+  var oneDay = null;
+  function cellTime(t) { if (t !== t) return ""; var s = fmtTime(t); return oneDay === null ? s : s.slice(11); }
+  function findOneDay() {
+    var day = null;
+    for (var i = 0; i < N; i++) { if (fT[i] !== fT[i]) continue; var k = fmtDay(fT[i]); if (day === null) day = k; else if (k !== day) return null; }
+    return day;
+  }
+  function layoutDay() {
+    oneDay = findOneDay();
+    var tableBox = $("table-body").parentNode;
+    if (oneDay === null) tableBox.classList.remove("oneday"); else tableBox.classList.add("oneday");
+    $("table-head").firstChild.textContent = oneDay === null ? "time" + (utc ? " (UTC)" : "") : "time, " + oneDay + (utc ? " UTC" : "");
   }
   function copyText(text, button) {
     function done(ok) { button.textContent = ok ? "copied" : "select and copy"; setTimeout(function () { button.textContent = "copy"; }, 1200); }
@@ -92,7 +110,7 @@ export const PAGE_JS = String.raw`
       fact("head", f.head === null ? "none" : shown(f.head));
       fact("sessions", f.sessions_line);
       fact("sealed", f.sealed === null ? "not checked (no --key given)" : shown(f.sealed));
-      if (f.first_break) fact("vouched", "rows from line " + (f.first_break.line === null ? "(unknown)" : f.first_break.line) + " on are not vouched for by the chain (greyed below)");
+      if (f.first_break) fact("vouched", f.first_break.line === null ? "nothing read after the break is vouched for by the chain (greyed below)" : "the chain vouches for nothing from the row before line " + f.first_break.line + " on: either side of a broken link may be the edit (greyed below)");
       add(b, facts);
       var cmd = el("div", "cmd");
       add(cmd, el("span", "count", "re-verify"), el("code", "reverify", f.reverify), copyButton(f.reverify, "copy the command"));
@@ -160,6 +178,7 @@ export const PAGE_JS = String.raw`
     buildControls();
     buildTimeline();
     buildTable();
+    layoutDay();
     buildTools();
     applyView();
     showDetails();
@@ -202,7 +221,7 @@ export const PAGE_JS = String.raw`
     [["line", "ledger order"], ["time", "time"], ["ms", "slowest first"]].forEach(function (p) { var o = el("option", null, p[1]); o.value = p[0]; sort.appendChild(o); });
     sort.addEventListener("change", function () { sortBy = sort.value; applyView(); });
     var tz = el("input"); tz.type = "checkbox"; tz.id = "utc";
-    tz.addEventListener("change", function () { utc = tz.checked; renderRows(); showDetails(); });
+    tz.addEventListener("change", function () { utc = tz.checked; layoutDay(); renderRows(); showDetails(); drawTimeline(); });
     var tzLabel = el("label", null, " UTC"); tzLabel.prepend(tz);
     add(box, q, inRowsLabel, servers, tools, statuses, kinds, el("span", "count", "sort"), sort, tzLabel, el("span", "count", ""));
     box.lastChild.id = "count";
@@ -336,7 +355,7 @@ export const PAGE_JS = String.raw`
     r.setAttribute("data-op", String(op));
     r.setAttribute("data-line", String(fLine[op]));
     r.className = "trow" + (op === selected ? " sel" : "") + (fFl[op] & F_NOT_VOUCHED ? " nv" : "");
-    c[0].textContent = fmtTime(fT[op]);
+    c[0].textContent = cellTime(fT[op]);
     c[1].textContent = fSes[op] >= 0 ? cut(shown(meta.sessions[fSes[op]].id), 8) : "";
     c[2].textContent = str(fSrv[op]);
     c[3].textContent = str(fKind[op]);
@@ -392,7 +411,7 @@ export const PAGE_JS = String.raw`
     if (fSt[op] >= 0) row("status", shown(S[fSt[op]]));
     if (fMs[op] === fMs[op]) row("ms", String(fMs[op]));
     if (fId[op] !== null) row("rpc id", shown(fId[op]), "mono");
-    if (fFl[op] & F_NOT_VOUCHED) row("chain", "not vouched for: at or after " + shown(f.first_break ? f.first_break.message : "the break"), "warn");
+    if (fFl[op] & F_NOT_VOUCHED) row("chain", "not vouched for by the chain" + (f.first_break ? " (first break: " + shown(f.first_break.message) + ")" : ""), "warn");
     else row("chain", f.first_break ? "vouched for: before the first break" : "vouched for by the chain (" + f.verdict + ")");
     row("seal", f.sealed === null ? "not checked (no --key given)" : fFl[op] & F_SEALED ? "sealed: under a signed checkpoint that holds" : "not sealed (" + shown(f.sealed) + ")");
     add(box, kv);
@@ -508,11 +527,23 @@ export const PAGE_JS = String.raw`
     meta.sessions.forEach(function (s) { if (s.begin !== null && s.begin < t0) t0 = s.begin; if (s.end !== null && s.end > t1) t1 = s.end; });
     if (!(t0 < Infinity)) { t0 = 0; t1 = 1; }
     if (t1 <= t0) t1 = t0 + 1;
-    tl.t0 = t0; tl.t1 = t1;
+    tl.t0 = t0; tl.t1 = t1; tl.full = [t0, t1];
+    // Wheel over the lanes zooms around the pointer (shift+wheel pans); a double click shows it all again.
+    canvas.addEventListener("wheel", function (ev) {
+      var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, w = tl.wrap.clientWidth;
+      if (x < tl.label || (!ev.ctrlKey && !ev.shiftKey && !ev.altKey)) return;
+      ev.preventDefault();
+      var span = tl.t1 - tl.t0, at = tl.t0 + ((x - tl.label) / (w - tl.label - 8)) * span;
+      if (ev.shiftKey) { var d = (ev.deltaY || ev.deltaX) / (w - tl.label) * span; tl.t0 += d; tl.t1 += d; }
+      else { var k = ev.deltaY < 0 ? 0.8 : 1.25, ns = Math.max(1, Math.min(tl.full[1] - tl.full[0], span * k)); tl.t0 = at - (at - tl.t0) * (ns / span); tl.t1 = tl.t0 + ns; }
+      drawTimeline();
+    }, { passive: false });
+    canvas.addEventListener("dblclick", function () { tl.t0 = tl.full[0]; tl.t1 = tl.full[1]; drawTimeline(); });
     wrap.addEventListener("scroll", drawTimeline);
     canvas.addEventListener("mousemove", function (ev) { var op = hit(ev); tl.hover = op; tip(ev, op); });
     canvas.addEventListener("mouseleave", function () { tl.hover = -1; tip(null, -1); });
     canvas.addEventListener("click", function (ev) { var op = hit(ev); if (op >= 0) select(op, true); });
+    add($("timeline-help"), document.createTextNode("hover a mark for the call, click it to select it in the table; ctrl+wheel zooms, shift+wheel pans, double click shows all"));
     var legend = $("legend");
     Object.keys(STATUS_COLOR).forEach(function (k) { var s = el("span", null, k); s.style.setProperty("--c", STATUS_COLOR[k]); legend.appendChild(s); });
     var nv = el("span", null, "not vouched for"); nv.style.setProperty("--c", "#c9d1d9"); legend.appendChild(nv);
@@ -541,8 +572,6 @@ export const PAGE_JS = String.raw`
     for (var L = firstLane; L <= lastLane; L++) {
       var y = L * lh - top, s = meta.sessions[L];
       if (L % 2) { g.fillStyle = "#f6f8fa"; g.fillRect(0, y, w, lh); }
-      g.fillStyle = "#1d2329";
-      if (lh >= 10) g.fillText(cut(shown((s.server === null ? "" : s.server + " ") + s.id.slice(0, 8)), 28).slice(0, 28), 4, y + lh / 2);
       if (s.begin !== null) {
         var xb = xOf(s.begin, w), xe = xOf(s.end !== null ? s.end : s.last !== null ? s.last : s.begin, w);
         g.fillStyle = s.complete ? "#afb8c1" : "#e6a23c";
@@ -553,7 +582,7 @@ export const PAGE_JS = String.raw`
       var ops = tl.lanes[L] || [];
       for (var i = 0; i < ops.length; i++) {
         var op = ops[i], px = Math.round(xOf(fT[op], w) - tl.label);
-        if (px < 0) px = 0; if (px >= bucket.length) px = bucket.length - 1;
+        if (px < 0 || px >= bucket.length) continue;
         if (fFl[op] & F_NOT_VOUCHED) { grey[px] = 1; continue; }
         var rank = STATUS_RANK[S[fSt[op]]] || 7;
         if (rank > bucket[px]) bucket[px] = rank;
@@ -562,6 +591,11 @@ export const PAGE_JS = String.raw`
         if (bucket[x]) { g.fillStyle = colors[bucket[x]]; g.fillRect(tl.label + x - 1, y + 2, 3, lh - 4); }
         else if (grey[x]) { g.fillStyle = "#c9d1d9"; g.fillRect(tl.label + x - 1, y + 2, 3, lh - 4); }
       }
+      // The label last, over anything a zoomed-in lane drew left of the plot.
+      g.fillStyle = L % 2 ? "#f6f8fa" : "#fff";
+      g.fillRect(0, y, tl.label - 2, lh);
+      g.fillStyle = "#1d2329";
+      if (lh >= 10) g.fillText(cut(shown((s.server === null ? "" : s.server + " ") + s.id.slice(0, 8)), 28).slice(0, 28), 4, y + lh / 2);
     }
     // The first break: a red line where what the chain vouches for ends.
     meta.files.forEach(function (f, fi) {
@@ -610,7 +644,7 @@ export const PAGE_JS = String.raw`
     var rows = meta.tools || [];
     if (rows.length === 0) { add(box, el("div", "empty", "No tool calls.")); return; }
     var table = el("table", "tools"), head = el("tr");
-    ["server", "tool", "calls", "ok", "error", "unanswered", "cancelled", "error rate", "p50 ms", "p95 ms", "p99 ms", "max ms", "distribution (log ms)"].forEach(function (h) { add(head, el("th", null, h)); });
+    ["server", "tool", "calls", "vouched", "ok", "error", "unanswered", "cancelled", "error rate", "p50 ms", "p95 ms", "p99 ms", "max ms", "distribution (log ms)"].forEach(function (h) { add(head, el("th", null, h)); });
     add(table, add(el("thead"), head));
     var body = el("tbody");
     var toolKind = S.indexOf("tool_call");
@@ -626,7 +660,7 @@ export const PAGE_JS = String.raw`
     rows.forEach(function (t) {
       var tr = el("tr");
       var st = t.statuses || {};
-      [cut(shown(t.server === null ? "" : t.server), 80), cut(shown(t.tool === null ? "" : t.tool), 80), t.calls, st.ok || 0, st.error || 0, st.unanswered || 0, st.cancelled || 0,
+      [cut(shown(t.server === null ? "" : t.server), 80), cut(shown(t.tool === null ? "" : t.tool), 80), t.calls, t.vouched, st.ok || 0, st.error || 0, st.unanswered || 0, st.cancelled || 0,
         (t.error_rate * 100).toFixed(1) + "%", fmtN(t.p50), fmtN(t.p95), fmtN(t.p99), fmtN(t.max)].forEach(function (v) { add(tr, el("td", null, v)); });
       var cell = el("td");
       var h = hist.get(S.indexOf(t.server) + ":" + S.indexOf(t.tool));
