@@ -220,6 +220,7 @@ export class ReportWriter {
       while (at < b.length) at += writeSync(fd, b, at);
       size += b.length;
     };
+    let open = true;
     try {
       put(pageHead());
       put(`<script type="application/json" id="seam-meta">${jsonBlock(meta)}</script>\n`);
@@ -236,16 +237,17 @@ export class ReportWriter {
         closeSync(src);
       }
       put("</body>\n</html>\n");
-    } catch (e) {
       closeSync(fd);
+      open = false;
+      if (!this.raw) chmodSync(final, 0o644);
+      renameSync(final, this.out);
+    } catch (e) {
+      if (open) closeSync(fd);
       rmSync(final, { force: true });
-      this.discard();
       throw e;
+    } finally {
+      rmSync(this.tmpPath, { force: true });
     }
-    closeSync(fd);
-    if (!this.raw) chmodSync(final, 0o644);
-    renameSync(final, this.out);
-    rmSync(this.tmpPath, { force: true });
     return size;
   }
 
