@@ -3,7 +3,7 @@
  * figures and the goals they are held to, also written to
  * bench/results/latest.json (each script's own result beside it).
  *
- *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,digest,checkpoint,report]
+ *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,report]
  *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N]
  *
  * The defaults fit in ten minutes on a 2-core machine. --smoke runs every
@@ -27,6 +27,7 @@ const SCRIPTS: { name: string; file: string; takes: string[] }[] = [
   { name: "ledger", file: "ledger.ts", takes: [] },
   { name: "relay", file: "relay.ts", takes: ["--calls", "--large-mib", "--rt-calls", "--rt-rounds", "--pipe-rounds"] },
   { name: "verify", file: "verify.ts", takes: ["--rows"] },
+  { name: "read", file: "read.ts", takes: ["--rows"] },
   { name: "digest", file: "digest-file.ts", takes: ["--mb"] },
   { name: "checkpoint", file: "checkpoint.ts", takes: [] },
   { name: "report", file: "report.ts", takes: ["--rows"] },

@@ -14,6 +14,8 @@ import {
   rulesFromObject,
 } from "../src/read/check.ts";
 import { readLedgers } from "../src/read/stream.ts";
+import { jsonText } from "../src/read/format.ts";
+import type { Json } from "../src/core/json.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
@@ -111,7 +113,7 @@ export default defineCommand({
       }
     }
     const text = a.json
-      ? `${JSON.stringify({ ok: failed.length === 0, rules: results.length, failed: failed.length, results })}\n`
+      ? `${jsonText({ ok: failed.length === 0, rules: results.length, failed: failed.length, results: results as unknown as Json[] })}\n`
       : `${results.map(ruleLine).join("\n")}\n${failed.length === 0 ? "ok" : "failed"}: ${results.length - failed.length} of ${results.length} rules hold\n`;
     await runtime.stdout().write(new TextEncoder().encode(text));
     // A rule that fails is a failure; otherwise the ledger's own verdict (3 when it is inconclusive).

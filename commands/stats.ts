@@ -1,8 +1,7 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../src/base/exit.ts";
-import { lineForm } from "../src/core/canonical.ts";
 import type { Json } from "../src/core/json.ts";
-import { verdictLine } from "../src/read/format.ts";
+import { jsonText, verdictLine } from "../src/read/format.ts";
 import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
 import { statsText } from "../src/read/stats-text.ts";
 import { readLedgers } from "../src/read/stream.ts";
@@ -76,7 +75,7 @@ export default defineCommand({
     }
     const stats = acc.result();
     const text = a.json
-      ? `${lineForm({ ...(stats as unknown as { [k: string]: Json }), files })}\n`
+      ? `${jsonText({ ...(stats as unknown as { [k: string]: Json }), files })}\n`
       : `${statsText(stats)}${verdicts.join("\n")}\n`;
     await runtime.stdout().write(new TextEncoder().encode(text));
     return worstExit(codes);

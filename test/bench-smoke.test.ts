@@ -25,6 +25,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
     "pipelined",
     "large (",
     "verify (",
+    "read (",
     "digest (",
     "checkpoints",
     "report (",

@@ -18,8 +18,6 @@ import { HAVE_PYTHON, LedgerBuilder } from "./verify-helpers.ts";
 
 let dir: string;
 let main: string;
-let edited: string;
-let open: string;
 let mainLines: string[];
 
 beforeAll(() => {
@@ -28,7 +26,7 @@ beforeAll(() => {
   main = writeLedger(dir, "main.jsonl", mainLines);
   const e = [...mainLines];
   e[4] = e[4]!.replace('"tool": "read_file"', '"tool": "rm_rf"');
-  edited = writeLedger(dir, "edited.jsonl", e);
+  writeLedger(dir, "edited.jsonl", e);
   const b = new LedgerBuilder();
   for (const r of sessionOf(
     "c0ffee00-0000-4000-8000-000000000001",
@@ -37,7 +35,7 @@ beforeAll(() => {
     false,
   ))
     b.add(r);
-  open = writeLedger(dir, "open.jsonl", b.lines);
+  writeLedger(dir, "open.jsonl", b.lines);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -302,4 +300,326 @@ describe("seam log (Bun source)", () => {
     const human = await runCli("bun", ["log", "--key", KEY.verifierKey, p]);
     expect(human.stdout.toString().split("\n")[1]).toStartWith("S ");
   });
+});
+
+describe("hostile ledgers", () => {
+  const HOSTILE = [
+    "\x1b[31mRED\x1b[0m",
+    "\x1b]0;owned\x07title",
+    "line\nbreak\rreturn",
+    "csi\u009b2Jc1",
+    "sep\u2028par\u2029",
+    "bidi\u202eevil",
+    "tab\tdel\u007f",
+  ];
+  let lineCount: number;
+
+  beforeAll(() => {
+    const b = new LedgerBuilder();
+    b.add({ kind: "arcaeon.memory", text: "\x1b[2J not seam", id: 1 });
+    const rows: [string, Record<string, string | number>][] = HOSTILE.map((t, i) => [
+      "tool_call",
+      { tool: t, rpc_id: t, status: t, ms: i },
+    ]);
+    rows.push(["tool_call", { tool: "A".repeat(1 << 20), rpc_id: 99, status: "ok", ms: 1 }]);
+    rows.push(["brand_new_evt", { what: "\x1b[5m" }]);
+    for (const r of sessionOf("\x1b[1mS\u009b", "\x1b[7msrv", rows)) b.add(r);
+    b.add({ evt: "tool_call", seam: "mcp-stdio" });
+    b.add({ seam: "mcp-stdio", session: "x", tool: 5, ms: "slow", ts: "\x1b[0m" });
+    b.raw("[1, 2, 3]");
+    b.raw('"just a string"');
+    b.raw("not json at all \x1b[31m");
+    b.add({ evt: "after", seam: "other" });
+    writeLedger(dir, "hostile.jsonl", b.lines);
+    lineCount = b.lines.length;
+  });
+
+  const noRawEscapes = (out: Buffer) => {
+    const text = out.toString("utf8");
+    expect(text.includes("\x1b")).toBe(false);
+    expect(text.includes("\u009b")).toBe(false);
+    expect(text.includes("\r")).toBe(false);
+    expect(text.includes("\x07")).toBe(false);
+    expect(text.includes("\u2028")).toBe(false);
+    expect(text.includes("\u202e")).toBe(false);
+    expect(text.includes("\u007f")).toBe(false);
+    return text;
+  };
+
+  test("seam log: one line per operation, escapes shown escaped, exit as seam verify", async () => {
+    const r = await runCli("bun", ["log", "--utc", "hostile.jsonl"], { cwd: dir });
+    const text = noRawEscapes(r.stdout);
+    const lines = text.trimEnd().split("\n");
+    // Header, a marker, the verdict, and one line per object row (the row after the three unparseable ones is one too).
+    const ops = lines.filter((l) => /^[+!] /.test(l));
+    expect(ops.length).toBe(lineCount - 3);
+    expect(lines.length).toBe(ops.length + 3);
+    expect(lines.every((l) => l.length < 400)).toBe(true);
+    expect(text).toContain("\\u001b[31mRED\\u001b[0m");
+    expect(text).toContain("csi\\u009b2Jc1");
+    expect(text).toContain("line\\u000abreak\\u000dreturn");
+    expect(text).toContain("arcaeon.memory");
+    expect(text).toContain("brand_new_evt");
+    expect(text).toContain("── line 15: not a JSON object: rows below are not vouched for by the chain ──");
+    const v = spawnSync(seamArgv("bun")[0]!, [...seamArgv("bun").slice(1), "verify", "hostile.jsonl"], { cwd: dir });
+    expect(r.code).toBe(v.status!);
+    expect(r.code).toBe(1);
+  });
+
+  test("seam log --json, stats and check: no raw escapes either, nothing crashes", async () => {
+    for (const args of [
+      ["log", "--json", "hostile.jsonl"],
+      ["log", "--wide", "hostile.jsonl"],
+      ["log", "--last", "5", "hostile.jsonl"],
+      ["stats", "hostile.jsonl"],
+      ["stats", "--by", "session", "hostile.jsonl"],
+      ["stats", "--json", "hostile.jsonl"],
+      ["check", "hostile.jsonl", "--forbid-tool", "*", "--junit", "hostile.xml"],
+    ]) {
+      const r = await runCli("bun", args, { cwd: dir });
+      noRawEscapes(r.stdout);
+      expect(r.stderr).toBe("");
+      expect([1, 3]).toContain(r.code!);
+    }
+    const json = await runCli("bun", ["log", "--json", "hostile.jsonl"], { cwd: dir });
+    for (const l of json.stdout.toString().trimEnd().split("\n")) expect(() => parseJson(l)).not.toThrow();
+    expect(json.stdout.toString()).toContain('"name": "csi\\u009b2Jc1"');
+    noRawEscapes(readFileSync(join(dir, "hostile.xml")));
+  });
+});
+
+describe("seam check", () => {
+  const check = async (...args: string[]) => {
+    const r = await runCli("bun", ["check", "main.jsonl", ...args], { cwd: dir });
+    return { ...r, lines: r.stdout.toString().trimEnd().split("\n") };
+  };
+  const RULES: [string[], string, string][] = [
+    [["--expect-tool", "read_file"], "pass  expect-tool read_file: called 2 times", "ok"],
+    [["--expect-tool", "delete_file"], "FAIL  expect-tool delete_file: called 0 times", "fail"],
+    [["--expect-tool", "read_file=2"], "pass  expect-tool read_file=2: called 2 times", "ok"],
+    [
+      ["--expect-tool", "read_file=1"],
+      "FAIL  expect-tool read_file=1: called 2 times (main.jsonl:5, main.jsonl:10)",
+      "fail",
+    ],
+    [["--forbid-tool", "rm*"], "pass  forbid-tool rm*: called 0 times", "ok"],
+    [
+      ["--forbid-tool", "git_*"],
+      "FAIL  forbid-tool git_*: called 3 times (main.jsonl:14, main.jsonl:15, main.jsonl:16)",
+      "fail",
+    ],
+    [["--max-errors", "1"], "pass  max-errors 1: 1 with status error", "ok"],
+    [["--max-errors", "0"], "FAIL  max-errors 0: 1 with status error (main.jsonl:6)", "fail"],
+    [["--max-unanswered", "1"], "pass  max-unanswered 1: 1 unanswered", "ok"],
+    [["--max-unanswered", "0"], "FAIL  max-unanswered 0: 1 unanswered (main.jsonl:11)", "fail"],
+    [["--max-ms", "1500"], "pass  max-ms 1500: 0 calls longer, the longest 1500 ms", "ok"],
+    [["--max-ms", "50"], "FAIL  max-ms 50: 2 calls longer, the longest 1500 ms (main.jsonl:11, main.jsonl:15)", "fail"],
+    [["--require-complete"], "pass  require-complete: 2 of 2 sessions ended", "ok"],
+  ];
+  test.each(RULES)("%p", async (args, line, outcome) => {
+    const r = await check(...args);
+    expect(r.lines).toEqual([
+      "pass  verify main.jsonl: ok, 17 rows",
+      line,
+      outcome === "ok" ? "ok: 2 of 2 rules hold" : "failed: 1 of 2 rules hold",
+    ]);
+    expect(r.code).toBe(outcome === "ok" ? 0 : 1);
+  });
+
+  test("require-complete fails on a session without its end; the ledger's inconclusive verdict alone exits 3", async () => {
+    const r = await runCli("bun", ["check", "open.jsonl", "--require-complete"], { cwd: dir });
+    expect(r.stdout.toString().split("\n")[1]).toBe("FAIL  require-complete: 0 of 1 session ended (open.jsonl:1)");
+    expect(r.code).toBe(1);
+    const v = await runCli("bun", ["check", "open.jsonl"], { cwd: dir });
+    expect(v.stdout.toString().split("\n")[0]).toBe(
+      "FAIL  verify open.jsonl: inconclusive: session c0ffee00-0000-4000-8000-000000000001: no session_end (truncated or still running)",
+    );
+    expect(v.code).toBe(3);
+  });
+
+  test("--key: every row sealed, or the unsealed rows named", async () => {
+    const p = join(dir, "sealed-check.jsonl");
+    await writeSealed(p, { calls: 5, every: 3 });
+    const ok = await runCli("bun", ["check", p, "--key", KEY.verifierKey]);
+    expect(ok.stdout.toString().split("\n")[1]).toBe(`pass  key ${p}: sealed through line 9; 0 rows after it unsealed`);
+    expect(ok.code).toBe(0);
+    // A row appended after the last checkpoint, chained as a writer would.
+    const b = new LedgerBuilder();
+    b.prev = getField(parseJson(readFileSync(p, "utf8").trimEnd().split("\n").at(-1)!), "chain") as string;
+    b.add({ evt: "note", text: "late" });
+    appendFileSync(p, `${b.lines[0]}\n`);
+    const r = await runCli("bun", ["check", p, "--key", KEY.verifierKey]);
+    expect(r.stdout.toString().split("\n")[1]).toBe(
+      `FAIL  key ${p}: sealed through line 9; 1 row after it unsealed (${p}:10)`,
+    );
+    expect(r.code).toBe(1);
+    const none = await runCli("bun", ["check", "main.jsonl", "--key", KEY.verifierKey], { cwd: dir });
+    expect(none.stdout.toString()).toContain("FAIL  key main.jsonl: nothing sealed");
+    expect(none.code).not.toBe(0);
+  });
+
+  test("rules from a JSON and a YAML file, merged with the flags", async () => {
+    writeFileSync(join(dir, "rules.json"), JSON.stringify({ "expect-tool": ["review"], max_errors: 0 }));
+    writeFileSync(
+      join(dir, "rules.yaml"),
+      "expect-tool:\n  - read_file=2\nforbid-tool: git_push\nrequire-complete: true\n",
+    );
+    const j = await check("--rules", "rules.json", "--max-ms", "2000");
+    expect(j.lines.slice(1, -1)).toEqual([
+      "FAIL  expect-tool review: called 0 times",
+      "FAIL  max-errors 0: 1 with status error (main.jsonl:6)",
+      "pass  max-ms 2000: 0 calls longer, the longest 1500 ms",
+    ]);
+    const y = await check("--rules", "rules.yaml");
+    expect(y.lines.slice(1, -1)).toEqual([
+      "pass  expect-tool read_file=2: called 2 times",
+      "FAIL  forbid-tool git_push: called 1 time (main.jsonl:15)",
+      "pass  require-complete: 2 of 2 sessions ended",
+    ]);
+    writeFileSync(join(dir, "bad.yaml"), "max-errors: lots\n");
+    const bad = await check("--rules", "bad.yaml");
+    expect(bad.stderr).toBe(
+      "seam: error: rules file bad.yaml: max-errors takes a number of at least 0, not \"lots\"\nseam: hint: run 'seam check --help' for usage\n",
+    );
+    expect(bad.code).toBe(2);
+  });
+
+  const itPy = HAVE_PYTHON ? test : test.skip;
+  itPy("--junit: one test case per rule, failures with their message, read back by an XML parser", async () => {
+    await check("--expect-tool", "read_file", "--max-errors", "0", "--junit", "junit.xml");
+    const py = spawnSync(
+      "python3",
+      [
+        "-c",
+        "import json,sys,xml.etree.ElementTree as E;r=E.parse(sys.argv[1]).getroot();s=r.find('testsuite');print(json.dumps([r.tag,r.get('tests'),r.get('failures'),[(c.get('name'),[(f.get('message'),f.text) for f in c.findall('failure')]) for c in s.findall('testcase')]]))",
+        join(dir, "junit.xml"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(py.stderr).toBe("");
+    expect(JSON.parse(py.stdout)).toEqual([
+      "testsuites",
+      "3",
+      "1",
+      [
+        ["verify main.jsonl", []],
+        ["expect-tool read_file", []],
+        ["max-errors 0", [["1 with status error", "FAIL  max-errors 0: 1 with status error (main.jsonl:6)"]]],
+      ],
+    ]);
+  });
+});
+
+describe("seam stats", () => {
+  test("--by tool: the table (golden) and the sessions", async () => {
+    const r = await runCli("bun", ["stats", "main.jsonl"], { cwd: dir });
+    expect(r.stdout.toString().split("\n").slice(0, 6)).toEqual([
+      "SERVER TOOL                    CALLS      OK   ERROR   UNANS   CANC   ERR%       P50       P95       P99       MAX         IN        OUT  FIRST / LAST (UTC)",
+      "files read_file                    2       2       0       0      0     0%      7.00      12.0      12.0      12.0          -          -  2026-11-30T03:24:07.028Z / 2026-11-30T03:24:07.070Z",
+      "git git_log                        2       1       0       0      0     0%      5.00      30.0      30.0      30.0          -          -  2026-11-30T03:24:07.098Z / 2026-11-30T03:24:07.112Z",
+      "files slow_scan                    1       0       0       1      0     0%      1500      1500      1500      1500          -          -  2026-11-30T03:24:07.077Z / 2026-11-30T03:24:07.077Z",
+      "files write_file                   1       0       1       0      0   100%      40.3      40.3      40.3      40.3          -          -  2026-11-30T03:24:07.042Z / 2026-11-30T03:24:07.042Z",
+      "git git_push                       1       0       0       0      1     0%      90.0      90.0      90.0      90.0          -          -  2026-11-30T03:24:07.105Z / 2026-11-30T03:24:07.105Z",
+    ]);
+    expect(r.stdout.toString()).toContain(
+      "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files           2026-11-30T03:24:07.007Z        77ms       4  client_eof, exit 0",
+    );
+    expect(r.code).toBe(0);
+  });
+
+  test("--by server, session, day in --json: the documented fields", async () => {
+    const by = async (b: string) => {
+      const r = await runCli("bun", ["stats", "--json", "--by", b, "main.jsonl"], { cwd: dir });
+      return parseJson(r.stdout.toString());
+    };
+    const server = await by("server");
+    const groups = getField(server, "groups") as unknown[];
+    const files = groups[0]!;
+    expect([...(files as Map<string, unknown>).keys()]).toEqual([
+      "key",
+      "server",
+      "tool",
+      "calls",
+      "ok",
+      "error",
+      "unanswered",
+      "cancelled",
+      "statuses",
+      "error_rate",
+      "p50_ms",
+      "p95_ms",
+      "p99_ms",
+      "max_ms",
+      "bytes_in",
+      "bytes_out",
+      "first",
+      "last",
+      "vouched",
+    ]);
+    expect(
+      ["key", "calls", "error", "bytes_in", "bytes_out", "max_ms"].map((k) => getField(files as never, k)),
+    ).toEqual(["files", 9, 1, 1200, 3400, 1500]);
+    const day = await by("day");
+    expect(
+      (getField(day, "groups") as unknown[]).map((g) => [getField(g as never, "key"), getField(g as never, "calls")]),
+    ).toEqual([["2026-11-30", 12]]);
+    const session = await by("session");
+    expect((getField(session, "groups") as unknown[]).map((g) => getField(g as never, "key"))).toEqual([
+      "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+      "b7c8d9e0-1f2a-4b3c-9d4e-5f6a7b8c9d0e",
+    ]);
+    const bad = await runCli("bun", ["stats", "--by", "week", "main.jsonl"], { cwd: dir });
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe("seam log --follow", () => {
+  test("concurrent writers: every row shows up; a new row within 1 s; a torn line is waited for, not reported; Ctrl-C exits 0", async () => {
+    const p = join(dir, "follow.jsonl");
+    writeFileSync(p, "");
+    const follow = start([...seamArgv("bun"), "log", "--follow", "--json", p]);
+    const opLines = () =>
+      follow
+        .stdoutSoFar()
+        .toString()
+        .split("\n")
+        .filter((l) => l.startsWith('{"type": "operation"'));
+    const writer = (session: string) =>
+      start([process.execPath, join(import.meta.dir, "fixtures", "ledger-writer.ts"), p, session, "150"]).done;
+    const [a, b] = await Promise.all([writer("wa"), writer("wb")]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    // 150 calls, a begin and an end per writer.
+    await until(() => opLines().length === 304, 10000, "every row of both writers");
+
+    // One more row, chained to what the writers left.
+    const last = readFileSync(p, "utf8").trimEnd().split("\n").at(-1)!;
+    const tail = new LedgerBuilder();
+    tail.prev = getField(parseJson(last), "chain") as string;
+    tail.add({ evt: "note", text: "appended by hand" });
+    tail.add({ evt: "note", text: "the torn one" });
+    const t0 = Date.now();
+    appendFileSync(p, `${tail.lines[0]}\n`);
+    await until(() => opLines().length === 305, 1000, "the appended row within 1 s");
+    expect(Date.now() - t0).toBeLessThan(1000);
+
+    const torn = tail.lines[1]!;
+    appendFileSync(p, torn.slice(0, 20));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(opLines().length).toBe(305);
+    expect(follow.stdoutSoFar().toString()).not.toContain("torn");
+    appendFileSync(p, `${torn.slice(20)}\n`);
+    await until(() => opLines().length === 306, 1000, "the completed line");
+    expect(opLines().at(-1)).toContain('"name": "note"');
+
+    // Interrupted while a line is half written: that line is not read, so not judged torn.
+    tail.add({ evt: "note", text: "never finished" });
+    appendFileSync(p, tail.lines[2]!.slice(0, 30));
+    await new Promise((r) => setTimeout(r, 300));
+    follow.child.kill("SIGINT");
+    const done = await follow.done;
+    const out = done.stdout.toString().trimEnd().split("\n");
+    expect(out.at(-1)).toStartWith('{"type": "verdict", "file": ');
+    expect(out.at(-1)).toContain('"verdict": "ok", "ok": true, "rows": 306, "operations": 306, "unvouched": 0');
+    expect(done.code).toBe(0);
+  }, 30000);
 });

@@ -18,6 +18,7 @@ describe.each(VIAS)("via %s", (via) => {
       "tamper_detected",
       "digest_recipe_frozen",
       "chain_recipe_frozen",
+      "log_marks_breaks",
     ]) {
       expect(lines.some((l) => l.startsWith(`PASS ${c} GREEN: `))).toBe(true);
       expect(lines.some((l) => l.startsWith(`PASS ${c} RED `))).toBe(true);

@@ -44,11 +44,11 @@ export function opLine(op: Operation, style: LineStyle): string {
   const statusText = fit(op.status ?? "-", W.status);
   const status = style.color ? paint(op.status, statusText) : statusText;
   const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
-  const id = op.rpc_id === undefined ? "-" : cell(show(op.rpc_id), 40);
+  const id = op.rpc_id === undefined ? "-" : cell(jsonText(op.rpc_id), 40);
   let line = `${style.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${time}  ${session}  ${server}  ${name}  ${status}  ${ms}  ${id}`;
   const width = style.rawWidth ?? 0;
   if (width > 0 && (op.args !== undefined || op.result !== undefined)) {
-    const preview = `${op.args === undefined ? "" : show(op.args)} → ${op.result === undefined ? "" : show(op.result)}`;
+    const preview = `${op.args === undefined ? "" : jsonText(op.args)} → ${op.result === undefined ? "" : jsonText(op.result)}`;
     line += `  ${cell(preview, width)}`;
   }
   return line;
@@ -124,12 +124,12 @@ export function opJson(op: Operation): string {
   ]);
   if (op.args !== undefined) m.set("args", op.args);
   if (op.result !== undefined) m.set("result", op.result);
-  return show(m);
+  return jsonText(m);
 }
 
 /** `{"type": "break", "file": …, "line": N, "message": "line N: …"}` */
 export function breakJson(file: string, line: number | null, message: string): string {
-  return show(
+  return jsonText(
     new Map<string, Json>([
       ["type", "break"],
       ["file", file],
@@ -145,7 +145,7 @@ export function verdictJson(
   r: VerifyReport,
   counts: { operations: number; unvouched: number; sealedThrough: number | null },
 ): string {
-  return show(
+  return jsonText(
     new Map<string, Json>([
       ["type", "verdict"],
       ["file", file],
@@ -175,12 +175,23 @@ function short(id: string): string {
   return id.length > W.session ? id.slice(0, W.session) : id;
 }
 
-function show(v: Json): string {
+/**
+ * A value as JSON text. The ledger's line form leaves DEL, C1 controls (CSI
+ * among them), bidi controls and U+2028/U+2029 raw inside strings; here they
+ * are \u escapes too (valid JSON, the same string), so no terminal escape
+ * reaches a terminal even through --json.
+ */
+export function jsonText(v: Json): string {
+  let text: string;
   try {
-    return lineForm(v);
+    text = lineForm(v);
   } catch {
-    return String(v);
+    text = String(v);
   }
+  return text.replace(
+    /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function msText(ms: number): string {

@@ -243,6 +243,8 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
     }
 
     tamperArms(green.ledger, record);
+    for (const a of await (await import("./read.ts")).readArms(self, dir, green.ledger))
+      record(a.case, a.arm, a.pass, a.detail);
     for (const a of recipeArms()) record(a.case, a.arm, a.pass, a.detail);
     for (const a of await (await import("./checkpoints.ts")).checkpointArms(self, dir))
       record(a.case, a.arm, a.pass, a.detail);
