@@ -4,7 +4,7 @@
  *
  *   bun bench/report.ts [--rows 1000000] [--keep] [--smoke] [--json FILE]
  *
- * The ledger is bench/gen-ledger.ts's (wrap-shaped sessions of 400 calls).
+ * The ledger is bench/verify.ts's (wrap-shaped sessions of 400 calls).
  * Timed side by side, each as its own process under /usr/bin/time (wall
  * time, peak RSS), from source under Bun:
  *   verify   `seam verify --quiet` of the same file: the baseline (reading
@@ -15,11 +15,9 @@
  * first, when the banner was drawn and when the table was ready.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Browser, CHROMIUM } from "../test/browser.ts";
-import { generate } from "./gen-ledger.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
 
 const flags = new Flags();
@@ -32,14 +30,19 @@ if (!existsSync("/usr/bin/time")) {
   process.exit(2);
 }
 
-const dir = mkdtempSync(join(tmpdir(), "seam-bench-report-"));
-const ledger = join(dir, "ledger.jsonl");
+const made = spawnSync(process.execPath, [`${ROOT}bench/verify.ts`, "--rows", String(rowsWanted), "--generate-only"], {
+  encoding: "utf8",
+});
+const ledger = /^kept (.+)$/m.exec(made.stdout)?.[1];
+if (made.status !== 0 || ledger === undefined) {
+  console.error(`bench/report.ts: the ledger was not generated: ${made.stderr}`);
+  process.exit(1);
+}
+const dir = dirname(ledger);
 const out = join(dir, "report.html");
-const gen = generate(ledger, rowsWanted);
+const gen = { rows: rowsWanted };
 const bytes = statSync(ledger).size;
-console.log(
-  `ledger: ${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(1)} MB, generated in ${gen.seconds.toFixed(1)} s`,
-);
+console.log(`ledger: ${gen.rows.toLocaleString("en-US")} rows, ${(bytes / 1e6).toFixed(1)} MB`);
 
 interface Timed {
   seconds: number;
