@@ -233,6 +233,11 @@ describe("the report in headless Chromium", () => {
       expect(details).toContain("ledger lines4");
       expect(details).toContain("args_digestsha256:json-c14n:v1:");
       expect(await p.$$eval('#details [data-key="args_digest"] button', (b) => b.length)).toBe(1);
+      // The row as the file holds it, its chain value included.
+      const line4 = readFileSync(demo, "utf8").split("\n")[3]!;
+      const chain = /"chain": "([0-9a-f]{32})"/.exec(line4)![1]!;
+      expect(await p.textContent('#details [data-key="chain"]')).toBe(`${chain} copy`);
+      expect(details).toContain("line 4: the row, as the file holds it");
       // Timeline: a click on a mark selects its operation in the table.
       const mark = await p.evaluate(() => {
         const c = document.getElementById("timeline-canvas")!;

@@ -16,6 +16,7 @@ import { readLedgers } from "../read/stream.ts";
 import { humanReport } from "../verify/report.ts";
 import type { Verdict, VerifyReport } from "../verify/verifier.ts";
 import { type PageFile, type PageOp, type PageTool, ReportWriter } from "./html.ts";
+import { LineTap } from "./line-tap.ts";
 
 export interface ReportOptions {
   paths: string[];
@@ -49,6 +50,7 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
   const files: PageFile[] = [];
   const reports: { path: string; report: VerifyReport }[] = [];
   const stats = new StatsAccumulator("tool");
+  const tap = new LineTap();
   // Files are read one after the other: the index of the one being read.
   let fi = 0;
   try {
@@ -58,10 +60,11 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
       strict: o.strict,
       isWriterAlive: o.isWriterAlive,
       last: o.last,
+      chunks: (path) => tap.chunks(path),
     })) {
       if (ev.type === "op") {
         const op = ev.op;
-        w.add(pageOp(fi, op));
+        w.add(pageOp(fi, op, tap.text(op.line)));
         if (op.args !== undefined || op.result !== undefined) w.markRaw();
         if (op.kind === "session_end" && op.session !== null) {
           const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
@@ -113,8 +116,12 @@ function defaultTitle(paths: string[]): string {
   return `seam report: ${paths.length === 1 ? paths[0] : `${paths.length} ledgers`}`;
 }
 
-/** One operation as the page holds it. */
-export function pageOp(file: number, op: Operation): PageOp {
+/**
+ * One operation as the page holds it. `line` is the text of the row that
+ * finished it as the file holds it; without it the parsed row is written
+ * out again, in the ledger's own form but without its chain value.
+ */
+export function pageOp(file: number, op: Operation, line: string | null = null): PageOp {
   const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
   return {
     file,
@@ -130,7 +137,8 @@ export function pageOp(file: number, op: Operation): PageOp {
     vouched: op.vouched,
     sealed: op.sealed === true,
     lines: op.lines,
-    row: showJson(op.row),
+    row: line ?? showJson(op.row),
+    rebuilt: line === null,
   };
 }
 

@@ -32,7 +32,7 @@ import { PAGE_JS } from "./page-js.ts";
 export const CHUNK = 8192;
 
 /** Bit flags of an operation in the page. */
-export const FLAG = { NOT_VOUCHED: 1, SEALED: 2 } as const;
+export const FLAG = { NOT_VOUCHED: 1, SEALED: 2, REBUILT: 4 } as const;
 
 /** One operation as the page shows it (one table row, one timeline mark). */
 export interface PageOp {
@@ -56,8 +56,9 @@ export interface PageOp {
   sealed: boolean;
   /** The ledger lines it joins, in file order. */
   lines: number[];
-  /** The row that finished it, as the ledger line writes it (its chain not included). */
+  /** The row that finished it: its line as in the file, or (`rebuilt`) the parsed row written out again without its chain. */
   row: string;
+  rebuilt: boolean;
 }
 
 /** What the banner says about one ledger file: verify's own words. */
@@ -171,7 +172,7 @@ export class ReportWriter {
     c.st.push(this.str(op.status));
     c.ms.push(op.ms);
     c.id.push(op.rpcId);
-    c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0));
+    c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0) | (op.rebuilt ? FLAG.REBUILT : 0));
     c.ls.push(op.lines.length === 1 && op.lines[0] === op.line ? null : op.lines);
     this.rows.push(op.row);
     this.n++;
@@ -265,7 +266,7 @@ export class ReportWriter {
     const i = this.chunks++;
     const text =
       `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n` +
-      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n").replace(/</g, "\\u003c")}</script>\n`;
+      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n").replace(/[<\r]/g, rowSafe)}</script>\n`;
     const b = Buffer.from(text, "utf8");
     let at = 0;
     while (at < b.length) at += writeSync(this.fd, b, at);
@@ -306,6 +307,15 @@ export class ReportWriter {
     }
     return i;
   }
+}
+
+/**
+ * In a row's text "<" can only be inside a string, where \u003c is the same
+ * character; a raw CR only between tokens (inside a string it is not JSON),
+ * where a space is the same whitespace, and HTML would turn it into a line break.
+ */
+function rowSafe(c: string): string {
+  return c === "<" ? "\\u003c" : " ";
 }
 
 function emptyColumns() {

@@ -18,7 +18,7 @@ export const PAGE_JS = String.raw`
   var STATUS_COLOR = { ok: "#1a7f37", error: "#cf222e", unanswered: "#bc4c00", cancelled: "#6e7781",
     input_required: "#0969da", refused: "#8250df" };
   var STATUS_RANK = { ok: 1, cancelled: 2, input_required: 3, unanswered: 4, refused: 5, error: 6 };
-  var F_NOT_VOUCHED = 1, F_SEALED = 2;
+  var F_NOT_VOUCHED = 1, F_SEALED = 2, F_REBUILT = 4;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -415,7 +415,7 @@ export const PAGE_JS = String.raw`
     else row("chain", f.first_break ? "vouched for: before the first break" : "vouched for by the chain (" + f.verdict + ")");
     row("seal", f.sealed === null ? "not checked (no --key given)" : fFl[op] & F_SEALED ? "sealed: under a signed checkpoint that holds" : "not sealed (" + shown(f.sealed) + ")");
     add(box, kv);
-    var head = el("div", "rowhead", "line " + fLine[op] + ": the row" + (lines.length > 1 ? " that finished it" : "") + " (without its chain value)");
+    var head = el("div", "rowhead", "line " + fLine[op] + ": the row" + (lines.length > 1 ? " that finished it" : "") + (fFl[op] & F_REBUILT ? " (as parsed, without its chain value)" : ", as the file holds it"));
     head.appendChild(document.createTextNode(" "));
     head.appendChild(copyButton(rec[1], "copy the row"));
     add(box, head);
