@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * How fast `seam report` writes the HTML of a big ledger, how big the file
  * is, and how soon headless Chromium paints it.
@@ -83,7 +84,12 @@ const rows: Row[] = [
   },
 ];
 
-let paint: { fcp_ms: number | null; banner_ms: number | null; ready_ms: number | null } | null = null;
+let paint: {
+  fcp_ms: number | null;
+  banner_ms: number | null;
+  parsed_ms: number | null;
+  ready_ms: number | null;
+} | null = null;
 if (CHROMIUM === null) {
   console.log("first paint: skipped, no chromium on PATH");
 } else if (report.code === 0) {
@@ -95,19 +101,25 @@ if (CHROMIUM === null) {
         const e = performance.getEntriesByName(name)[0];
         return e ? Math.round(e.startTime) : null;
       };
-      return { fcp_ms: at("first-contentful-paint"), banner_ms: at("seam-banner"), ready_ms: at("seam-ready") };
+      const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
+      return {
+        fcp_ms: at("first-contentful-paint"),
+        banner_ms: at("seam-banner"),
+        parsed_ms: nav ? Math.round(nav.domContentLoadedEventStart) : null,
+        ready_ms: at("seam-ready"),
+      };
     });
     if (o.requests.length !== 1) console.log(`the page made ${o.requests.length - 1} network requests`);
   } finally {
     await browser.close();
   }
   console.log(
-    `chromium: first contentful paint ${paint.fcp_ms} ms, banner drawn ${paint.banner_ms} ms, table ready ${paint.ready_ms} ms`,
+    `chromium: first contentful paint ${paint.fcp_ms} ms, banner drawn ${paint.banner_ms} ms, document parsed ${paint.parsed_ms} ms, table ready ${paint.ready_ms} ms`,
   );
   rows.push({
     section,
     name: "first paint in headless Chromium",
-    value: `${paint.fcp_ms} ms (banner ${paint.banner_ms} ms, table ready ${paint.ready_ms} ms)`,
+    value: `${paint.fcp_ms} ms (banner ${paint.banner_ms} ms, parsed ${paint.parsed_ms} ms, table ready ${paint.ready_ms} ms)`,
     goal: "< 2 s",
     met: paint.fcp_ms !== null && paint.fcp_ms < 2000,
   });
