@@ -259,6 +259,9 @@ describe("the report in headless Chromium", () => {
       await p.mouse.move(lastX, mark.y + 9);
       expect(await p.isVisible("#tip")).toBe(true);
       expect(await p.textContent("#tip")).toContain(`line ${picked + 1}`);
+      // Over the lane's label: the session and how it ended.
+      await p.mouse.move(mark.x + 20, mark.y + 9);
+      expect(await p.textContent("#tip")).toContain("ended: client_eof, exit code 0");
       expect(await p.$eval(".trow.sel", (r) => Number(r.getAttribute("data-op")))).toBe(picked);
       await clean(o, "demo");
     },

@@ -540,7 +540,12 @@ export const PAGE_JS = String.raw`
     }, { passive: false });
     canvas.addEventListener("dblclick", function () { tl.t0 = tl.full[0]; tl.t1 = tl.full[1]; drawTimeline(); });
     wrap.addEventListener("scroll", drawTimeline);
-    canvas.addEventListener("mousemove", function (ev) { var op = hit(ev); tl.hover = op; tip(ev, op); });
+    canvas.addEventListener("mousemove", function (ev) {
+      var op = hit(ev);
+      tl.hover = op;
+      if (op < 0) { var L = laneAt(ev); if (L >= 0) { sessionTip(ev, L); return; } }
+      tip(ev, op);
+    });
     canvas.addEventListener("mouseleave", function () { tl.hover = -1; tip(null, -1); });
     canvas.addEventListener("click", function (ev) { var op = hit(ev); if (op >= 0) select(op, true); });
     add($("timeline-help"), document.createTextNode("hover a mark for the call, click it to select it in the table; ctrl+wheel zooms, shift+wheel pans, double click shows all"));
@@ -626,6 +631,23 @@ export const PAGE_JS = String.raw`
     var best = -1, bestD = 6;
     for (var k = Math.max(0, lo - 2); k <= Math.min(ops.length - 1, lo + 2); k++) { var d = Math.abs(xOf(fT[ops[k]], w) - x); if (d < bestD) { bestD = d; best = ops[k]; } }
     return best;
+  }
+  // Over a lane's label: the session, how long it ran and how it ended.
+  function laneAt(ev) {
+    var r = tl.canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top + tl.wrap.scrollTop;
+    var L = Math.floor(y / tl.laneH);
+    return x < tl.label && L >= 0 && L < meta.sessions.length ? L : -1;
+  }
+  function sessionTip(ev, L) {
+    var s = meta.sessions[L], t = $("tip");
+    var end = s.end !== null ? s.end : s.last;
+    t.hidden = false;
+    t.textContent = ["session " + cut(shown(s.id), 120), "server " + (s.server === null ? "(none)" : cut(shown(s.server), 120)),
+      "began " + (s.begin === null ? "(unknown)" : fmtTime(s.begin)) + (s.begin !== null && end !== null ? ", ran " + fmtMs(end - s.begin) + " ms" : ""),
+      s.end !== null ? "ended: " + (s.reason === null ? "(no reason)" : cut(shown(s.reason), 80)) + ", exit code " + (s.exit === null ? "(none)" : cut(shown(s.exit), 40)) : "no session_end in the file",
+      s.complete ? "complete" : "incomplete (seam verify says why)"].join("\n");
+    t.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + "px";
+    t.style.top = ev.clientY + 14 + "px";
   }
   function tip(ev, op) {
     var t = $("tip");
