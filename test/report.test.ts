@@ -115,6 +115,11 @@ describe.each(VIAS)("seam report via %s", (via) => {
     expect(html.match(/<script>/g)!.length).toBe(1);
     expect(html.match(/<\/script>/g)!.length).toBe(html.match(/<script[ >]/g)!.length);
     expect(html.includes("\\u003cimg src=x onerror=alert(1)>")).toBe(true);
+    // Rows with "<" are kept in the JSON, exactly as the file holds them (the text/plain block cannot carry them).
+    const c0 = block(html, "seam-c0") as { ln: number[]; rx: Record<string, string> };
+    const lines = readFileSync(hostile, "utf8").split("\n");
+    const kept = Object.entries(c0.rx).map(([i, text]) => [c0.ln[Number(i)], text]);
+    expect(kept).toEqual(lines.flatMap((l, i) => (l.includes("<") ? [[i + 1, l]] : [])));
   });
 
   test.skipIf(!built(via))("bad command lines: exit 2 with seam's error voice", async () => {
@@ -326,6 +331,12 @@ describe("the report in headless Chromium", () => {
       expect(await result!.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
       await p.click('#details [data-key="result"] details > summary');
       expect(await result!.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+      // Searching inside the rows finds an argument's text.
+      await p.fill("#search", "float id");
+      await p.waitForFunction(() => document.querySelector("#table-body")!.getAttribute("data-rows") === "0");
+      await p.check("#in-rows");
+      await p.waitForFunction(() => document.querySelector("#table-body")!.getAttribute("data-rows") === "1");
+      expect((await visibleRows(o))[0]![7]).toBe("1.5");
       await clean(o, "raw");
     },
     60_000,

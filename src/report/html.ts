@@ -12,9 +12,10 @@
  *           draws the banner at once; then the operations in chunks of CHUNK:
  *           "seam-c<i>" holds their columns (the lines each joins among
  *           them), "seam-r<i>" (text/plain) the row that finished each, one
- *           per line as the ledger writes it, read only when one is shown or
- *           searched. A row is JSON, where "<" can stand only inside a
- *           string, so writing it as \u003c keeps the row the same JSON.
+ *           per line exactly as the ledger holds it, read only when one is
+ *           shown or searched. A row with a "<" or a CR in it, which text/plain
+ *           cannot carry unchanged, goes into the columns' JSON instead
+ *           (`rx`, by its index in the chunk) and leaves an empty line there.
  * Data blocks are JSON with every "<" written as \u003c, so nothing in a
  * ledger can close the element or open markup; the page inserts it all with
  * textContent.
@@ -174,7 +175,12 @@ export class ReportWriter {
     c.id.push(op.rpcId);
     c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0) | (op.rebuilt ? FLAG.REBUILT : 0));
     c.ls.push(op.lines.length === 1 && op.lines[0] === op.line ? null : op.lines);
-    this.rows.push(op.row);
+    if (/[<\r]/.test(op.row)) {
+      c.rx[c.f.length - 1] = op.row;
+      this.rows.push("");
+    } else {
+      this.rows.push(op.row);
+    }
     this.n++;
     if (c.f.length >= CHUNK) this.flush();
   }
@@ -266,7 +272,7 @@ export class ReportWriter {
     const i = this.chunks++;
     const text =
       `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n` +
-      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n").replace(/[<\r]/g, rowSafe)}</script>\n`;
+      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n")}</script>\n`;
     const b = Buffer.from(text, "utf8");
     let at = 0;
     while (at < b.length) at += writeSync(this.fd, b, at);
@@ -309,15 +315,6 @@ export class ReportWriter {
   }
 }
 
-/**
- * In a row's text "<" can only be inside a string, where \u003c is the same
- * character; a raw CR only between tokens (inside a string it is not JSON),
- * where a space is the same whitespace, and HTML would turn it into a line break.
- */
-function rowSafe(c: string): string {
-  return c === "<" ? "\\u003c" : " ";
-}
-
 function emptyColumns() {
   return {
     f: [] as number[],
@@ -333,6 +330,8 @@ function emptyColumns() {
     fl: [] as number[],
     /** The lines an operation joins, null when that is its own line alone. */
     ls: [] as (number[] | null)[],
+    /** Rows that cannot go into the text/plain block unchanged, by index in the chunk. */
+    rx: {} as Record<number, string>,
   };
 }
 

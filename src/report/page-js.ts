@@ -128,7 +128,7 @@ export const PAGE_JS = String.raw`
   var N = meta.n;
   var fFile = new Int32Array(N), fLine = new Int32Array(N), fT = new Float64Array(N), fSes = new Int32Array(N),
     fSrv = new Int32Array(N), fKind = new Int32Array(N), fName = new Int32Array(N), fSt = new Int32Array(N),
-    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map();
+    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map(), fRow = new Map();
   var rowChunks = new Array(meta.chunks);
 
   function loadChunk(c, at) {
@@ -140,6 +140,7 @@ export const PAGE_JS = String.raw`
       fSrv[j] = d.sv[i]; fKind[j] = d.k[i]; fName[j] = d.nm[i]; fSt[j] = d.st[i];
       fMs[j] = d.ms[i] === null ? NaN : d.ms[i]; fFl[j] = d.fl[i]; fId[j] = d.id[i];
       if (d.ls[i] !== null) fLines.set(j, d.ls[i]);
+      if (Object.prototype.hasOwnProperty.call(d.rx, i)) fRow.set(j, d.rx[i]);
     }
     return n;
   }
@@ -147,7 +148,7 @@ export const PAGE_JS = String.raw`
   function rowsOf(op) {
     var c = Math.floor(op / meta.chunk);
     if (!rowChunks[c]) rowChunks[c] = $("seam-r" + c).textContent.split("\n");
-    return [fLines.get(op) || [fLine[op]], rowChunks[c][op - c * meta.chunk]];
+    return [fLines.get(op) || [fLine[op]], fRow.has(op) ? fRow.get(op) : rowChunks[c][op - c * meta.chunk]];
   }
 
   function start() {
