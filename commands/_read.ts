@@ -80,9 +80,10 @@ export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknow
   return f;
 }
 
-/** --key: the verifier keys (a key, or a file of them). */
-export function keysFrom(key: unknown): Verifier[] | undefined {
+/** --key: the verifier keys (a key, or a file of them). The file is read twice with a key, so not stdin. */
+export function keysFrom(key: unknown, paths: readonly string[] = []): Verifier[] | undefined {
   if (key === undefined) return undefined;
+  if (paths.includes("-")) throw new UsageError("--key reads each ledger twice, so it takes files, not stdin");
   if (typeof key !== "string" || key === "") throw new UsageError("--key must not be empty");
   try {
     return readVerifierKeys(key);

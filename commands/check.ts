@@ -93,7 +93,7 @@ export default defineCommand({
     if (a["require-complete"]) flagRules.requireComplete = true;
     if (a.key !== undefined) flagRules.key = a.key;
     const rules = a.rules === undefined ? flagRules : mergeRules(readRules(a.rules), flagRules);
-    const keys = keysFrom(rules.key);
+    const keys = keysFrom(rules.key, paths);
     if (a.junit === "") throw new UsageError("--junit must not be empty");
 
     const checker = new Checker(rules);
@@ -118,7 +118,7 @@ export default defineCommand({
     await runtime.stdout().write(new TextEncoder().encode(text));
     // A rule that fails is a failure; otherwise the ledger's own verdict (3 when it is inconclusive).
     const verdicts = worstExit(files.map((f) => exitCodeFor(f.report)));
-    const ruleFails = results.some((r) => !r.ok && !r.rule.startsWith("verify "));
+    const ruleFails = results.some((r) => !r.ok && r.kind !== "verify");
     return ruleFails ? EXIT.FAIL : verdicts;
   },
 });

@@ -43,7 +43,7 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args, "log");
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
-    const keys = keysFrom(a.key);
+    const keys = keysFrom(a.key, paths);
     const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
     if (a.follow && paths.length !== 1) throw new UsageError("--follow follows one ledger file");
     if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
@@ -51,6 +51,9 @@ export default defineCommand({
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
     if (a.verify && last === undefined)
       throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    // citty's args object converts names on every access: read each flag once, not per line.
+    const following = a.follow === true;
+    const json = a.json === true;
     const color = colorOut();
     const columns = process.stdout.isTTY === true ? (process.stdout.columns ?? 80) : 0;
     const rawWidth =
@@ -75,13 +78,13 @@ export default defineCommand({
     const write = async (text: string) => {
       pending.push(text);
       pendingChars += text.length;
-      if (a.follow || pendingChars >= 1 << 16) await flush();
+      if (following || pendingChars >= 1 << 16) await flush();
     };
 
     // --last without --verify: the end of the file only, nothing verified.
     if (last !== undefined && !a.verify && !a.follow && keys === undefined) {
       const codes: number[] = [];
-      if (!a.json) await write(`${header(style)}\n`);
+      if (!json) await write(`${header(style)}\n`);
       for (const p of paths) {
         if (p === "-")
           throw new UsageError("--last reads a file from its end, not stdin", "add --verify to read stdin whole");
@@ -93,7 +96,7 @@ export default defineCommand({
           codes.push(EXIT.FAIL);
           continue;
         }
-        for (const op of r.ops) await write(`${a.json ? opJson(op) : opLine(op, style)}\n`);
+        for (const op of r.ops) await write(`${json ? opJson(op) : opLine(op, style)}\n`);
         const why = "not verified: --last read only the end of the file; add --verify to check it all";
         await write(
           a.json
@@ -114,10 +117,10 @@ export default defineCommand({
     let unvouched = 0;
     let operations = 0;
     try {
-      if (!a.json) await write(`${header(style)}\n`);
+      if (!json) await write(`${header(style)}\n`);
       for await (const e of readLedgers(paths, {
         filters,
-        follow: a.follow === true,
+        follow: following,
         signal: ac.signal,
         keys,
         last,
@@ -127,13 +130,13 @@ export default defineCommand({
         if (e.type === "op") {
           operations++;
           if (!e.op.vouched) unvouched++;
-          await write(`${a.json ? opJson(e.op) : opLine(e.op, style)}\n`);
+          await write(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
         } else if (e.type === "break") {
-          await write(`${a.json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+          await write(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
         } else {
-          const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+          const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
           await write(
-            `${a.json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+            `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
           );
           codes.push(exitCodeFor(e.report));
           operations = 0;

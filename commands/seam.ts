@@ -21,6 +21,7 @@ const subCommands: Record<string, Lazy> = {
   log: () => import("./log.ts").then((m) => m.default),
   stats: () => import("./stats.ts").then((m) => m.default),
   check: () => import("./check.ts").then((m) => m.default),
+  diff: () => import("./diff.ts").then((m) => m.default),
   report: () => import("./report.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),

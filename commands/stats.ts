@@ -40,7 +40,7 @@ export default defineCommand({
       throw new UsageError(`--by takes one of ${STATS_BY.join(", ")}, not ${JSON.stringify(a.by)}`);
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
-    const keys = keysFrom(a.key);
+    const keys = keysFrom(a.key, paths);
     const acc = new StatsAccumulator(by);
     const codes: number[] = [];
     const verdicts: string[] = [];

@@ -366,6 +366,27 @@ describe("hostile ledgers", () => {
     expect(r.code).toBe(1);
   });
 
+  const HAVE_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+  (HAVE_SCRIPT ? test : test.skip)(
+    "on a terminal: colour is seam's own, the ledger's escapes still shown escaped",
+    () => {
+      // `script` gives the log a pseudo-terminal, as a user's shell would.
+      const cmd = [...seamArgv("bun"), "log", "--utc", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
+      const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: undefined },
+      });
+      const text = r.stdout.toString("utf8");
+      const own = /\x1b\[(?:0|2|31|32|33|1;31)m/g;
+      expect(text.match(own)?.length ?? 0).toBeGreaterThan(0);
+      const rest = text.replace(own, "");
+      expect(rest.includes("\x1b")).toBe(false);
+      expect(rest.includes("\u009b")).toBe(false);
+      expect(rest).toContain("\\u001b[31mRED\\u001b[0m");
+      expect(rest).toContain("\\u001b]0;owned\\u0007title");
+    },
+  );
+
   test("seam log --json, stats and check: no raw escapes either, nothing crashes", async () => {
     for (const args of [
       ["log", "--json", "hostile.jsonl"],
@@ -385,7 +406,7 @@ describe("hostile ledgers", () => {
     for (const l of json.stdout.toString().trimEnd().split("\n")) expect(() => parseJson(l)).not.toThrow();
     expect(json.stdout.toString()).toContain('"name": "csi\\u009b2Jc1"');
     noRawEscapes(readFileSync(join(dir, "hostile.xml")));
-  });
+  }, 60000);
 });
 
 describe("seam check", () => {
@@ -482,6 +503,14 @@ describe("seam check", () => {
       "seam: error: rules file bad.yaml: max-errors takes a number of at least 0, not \"lots\"\nseam: hint: run 'seam check --help' for usage\n",
     );
     expect(bad.code).toBe(2);
+  });
+
+  test("--json: one object, each result with its stable kind", async () => {
+    const r = await check("--json", "--max-errors", "0", "--expect-tool", "review");
+    expect(r.lines).toEqual([
+      '{"ok": false, "rules": 3, "failed": 2, "results": [{"kind": "verify", "rule": "verify main.jsonl", "ok": true, "observed": "ok, 17 rows", "where": [], "more": 0}, {"kind": "expect-tool", "rule": "expect-tool review", "ok": false, "observed": "called 0 times", "where": [], "more": 0}, {"kind": "max-errors", "rule": "max-errors 0", "ok": false, "observed": "1 with status error", "where": ["main.jsonl:6"], "more": 0}]}',
+    ]);
+    expect(r.code).toBe(1);
   });
 
   const itPy = HAVE_PYTHON ? test : test.skip;
@@ -622,4 +651,48 @@ describe("seam log --follow", () => {
     expect(out.at(-1)).toContain('"verdict": "ok", "ok": true, "rows": 306, "operations": 306, "unvouched": 0');
     expect(done.code).toBe(0);
   }, 30000);
+});
+
+describe("seam diff", () => {
+  test("tools added and removed, status flips, slowdowns; --exit-code; sessions of one ledger", async () => {
+    const side = (id: string, tools: string[], digest: string, status: string, ms: number) =>
+      sessionOf(id, "srv", [
+        ["tools_list", { rpc_id: 1, status: "ok", tools, tool_count: tools.length, tools_digest: digest, ms: 1 }],
+        ["tool_call", { tool: "a", rpc_id: 2, status, ms }],
+        ["tool_call", { tool: "a", rpc_id: 3, status, ms }],
+        ["tool_call", { tool: "b", rpc_id: 4, status: "ok", ms: 5 }],
+      ]);
+    const b1 = new LedgerBuilder();
+    for (const r of side("s-a", ["a", "b"], "sha256:json-c14n:v1:aa", "ok", 10)) b1.add(r);
+    const b2 = new LedgerBuilder();
+    for (const r of side("s-b", ["a", "c"], "sha256:json-c14n:v1:bb", "error", 30)) b2.add(r);
+    writeLedger(dir, "diff-a.jsonl", b1.lines);
+    writeLedger(dir, "diff-b.jsonl", b2.lines);
+    writeLedger(dir, "diff-ab.jsonl", [...b1.lines, ...b2.lines]);
+    const r = await runCli("bun", ["diff", "diff-a.jsonl", "diff-b.jsonl"], { cwd: dir });
+    expect(r.stdout.toString().split("\n").slice(0, 5)).toEqual([
+      "--- diff-a.jsonl",
+      "+++ diff-b.jsonl",
+      "tool removed  b",
+      "tool added    c",
+      "status flip   a: ok 2 → error 2",
+    ]);
+    expect(r.stdout.toString()).toContain("slower        a: p50 10 ms → 30 ms (3.0x, at least 2x)\n");
+    expect(r.code).toBe(0);
+    const e = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-b.jsonl"], { cwd: dir });
+    expect(e.code).toBe(1);
+    const same = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-a.jsonl"], { cwd: dir });
+    expect(same.stdout.toString()).toContain("no differences in tools, statuses or p50\n");
+    expect(same.code).toBe(0);
+    // Two sessions of one ledger; a changed digest with the same names.
+    const s = await runCli("bun", ["diff", "--json", "diff-ab.jsonl#s-a", "diff-ab.jsonl#s-b", "--factor", "4"], {
+      cwd: dir,
+    });
+    const d = parseJson(s.stdout.toString());
+    expect([getField(d, "added"), getField(d, "removed"), getField(d, "slowdowns")]).toEqual([["c"], ["b"], []]);
+    // A broken side: the verdict decides the exit status.
+    const broken = await runCli("bun", ["diff", "main.jsonl", "edited.jsonl"], { cwd: dir });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout.toString()).toContain("edited.jsonl: broken (");
+  }, 60000);
 });

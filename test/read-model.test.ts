@@ -181,3 +181,50 @@ describe("stats", () => {
     expect(s.sessions.map((x) => [x.session, x.calls, x.ended, x.exit_code])).toEqual([["s1", 3, "client_eof", 0]]);
   });
 });
+
+describe("escape, globs and times", () => {
+  const { cell } = require("../src/read/escape.ts") as typeof import("../src/read/escape.ts");
+  const { globRegExp, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");
+  test.each([
+    ["plain", "plain"],
+    ["\x1b[31mred\x1b[0m", "\\u001b[31mred\\u001b[0m"],
+    ["a\nb\rc\td", "a\\u000ab\\u000dc\\u0009d"],
+    ["c1\u009b2J", "c1\\u009b2J"],
+    ["sep\u2028x\u2029", "sep\\u2028x\\u2029"],
+    ["bidi\u202e\u2066", "bidi\\u202e\\u2066"],
+    ["del\u007f", "del\\u007f"],
+    ["lone\ud800", "lone\\ud800"],
+  ])("cell(%p)", (input, want) => {
+    expect(cell(input)).toBe(want);
+  });
+
+  test("a long value is cut before it is escaped, and the cut never leaves a raw escape", () => {
+    expect(cell("A".repeat(1 << 20), 10)).toBe("AAAAAAAAA…");
+    const cut = cell("\x1b".repeat(1000), 10);
+    expect(cut).toBe("\\u001b\\u0…");
+    expect(cell("😀😀", 2)).toBe("\\ud83d…");
+  });
+
+  test.each([
+    ["read_*", "read_file", true],
+    ["read_*", "xread_file", false],
+    ["?x", "ax", true],
+    ["[ab]c", "bc", true],
+    ["[!ab]c", "bc", false],
+    ["a.b", "axb", false],
+    ["git/*", "git/log", true],
+  ])("glob %p on %p", (glob, name, want) => {
+    expect(globRegExp(glob).test(name)).toBe(want);
+  });
+
+  test("--since and --until: ISO times and durations back from now", () => {
+    const now = Date.UTC(2026, 10, 30, 12, 0, 0);
+    expect(parseWhen("2h", now)).toBe(now - 7_200_000);
+    expect(parseWhen("1h30m", now)).toBe(now - 5_400_000);
+    expect(parseWhen("90s", now)).toBe(now - 90_000);
+    expect(parseWhen("2026-11-30T03:24:07Z", now)).toBe(Date.UTC(2026, 10, 30, 3, 24, 7));
+    expect(parseWhen("2026-11-30", now)).toBe(Date.UTC(2026, 10, 30));
+    expect(parseWhen("yesterday", now)).toBe(null);
+    expect(parseWhen("2h ago", now)).toBe(null);
+  });
+});

@@ -33,6 +33,8 @@ export interface Rules {
 }
 
 export interface RuleResult {
+  /** The rule's stable name: verify, expect-tool, forbid-tool, max-errors, max-unanswered, max-ms, require-complete, key. */
+  kind: string;
   /** The rule as written: `expect-tool echo=2`, `max-errors 0`, `verify a.jsonl`. */
   rule: string;
   ok: boolean;
@@ -105,6 +107,7 @@ export class Checker {
           ? `${r.first_break.message} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`
           : (r.findings[0] ?? (r.rows === 0 ? "no rows" : r.prechain > 0 ? `${r.prechain} prechain rows` : ""));
       out.push({
+        kind: "verify",
         rule: `verify ${f.file}`,
         ok: r.verdict === "ok",
         observed: r.verdict === "ok" ? `ok, ${r.rows} rows` : `${r.verdict}: ${why}`,
@@ -116,6 +119,7 @@ export class Checker {
       const n = e.hits.count;
       const ok = e.times === null ? n > 0 : n === e.times;
       out.push({
+        kind: "expect-tool",
         rule: `expect-tool ${e.name}${e.times === null ? "" : `=${e.times}`}`,
         ok,
         observed: `called ${times(n)}`,
@@ -147,6 +151,7 @@ export class Checker {
       for (const s of this.sessions.values()) if (!s.ended) open.add(s.first);
       const total = this.sessions.size;
       out.push({
+        kind: "require-complete",
         rule: "require-complete",
         ok: open.count === 0,
         observed: `${total - open.count} of ${total} session${total === 1 ? "" : "s"} ended`,
@@ -162,6 +167,7 @@ export class Checker {
         const un = typeof unsealed === "number" ? unsealed : f.report.rows;
         const ok = f.report.verdict !== "broken" && st > 0 && un === 0;
         out.push({
+          kind: "key",
           rule: `key ${f.file}`,
           ok,
           observed:
@@ -180,6 +186,7 @@ export class Checker {
 function limit(rule: string, hits: Hits, max: number, say: (n: number) => string): RuleResult {
   const ok = hits.count <= max;
   return {
+    kind: rule.split(" ")[0]!,
     rule,
     ok,
     observed: say(hits.count),

@@ -9,8 +9,12 @@
  */
 import { printable } from "../verify/report.ts";
 
+const NEEDS_WORK = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]/;
+
 /** `s` safe for a terminal, at most `max` characters (cut with "…"); no limit when max is Infinity. */
 export function cell(s: string, max = Number.POSITIVE_INFINITY): string {
+  // Most values are short and plain: nothing to escape, nothing to cut.
+  if (s.length <= max && !NEEDS_WORK.test(s)) return s;
   // Escaping makes a character up to six long, so a cut before escaping keeps enough to fill `max`.
   const cut = s.length > max ? s.slice(0, max + 1) : s;
   let out = printable(cut).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);

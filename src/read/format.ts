@@ -69,7 +69,7 @@ export function breakLine(message: string, color = false): string {
 export function verdictLine(
   file: string,
   r: VerifyReport,
-  counts: { operations: number; unvouched: number; sealedThrough: number | null },
+  counts: { operations: number; unvouched: number; sealedThrough: number | null; unreadTail?: number },
   color = false,
 ): string {
   const v = color ? paintVerdict(r.verdict) : r.verdict;
@@ -86,6 +86,8 @@ export function verdictLine(
       : `${counts.unvouched} of ${ops} not vouched for by the chain`,
   );
   if (counts.sealedThrough !== null) parts.push(`sealed through line ${counts.sealedThrough}`);
+  if (counts.unreadTail !== undefined && counts.unreadTail > 0)
+    parts.push(`${counts.unreadTail} bytes of a line still being written not read`);
   return `${cell(file)}: ${v} (${parts.join("; ")})`;
 }
 

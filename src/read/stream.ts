@@ -13,6 +13,14 @@
  * been checked (or the file ended). The first break is handed out in place,
  * between the operations before it and those after it.
  *
+ * Use:
+ *   for await (const e of readLedgers(paths, { filters })) {
+ *     if (e.type === "op") …e.op (its `vouched`, `line`, `lines`, `status`, `ms`, …)
+ *     else if (e.type === "break") …the marker: e.line, e.message
+ *     else …e.report, the verdict of e.file, exactly as `seam verify` gives it
+ *   }
+ * and feed the operations to a StatsAccumulator (stats.ts) for aggregates.
+ *
  * `follow` keeps reading as writers append (polling), handing the verifier
  * whole lines only: a line still being written is waited for, never judged
  * torn. Each time it has caught up with the writers, the operations held
