@@ -13,7 +13,9 @@
  *   report   `seam report --out FILE`
  * Then the report is opened from file:// in the system's Chromium (when
  * there is one) and the page's own Performance API says when it painted
- * first, when the banner was drawn and when the table was ready.
+ * first, when the banner was drawn, when the table first showed rows (a big
+ * page shows what the browser has read while it reads the rest), when the
+ * document was parsed and when every operation was in the table.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, statSync } from "node:fs";
@@ -88,6 +90,7 @@ let paint: {
   fcp_ms: number | null;
   banner_ms: number | null;
   parsed_ms: number | null;
+  table_ms: number | null;
   ready_ms: number | null;
 } | null = null;
 if (CHROMIUM === null) {
@@ -106,6 +109,7 @@ if (CHROMIUM === null) {
         fcp_ms: at("first-contentful-paint"),
         banner_ms: at("seam-banner"),
         parsed_ms: nav ? Math.round(nav.domContentLoadedEventStart) : null,
+        table_ms: at("seam-table"),
         ready_ms: at("seam-ready"),
       };
     });
@@ -114,12 +118,12 @@ if (CHROMIUM === null) {
     await browser.close();
   }
   console.log(
-    `chromium: first contentful paint ${paint.fcp_ms} ms, banner drawn ${paint.banner_ms} ms, document parsed ${paint.parsed_ms} ms, table ready ${paint.ready_ms} ms`,
+    `chromium: first contentful paint ${paint.fcp_ms} ms, banner drawn ${paint.banner_ms} ms, first rows in the table ${paint.table_ms} ms, document parsed ${paint.parsed_ms} ms, all read ${paint.ready_ms} ms`,
   );
   rows.push({
     section,
     name: "first paint in headless Chromium",
-    value: `${paint.fcp_ms} ms (banner ${paint.banner_ms} ms, parsed ${paint.parsed_ms} ms, table ready ${paint.ready_ms} ms)`,
+    value: `${paint.fcp_ms} ms (banner ${paint.banner_ms} ms, first rows ${paint.table_ms} ms, parsed ${paint.parsed_ms} ms, all read ${paint.ready_ms} ms)`,
     goal: "< 2 s",
     met: paint.fcp_ms !== null && paint.fcp_ms < 2000,
   });

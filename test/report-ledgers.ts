@@ -151,3 +151,42 @@ export function hostileLedger(dir: string): string {
   writeChained(path, rows);
   return path;
 }
+
+/** One complete session of `calls` tool calls (several of the page's chunks), call i taking i % 1000 ms. */
+export function longLedger(dir: string, calls: number): string {
+  const path = join(dir, "long.jsonl");
+  const session = "long-session";
+  let t = Date.UTC(2026, 10, 30, 9, 0, 0);
+  let seq = 0;
+  const head = (evt: string) => ({
+    evt,
+    seam: "mcp-stdio",
+    seam_impl: "seam/0.1.0",
+    session,
+    seq: ++seq,
+    server: "long",
+  });
+  const rows: { [k: string]: Json }[] = [
+    { ...head("session_begin"), pid: 1, host: "h", ts: new Date(t).toISOString() },
+  ];
+  for (let i = 0; i < calls; i++) {
+    rows.push({
+      ...head("tool_call"),
+      tool: i % 2 ? "odd" : "even",
+      rpc_id: i + 1,
+      status: "ok",
+      ms: i % 1000,
+      ts: new Date((t += 10)).toISOString(),
+    });
+  }
+  rows.push({
+    ...head("session_end"),
+    reason: "client_eof",
+    exit_code: 0,
+    rows_before_end: calls + 1,
+    calls,
+    ts: new Date(t + 10).toISOString(),
+  });
+  writeChained(path, rows);
+  return path;
+}

@@ -21,6 +21,7 @@ import {
   demoLedger,
   editedLedger,
   hostileLedger,
+  longLedger,
   rawLedger,
   signedLedger,
 } from "./report-ledgers.ts";
@@ -198,10 +199,12 @@ describe("the report in headless Chromium", () => {
   }
 
   const rowCount = (o: Opened) => o.page.$eval("#table-body", (e) => Number(e.getAttribute("data-rows")));
+  /** The table's rows on screen, top first: each a list of its cells' text. */
   const visibleRows = (o: Opened) =>
     o.page.$$eval(".trow", (rs) =>
       rs
         .filter((r) => (r as HTMLElement).style.display !== "none")
+        .sort((a, b) => parseFloat((a as HTMLElement).style.top) - parseFloat((b as HTMLElement).style.top))
         .map((r) => Array.from(r.children).map((c) => c.textContent)),
     );
 
@@ -363,6 +366,30 @@ describe("the report in headless Chromium", () => {
       await p.click('.trow[data-line="4"]');
       expect(await p.textContent("#details")).toContain("<b onmouseover=alert(2)>");
       await clean(o, "hostile");
+    },
+    60_000,
+  );
+
+  browserTest(
+    "20,002 operations in three chunks: every one read, the last reachable, sorted by duration",
+    async () => {
+      const o = await report(longLedger(dir, 20_000), "long");
+      const p = o.page;
+      expect(await rowCount(o)).toBe(20_002);
+      await p.$eval("#table-body", (e) => {
+        e.scrollTop = e.scrollHeight;
+      });
+      await p.waitForFunction(() => document.querySelector('.trow[data-line="20002"]') !== null);
+      await p.selectOption("#sort", "ms");
+      await p.$eval("#table-body", (e) => {
+        e.scrollTop = 0;
+        e.dispatchEvent(new Event("scroll"));
+      });
+      const top = (await visibleRows(o))[0]!;
+      expect(top[6]).toBe("999");
+      await p.selectOption("#f-tool", { label: "odd" });
+      expect(await rowCount(o)).toBe(10_000);
+      await clean(o, "long");
     },
     60_000,
   );

@@ -55,7 +55,7 @@ export const PAGE_JS = String.raw`
   function cellTime(t) { if (t !== t) return ""; var s = fmtTime(t); return oneDay === null ? s : s.slice(11); }
   function findOneDay() {
     var day = null;
-    for (var i = 0; i < N; i++) { if (fT[i] !== fT[i]) continue; var k = fmtDay(fT[i]); if (day === null) day = k; else if (k !== day) return null; }
+    for (var i = 0; i < loaded; i++) { if (fT[i] !== fT[i]) continue; var k = fmtDay(fT[i]); if (day === null) day = k; else if (k !== day) return null; }
     return day;
   }
   function layoutDay() {
@@ -126,6 +126,8 @@ export const PAGE_JS = String.raw`
 
   // ---- operations, column by column ----
   var N = meta.n;
+  // Operations read so far: a big page is shown while the browser is still reading the rest of it.
+  var loaded = 0;
   var fFile = new Int32Array(N), fLine = new Int32Array(N), fT = new Float64Array(N), fSes = new Int32Array(N),
     fSrv = new Int32Array(N), fKind = new Int32Array(N), fName = new Int32Array(N), fSt = new Int32Array(N),
     fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map(), fRow = new Map();
@@ -153,17 +155,23 @@ export const PAGE_JS = String.raw`
 
   function start() {
     var progress = $("progress");
-    var c = 0, at = 0;
+    var c = 0, built = false, shownAt = 0;
+    // Chunk k is whole once the parser has begun the element after it.
+    function whole(k) { return k + 1 < meta.chunks ? $("seam-c" + (k + 1)) !== null : document.readyState !== "loading"; }
     function step() {
-      var t0 = performance.now();
-      while (c < meta.chunks && performance.now() - t0 < 40) at += loadChunk(c++, at);
+      var t0 = performance.now(), grew = false;
+      while (c < meta.chunks && whole(c) && performance.now() - t0 < 40) { loaded += loadChunk(c++, loaded); grew = true; }
+      // What was read is shown at once, then again at most twice a second (each refresh goes over everything read).
+      if (grew && !built) { build(); built = true; shownAt = performance.now(); }
+      else if (grew && performance.now() - shownAt > 500) { refresh(); shownAt = performance.now(); }
       if (c < meta.chunks) {
-        progress.textContent = "reading operations: " + at.toLocaleString("en-US") + " of " + N.toLocaleString("en-US");
-        setTimeout(step, 0);
+        progress.textContent = "reading operations: " + loaded.toLocaleString("en-US") + " of " + N.toLocaleString("en-US");
+        setTimeout(step, grew ? 0 : 50);
         return;
       }
       progress.textContent = "";
-      ready();
+      if (!built) build();
+      finish();
     }
     step();
   }
@@ -175,14 +183,24 @@ export const PAGE_JS = String.raw`
   var sortBy = "line";
   var markers = [];
 
-  function ready() {
+  function build() {
     buildControls();
     buildTimeline();
     buildTable();
     layoutDay();
-    buildTools();
     applyView();
     showDetails();
+    performance.mark("seam-table");
+  }
+  function refresh() {
+    selects.forEach(fillSelect);
+    timeRange();
+    layoutDay();
+    applyView();
+  }
+  function finish() {
+    refresh();
+    buildTools();
     performance.mark("seam-ready");
     document.body.setAttribute("data-ready", "1");
   }
@@ -190,19 +208,31 @@ export const PAGE_JS = String.raw`
   // ---- controls ----
   function distinct(col, pred) {
     var seen = new Map();
-    for (var i = 0; i < N; i++) { if (pred && !pred(i)) continue; var v = col[i]; if (v >= 0) seen.set(v, (seen.get(v) || 0) + 1); }
+    for (var i = 0; i < loaded; i++) { if (pred && !pred(i)) continue; var v = col[i]; if (v >= 0) seen.set(v, (seen.get(v) || 0) + 1); }
     return Array.from(seen.keys()).sort(function (a, b) { return S[a] < S[b] ? -1 : S[a] > S[b] ? 1 : 0; });
   }
-  function selectOf(id, label, values, onChange) {
+  var selects = [];
+  function selectOf(id, label, col, pred, onChange) {
     var s = el("select");
     s.id = id;
     s.setAttribute("aria-label", label);
     var all = el("option", null, "all " + (label === "status" ? "statuses" : label + "s"));
     all.value = "-1";
     s.appendChild(all);
-    values.forEach(function (v) { var o = el("option", null, cut(shown(S[v]), 80)); o.value = String(v); s.appendChild(o); });
+    var entry = { el: s, col: col, pred: pred, seen: new Set() };
+    selects.push(entry);
+    fillSelect(entry);
     s.addEventListener("change", function () { onChange(Number(s.value)); applyView(); });
     return s;
+  }
+  // Options for values not yet offered (more operations may have been read), kept in order.
+  function fillSelect(entry) {
+    var fresh = distinct(entry.col, entry.pred).filter(function (v) { return !entry.seen.has(v); });
+    if (fresh.length === 0) return;
+    var chosen = entry.el.value, values = Array.from(entry.seen).concat(fresh).sort(function (a, b) { return S[a] < S[b] ? -1 : S[a] > S[b] ? 1 : 0; });
+    while (entry.el.options.length > 1) entry.el.remove(1);
+    values.forEach(function (v) { entry.seen.add(v); var o = el("option", null, cut(shown(S[v]), 80)); o.value = String(v); entry.el.appendChild(o); });
+    entry.el.value = chosen;
   }
   function buildControls() {
     var box = $("controls");
@@ -214,10 +244,10 @@ export const PAGE_JS = String.raw`
     inRows.addEventListener("change", function () { filter.inRows = inRows.checked; applyView(); });
     var inRowsLabel = el("label", null, " in rows"); inRowsLabel.prepend(inRows);
     var toolKind = S.indexOf("tool_call");
-    var servers = selectOf("f-server", "server", distinct(fSrv), function (v) { filter.server = v; });
-    var tools = selectOf("f-tool", "tool", distinct(fName, function (i) { return fKind[i] === toolKind; }), function (v) { filter.tool = v; });
-    var statuses = selectOf("f-status", "status", distinct(fSt), function (v) { filter.status = v; });
-    var kinds = selectOf("f-kind", "operation", distinct(fKind), function (v) { filter.kind = v; });
+    var servers = selectOf("f-server", "server", fSrv, null, function (v) { filter.server = v; });
+    var tools = selectOf("f-tool", "tool", fName, function (i) { return fKind[i] === toolKind; }, function (v) { filter.tool = v; });
+    var statuses = selectOf("f-status", "status", fSt, null, function (v) { filter.status = v; });
+    var kinds = selectOf("f-kind", "operation", fKind, null, function (v) { filter.kind = v; });
     var sort = el("select"); sort.id = "sort"; sort.setAttribute("aria-label", "sort");
     [["line", "ledger order"], ["time", "time"], ["ms", "slowest first"]].forEach(function (p) { var o = el("option", null, p[1]); o.value = p[0]; sort.appendChild(o); });
     sort.addEventListener("change", function () { sortBy = sort.value; applyView(); });
@@ -238,8 +268,8 @@ export const PAGE_JS = String.raw`
     }
     var lineQ = /^\d+$/.test(q) ? Number(q) : -1;
     var toolKind = S.indexOf("tool_call");
-    var out = new Int32Array(N), n = 0;
-    for (var i = 0; i < N; i++) {
+    var out = new Int32Array(loaded), n = 0;
+    for (var i = 0; i < loaded; i++) {
       if (filter.server >= 0 && fSrv[i] !== filter.server) continue;
       if (filter.tool >= 0 && (fName[i] !== filter.tool || fKind[i] !== toolKind)) continue;
       if (filter.status >= 0 && fSt[i] !== filter.status) continue;
@@ -252,9 +282,9 @@ export const PAGE_JS = String.raw`
     }
     var ops = out.subarray(0, n);
     if (sortBy === "time") ops = Int32Array.from(ops).sort(function (a, b) { return cmpNum(fT[a], fT[b]) || a - b; });
-    else if (sortBy === "ms") ops = Int32Array.from(ops).sort(function (a, b) { return cmpNum(fMs[b], fMs[a]) || a - b; });
+    else if (sortBy === "ms") ops = Int32Array.from(ops).sort(function (a, b) { var x = fMs[a], y = fMs[b]; return (x !== x || y !== y ? cmpNum(x, y) : y - x) || a - b; });
     view = withMarkers(ops);
-    $("count").textContent = n.toLocaleString("en-US") + " of " + N.toLocaleString("en-US") + " operations";
+    $("count").textContent = n.toLocaleString("en-US") + " of " + N.toLocaleString("en-US") + " operations" + (loaded < N ? " (" + loaded.toLocaleString("en-US") + " read so far)" : "");
     $("table-body").setAttribute("data-rows", String(n));
     layoutTable();
     buildLanes(ops);
@@ -523,12 +553,8 @@ export const PAGE_JS = String.raw`
     sp.style.height = Math.max(0, height - Math.min(height, 260)) + "px";
     add(wrap, canvas, sp);
     tl.canvas = canvas; tl.wrap = wrap;
-    var t0 = Infinity, t1 = -Infinity;
-    for (var i = 0; i < N; i++) if (fT[i] === fT[i]) { if (fT[i] < t0) t0 = fT[i]; var end = fT[i] + (fMs[i] === fMs[i] ? fMs[i] : 0); if (end > t1) t1 = end; }
-    meta.sessions.forEach(function (s) { if (s.begin !== null && s.begin < t0) t0 = s.begin; if (s.end !== null && s.end > t1) t1 = s.end; });
-    if (!(t0 < Infinity)) { t0 = 0; t1 = 1; }
-    if (t1 <= t0) t1 = t0 + 1;
-    tl.t0 = t0; tl.t1 = t1; tl.full = [t0, t1];
+    timeRange();
+
     // Wheel over the lanes zooms around the pointer (shift+wheel pans); a double click shows it all again.
     canvas.addEventListener("wheel", function (ev) {
       var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, w = tl.wrap.clientWidth;
@@ -553,6 +579,17 @@ export const PAGE_JS = String.raw`
     var legend = $("legend");
     Object.keys(STATUS_COLOR).forEach(function (k) { var s = el("span", null, k); s.style.setProperty("--c", STATUS_COLOR[k]); legend.appendChild(s); });
     var nv = el("span", null, "not vouched for"); nv.style.setProperty("--c", "#c9d1d9"); legend.appendChild(nv);
+  }
+  // The span of every time read so far; a view not zoomed in follows it.
+  function timeRange() {
+    var t0 = Infinity, t1 = -Infinity;
+    for (var i = 0; i < loaded; i++) if (fT[i] === fT[i]) { if (fT[i] < t0) t0 = fT[i]; var end = fT[i] + (fMs[i] === fMs[i] ? fMs[i] : 0); if (end > t1) t1 = end; }
+    meta.sessions.forEach(function (s) { if (s.begin !== null && s.begin < t0) t0 = s.begin; if (s.end !== null && s.end > t1) t1 = s.end; });
+    if (!(t0 < Infinity)) { t0 = 0; t1 = 1; }
+    if (t1 <= t0) t1 = t0 + 1;
+    var whole = !tl.full || (tl.t0 === tl.full[0] && tl.t1 === tl.full[1]);
+    tl.full = [t0, t1];
+    if (whole) { tl.t0 = t0; tl.t1 = t1; }
   }
   function buildLanes(ops) {
     var lanes = meta.sessions.map(function () { return []; });
@@ -606,7 +643,7 @@ export const PAGE_JS = String.raw`
     // The first break: a red line where what the chain vouches for ends.
     meta.files.forEach(function (f, fi) {
       if (!f.first_break) return;
-      for (var i = 0; i < N; i++) if (fFile[i] === fi && fFl[i] & F_NOT_VOUCHED && fT[i] === fT[i]) { var xb = xOf(fT[i], w); g.fillStyle = STATUS_COLOR.error; g.fillRect(xb - 1, 0, 2, h - 20); break; }
+      for (var i = 0; i < loaded; i++) if (fFile[i] === fi && fFl[i] & F_NOT_VOUCHED && fT[i] === fT[i]) { var xb = xOf(fT[i], w); g.fillStyle = STATUS_COLOR.error; g.fillRect(xb - 1, 0, 2, h - 20); break; }
     });
     if (selected >= 0 && fSes[selected] >= 0 && fT[selected] === fT[selected]) {
       var ys = fSes[selected] * lh - top;
@@ -673,7 +710,7 @@ export const PAGE_JS = String.raw`
     var toolKind = S.indexOf("tool_call");
     var bins = 24, lo = Math.log10(0.01), hi = Math.log10(600000);
     var hist = new Map();
-    for (var i = 0; i < N; i++) {
+    for (var i = 0; i < loaded; i++) {
       if (fKind[i] !== toolKind || fMs[i] !== fMs[i]) continue;
       var key = fSrv[i] + ":" + fName[i];
       var hgm = hist.get(key) || (hist.set(key, new Uint32Array(bins)), hist.get(key));
@@ -713,7 +750,6 @@ export const PAGE_JS = String.raw`
     return svg;
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  start();
 })();
 `;
