@@ -93,9 +93,13 @@ describe.each(VIAS)("seam report via %s", (via) => {
       expect(r.code).toBe(1);
       expect(r.stdout.toString()).toEndWith(`${edited}: broken\n`);
       const meta = block(readFileSync(out, "utf8"), "seam-meta") as {
-        files: { first_break: { line: number; message: string } }[];
+        files: { first_break: { line: number; kind: string; message: string } }[];
       };
-      expect(meta.files[0]!.first_break).toEqual({ line: 5, message: "line 5: chain mismatch" });
+      expect(meta.files[0]!.first_break).toEqual({
+        line: 5,
+        kind: "chain_mismatch",
+        message: "line 5: chain mismatch",
+      });
       const rawOut = join(dir, `raw-${via}.html`);
       const rr = await runCli(via, ["report", raw, "--out", rawOut]);
       expect(rr.code).toBe(0);
