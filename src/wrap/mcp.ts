@@ -13,8 +13,9 @@
  * in, first out; batches are taken element by element.
  */
 import { compareCodePoints } from "../core/canonical.ts";
-import { digestJson } from "../core/digest.ts";
-import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import { digestBytes, digestJson } from "../core/digest.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
+import { type FrameRead, type Reading, frameHead, lenientArgsDigest, readFrame } from "./frame-reading.ts";
 
 export type Fields = Record<string, Json | undefined>;
 
@@ -33,6 +34,8 @@ export interface ObserverFaults {
   noUnansweredFlush?: boolean;
   /** One id table for both directions (lets a server request complete a client call). */
   sharedIdTable?: boolean;
+  /** Read frames with the strict parser only (what a server's parser accepts then goes unread). */
+  strictFrames?: boolean;
 }
 
 /**
@@ -59,6 +62,13 @@ export const REFUSED_CODE = -32000;
 /** The message when --fail-closed refuses a call whose intent row could not be made durable. */
 export const NOT_DURABLE =
   "seam: recording failed: the call was not forwarded because its record could not be made durable";
+/** JSON-RPC's code for a frame that is not JSON: seam's answer, under --write-ahead, to a client frame it cannot read. */
+export const PARSE_ERROR_CODE = -32700;
+/** The message when --fail-closed refuses a frame that JSON parsers read differently. */
+export const AMBIGUOUS =
+  "seam: ambiguous request: JSON parsers read this frame differently (see its ambiguous_frame row); it was not forwarded";
+/** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
+const MAX_S2C_UNPARSED_ROWS = 100;
 
 export interface ObserverOptions {
   rows: RowSink;
@@ -104,10 +114,11 @@ export interface ObserverCounts {
   late_responses: number;
   unmatched_responses: number;
   unparsed_frames: number;
+  /** Client frames that JSON parsers read differently (each has an ambiguous_frame row). */
+  ambiguous_frames: number;
   oversize_frames_unlogged: number;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
 /** The params fields a row reads (tool or prompt name, client info, list cursor, resource uri). */
@@ -148,6 +159,7 @@ export class McpObserver {
     late_responses: 0,
     unmatched_responses: 0,
     unparsed_frames: 0,
+    ambiguous_frames: 0,
     oversize_frames_unlogged: 0,
   };
   /** Requests each side sent that the other has not answered yet, keyed by idKey. */
@@ -158,6 +170,13 @@ export class McpObserver {
   private holds: Promise<boolean>[] = [];
   /** The calls of the last client frame that was held (what `refuse` refuses). */
   private held: Pending[] = [];
+  /** Set when the last client frame as a whole must be refused (unreadable, or ambiguous under --fail-closed). */
+  private frameRefusal: { code: number; message: string } | undefined;
+  /** The requests of the last client frame (a refused frame's requests are answered by seam). */
+  private framePending: Pending[] = [];
+  /** The lenient reading of the frame being observed, when the strict parser refused it (for digests). */
+  private lenient: Extract<FrameRead, { kind: "parsed" }>["lenient"];
+  private s2cUnparsedRows = 0;
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, Pending[]>();
@@ -174,6 +193,8 @@ export class McpObserver {
   fromClient(frame: Uint8Array): Promise<boolean> | undefined {
     this.holds = [];
     this.held = [];
+    this.framePending = [];
+    this.frameRefusal = undefined;
     this.observe("c2s", frame);
     if (this.holds.length === 0) return undefined;
     const holds = this.holds;
@@ -192,15 +213,15 @@ export class McpObserver {
     const calls = this.held;
     this.held = [];
     const now = this.o.now();
-    const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const fr = this.frameRefusal;
+    this.frameRefusal = undefined;
+    const first = fr?.message ?? calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const code = fr?.code ?? REFUSED_CODE;
     const lines: Uint8Array[] = [];
+    if (fr !== undefined) lines.push(...this.refuseFrame(fr));
     for (const p of calls) {
-      const message = p.refusal ?? first;
-      lines.push(
-        encoder.encode(
-          `{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`,
-        ),
-      );
+      const message = fr?.message ?? p.refusal ?? first;
+      lines.push(errorLine(p.id, code, message));
       const key = idKey(p.id)!;
       const q = this.open.c2s.get(key);
       const at = q?.indexOf(p) ?? -1;
@@ -208,11 +229,35 @@ export class McpObserver {
       q!.splice(at, 1);
       if (q!.length === 0) this.open.c2s.delete(key);
       const error = new Map<string, Json>([
-        ["code", REFUSED_CODE],
+        ["code", code],
         ["message", message],
       ]);
       this.rowFor(p, { error, result: undefined }, now, "refused", message);
     }
+    return lines;
+  }
+
+  /**
+   * The answers to a refused frame's requests other than tools/call (those
+   * are `refuse`'s own), or one answer with id null when it had none: then
+   * its requests are no longer open.
+   */
+  private refuseFrame(fr: { code: number; message: string }): Uint8Array[] {
+    const pending = this.framePending;
+    this.framePending = [];
+    const lines: Uint8Array[] = [];
+    for (const p of pending) {
+      if (p.method === "tools/call") continue;
+      const key = idKey(p.id)!;
+      const q = this.open.c2s.get(key);
+      const at = q?.indexOf(p) ?? -1;
+      if (at >= 0) {
+        q!.splice(at, 1);
+        if (q!.length === 0) this.open.c2s.delete(key);
+      }
+      lines.push(errorLine(p.id, fr.code, fr.message));
+    }
+    if (pending.length === 0) lines.push(errorLine(null, fr.code, fr.message));
     return lines;
   }
 
@@ -240,22 +285,94 @@ export class McpObserver {
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
-    const msg = decodeFrame(frame);
-    if (msg === undefined) {
-      if (!isBlank(frame)) this.counts.unparsed_frames++;
+    const read = readFrame(frame, { readings: dir === "c2s", strictOnly: this.o.faults?.strictFrames });
+    if (read.kind === "blank") return;
+    if (read.kind === "unparsed") {
+      this.unparsed(dir, frame, read.reason, true);
       return;
     }
+    if (read.readings !== undefined) this.ambiguous(frame, read.readings);
+    this.lenient = read.lenient;
+    const msg = read.msg;
     if (Array.isArray(msg)) {
-      if (msg.length === 0) this.counts.unparsed_frames++;
-      for (const m of msg) this.message(dir, m);
+      if (msg.length === 0) this.unparsed(dir, frame, "an empty batch", false);
+      for (const m of msg) this.message(dir, m, frame);
     } else {
-      this.message(dir, msg);
+      this.message(dir, msg, frame);
+    }
+    this.lenient = undefined;
+  }
+
+  /**
+   * A frame that is no JSON-RPC message gets an `unparsed_frame` row (server
+   * frames: the first MAX_S2C_UNPARSED_ROWS of them). A client frame that no
+   * stack reads as JSON (`refuse`) is not forwarded under --write-ahead: its
+   * row is made durable and the client gets a -32700 parse error from seam.
+   */
+  private unparsed(dir: Dir, frame: Uint8Array, reason: string, refuse: boolean): void {
+    this.counts.unparsed_frames++;
+    if (dir === "s2c" && this.s2cUnparsedRows++ >= MAX_S2C_UNPARSED_ROWS) return;
+    const refused = dir === "c2s" && refuse && this.o.writeAhead;
+    const fields: Fields = {
+      dir,
+      bytes: frame.length,
+      frame_digest: digestBytes(frame),
+      head: frameHead(frame),
+      reason,
+      refused: refused || undefined,
+    };
+    if (!refused) {
+      this.o.rows.row("unparsed_frame", fields);
+      return;
+    }
+    this.frameRefusal = {
+      code: PARSE_ERROR_CODE,
+      message: `seam: parse error: ${reason}; the frame was not forwarded`,
+    };
+    this.holds.push(this.o.rows.durable("unparsed_frame", fields).then(() => false));
+  }
+
+  /**
+   * A client frame whose stacks' readings differ: an `ambiguous_frame` row
+   * with status "ambiguous" and every reading. Under --fail-closed the frame is
+   * refused (its row durable first); under --write-ahead it is forwarded once
+   * the row is durable. Its requests are paired by the first reading.
+   */
+  private ambiguous(frame: Uint8Array, readings: Reading[]): void {
+    this.counts.ambiguous_frames++;
+    const fields: Fields = {
+      dir: "c2s",
+      status: "ambiguous",
+      bytes: frame.length,
+      frame_digest: digestBytes(frame),
+      readings: readings.map(
+        (r) =>
+          new Map<string, Json>(
+            Object.entries({
+              stacks: r.stacks,
+              refused: r.refused,
+              method: r.method,
+              rpc_id: r.id,
+              tool: r.tool,
+              args_digest: r.args_digest,
+            }).filter((e): e is [string, Json] => e[1] !== undefined),
+          ),
+      ),
+      refused: this.o.failClosed || undefined,
+    };
+    if (this.o.failClosed) {
+      this.frameRefusal = { code: REFUSED_CODE, message: AMBIGUOUS };
+      this.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => false));
+    } else if (this.o.writeAhead) {
+      this.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => true));
+    } else {
+      this.o.rows.row("ambiguous_frame", fields);
     }
   }
 
-  private message(dir: Dir, m: Json): void {
+  private message(dir: Dir, m: Json, frame: Uint8Array): void {
     if (!isObject(m)) {
-      this.counts.unparsed_frames++;
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
       return;
     }
     const method = getField(m, "method");
@@ -274,6 +391,7 @@ export class McpObserver {
         return;
       }
       const p: Pending = { from: dir, method, id: id!, params, seen: this.o.now() };
+      if (dir === "c2s") this.framePending.push(p);
       const table = this.open[dir];
       const q = table.get(key);
       if (q) q.push(p);
@@ -283,7 +401,7 @@ export class McpObserver {
       return;
     }
     if (!hasId) {
-      this.counts.unparsed_frames++;
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
       return;
     }
     // An answer travels the other way from its request.
@@ -317,7 +435,7 @@ export class McpObserver {
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: (p.digest = argsDigest(p.params)),
+      args_digest: (p.digest = this.argsDigest(p.params)),
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
@@ -357,7 +475,7 @@ export class McpObserver {
     this.o.rows.row("tool_call", {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: id,
-      args_digest: argsDigest(params),
+      args_digest: this.argsDigest(params),
       status: "invalid_id",
       args: this.o.raw ? (getField(params ?? null, "arguments") ?? new Map()) : undefined,
     });
@@ -498,7 +616,7 @@ export class McpObserver {
       p.params = undefined;
       return;
     }
-    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
+    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= this.argsDigest(full);
     const kept = new Map<string, Json>();
     for (const k of KEPT_PARAMS) {
       const v = getField(full, k);
@@ -509,6 +627,12 @@ export class McpObserver {
       if (args !== undefined) kept.set("arguments", args);
     }
     p.params = kept;
+  }
+
+  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/frame-reading.ts). */
+  private argsDigest(params: Json | undefined): string {
+    const l = this.lenient;
+    return (l !== undefined ? lenientArgsDigest(params, l) : undefined) ?? argsDigest(params);
   }
 
   /**
@@ -560,6 +684,13 @@ export function idJson(id: Json | undefined): string | undefined {
   return undefined;
 }
 
+/** seam's own JSON-RPC error answer, as one line. */
+function errorLine(id: Json | null, code: number, message: string): Uint8Array {
+  return encoder.encode(
+    `{"jsonrpc":"2.0","id":${idJson(id ?? undefined) ?? "null"},"error":{"code":${code},"message":${JSON.stringify(message)}}}\n`,
+  );
+}
+
 /** `ok`, `error` (a JSON-RPC error or a result with isError: true), or `input_required` (2026-07-28 multi round-trip). */
 function statusOf(error: Json | undefined, result: Json | undefined): string {
   if (error !== undefined) return "error";
@@ -574,29 +705,4 @@ function statusOf(error: Json | undefined, result: Json | undefined): string {
 function argsDigest(params: Json | undefined): string {
   const args = params === undefined ? undefined : getField(params, "arguments");
   return digestJson(args === undefined ? new Map() : args);
-}
-
-function decodeFrame(frame: Uint8Array): Json | undefined {
-  // Only an object or a batch can be JSON-RPC: anything else is counted
-  // without paying for a decode and a parse error (a flood of short
-  // non-JSON lines must not slow the relay down).
-  let i = 0;
-  while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
-  if (frame[i] !== 0x7b && frame[i] !== 0x5b) return undefined;
-  let text: string;
-  try {
-    text = decoder.decode(frame);
-  } catch {
-    return undefined;
-  }
-  try {
-    return parseJson(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function isBlank(frame: Uint8Array): boolean {
-  for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
-  return true;
 }

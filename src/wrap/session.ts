@@ -231,6 +231,7 @@ async function relaySession(
     unmatched_responses: c.unmatched_responses || undefined,
     oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
     unparsed_frames: c.unparsed_frames || undefined,
+    ambiguous_frames: c.ambiguous_frames || undefined,
     client_gone: stdout.broken || undefined,
     bytes: new Map<string, Json>([
       ["c2s", bytes.c2s],
