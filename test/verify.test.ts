@@ -150,11 +150,11 @@ const cases: ChainCase[] = [
     }),
   ),
   {
-    name: "insert an unchained row mid-chain (the next row then starts from genesis)",
+    name: "insert an unchained row mid-chain (the next row continues from the last claimed chain: one break)",
     file: enc(text([...base.slice(0, 2), '{"a": 1}', ...base.slice(2)])),
     verdict: "broken",
     first: "line 3: unchained row after chain began",
-    breaks: 2,
+    breaks: 1,
   },
   ...[
     '"chain": ""',
@@ -261,11 +261,20 @@ const cases: ChainCase[] = [
     breaks: 1,
   },
   {
-    name: "a duplicated chain key: the last one counts, as in Python",
+    name: "a duplicated chain key: a break of its own for seam; the last one counts for the chain, as in Python",
     file: enc(text([base[0]!.replace("{", '{"chain": "bogus", ')])),
-    verdict: "ok",
-    first: null,
-    breaks: 0,
+    verdict: "broken",
+    first: 'line 1: duplicate key "chain"',
+    breaks: 1,
+    reference: { verdict: "ok", first: null, breaks: 0 },
+  },
+  {
+    name: "a repeated key whose first value was never hashed: the chain holds, and seam still breaks",
+    file: enc(text([...base.slice(0, 4), base[4]!.replace('{"', '{"tool": "delete", "')])),
+    verdict: "broken",
+    first: 'line 5: duplicate key "tool"',
+    breaks: 1,
+    reference: { verdict: "ok", first: null, breaks: 0 },
   },
   {
     name: "a chain in upper-case hex",
@@ -454,13 +463,13 @@ describe("chain verdict on crafted files", () => {
           expect({
             name: c.name,
             verdict: ref.verdict,
-            first: ref.first_break?.message ?? null,
+            first: ref.first_break,
             breaks: ref.breaks,
           }).toEqual({
             name: c.name,
             ...want,
           });
-          expect({ name: c.name, line: ref.first_break?.line ?? null }).toEqual({
+          expect({ name: c.name, line: ref.first_break_line }).toEqual({
             name: c.name,
             line: want.first === null ? null : Number(want.first.match(/^line (\d+)/)![1]),
           });
@@ -930,11 +939,13 @@ describe("reports", () => {
       chained: 4,
       prechain: 1,
       first_break: null,
+      first_break_line: null,
       breaks: 0,
       verified_scope: "bounded_prechain_skipped",
       head: "20e6806e377a9b92bc2008cb1b7fa2d1",
       sessions: [{ id: "s1", server: "echo", rows: 4, calls: 2, statuses: { ok: 1, error: 1 }, complete: false }],
       findings: ["session s1: no session_end (truncated or still running)"],
+      finding_kinds: {},
       notes: [],
     });
     const broken = verifyBytes(enc('{"a": 1, "chain": "x"}\n'));
@@ -944,12 +955,14 @@ describe("reports", () => {
       rows: 1,
       chained: 1,
       prechain: 0,
-      first_break: { line: 1, message: "line 1: chain mismatch" },
+      first_break: "line 1: chain mismatch",
+      first_break_line: 1,
       breaks: 1,
       verified_scope: "full",
       head: "x",
       sessions: [],
       findings: [],
+      finding_kinds: {},
       notes: [],
     });
     expect(jsonReport("e.jsonl", verifyBytes(new Uint8Array()))).toEqual({
@@ -959,11 +972,13 @@ describe("reports", () => {
       chained: 0,
       prechain: 0,
       first_break: null,
+      first_break_line: null,
       breaks: 0,
       verified_scope: "empty",
       head: null,
       sessions: [],
       findings: [],
+      finding_kinds: {},
       notes: [],
     });
   });

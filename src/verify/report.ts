@@ -25,22 +25,28 @@ export interface JsonReport {
   rows: number;
   chained: number;
   prechain: number;
-  first_break: { line: number | null; message: string } | null;
+  /** The first break's message, exactly as the format's reference verifier prints it ("line 3: chain mismatch"). */
+  first_break: string | null;
+  /** Its line (null when there is none, or for `unreadable: <reason>`). */
+  first_break_line: number | null;
+  /** Its machine name, for the kinds that have one. */
+  first_break_kind?: string;
   breaks: number;
   verified_scope: VerifyReport["verified_scope"];
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  finding_kinds: Record<string, number>;
   notes: string[];
 }
 
 /**
  * The `--json` object, one per file, written on one line by the command:
- *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"breaks":0,
- *    "verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo","rows":4,
- *    "calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"notes":[]}
- * `ok` is null when inconclusive; `first_break` is {"line":N,"message":"line N: …"}, line null for
- * `unreadable: <reason>`.
+ *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"first_break_line":null,
+ *    "breaks":0,"verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo","rows":4,
+ *    "calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"finding_kinds":{},"notes":[]}
+ * `ok` is null when inconclusive; `first_break` is the reference's string "line N: …" (or
+ * "unreadable: <reason>", whose first_break_line is null).
  */
 export function jsonReport(file: string, r: VerifyReport): JsonReport {
   return {
@@ -49,12 +55,15 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     rows: r.rows,
     chained: r.chained,
     prechain: r.prechain,
-    first_break: r.first_break,
+    first_break: r.first_break?.message ?? null,
+    first_break_line: r.first_break?.line ?? null,
+    first_break_kind: r.first_break?.kind,
     breaks: r.breaks,
     verified_scope: r.verified_scope,
     head: r.head,
     sessions: r.sessions,
     findings: r.findings,
+    finding_kinds: r.finding_kinds,
     notes: r.notes,
   };
 }

@@ -16,13 +16,22 @@
  *   - `chain` is taken out; a falsy value (Python falsiness: missing, null, "",
  *     false, 0, 0.0, [], {}) makes a prechain row before any chained row
  *     (skipped; a break with strict) or `line N: unchained row after chain
- *     began` after one, and in both cases the next row starts again from
- *     "genesis"; a truthy non-string is `line N: non-string chain value`;
+ *     began` after one, and the next chained row still continues from the
+ *     last claimed chain (one removed chain is one break, as for the
+ *     format's reference); a truthy non-string is `line N: non-string chain value`;
  *   - a string chain is compared with chainOf(prev, row without chain), where
  *     prev is the previous row's *claimed* chain ("genesis" at first), so one
  *     edited row is one break, not a cascade: `line N: chain mismatch`.
  *
  * seam's own additions, where it knowingly differs from the reference:
+ *   - a row with a repeated key is `line N: duplicate key "K"` (kind
+ *     duplicate_key): readers disagree about which value a duplicate means
+ *     (SQLite's json_extract takes the first, jq and Python the last) while the
+ *     chain hashes only the last, so such a row cannot vouch for what it says;
+ *     the chain is still checked (it hashes what Python reads);
+ *   - client frames rowed as unparsed_frame or ambiguous_frame make the
+ *     session's verdict inconclusive (findings unparsed_client_frame,
+ *     ambiguous_client_frame) unless `allowUnparsed`;
  *   - an unparseable last line with no "\n" after it is what a crash mid-write
  *     leaves: a finding `line N: torn final line` (inconclusive), not a break;
  *   - an unparseable line that the very next line declares repaired (a
@@ -44,7 +53,17 @@ export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
 export interface Break {
   line: number | null;
   message: string;
+  /** A stable machine name (set on the kinds that have one). */
+  kind?: string;
 }
+
+/**
+ * The deepest nesting the format's reference verifier reads: CPython 3.11's
+ * json.loads, called from the reference script, parses a row nested 993
+ * levels deep and raises RecursionError at 994 (measured). Rows up to this
+ * deep must verify as they do there; deeper ones are unparseable there too.
+ */
+export const REFERENCE_MAX_DEPTH = 993;
 
 export interface SessionReport {
   id: string;
@@ -76,6 +95,8 @@ export interface VerifyReport {
   head: string | null;
   sessions: SessionReport[];
   findings: string[];
+  /** The kinds of the listed findings that have one, with how many (e.g. unparsed_client_frame: 2). */
+  finding_kinds: Record<string, number>;
   notes: string[];
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
@@ -100,6 +121,14 @@ export interface VerifyOptions {
   maxLineBytes?: number;
   /** Findings listed at most (the rest are counted in a note). Default 1000. */
   maxFindings?: number;
+  /**
+   * "reference": a row with a repeated key is read as the reference verifier
+   * reads it (the last value), without the duplicate_key break; only for
+   * comparing with it. Default "break".
+   */
+  duplicateKeys?: "break" | "reference";
+  /** Client frames rowed as unparsed or ambiguous are notes, not findings (`seam verify --allow-unparsed`). */
+  allowUnparsed?: boolean;
   /** Sees each object row once checked (its `chain` taken out) with its line number: where src/checkpoint/verifier.ts checks checkpoint rows. */
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number) => void;
 }
@@ -124,6 +153,7 @@ interface Finding {
   text: string;
   /** A seq gap: worded "declared lost" when session_end declares rows_unlogged. */
   gap?: boolean;
+  kind?: string;
 }
 
 interface Intent {
@@ -148,6 +178,8 @@ interface Session {
   intents: Map<string, Intent[]>;
   findings: Finding[];
   dropped: number;
+  /** unparsed_frame rows (either direction). */
+  unparsedRows: number;
 }
 
 /**
@@ -160,6 +192,13 @@ export class LedgerVerifier {
   private readonly maxFindings: number;
   private readonly isWriterAlive: ((pid: number, host: string) => boolean) | undefined;
   private readonly onRow: VerifyOptions["onRow"];
+  private readonly allowUnparsed: boolean;
+  private readonly duplicateBreaks: boolean;
+  /** The first repeated key of the line being parsed. */
+  private dupKey: string | undefined;
+  private readonly onDuplicate = (key: string) => {
+    this.dupKey ??= key;
+  };
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   private parts: Uint8Array[] = [];
@@ -193,6 +232,8 @@ export class LedgerVerifier {
     this.maxFindings = opts.maxFindings ?? 1000;
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
+    this.allowUnparsed = opts.allowUnparsed === true;
+    this.duplicateBreaks = opts.duplicateKeys !== "reference";
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -242,7 +283,15 @@ export class LedgerVerifier {
     }
     const sessions = this.finishSessions();
     const findings = this.fileFindings.map((f) => f.text);
-    for (const s of this.sessions.values()) for (const f of s.findings) findings.push(f.text);
+    const kinds: (string | undefined)[] = this.fileFindings.map((f) => f.kind);
+    for (const s of this.sessions.values())
+      for (const f of s.findings) {
+        findings.push(f.text);
+        kinds.push(f.kind);
+      }
+    const finding_kinds: Record<string, number> = {};
+    for (const k of kinds.slice(0, this.maxFindings))
+      if (k !== undefined) finding_kinds[k] = (finding_kinds[k] ?? 0) + 1;
     let dropped = this.fileDropped;
     for (const s of this.sessions.values()) dropped += s.dropped;
     const findingCount = findings.length + dropped;
@@ -264,6 +313,7 @@ export class LedgerVerifier {
       head: this.head,
       sessions,
       findings: listed,
+      finding_kinds,
       notes: this.notes,
       bytes: this.bytes,
       lines: this.lineNo,
@@ -316,8 +366,9 @@ export class LedgerVerifier {
         this.settlePending(null);
         return;
       }
+      this.dupKey = undefined;
       try {
-        row = parseJson(this.decoder.decode(input));
+        row = parseJson(this.decoder.decode(input), { maxDepth: REFERENCE_MAX_DEPTH, onDuplicate: this.onDuplicate });
       } catch {
         // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too
         // deep (the parser's limit, or the stack's): all unparseable, as for
@@ -339,7 +390,7 @@ export class LedgerVerifier {
       return;
     }
     this.settlePending(row);
-    this.row(row, n);
+    this.row(row, n, this.dupKey);
   }
 
   /** Resolves an unparseable line against the line after it (`next`, or null when that is no object row). */
@@ -365,12 +416,14 @@ export class LedgerVerifier {
     this.addBreak(p.line, `line ${p.line}: unparseable`);
   }
 
-  private row(row: Json, n: number): void {
+  private row(row: Json, n: number, dupKey?: string): void {
     this.rows++;
     if (!isObject(row)) {
       this.addBreak(n, `line ${n}: not a JSON object`);
       return;
     }
+    if (dupKey !== undefined && this.duplicateBreaks)
+      this.addBreak(n, `line ${n}: duplicate key ${JSON.stringify(dupKey)}`, "duplicate_key");
     const claimed = getField(row, "chain");
     if (!pyTruthy(claimed)) {
       if (this.began) this.addBreak(n, `line ${n}: unchained row after chain began`);
@@ -378,7 +431,6 @@ export class LedgerVerifier {
         this.prechain++;
         if (this.strict) this.addBreak(n, `line ${n}: unchained (prechain) row rejected in strict mode`);
       }
-      this.prev = GENESIS;
     } else if (typeof claimed !== "string") {
       this.addBreak(n, `line ${n}: non-string chain value`);
     } else {
@@ -403,9 +455,9 @@ export class LedgerVerifier {
     this.onRow?.(row, n);
   }
 
-  private addBreak(line: number | null, message: string): void {
+  private addBreak(line: number | null, message: string, kind?: string): void {
     this.breaks++;
-    if (this.firstBreak === null) this.firstBreak = { line, message };
+    if (this.firstBreak === null) this.firstBreak = kind === undefined ? { line, message } : { line, message, kind };
   }
 
   private fileFinding(line: number, text: string): void {
@@ -451,6 +503,7 @@ export class LedgerVerifier {
         intents: new Map(),
         findings: [],
         dropped: 0,
+        unparsedRows: 0,
       };
       this.sessions.set(id, s);
     }
@@ -482,6 +535,8 @@ export class LedgerVerifier {
       s.nextSeq++;
     }
 
+    if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
+
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
       const said = getField(row, "rows_before_end") ?? 0;
@@ -492,6 +547,15 @@ export class LedgerVerifier {
         this.find(s, n, `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`);
       const unlogged = getField(row, "rows_unlogged");
       if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
+      // Frames seam counted without rowing them (a seam that rowed none, or a server's past the cap).
+      const counted = getField(row, "unparsed_frames");
+      if (typeof counted === "number" && counted > s.unparsedRows)
+        this.unparsedFinding(
+          s,
+          n,
+          `line ${n}: session_end counts ${counted} unparsed frames, ${s.unparsedRows} rowed: what they asked of the server is not recorded`,
+          "unrowed_unparsed_frames",
+        );
     }
     s.counted++;
 
@@ -513,9 +577,31 @@ export class LedgerVerifier {
     }
   }
 
-  private find(s: Session, line: number, text: string, gap = false): void {
+  private find(s: Session, line: number, text: string, gap = false, kind?: string): void {
     if (s.findings.length >= this.maxFindings) s.dropped++;
-    else s.findings.push({ line, text, gap });
+    else s.findings.push({ line, text, gap, kind });
+  }
+
+  /**
+   * A client frame seam could not read as the server does: an
+   * unparsed_frame row (dir c2s) or an ambiguous_frame row. What the server
+   * did with it is not vouched for, so the session is inconclusive unless
+   * allowUnparsed (then a note).
+   */
+  private frameRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
+    if (evt === "unparsed_frame") s.unparsedRows++;
+    if (getField(row, "dir") !== "c2s") return;
+    const refused = getField(row, "refused") === true ? ", refused by seam" : ", forwarded";
+    const text =
+      evt === "unparsed_frame"
+        ? `line ${n}: a client frame seam could not parse (${show(getField(row, "reason"))}${refused})`
+        : `line ${n}: a client frame JSON parsers read differently${refused}`;
+    this.unparsedFinding(s, n, text, evt === "unparsed_frame" ? "unparsed_client_frame" : "ambiguous_client_frame");
+  }
+
+  private unparsedFinding(s: Session, n: number, text: string, kind: string): void {
+    if (this.allowUnparsed) this.notes.push(`session ${s.id}: ${text} (allowed by --allow-unparsed)`);
+    else this.find(s, n, text, false, kind);
   }
 
   private finishSessions(): SessionReport[] {

@@ -337,7 +337,10 @@ export function argsDigestOf(args: Entry | undefined, text: string): string {
 }
 
 /** argsDigestOf for a params object from a lenient parse (its entries were kept), or undefined when not found. */
-export function lenientArgsDigest(params: Json | undefined, l: { parse: LenientParse; text: string }): string | undefined {
+export function lenientArgsDigest(
+  params: Json | undefined,
+  l: { parse: LenientParse; text: string },
+): string | undefined {
   if (!(params instanceof Map)) return undefined;
   const ents = l.parse.entries.get(params);
   if (ents === undefined) return undefined;
