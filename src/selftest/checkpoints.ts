@@ -64,6 +64,9 @@ function summary(r: VerifyReport): string {
   return `${r.verdict}${r.first_break ? `, ${r.first_break.message}` : ""}, ${r.breaks} break${r.breaks === 1 ? "" : "s"}`;
 }
 
+/** The awkward script sends lines that are not JSON on purpose: they are rowed, and allowed here. */
+const AWKWARD_JUNK = true;
+
 export async function checkpointArms(self: string[], dir: string): Promise<Arm[]> {
   const arms: Arm[] = [];
   const add = (c: string, arm: string, pass: boolean, detail: string) => arms.push({ case: c, arm, pass, detail });
@@ -117,7 +120,8 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   const witness = { name: "witness", text: read("witness") };
   const setup: SealSetup = { keys: [verifier], witness };
   const check = async (ls: readonly string[], s: SealSetup = setup, path = "-") =>
-    (await verifySealedSource(path, [join1(ls)], { isWriterAlive: () => false }, s)).report;
+    (await verifySealedSource(path, [join1(ls)], { isWriterAlive: () => false, allowUnparsed: AWKWARD_JUNK }, s))
+      .report;
   const cps = lines.flatMap((l, i) => (evtOf(l) === "checkpoint" ? [i] : []));
   const last = cps.at(-1) ?? -1;
 
@@ -139,9 +143,9 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
 
   const c = "checkpoint_tamper_detected";
   const other = newSigner(generateKey("stranger").privateKey);
-  const callLine = lines.findIndex(
-    (l, i) => i < cps[0]! && l.includes(`"evt": "tool_call"`) && l.includes(`"args_digest": "sha256:`),
-  );
+  const callLine = lines.findIndex((l) => l.includes(`"evt": "tool_call"`) && l.includes(`"args_digest": "sha256:`));
+  // The first checkpoint that covers the edited call.
+  const cpAfter = cps.find((i) => i > callLine) ?? -1;
   const flipSig = (ls: readonly string[], i: number) => {
     const row = new Map(parseJson(ls[i]!) as JsonObject);
     const note = row.get("note") as string;
@@ -183,7 +187,7 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
           lines.map((l, i) => (i === callLine ? flipArgsDigest(l) : l)),
           callLine,
         ),
-      want: `line ${cps[0]! + 1}: checkpoint root does not match lines 1..${cps[0]}`,
+      want: `line ${cpAfter + 1}: checkpoint root does not match lines 1..${cpAfter}`,
     },
     {
       arm: "RED on a checkpoint with a wrong size",
@@ -245,7 +249,7 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
       continue;
     }
     const bytes = join1(mutated);
-    const bare = verifyBytes(bytes, { isWriterAlive: () => false });
+    const bare = verifyBytes(bytes, { isWriterAlive: () => false, allowUnparsed: AWKWARD_JUNK });
     if (dec.decode(bytes) === dec.decode(join1(lines))) {
       add(c, t.arm, false, "no-op guard: the mutation changed nothing");
       continue;
