@@ -71,7 +71,7 @@ const IDS: ((g: Gen, n: number) => { id: string; kind?: string })[] = [
   (_g, n) => ({ id: `${n}` }),
   (_g, n) => ({ id: `"s${n}"` }),
   (g, n) => ({ id: g.pick([`${n}.0`, `${n}e0`, `${n}0e-1`]), kind: "float id" }),
-  (_g, n) => ({ id: `${9007199254740993 + n * 2}`, kind: "id beyond 2^53" }),
+  (_g, n) => ({ id: `${9007199254740993n + BigInt(n * 2)}`, kind: "id beyond 2^53" }),
 ];
 
 /** n frames from `seed`; deterministic. */
