@@ -99,7 +99,12 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
         if (depth <= 3) shallowDup = true;
       },
     });
-    if (!o.readings || (!shallowDup && !suspect(msg))) return { kind: "parsed", msg };
+    // NaN and Infinity are Python's alone: a text without those words has neither literal.
+    if (
+      !o.readings ||
+      (!shallowDup && !strictText.includes("NaN") && !strictText.includes("Infinity") && !suspect(msg))
+    )
+      return { kind: "parsed", msg };
   } catch (err) {
     strictFailed = true;
     if (o.strictOnly) return { kind: "unparsed", reason: reasonOf(err) };
@@ -124,12 +129,17 @@ function suspect(msg: Json): boolean {
     if (!(m instanceof Map)) return false;
     if (hasVariant(m, MESSAGE_KEYS)) return true;
     const id = m.get("id");
-    if (id instanceof JsonFloat || typeof id === "bigint") return true;
+    if (id instanceof JsonFloat || typeof id === "bigint" || lone(id) || lone(m.get("method"))) return true;
     const params = m.get("params");
-    return params instanceof Map && hasVariant(params, PARAMS_KEYS);
+    return params instanceof Map && (hasVariant(params, PARAMS_KEYS) || lone(params.get("name")));
   };
   if (Array.isArray(msg)) return msg.some(one);
   return one(msg);
+}
+
+/** A string with a lone surrogate (Go reads it with U+FFFD in its place). */
+function lone(v: Json | undefined): boolean {
+  return typeof v === "string" && !(v as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** A key that matches one of `names` only the way Go matches it (case-insensitively). */
