@@ -89,16 +89,12 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
   while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
   if (i === frame.length) return { kind: "blank" };
   if (!JSON_START[frame[i]!]) return { kind: "unparsed", reason: notJsonStart(frame, i) };
-  let shallowDup = false;
   let strictText: string | undefined;
   let strictFailed = false;
+  shallowDup = false;
   try {
     strictText = strictDecoder.decode(frame);
-    const msg = parseJson(strictText, {
-      onDuplicate: (_k, depth) => {
-        if (depth <= 3) shallowDup = true;
-      },
-    });
+    const msg = parseJson(strictText, DUPLICATES);
     // NaN and Infinity are Python's alone: a text without those words has neither literal.
     if (
       !o.readings ||
@@ -125,16 +121,18 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
 
 /** Whether a frame the strict parser read may still read differently elsewhere (so it is read again, fully). */
 function suspect(msg: Json): boolean {
-  const one = (m: Json): boolean => {
-    if (!(m instanceof Map)) return false;
-    if (hasVariant(m, MESSAGE_KEYS)) return true;
-    const id = m.get("id");
-    if (id instanceof JsonFloat || typeof id === "bigint" || lone(id) || lone(m.get("method"))) return true;
-    const params = m.get("params");
-    return params instanceof Map && (hasVariant(params, PARAMS_KEYS) || lone(params.get("name")));
-  };
-  if (Array.isArray(msg)) return msg.some(one);
-  return one(msg);
+  if (!Array.isArray(msg)) return suspectMessage(msg);
+  for (const m of msg) if (suspectMessage(m)) return true;
+  return false;
+}
+
+function suspectMessage(m: Json): boolean {
+  if (!(m instanceof Map)) return false;
+  if (hasVariant(m, MESSAGE_KEYS)) return true;
+  const id = m.get("id");
+  if (id instanceof JsonFloat || typeof id === "bigint" || lone(id) || lone(m.get("method"))) return true;
+  const params = m.get("params");
+  return params instanceof Map && (hasVariant(params, PARAMS_KEYS) || lone(params.get("name")));
 }
 
 /** A string with a lone surrogate (Go reads it with U+FFFD in its place). */
@@ -142,14 +140,27 @@ function lone(v: Json | undefined): boolean {
   return typeof v === "string" && !(v as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 
-/** A key that matches one of `names` only the way Go matches it (case-insensitively). */
+/** A key that matches one of `names` only the way Go matches it (case-insensitively). No allocation: this runs on every client frame. */
 function hasVariant(m: JsonObject, names: readonly string[]): boolean {
   for (const k of m.keys()) {
-    if (k.length > 9 || (names as readonly string[]).includes(k)) continue;
-    const f = goFold(k);
-    if (f !== null && (names as readonly string[]).includes(f)) return true;
+    for (let j = 0; j < names.length; j++) {
+      const name = names[j]!;
+      if (k.length === name.length && k !== name && foldsTo(k, name)) return true;
+    }
   }
   return false;
+}
+
+/** goFold(k) === name, for a lower-case ASCII name of k's length. */
+function foldsTo(k: string, name: string): boolean {
+  for (let i = 0; i < k.length; i++) {
+    let c = k.charCodeAt(i);
+    if (c >= 65 && c <= 90) c += 32;
+    else if (c === 0x17f) c = 115;
+    else if (c === 0x212a) c = 107;
+    if (c !== name.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 /**
@@ -174,8 +185,17 @@ function reasonOf(err: unknown): string {
 }
 
 /** Bytes a JSON value can start with: { [ " - 0-9 t f n, and N I (Python's NaN, Infinity). */
-const JSON_START: boolean[] = [];
-for (const c of '{["-0123456789tfnNI') JSON_START[c.charCodeAt(0)] = true;
+const JSON_START = new Uint8Array(256);
+for (const c of '{["-0123456789tfnNI') JSON_START[c.charCodeAt(0)] = 1;
+
+/** Set by the strict parse of the frame being read when a key repeats in a message or its params. */
+let shallowDup = false;
+/** One options object for every frame (no closure per frame). */
+const DUPLICATES = {
+  onDuplicate: (_k: string, depth: number) => {
+    if (depth <= 3) shallowDup = true;
+  },
+};
 
 function notJsonStart(frame: Uint8Array, i: number): string {
   if (frame[i] === 0xef && frame[i + 1] === 0xbb && frame[i + 2] === 0xbf) return "unexpected byte order mark";
