@@ -81,6 +81,8 @@ export interface ParseOptions {
   rejectDuplicateKeys?: boolean;
   /** Told of each repeated key (then kept as usual: last value, first position), with the depth of its object (1 = top). */
   onDuplicate?: (key: string, depth: number) => void;
+  /** Told of each NaN, Infinity or -Infinity literal (Python's, refused by JSON.parse). */
+  onNanLiteral?: () => void;
 }
 
 /**
@@ -325,6 +327,7 @@ class ModelParser extends JsonScanner {
     maxDepth: number | undefined,
     readonly rejectDuplicateKeys: boolean,
     readonly onDuplicate?: (key: string, depth: number) => void,
+    readonly onNanLiteral?: () => void,
   ) {
     super(s, maxDepth);
   }
@@ -349,13 +352,16 @@ class ModelParser extends JsonScanner {
         return null;
       case 78:
         this.literal("NaN");
+        this.onNanLiteral?.();
         return new JsonFloat(NaN);
       case 73:
         this.literal("Infinity");
+        this.onNanLiteral?.();
         return new JsonFloat(Infinity);
       case 45:
         if (this.s.charCodeAt(this.i + 1) === 73) {
           this.literal("-Infinity");
+          this.onNanLiteral?.();
           return new JsonFloat(-Infinity);
         }
         return this.number();
@@ -440,7 +446,13 @@ class ModelParser extends JsonScanner {
  * Throws JsonParseError and nothing else, however hostile or deep the text.
  */
 export function parseJson(text: string, opts?: ParseOptions): Json {
-  const p = new ModelParser(text, opts?.maxDepth, opts?.rejectDuplicateKeys === true, opts?.onDuplicate);
+  const p = new ModelParser(
+    text,
+    opts?.maxDepth,
+    opts?.rejectDuplicateKeys === true,
+    opts?.onDuplicate,
+    opts?.onNanLiteral,
+  );
   return guardStack(
     text,
     () => p.i,

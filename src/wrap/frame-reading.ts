@@ -92,15 +92,12 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
   let strictText: string | undefined;
   let strictFailed = false;
   shallowDup = false;
+  nanLiteral = false;
   try {
     strictText = strictDecoder.decode(frame);
     const msg = parseJson(strictText, DUPLICATES);
-    // NaN and Infinity are Python's alone: a text without those words has neither literal.
-    if (
-      !o.readings ||
-      (!shallowDup && !strictText.includes("NaN") && !strictText.includes("Infinity") && !suspect(msg))
-    )
-      return { kind: "parsed", msg };
+    // NaN and Infinity literals are Python's alone: such a frame is read by each stack.
+    if (!o.readings || (!shallowDup && !nanLiteral && !suspect(msg))) return { kind: "parsed", msg };
   } catch (err) {
     strictFailed = true;
     if (o.strictOnly) return { kind: "unparsed", reason: reasonOf(err) };
@@ -190,10 +187,15 @@ for (const c of '{["-0123456789tfnNI') JSON_START[c.charCodeAt(0)] = 1;
 
 /** Set by the strict parse of the frame being read when a key repeats in a message or its params. */
 let shallowDup = false;
+/** Set by the strict parse of the frame being read on a NaN or Infinity literal. */
+let nanLiteral = false;
 /** One options object for every frame (no closure per frame). */
 const DUPLICATES = {
   onDuplicate: (_k: string, depth: number) => {
     if (depth <= 3) shallowDup = true;
+  },
+  onNanLiteral: () => {
+    nanLiteral = true;
   },
 };
 
