@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
-import { digestJson } from "../src/core/digest.ts";
+import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
 import { type Fields, McpObserver, type ObserverFaults } from "../src/wrap/mcp.ts";
 
@@ -234,6 +234,24 @@ describe("McpObserver pairing", () => {
       row(2, "ea47fa96cf6d727d3068913da9193fef44aec4ee2c5972e9ac50cf7d637a56cf", "\\xc3\\xbf", "expecting value"),
     ]);
     expect(counts.unparsed_frames).toBe(4);
+  });
+
+  test("--raw: arguments with no line form (read leniently) leave the row, saying so, with the raw-bytes digest", () => {
+    const args = `{"d":${"[".repeat(1200)}${"]".repeat(1200)}}`;
+    const { rows } = observe(
+      [
+        [">", call("1", "deep", args)],
+        ["<", ok("1")],
+      ],
+      undefined,
+      true,
+    );
+    const row = rows.find((r) => r.startsWith(`{"evt": "tool_call"`))!;
+    expect(row).toContain(`"args_digest": "${digestBytes(enc.encode(args))}"`);
+    expect(row).toContain(
+      `"args": "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest"`,
+    );
+    expect(row).toContain(`"status": "ok"`);
   });
 
   test("--raw records arguments and results as they were", () => {

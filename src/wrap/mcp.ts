@@ -12,7 +12,7 @@
  * integers of any size compare exactly; a duplicate id still open pairs first
  * in, first out; batches are taken element by element.
  */
-import { compareCodePoints } from "../core/canonical.ts";
+import { compareCodePoints, lineForm } from "../core/canonical.ts";
 import { digestBytes, digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
 import { type FrameRead, type Reading, frameHead, lenientArgsDigest, readFrame } from "./frame-reading.ts";
@@ -104,7 +104,12 @@ interface Pending {
   posting?: ActionPosting;
   /** Why the call is refused, once it is. */
   refusal?: string;
+  /** --raw: the arguments have no line form (read leniently: too deep, or an over-long integer), so the row omits them. */
+  argsUnrecorded?: boolean;
 }
+
+/** What a --raw row says in place of a value it cannot hold. */
+const NO_LINE_FORM = "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest";
 
 /** Counters reported in session_end. */
 export interface ObserverCounts {
@@ -477,7 +482,7 @@ export class McpObserver {
       rpc_id: id,
       args_digest: this.argsDigest(params),
       status: "invalid_id",
-      args: this.o.raw ? (getField(params ?? null, "arguments") ?? new Map()) : undefined,
+      args: this.o.raw ? this.rawValue(getField(params ?? null, "arguments") ?? new Map()) : undefined,
     });
   }
 
@@ -525,8 +530,8 @@ export class McpObserver {
         ms,
         reason,
         error_code: errorCode,
-        params: raw ? params : undefined,
-        result: raw ? answerValue : undefined,
+        params: raw ? this.rawValue(params) : undefined,
+        result: raw ? this.rawValue(answerValue) : undefined,
       });
       return true;
     }
@@ -592,7 +597,7 @@ export class McpObserver {
           ms,
           reason,
           error_code: errorCode,
-          result: raw ? answerValue : undefined,
+          result: raw ? this.rawValue(answerValue) : undefined,
         });
         return true;
       }
@@ -624,9 +629,25 @@ export class McpObserver {
     }
     if (this.o.raw) {
       const args = getField(full, "arguments");
-      if (args !== undefined) kept.set("arguments", args);
+      if (args !== undefined && this.rawValue(args) !== args) p.argsUnrecorded = true;
+      else if (args !== undefined) kept.set("arguments", args);
     }
     p.params = kept;
+  }
+
+  /**
+   * A --raw value as the row can hold it: itself, or NO_LINE_FORM in its
+   * place when it has no line form, which only a frame read leniently can
+   * carry (the row would otherwise be lost whole).
+   */
+  private rawValue(v: Json | undefined): Json | undefined {
+    if (v === undefined || this.lenient === undefined) return v;
+    try {
+      lineForm([[v]]); // as deep as it sits in its row, and one more
+      return v;
+    } catch {
+      return NO_LINE_FORM;
+    }
   }
 
   /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/frame-reading.ts). */
@@ -659,8 +680,8 @@ export class McpObserver {
       reason: a.reason,
       error_code: a.errorCode,
       ...extra,
-      args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
-      result: raw ? a.answerValue : undefined,
+      args: raw ? (p.argsUnrecorded ? NO_LINE_FORM : (getField(params, "arguments") ?? new Map())) : undefined,
+      result: raw ? this.rawValue(a.answerValue) : undefined,
     });
   }
 }
