@@ -913,6 +913,50 @@ describe("completeness of seam sessions", () => {
   });
 });
 
+describe("client frames seam could not read as the server did", () => {
+  /** A session whose rows before session_end are `middle` (seq continues), and whose session_end carries `end`. */
+  function ledger(middle: Row[], end: Row = {}): Uint8Array {
+    resetClock();
+    const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]] });
+    const last = rows.pop()!;
+    for (const { evt, ...fields } of middle) rows.push(seamRow(evt as string, "s1", rows.length + 1, "echo", fields));
+    rows.push({ ...last, seq: rows.length + 1, rows_before_end: rows.length, ...end });
+    const b = new LedgerBuilder();
+    for (const r of rows) b.add(r);
+    return b.bytes();
+  }
+  const unparsed = (dir: string): Row => ({
+    evt: "unparsed_frame",
+    dir,
+    bytes: 8,
+    frame_digest: "sha256:raw-bytes:v1:00",
+    head: "not json",
+    reason: "expecting value",
+    refused: true,
+  });
+  const ambiguous: Row = { evt: "ambiguous_frame", dir: "c2s", status: "ambiguous", bytes: 9, readings: [] };
+
+  test.each([
+    ["an unparsed client frame", [unparsed("c2s")], {}, { unparsed_client_frame: 1 }],
+    ["an ambiguous client frame", [ambiguous], {}, { ambiguous_client_frame: 1 }],
+    ["an unparsed server frame only", [unparsed("s2c")], { unparsed_frames: 1 }, {}],
+    ["unparsed frames counted by session_end, none rowed", [], { unparsed_frames: 3 }, { unrowed_unparsed_frames: 1 }],
+  ] as [string, Row[], Row, Record<string, number>][])("%s", (_name, middle, end, kinds) => {
+    const file = ledger(middle, end);
+    const r = verifyBytes(file);
+    expect({ verdict: r.verdict, kinds: r.finding_kinds, breaks: r.breaks }).toEqual({
+      verdict: Object.keys(kinds).length > 0 ? "inconclusive" : "ok",
+      kinds,
+      breaks: 0,
+    });
+    const allowed = verifyBytes(file, { allowUnparsed: true });
+    expect({ verdict: allowed.verdict, notes: allowed.notes.length }).toEqual({
+      verdict: "ok",
+      notes: Object.keys(kinds).length,
+    });
+  });
+});
+
 describe("reports", () => {
   function sample(): Uint8Array {
     resetClock();
