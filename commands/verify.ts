@@ -27,6 +27,10 @@ const args = {
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
   quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
+  "allow-unparsed": {
+    type: "boolean",
+    description: "client frames seam could not read as the server did are notes, not findings",
+  },
   key: {
     type: "string",
     description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
@@ -81,6 +85,7 @@ export default defineCommand({
       const origins = (a.origin ?? "").split(",").filter(Boolean);
       return verifyNatsStream(paths[0]!, {
         strict: a.strict === true,
+        allowUnparsed: a["allow-unparsed"] === true,
         json: a.json === true,
         quiet: a.quiet === true,
         origins,
@@ -100,6 +105,7 @@ export default defineCommand({
         a.strict === true,
         process.stderr.isTTY === true && !a.quiet,
         setup,
+        a["allow-unparsed"] === true,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -118,11 +124,12 @@ async function verifyOne(
   strict: boolean,
   progress: boolean,
   setup: CheckpointSetup | null,
+  allowUnparsed: boolean,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    const vopts = { strict, isWriterAlive, onProgress: meter?.update };
+    const vopts = { strict, allowUnparsed, isWriterAlive, onProgress: meter?.update };
     if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {
