@@ -18,7 +18,14 @@ import { type VerifyReport, verifyLedger } from "../src/verify/verifier.ts";
  */
 export async function verifyNatsStream(
   url: string,
-  o: { strict: boolean; json: boolean; quiet: boolean; origins: string[]; setup: CheckpointSetup | null },
+  o: {
+    strict: boolean;
+    allowUnparsed: boolean;
+    json: boolean;
+    quiet: boolean;
+    origins: string[];
+    setup: CheckpointSetup | null;
+  },
 ): Promise<number> {
   const target = parseNatsUrl(url);
   if ("error" in target) throw new UsageError(`${url.replace(/\/\/[^@/]*@/, "//")}: ${target.error}`);
@@ -34,7 +41,7 @@ export async function verifyNatsStream(
     const only = o.origins.length > 0 ? new Set(o.origins) : undefined;
     const subjects = only ? [...only].map((x) => SUBJECT_PREFIX + x) : undefined;
     const setup = o.setup;
-    const vopts = { strict: o.strict };
+    const vopts = { strict: o.strict, allowUnparsed: o.allowUnparsed };
     const { origins, findings } = await verifyStreamLedgers(
       replay(nc, target.stream, subjects),
       async (name, source) =>

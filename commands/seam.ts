@@ -28,6 +28,7 @@ const subCommands: Record<string, Lazy> = {
   uninstall: () => import("./uninstall.ts").then((m) => m.default),
   status: () => import("./status.ts").then((m) => m.default),
   diff: () => import("./diff.ts").then((m) => m.default),
+  report: () => import("./report.ts").then((m) => m.default),
   // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };

@@ -32,6 +32,10 @@ const args = {
     description: "longest line parsed, in bytes; a longer one is a finding, read without being held (default 67108864)",
     valueHint: "BYTES",
   },
+  "allow-unparsed": {
+    type: "boolean",
+    description: "client frames seam could not read as the server did are notes, not findings",
+  },
   key: {
     type: "string",
     description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
@@ -86,6 +90,7 @@ export default defineCommand({
       const origins = (a.origin ?? "").split(",").filter(Boolean);
       return verifyNatsStream(paths[0]!, {
         strict: a.strict === true,
+        allowUnparsed: a["allow-unparsed"] === true,
         json: a.json === true,
         quiet: a.quiet === true,
         origins,
@@ -107,6 +112,7 @@ export default defineCommand({
         process.stderr.isTTY === true && !a.quiet,
         setup,
         maxLineBytes,
+        a["allow-unparsed"] === true,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -126,11 +132,19 @@ async function verifyOne(
   progress: boolean,
   setup: CheckpointSetup | null,
   maxLineBytes: number,
+  allowUnparsed: boolean,
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
-    const vopts = { strict, isWriterAlive, onProgress: meter?.update, maxLineBytes, freshChunks: path !== "-" };
+    const vopts = {
+      strict,
+      allowUnparsed,
+      isWriterAlive,
+      onProgress: meter?.update,
+      maxLineBytes,
+      freshChunks: path !== "-",
+    };
     if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
   } finally {

@@ -80,11 +80,7 @@ describe("seam-mcp", () => {
     const line = text.slice(0, text.indexOf(`"echo"`)).split("\n").length;
     const broken = verifyBytes(edited);
     expect(broken.verdict).toBe("broken");
-    expect(broken.first_break).toEqual({
-      line,
-      kind: "chain_mismatch",
-      message: `line ${line}: chain mismatch`,
-    } as never);
+    expect(broken.first_break).toEqual({ line, kind: "chain_mismatch", message: `line ${line}: chain mismatch` });
     const gone = await verifyFile(join(dir, "absent.jsonl"));
     expect(gone.verdict).not.toBe("ok");
     expect(gone.first_break?.message).toStartWith("unreadable: ");

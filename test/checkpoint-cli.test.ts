@@ -83,8 +83,10 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     expect(getField(rows[0]!, "checkpoint_key")).toBe(vkey.split("+").slice(0, 2).join("+"));
     expect(readFileSync(p("w/witness.jsonl"), "utf8").trimEnd().split("\n").length).toBe(cps.length);
 
+    // The awkward script's two deliberate non-JSON lines are rowed as unparsed frames: allowed here.
     const v = await runCli(via, [
       "verify",
+      "--allow-unparsed",
       p("l.jsonl"),
       "--key",
       vkey,
@@ -100,7 +102,16 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     );
     expect(v.stdout.toString()).toContain(`; now ${last}\n`);
 
-    const json = await runCli(via, ["verify", p("l.jsonl"), "--key", vkey, "--state", p("state"), "--json"]);
+    const json = await runCli(via, [
+      "verify",
+      "--allow-unparsed",
+      p("l.jsonl"),
+      "--key",
+      vkey,
+      "--state",
+      p("state"),
+      "--json",
+    ]);
     const j = JSON.parse(json.stdout.toString());
     expect([json.code, j.ok, j.seal.sealed_through, j.seal.remembered, j.seal.state_now]).toEqual([
       0,
@@ -129,22 +140,23 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     ]);
     expect([cut.code, cut.stdout.toString()]).toEqual([1, ""]);
 
-    const proof = await runCli(via, ["verify", p("l.jsonl"), "--key", vkey, "--prove", "3"]);
+    // Line 3 is the fixture server's deliberate non-JSON line (an unparsed_frame row); line 4 is tools_list.
+    const proof = await runCli(via, ["verify", p("l.jsonl"), "--key", vkey, "--prove", "4"]);
     expect([proof.code, proof.stderr]).toEqual([0, ""]);
-    expect(proof.stdout.toString()).toMatch(/^c2sp\.org\/tlog-proof@v1\nextra [A-Za-z0-9+/=]+\nindex 2\n/);
+    expect(proof.stdout.toString()).toMatch(/^c2sp\.org\/tlog-proof@v1\nextra [A-Za-z0-9+/=]+\nindex 3\n/);
     // Into a regular file, as the README shows it: the same bytes, and the process ends.
     const quoted = (a: string[]) => a.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" ");
     const toFile = await run([
       "sh",
       "-c",
-      `${quoted([...seamArgv(via), "verify", p("l.jsonl"), "--key", vkey, "--prove", "3"])} > ${quoted([p("p.tlog-proof")])}`,
+      `${quoted([...seamArgv(via), "verify", p("l.jsonl"), "--key", vkey, "--prove", "4"])} > ${quoted([p("p.tlog-proof")])}`,
     ]);
     expect([toFile.code, readFileSync(p("p.tlog-proof"), "utf8")]).toEqual([0, proof.stdout.toString()]);
     const checked = await runCli(via, ["verify", "--check-proof", p("p.tlog-proof"), "--key", vkey]);
     expect(checked.code).toBe(0);
     expect(checked.stdout.toString()).toMatch(
       new RegExp(
-        `^${p("p.tlog-proof")}: ok\n  origin    seam-ledger/[0-9a-f]{32}\n  entry     line 3 of ${last} \\(index 2\\)\n  signed    by cli\\+[0-9a-f]{8}\n  row       \\{"evt": "tools_list"`,
+        `^${p("p.tlog-proof")}: ok\n  origin    seam-ledger/[0-9a-f]{32}\n  entry     line 4 of ${last} \\(index 3\\)\n  signed    by cli\\+[0-9a-f]{8}\n  row       \\{"evt": "tools_list"`,
       ),
     );
     const unkeyed = await runCli(via, ["verify", "--check-proof", "-"], { input: proof.stdout });

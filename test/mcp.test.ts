@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
-import { digestJson } from "../src/core/digest.ts";
+import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
 import { type Fields, McpObserver, type ObserverFaults } from "../src/wrap/mcp.ts";
 
@@ -67,11 +67,14 @@ describe("McpObserver pairing", () => {
   });
 
   test("ids beyond 2^53 pair exactly and are written exactly", () => {
-    const { rows } = observe([
+    let { rows } = observe([
       [">", call("18446744073709551617")],
       [">", call("18446744073709551616")],
       ["<", ok("18446744073709551616")],
     ]);
+    // JSON.parse reads 2^64 + 1 as the double 2^64, Python exactly: that frame is also an ambiguous_frame row.
+    expect(rows.filter((r) => r.startsWith(`{"evt": "ambiguous_frame"`))).toHaveLength(1);
+    rows = rows.filter((r) => !r.startsWith(`{"evt": "ambiguous_frame"`));
     expect(rows[0]).toContain(`"rpc_id": 18446744073709551616, "args_digest"`);
     expect(rows[0]).toContain(`"status": "ok"`);
     expect(rows[1]).toContain(`"rpc_id": 18446744073709551617, "args_digest"`);
@@ -213,7 +216,7 @@ describe("McpObserver pairing", () => {
     );
   });
 
-  test("frames that are not JSON-RPC are counted; blank ones are not", () => {
+  test("frames that are not JSON-RPC are counted and rowed with their head; blank ones are not", () => {
     const { counts, rows } = observe([
       [">", ""],
       [">", " \t\r"],
@@ -222,8 +225,33 @@ describe("McpObserver pairing", () => {
       [">", "42"],
       [">", "\xff"],
     ]);
-    expect(rows).toEqual([]);
+    const row = (bytes: number, digest: string, head: string, reason: string) =>
+      `{"evt": "unparsed_frame", "dir": "c2s", "bytes": ${bytes}, "frame_digest": "sha256:raw-bytes:v1:${digest}", "head": ${JSON.stringify(head)}, "reason": "${reason}"}`;
+    expect(rows).toEqual([
+      row(5, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "hello", "expecting value"),
+      row(11, "0a48d5dd2ae12552ee0e677f3fe264d12f958b1f72dfa77fc0e13b5153eea638", `{"jsonrpc":`, "expecting value"),
+      row(2, "73475cb40a568e8da8a045ced110137e159f890ac4da883b6b17dc651b3a8049", "42", "not a JSON-RPC message"),
+      row(2, "ea47fa96cf6d727d3068913da9193fef44aec4ee2c5972e9ac50cf7d637a56cf", "\\xc3\\xbf", "expecting value"),
+    ]);
     expect(counts.unparsed_frames).toBe(4);
+  });
+
+  test("--raw: arguments with no line form (read leniently) leave the row, saying so, with the raw-bytes digest", () => {
+    const args = `{"d":${"[".repeat(1200)}${"]".repeat(1200)}}`;
+    const { rows } = observe(
+      [
+        [">", call("1", "deep", args)],
+        ["<", ok("1")],
+      ],
+      undefined,
+      true,
+    );
+    const row = rows.find((r) => r.startsWith(`{"evt": "tool_call"`))!;
+    expect(row).toContain(`"args_digest": "${digestBytes(enc.encode(args))}"`);
+    expect(row).toContain(
+      `"args": "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest"`,
+    );
+    expect(row).toContain(`"status": "ok"`);
   });
 
   test("--raw records arguments and results as they were", () => {

@@ -173,13 +173,16 @@ describe.each(VIAS)("2026-07-28 through seam wrap via %s", (via: Via) => {
         "mcp_client 0",
         "mcp_discover 0 error",
         "mcp_initialize 1 ok",
+        // The legacy fixture server writes a line that is not JSON: a server frame, rowed (not a finding).
+        "unparsed_frame",
         "tools_list 2 ok",
         "tool_call 3 ok",
       ]);
       const rows = ledgerRows(ledger);
       expect(f(rows[2]!, "error_code")).toBe(-32601);
       expect(f(rows[3]!, "protocol_version")).toBe("2025-06-18");
-      for (const k of ["protocol_version", "op", "round"]) expect(f(rows[5]!, k)).toBeUndefined();
+      expect(f(rows[4]!, "dir")).toBe("s2c");
+      for (const k of ["protocol_version", "op", "round"]) expect(f(rows[6]!, k)).toBeUndefined();
       const report = await verifiesOk(via, ledger);
       expect(report.sessions[0].operations).toBeUndefined();
     },

@@ -11,7 +11,8 @@ Rules:
   - claimed = row.pop("chain", None); a falsy claim is a prechain row (skipped,
     or "line N: unchained (prechain) row rejected in strict mode") before the
     first chained row and "line N: unchained row after chain began" after it;
-    either way the next row starts again from "genesis";
+    an unchained row leaves prev as it was, so the next chained row continues
+    from the last claimed chain (one removed chain is one break);
   - a truthy non-str claim is "line N: non-string chain value";
   - otherwise chain = sha256((prev + json.dumps(row, sort_keys=True,
     ensure_ascii=False)).encode("utf-8", "surrogatepass")).hexdigest()[:32];
@@ -40,7 +41,7 @@ def verify(data, strict):
     breaks = []
 
     def brk(n, msg):
-        breaks.append({"line": n, "message": "line %d: %s" % (n, msg)})
+        breaks.append((n, "line %d: %s" % (n, msg)))
 
     for n, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
@@ -62,7 +63,6 @@ def verify(data, strict):
                 prechain += 1
                 if strict:
                     brk(n, "unchained (prechain) row rejected in strict mode")
-            prev = GENESIS
             continue
         if not isinstance(claimed, str):
             brk(n, "non-string chain value")
@@ -91,7 +91,8 @@ def verify(data, strict):
         "rows": rows,
         "chained": chained,
         "prechain": prechain,
-        "first_break": breaks[0] if breaks else None,
+        "first_break": breaks[0][1] if breaks else None,
+        "first_break_line": breaks[0][0] if breaks else None,
         "breaks": len(breaks),
         "head": head,
     }

@@ -50,13 +50,16 @@ describe.each(VIAS)("via %s", (via) => {
     const text = r.stdout.toString();
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
-    expect(text).toContain("verify  ok: 9 rows, chain unbroken, 1 session complete\n");
+    expect(text).toContain("verify  ok: 10 rows, chain unbroken, 1 session complete\n");
     expect(text).toContain("  seam verify seam-demo.jsonl ");
-    expect(text).toMatch(/^ +8 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);
+    // The example server writes one line that is not JSON: it is rowed (row 3), not only counted.
+    expect(text).toMatch(/^ +3 {2}unparsed_frame$/m);
+    expect(text).toMatch(/^ +9 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);
     const rows = ledgerRows(join(dir, "seam-demo.jsonl"));
     expect(rows.map((row) => getField(row, "evt"))).toEqual([
       "session_begin",
       "mcp_initialize",
+      "unparsed_frame",
       "tools_list",
       "tool_call",
       "tool_call",

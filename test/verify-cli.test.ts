@@ -80,7 +80,9 @@ describe.each(VIAS)("seam verify via %s", (via) => {
       rows: 0,
       chained: 0,
       prechain: 0,
-      first_break: { line: null, kind: "unreadable", message: "unreadable: no such file or directory" },
+      first_break: "unreadable: no such file or directory",
+      first_break_line: null,
+      first_break_kind: "unreadable",
       breaks: 1,
       break_kinds: { unreadable: 1 },
       verified_scope: "empty",
@@ -121,6 +123,8 @@ describe.each(VIAS)("seam verify via %s", (via) => {
         chained: 5,
         prechain: 0,
         first_break: null,
+        first_break_line: null,
+        first_break_kind: null,
         breaks: 0,
         break_kinds: {},
         verified_scope: "full",
@@ -257,13 +261,27 @@ describe.each(VIAS)("seam verify via %s", (via) => {
       );
       expect({ script, status: run.status, stderr: run.stderr.toString() }).toEqual({ script, status: 0, stderr: "" });
     }
-    const r = await runCli(via, ["verify", "--json", ledger]);
+    // The awkward script sends two lines that are not JSON: each is an unparsed_frame row (refused under
+    // --write-ahead), so the session is inconclusive unless --allow-unparsed.
+    const strict = await runCli(via, ["verify", "--json", ledger]);
+    const found = JSON.parse(strict.stdout.toString());
+    expect({ ok: found.ok, breaks: found.breaks, kinds: found.finding_kinds, code: strict.code }).toEqual({
+      ok: null,
+      breaks: 0,
+      kinds: ["unparsed_client_frame", "unparsed_client_frame"],
+      code: 3,
+    });
+    expect(found.findings.map((f: string) => f.replace(/^session [^:]+: line \d+: /, ""))).toEqual([
+      'a client frame seam could not parse ("expecting value", refused by seam)',
+      'a client frame seam could not parse ("unterminated string", refused by seam)',
+    ]);
+    const r = await runCli(via, ["verify", "--json", "--allow-unparsed", ledger]);
     const report = JSON.parse(r.stdout.toString());
-    expect({ ok: report.ok, breaks: report.breaks, findings: report.findings, notes: report.notes }).toEqual({
+    expect({ ok: report.ok, breaks: report.breaks, findings: report.findings, notes: report.notes.length }).toEqual({
       ok: true,
       breaks: 0,
       findings: [],
-      notes: [],
+      notes: 2,
     });
     expect(report.sessions.map((s: { complete: boolean }) => s.complete)).toEqual([true, true]);
     expect(r.code).toBe(0);

@@ -8,8 +8,15 @@
  */
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
-import { DEFAULT_MAX_DEPTH, JsonFloat, parseJson } from "../src/core/json.ts";
-import { type Break, LedgerVerifier, type Verdict, type VerifyReport, verifyBytes } from "../src/verify/verifier.ts";
+import { DEFAULT_MAX_DEPTH, type Json, JsonFloat, parseJson } from "../src/core/json.ts";
+import {
+  type Break,
+  LedgerVerifier,
+  REFERENCE_MAX_DEPTH,
+  type Verdict,
+  type VerifyReport,
+  verifyBytes,
+} from "../src/verify/verifier.ts";
 import { Gen } from "./jsongen.ts";
 import {
   HAVE_PYTHON,
@@ -258,6 +265,31 @@ describe("one flipped byte", () => {
 
 // ---- fuzz: never a throw, always a verdict, and the reference agrees ----
 
+/** Lines that read as a JSON object (as the verifier reads them) and repeat a key somewhere. */
+function duplicateRows(file: Uint8Array): number {
+  const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let n = 0;
+  let start = 0;
+  while (start <= file.length) {
+    let end = file.indexOf(0x0a, start);
+    if (end < 0) end = file.length;
+    let dup = false;
+    try {
+      const v = parseJson(dec.decode(file.subarray(start, end)), {
+        maxDepth: REFERENCE_MAX_DEPTH,
+        onDuplicate: () => {
+          dup = true;
+        },
+      });
+      if (dup && v instanceof Map) n++;
+    } catch {
+      // not a row
+    }
+    start = end + 1;
+  }
+  return n;
+}
+
 /** seam's report against the reference's: equal, except that a torn final line is one more unparseable row to the reference. */
 function agree(r: VerifyReport, ref: RefVerdict, what: string): void {
   const tornAt = r.findings.map((f) => f.match(/^line (\d+): torn final line$/)).find((m) => m !== null);
@@ -283,10 +315,17 @@ function agree(r: VerifyReport, ref: RefVerdict, what: string): void {
       rows: r.rows + 1,
     };
   }
-  expect({ what, verdict: ref.verdict, first: ref.first_break, breaks: ref.breaks, rows: ref.rows } as Record<
-    string,
-    unknown
-  >).toEqual({ what, ...want });
+  expect({
+    what,
+    verdict: ref.verdict,
+    first: ref.first_break === null ? null : { line: ref.first_break_line, message: ref.first_break },
+    breaks: ref.breaks,
+    rows: ref.rows,
+  } as Record<string, unknown>).toEqual({
+    what,
+    ...want,
+    first: want.first && { line: want.first.line, message: want.first.message },
+  });
   expect({ what, chained: ref.chained, prechain: ref.prechain, head: ref.head }).toEqual({
     what,
     chained: r.chained,
@@ -426,14 +465,20 @@ describe("fuzz", () => {
         const strict = seed % 3 === 0;
         let r: VerifyReport;
         try {
-          r = verifyBytes(file, { strict });
+          r = verifyBytes(file, { strict, duplicateKeys: "reference" });
+          // seam's own reading: exactly one more break per row with a repeated key (every 4th seed, for time).
+          if (seed % 4 === 0)
+            expect({ seed, breaks: verifyBytes(file, { strict }).breaks }).toEqual({
+              seed,
+              breaks: r.breaks + duplicateRows(file),
+            });
         } catch (err) {
-          throw new Error(`seed ${seed}: verify threw ${String(err)}`);
+          throw new Error(`seed ${seed}: verify threw or differs: ${String(err)}`);
         }
         expect(["ok", "broken", "inconclusive"]).toContain(r.verdict);
         if (seed % 10 === 0) {
           const g = new Gen(seed);
-          const v = new LedgerVerifier({ strict });
+          const v = new LedgerVerifier({ strict, duplicateKeys: "reference" });
           for (let i = 0; i < file.length; ) {
             const n = 1 + g.int(5000);
             v.push(file.subarray(i, i + n));
@@ -464,35 +509,75 @@ describe("fuzz", () => {
       for (let j = 0; j < f.length; j++) if (g.chance(0.02)) f[j] = 0x0a;
       files.push(f);
     }
-    const reports = files.map((f) => verifyBytes(f));
+    const reports = files.map((f) => verifyBytes(f, { duplicateKeys: "reference" }));
     for (const r of reports) expect(["ok", "broken", "inconclusive"]).toContain(r.verdict);
     if (!HAVE_PYTHON) return;
     const refs = reference(files);
     reports.forEach((r, i) => agree(r, refs[i]!, `random bytes ${i}`));
   });
 
-  test("known divergence: nesting between parseJson's limit and Python's is unparseable to seam only", () => {
+  test("rows nested 901 to 993 levels deep verify as under Python; 994 is unparseable to both", () => {
     expect(DEFAULT_MAX_DEPTH).toBe(900);
-    const b = new LedgerBuilder();
-    b.add({ a: 1 });
-    const deep = (d: number) => `{"deep": ${"[".repeat(d - 1)}${"]".repeat(d - 1)}, "chain": "${b.prev}"}`;
-    const file = (d: number) => enc(b.text() + deep(d) + "\n");
-    const r = verifyBytes(file(950));
-    expect(r.first_break).toEqual({ line: 2, kind: "unparseable", message: "line 2: unparseable" });
-    expect(verifyBytes(file(900)).first_break).toEqual({
-      line: 2,
-      kind: "chain_mismatch",
-      message: "line 2: chain mismatch",
-    });
-    expect(verifyBytes(file(901)).first_break).toEqual({
-      line: 2,
-      kind: "unparseable",
-      message: "line 2: unparseable",
+    expect(REFERENCE_MAX_DEPTH).toBe(993);
+    const nested = (d: number): Json => {
+      let v: Json = [];
+      for (let i = 1; i < d; i++) v = [v];
+      return v;
+    };
+    // The row object is level 1: a row of depth d holds d - 1 nested arrays.
+    const file = (d: number, tamper: boolean) => {
+      const b = new LedgerBuilder();
+      b.add({ a: 1 });
+      b.add({ deep: nested(d - 1), n: 1 });
+      b.add({ a: 2 });
+      const t = b.text();
+      return enc(tamper ? t.replace('"n": 1', '"n": 2') : t);
+    };
+    const depths = [901, 950, 993, 994];
+    const files = depths.flatMap((d) => [file(d, false), file(d, true)]);
+    const mine = files.map((f) => verifyBytes(f));
+    expect(mine.map((r) => [r.verdict, r.first_break?.message ?? null, r.breaks])).toEqual([
+      ["ok", null, 0],
+      ["broken", "line 2: chain mismatch", 1],
+      ["ok", null, 0],
+      ["broken", "line 2: chain mismatch", 1],
+      ["ok", null, 0],
+      ["broken", "line 2: chain mismatch", 1],
+      // Row 3 was chained to row 2's claim, which an unparseable row does not make.
+      ["broken", "line 2: unparseable", 2],
+      ["broken", "line 2: unparseable", 2],
+    ]);
+    if (!HAVE_PYTHON) return;
+    reference(files).forEach((ref, i) => agree(mine[i]!, ref, `depth ${depths[i >> 1]}${i & 1 ? ", tampered" : ""}`));
+  });
+
+  test("unchained rows in the middle: one break each, and the reference agrees", () => {
+    const g = new Gen(4242);
+    const files: Uint8Array[] = [];
+    const insertedBy: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const b = new LedgerBuilder();
+      const n = 3 + g.int(8);
+      for (let k = 0; k < n; k++) b.add({ k, v: g.int(1000) });
+      const lines = b.text().trimEnd().split("\n");
+      // Insert unchained rows between chained ones; in odd files also strip the chain of some rows.
+      let inserted = 0;
+      for (let k = 1; k < lines.length; k++) {
+        if (i % 2 === 1 && g.chance(0.2)) lines[k] = lines[k]!.replace(/, "chain": "[0-9a-f]{32}"/, "");
+        else if (g.chance(0.2)) {
+          lines.splice(k++, 0, `{"inserted": ${k}}`);
+          inserted++;
+        }
+      }
+      files.push(enc(lines.join("\n") + "\n"));
+      insertedBy.push(i % 2 === 0 ? inserted : -1);
+    }
+    const mine = files.map((f) => verifyBytes(f));
+    // An inserted unchained row is one break: the row after it still continues from the last claimed chain.
+    mine.forEach((r, i) => {
+      if (insertedBy[i]! >= 0) expect({ i, breaks: r.breaks }).toEqual({ i, breaks: insertedBy[i] });
     });
     if (!HAVE_PYTHON) return;
-    // Python 3.11 run as a script reads up to 993 levels, so it checks the chain there.
-    const [ref950, ref1200] = reference([file(950), file(1200)]);
-    expect(ref950!.first_break).toEqual({ line: 2, message: "line 2: chain mismatch" });
-    expect(ref1200!.first_break).toEqual({ line: 2, message: "line 2: unparseable" });
+    reference(files).forEach((ref, i) => agree(mine[i]!, ref, `unchained middle ${i}`));
   });
 });

@@ -131,7 +131,8 @@ export interface RefVerdict {
   rows: number;
   chained: number;
   prechain: number;
-  first_break: { line: number; message: string } | null;
+  first_break: string | null;
+  first_break_line: number | null;
   breaks: number;
   head: string | null;
 }

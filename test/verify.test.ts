@@ -165,12 +165,12 @@ const cases: ChainCase[] = [
     }),
   ),
   {
-    name: "insert an unchained row mid-chain (the next row then starts from genesis)",
+    name: "insert an unchained row mid-chain (the next row continues from the last claimed chain: one break)",
     file: enc(text([...base.slice(0, 2), '{"a": 1}', ...base.slice(2)])),
     verdict: "broken",
     first: "line 3: unchained row after chain began",
     kind: "unchained_after_chain",
-    breaks: 2,
+    breaks: 1,
   },
   ...[
     '"chain": ""',
@@ -284,11 +284,22 @@ const cases: ChainCase[] = [
     breaks: 1,
   },
   {
-    name: "a duplicated chain key: the last one counts, as in Python",
+    name: "a duplicated chain key: a break of its own for seam; the last one counts for the chain, as in Python",
     file: enc(text([base[0]!.replace("{", '{"chain": "bogus", ')])),
-    verdict: "ok",
-    first: null,
-    breaks: 0,
+    verdict: "broken",
+    first: 'line 1: duplicate key "chain"',
+    kind: "duplicate_key",
+    breaks: 1,
+    reference: { verdict: "ok", first: null, breaks: 0 },
+  },
+  {
+    name: "a repeated key whose first value was never hashed: the chain holds, and seam still breaks",
+    file: enc(text([...base.slice(0, 4), base[4]!.replace('{"', '{"tool": "delete", "')])),
+    verdict: "broken",
+    first: 'line 5: duplicate key "tool"',
+    kind: "duplicate_key",
+    breaks: 1,
+    reference: { verdict: "ok", first: null, breaks: 0 },
   },
   {
     name: "a chain in upper-case hex",
@@ -495,13 +506,13 @@ describe("chain verdict on crafted files", () => {
           expect({
             name: c.name,
             verdict: ref.verdict,
-            first: ref.first_break?.message ?? null,
+            first: ref.first_break,
             breaks: ref.breaks,
           }).toEqual({
             name: c.name,
             ...want,
           });
-          expect({ name: c.name, line: ref.first_break?.line ?? null }).toEqual({
+          expect({ name: c.name, line: ref.first_break_line }).toEqual({
             name: c.name,
             line: want.first === null ? null : Number(want.first.match(/^line (\d+)/)![1]),
           });
@@ -990,6 +1001,50 @@ describe("completeness of seam sessions", () => {
   });
 });
 
+describe("client frames seam could not read as the server did", () => {
+  /** A session whose rows before session_end are `middle` (seq continues), and whose session_end carries `end`. */
+  function ledger(middle: Row[], end: Row = {}): Uint8Array {
+    resetClock();
+    const rows = sessionRows({ id: "s1", calls: [["echo", 1, "ok"]] });
+    const last = rows.pop()!;
+    for (const { evt, ...fields } of middle) rows.push(seamRow(evt as string, "s1", rows.length + 1, "echo", fields));
+    rows.push({ ...last, seq: rows.length + 1, rows_before_end: rows.length, ...end });
+    const b = new LedgerBuilder();
+    for (const r of rows) b.add(r);
+    return b.bytes();
+  }
+  const unparsed = (dir: string): Row => ({
+    evt: "unparsed_frame",
+    dir,
+    bytes: 8,
+    frame_digest: "sha256:raw-bytes:v1:00",
+    head: "not json",
+    reason: "expecting value",
+    refused: true,
+  });
+  const ambiguous: Row = { evt: "ambiguous_frame", dir: "c2s", status: "ambiguous", bytes: 9, readings: [] };
+
+  test.each([
+    ["an unparsed client frame", [unparsed("c2s")], {}, ["unparsed_client_frame"]],
+    ["an ambiguous client frame", [ambiguous], {}, ["ambiguous_client_frame"]],
+    ["an unparsed server frame only", [unparsed("s2c")], { unparsed_frames: 1 }, []],
+    ["unparsed frames counted by session_end, none rowed", [], { unparsed_frames: 3 }, ["unrowed_unparsed_frames"]],
+  ] as [string, Row[], Row, FindingKind[]][])("%s", (_name, middle, end, kinds) => {
+    const file = ledger(middle, end);
+    const r = verifyBytes(file);
+    expect({ verdict: r.verdict, kinds: r.finding_kinds, breaks: r.breaks }).toEqual({
+      verdict: kinds.length > 0 ? "inconclusive" : "ok",
+      kinds,
+      breaks: 0,
+    });
+    const allowed = verifyBytes(file, { allowUnparsed: true });
+    expect({ verdict: allowed.verdict, notes: allowed.notes.length }).toEqual({
+      verdict: "ok",
+      notes: kinds.length,
+    });
+  });
+});
+
 describe("reports", () => {
   function sample(): Uint8Array {
     resetClock();
@@ -1016,6 +1071,8 @@ describe("reports", () => {
       chained: 4,
       prechain: 1,
       first_break: null,
+      first_break_line: null,
+      first_break_kind: null,
       breaks: 0,
       break_kinds: {},
       verified_scope: "bounded_prechain_skipped",
@@ -1032,7 +1089,9 @@ describe("reports", () => {
       rows: 1,
       chained: 1,
       prechain: 0,
-      first_break: { line: 1, kind: "chain_mismatch", message: "line 1: chain mismatch" },
+      first_break: "line 1: chain mismatch",
+      first_break_line: 1,
+      first_break_kind: "chain_mismatch",
       breaks: 1,
       break_kinds: { chain_mismatch: 1 },
       verified_scope: "full",
@@ -1049,6 +1108,8 @@ describe("reports", () => {
       chained: 0,
       prechain: 0,
       first_break: null,
+      first_break_line: null,
+      first_break_kind: null,
       breaks: 0,
       break_kinds: {},
       verified_scope: "empty",

@@ -79,6 +79,10 @@ export interface ParseOptions {
   maxDepth?: number;
   /** Reject an object with a repeated key instead of keeping the last value (RFC 8785 / I-JSON input). */
   rejectDuplicateKeys?: boolean;
+  /** Told of each repeated key (then kept as usual: last value, first position), with the depth of its object (1 = top). */
+  onDuplicate?: (key: string, depth: number) => void;
+  /** Told of each NaN, Infinity or -Infinity literal (Python's, refused by JSON.parse). */
+  onNanLiteral?: () => void;
 }
 
 /**
@@ -98,7 +102,7 @@ export const DEFAULT_MAX_DEPTH = 900;
 export const MAX_INT_DIGITS = 4300;
 
 /** Character-level scanning of a JS string. (src/core/canonical-bytes.ts reads UTF-8 by the same rules.) */
-class JsonScanner {
+export class JsonScanner {
   i = 0;
   depth = 0;
   readonly n: number;
@@ -109,6 +113,8 @@ class JsonScanner {
   /** The int's digit count (sign excluded); its value when at most 15 digits. */
   numDigits = 0;
   numSmall = 0;
+  /** Longer int literals are refused (src/core/json-lenient.ts lifts the limit). */
+  maxIntDigits = MAX_INT_DIGITS;
 
   constructor(
     readonly s: string,
@@ -188,7 +194,7 @@ class JsonScanner {
       isFloat = true;
     }
     this.numIsFloat = isFloat;
-    if (!isFloat && this.numDigits > MAX_INT_DIGITS) {
+    if (!isFloat && this.numDigits > this.maxIntDigits) {
       this.fail(`integer literal longer than ${MAX_INT_DIGITS} digits (Python refuses it)`, this.numStart);
     }
     this.i = i;
@@ -320,6 +326,8 @@ class ModelParser extends JsonScanner {
     s: string,
     maxDepth: number | undefined,
     readonly rejectDuplicateKeys: boolean,
+    readonly onDuplicate?: (key: string, depth: number) => void,
+    readonly onNanLiteral?: () => void,
   ) {
     super(s, maxDepth);
   }
@@ -344,13 +352,16 @@ class ModelParser extends JsonScanner {
         return null;
       case 78:
         this.literal("NaN");
+        this.onNanLiteral?.();
         return new JsonFloat(NaN);
       case 73:
         this.literal("Infinity");
+        this.onNanLiteral?.();
         return new JsonFloat(Infinity);
       case 45:
         if (this.s.charCodeAt(this.i + 1) === 73) {
           this.literal("-Infinity");
+          this.onNanLiteral?.();
           return new JsonFloat(-Infinity);
         }
         return this.number();
@@ -411,7 +422,9 @@ class ModelParser extends JsonScanner {
       this.i++;
       const v = this.value();
       if (this.rejectDuplicateKeys && out.has(key)) this.fail("duplicate key", keyAt);
+      const size = out.size;
       out.set(key, v);
+      if (out.size === size) this.onDuplicate?.(key, this.depth);
       c = this.ws();
       this.i++;
       if (c === 44) {
@@ -433,7 +446,13 @@ class ModelParser extends JsonScanner {
  * Throws JsonParseError and nothing else, however hostile or deep the text.
  */
 export function parseJson(text: string, opts?: ParseOptions): Json {
-  const p = new ModelParser(text, opts?.maxDepth, opts?.rejectDuplicateKeys === true);
+  const p = new ModelParser(
+    text,
+    opts?.maxDepth,
+    opts?.rejectDuplicateKeys === true,
+    opts?.onDuplicate,
+    opts?.onNanLiteral,
+  );
   return guardStack(
     text,
     () => p.i,

@@ -3,7 +3,7 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { GENESIS, chainOf } from "../core/chain.ts";
+import { chainOf } from "../core/chain.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 
 /**
@@ -38,6 +38,14 @@ export function isBlank(b: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * The deepest nesting the format's reference verifier reads: CPython 3.11's
+ * json.loads, called from the reference script, parses a row nested 993
+ * levels deep and raises RecursionError at 994 (measured). Rows up to this
+ * deep read as they do there; deeper ones are unparseable there too.
+ */
+export const REFERENCE_MAX_DEPTH = 993;
+
 /** What a physical line (its bytes without the "\n") is. */
 export type LineClass = { kind: "blank" } | { kind: "unparseable" } | { kind: "row"; row: Json };
 
@@ -45,17 +53,26 @@ const BLANK: LineClass = { kind: "blank" };
 const UNPARSEABLE: LineClass = { kind: "unparseable" };
 // ignoreBOM: a line that starts with a BOM is unparseable (as to Python's json.loads on the decoded line).
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const REFERENCE_DEPTH = { maxDepth: REFERENCE_MAX_DEPTH };
 
 /**
- * Blank, unparseable (not strict UTF-8, not JSON by parseJson's rules), or a
- * row: any JSON value, an object or not. A line over MAX_LINE_BYTES (or the
- * verifier's own limit) never comes here: callers see its length before they
- * have its bytes, and read its chain with chainFromTail.
+ * Blank, unparseable (not strict UTF-8, not JSON by parseJson's rules, nested
+ * deeper than REFERENCE_MAX_DEPTH), or a row: any JSON value, an object or
+ * not; `onDuplicate` is told of each repeated key (the last value is kept).
+ * A line over MAX_LINE_BYTES (or the verifier's own limit) never comes here:
+ * callers see its length before they have its bytes, and read its chain
+ * with chainFromTail.
  */
-export function classifyLine(bytes: Uint8Array): LineClass {
+export function classifyLine(bytes: Uint8Array, onDuplicate?: (key: string) => void): LineClass {
   if (isBlank(bytes)) return BLANK;
   try {
-    return { kind: "row", row: parseJson(utf8.decode(bytes)) };
+    return {
+      kind: "row",
+      row: parseJson(
+        utf8.decode(bytes),
+        onDuplicate ? { maxDepth: REFERENCE_MAX_DEPTH, onDuplicate } : REFERENCE_DEPTH,
+      ),
+    };
   } catch {
     // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too deep
     // (the parser's limit, or the stack's): all unparseable, as for the reference.
@@ -80,7 +97,7 @@ export function pyTruthy(v: Json | undefined): boolean {
 export type ChainClaim =
   /** Not a JSON object: no claim; the chain carries on from the row before. */
   | { kind: "not_object" }
-  /** A falsy chain (missing, null, "", false, 0, [], {}): the next row starts again from "genesis". */
+  /** A falsy chain (missing, null, "", false, 0, [], {}): no claim; the chain carries on from the row before (as for the reference). */
   | { kind: "unchained" }
   /** A truthy chain that is no string: no claim; the chain carries on from the row before. */
   | { kind: "non_string_chain" }
@@ -96,8 +113,7 @@ export function chainClaim(row: Json): ChainClaim {
 
 /** The `prev` a claim hands the next row; null: none, the one before stays. */
 export function passedOn(claim: ChainClaim): string | null {
-  if (claim.kind === "chained") return claim.chain;
-  return claim.kind === "unchained" ? GENESIS : null;
+  return claim.kind === "chained" ? claim.chain : null;
 }
 
 /** The chain a row must carry after `prev`: chainOf(prev, row without its "chain"). A parsed Map is ours to change. */

@@ -56,6 +56,8 @@ export interface ReadOptions {
   last?: number;
   /** How often `follow` looks for new bytes, in ms (default 100). */
   pollMs?: number;
+  /** How a file's bytes are read for its operations (default fileChunks); `seam report` keeps the lines it hands over. */
+  chunks?: (path: string) => AsyncIterable<Uint8Array>;
   /** Where "-" reads from (default: this process's stdin). */
   stdin?: AsyncIterable<Uint8Array>;
   /** Test-only defect (`seam selftest`): breaks are not acted on, so nothing is marked. */
@@ -171,7 +173,7 @@ export async function* readLedger(path: string, opts: ReadOptions = {}): AsyncGe
       ? (opts.stdin ?? (process.stdin as AsyncIterable<Uint8Array>))
       : opts.follow
         ? followChunks(path, opts.signal, opts.pollMs ?? 100, tail)
-        : fileChunks(path);
+        : (opts.chunks ?? fileChunks)(path);
   const it = source[Symbol.asyncIterator]();
   let report: VerifyReport;
   try {

@@ -4,6 +4,7 @@
  * they go.
  */
 import { EXIT } from "../base/exit.ts";
+import type { BreakKind } from "../format/kinds.ts";
 import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
 
 /** Exit status of one report: ok 0, broken 1, inconclusive 3. */
@@ -19,14 +20,16 @@ export function worstExit(codes: readonly number[]): number {
   return worst;
 }
 
-/** The `--json` object: the file, then the report's fields a machine reads (not its progress counters). */
+/**
+ * The `--json` object: the file, then the report's fields a machine reads (not its progress counters), with
+ * `first_break` as the format's reference verifier prints it.
+ */
 export type JsonReport = { file: string } & Pick<
   VerifyReport,
   | "ok"
   | "rows"
   | "chained"
   | "prechain"
-  | "first_break"
   | "breaks"
   | "break_kinds"
   | "verified_scope"
@@ -35,16 +38,25 @@ export type JsonReport = { file: string } & Pick<
   | "findings"
   | "finding_kinds"
   | "notes"
->;
+> & {
+    /** The first break's message, exactly as the format's reference verifier prints it ("line 3: chain mismatch"). */
+    first_break: string | null;
+    /** Its line (null when there is none, or for `unreadable: <reason>`). */
+    first_break_line: number | null;
+    /** Its kind (src/format/kinds.ts); null when there is none. */
+    first_break_kind: BreakKind | null;
+  };
 
 /**
  * The `--json` object, one per file, written on one line by the command:
- *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"breaks":0,
- *    "break_kinds":{},"verified_scope":"full","head":"<32 hex>","sessions":[{"id":"s1","server":"echo",
- *    "rows":4,"calls":1,"statuses":{"ok":1},"complete":true}],"findings":[],"finding_kinds":[],"notes":[]}
- * `ok` is null when inconclusive; `first_break` is {"line":N,"kind":"chain_mismatch","message":"line N: …"},
- * line null for `unreadable: <reason>`; `break_kinds` counts every break by kind; `finding_kinds[i]` is
- * the kind of `findings[i]` (the kinds: src/format/kinds.ts, docs/ledger-format.md).
+ *   {"file":"a.jsonl","ok":true,"rows":4,"chained":4,"prechain":0,"first_break":null,"first_break_line":null,
+ *    "first_break_kind":null,"breaks":0,"break_kinds":{},"verified_scope":"full","head":"<32 hex>",
+ *    "sessions":[{"id":"s1","server":"echo","rows":4,"calls":1,"statuses":{"ok":1},"complete":true}],
+ *    "findings":[],"finding_kinds":[],"notes":[]}
+ * `ok` is null when inconclusive; `first_break` is the reference's string "line N: …" (or
+ * "unreadable: <reason>", whose first_break_line is null), `first_break_kind` its kind ("chain_mismatch");
+ * `break_kinds` counts every break by kind; `finding_kinds[i]` is the kind of `findings[i]` (the kinds:
+ * src/format/kinds.ts, docs/ledger-format.md).
  */
 export function jsonReport(file: string, r: VerifyReport): JsonReport {
   return {
@@ -53,7 +65,9 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     rows: r.rows,
     chained: r.chained,
     prechain: r.prechain,
-    first_break: r.first_break,
+    first_break: r.first_break?.message ?? null,
+    first_break_line: r.first_break?.line ?? null,
+    first_break_kind: r.first_break?.kind ?? null,
     breaks: r.breaks,
     break_kinds: r.break_kinds,
     verified_scope: r.verified_scope,

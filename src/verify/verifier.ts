@@ -14,7 +14,15 @@
  * cut off is a note when its torn_text agrees with torn_bytes and
  * torn_digest (else `repair_mismatch`); a line over the limit that ends with
  * its chain is a finding (`line_too_long`) whose claimed chain is carried
- * on; session completeness gives findings.
+ * on; session completeness gives findings;
+ * a row with a
+ * repeated key is the break duplicate_key (readers disagree about which
+ * value a duplicate means: SQLite's json_extract takes the first, jq and
+ * Python the last, while the chain hashes only the last, so such a row
+ * cannot vouch for what it says; its chain is still checked); client frames
+ * rowed as unparsed_frame or ambiguous_frame make the session inconclusive
+ * (findings unparsed_client_frame, ambiguous_client_frame) unless
+ * `allowUnparsed`.
  */
 import { open } from "node:fs/promises";
 import { describeIoError } from "../base/io-error.ts";
@@ -40,6 +48,7 @@ export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
 
 export type { Break } from "../format/kinds.ts";
+export { REFERENCE_MAX_DEPTH } from "../format/line.ts";
 
 export interface SessionReport {
   id: string;
@@ -120,6 +129,14 @@ export interface VerifyOptions {
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number, chained: boolean) => void;
   /** Sees each break as it is found, before the row it is on reaches onRow: where `seam log` marks what the chain no longer vouches for. */
   onBreak?: (b: Break) => void;
+  /**
+   * "reference": a row with a repeated key is read as the reference verifier
+   * reads it (the last value), without the duplicate_key break; only for
+   * comparing with it. Default "break".
+   */
+  duplicateKeys?: "break" | "reference";
+  /** Client frames rowed as unparsed or ambiguous are notes, not findings (`seam verify --allow-unparsed`). */
+  allowUnparsed?: boolean;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
@@ -168,6 +185,8 @@ interface Session {
   dropped: number;
   /** Made at the first row about an operation (or at session_end). */
   ops?: OperationCheck;
+  /** unparsed_frame rows (either direction). */
+  unparsedRows: number;
 }
 
 /**
@@ -181,6 +200,13 @@ export class LedgerVerifier {
   private readonly isWriterAlive: VerifyOptions["isWriterAlive"];
   private readonly onRow: VerifyOptions["onRow"];
   private readonly onBreak: VerifyOptions["onBreak"];
+  private readonly allowUnparsed: boolean;
+  private readonly duplicateBreaks: boolean;
+  /** The first repeated key of the line being parsed. */
+  private dupKey: string | undefined;
+  private readonly onDuplicate = (key: string) => {
+    this.dupKey ??= key;
+  };
 
   private readonly lines: LineSplitter;
   /** The digest so far of a line too long to keep, and its last bytes. */
@@ -218,6 +244,8 @@ export class LedgerVerifier {
     this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
     this.onBreak = opts.onBreak;
+    this.allowUnparsed = opts.allowUnparsed === true;
+    this.duplicateBreaks = opts.duplicateKeys !== "reference";
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -321,7 +349,8 @@ export class LedgerVerifier {
     const n = ++this.lineNo;
     let row: Json | undefined;
     if (input instanceof Uint8Array) {
-      const line = classifyLine(input);
+      this.dupKey = undefined;
+      const line = classifyLine(input, this.onDuplicate);
       if (line.kind === "blank") {
         this.settleUnjudged(null);
         return;
@@ -360,7 +389,7 @@ export class LedgerVerifier {
       return;
     }
     this.settleUnjudged(row);
-    this.row(row, n);
+    this.row(row, n, this.dupKey);
   }
 
   /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
@@ -379,13 +408,15 @@ export class LedgerVerifier {
     this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
-  private row(row: Json, n: number): void {
+  private row(row: Json, n: number, dupKey?: string): void {
     this.rows++;
     const claim = chainClaim(row);
     if (claim.kind === "not_object" || !isObject(row)) {
       this.addBreak(n, "not_object", `line ${n}: not a JSON object`);
       return;
     }
+    if (dupKey !== undefined && this.duplicateBreaks)
+      this.addBreak(n, "duplicate_key", `line ${n}: duplicate key ${JSON.stringify(dupKey)}`);
     if (claim.kind === "unchained") {
       if (this.began) this.addBreak(n, "unchained_after_chain", `line ${n}: unchained row after chain began`);
       else {
@@ -393,7 +424,6 @@ export class LedgerVerifier {
         if (this.strict)
           this.addBreak(n, "prechain_rejected", `line ${n}: unchained (prechain) row rejected in strict mode`);
       }
-      this.prev = GENESIS;
     } else if (claim.kind === "non_string_chain") {
       this.addBreak(n, "non_string_chain", `line ${n}: non-string chain value`);
     } else {
@@ -496,6 +526,7 @@ export class LedgerVerifier {
         intents: null,
         findings: null,
         dropped: 0,
+        unparsedRows: 0,
       };
       this.sessions.set(id, s);
     }
@@ -529,6 +560,8 @@ export class LedgerVerifier {
       s.nextSeq++;
     }
 
+    if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
+
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
       const said = getField(row, "rows_before_end") ?? 0;
@@ -550,6 +583,15 @@ export class LedgerVerifier {
       const unlogged = getField(row, "rows_unlogged");
       if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
       this.operationsAt(s).sessionEnd(row, n);
+      // Frames seam counted without rowing them (a seam that rowed none, or a server's past the cap).
+      const counted = getField(row, "unparsed_frames");
+      if (typeof counted === "number" && counted > s.unparsedRows)
+        this.unparsedFinding(
+          s,
+          n,
+          "unrowed_unparsed_frames",
+          `line ${n}: session_end counts ${counted} unparsed frames, ${s.unparsedRows} rowed: what they asked of the server is not recorded`,
+        );
     }
     s.counted++;
     if (OperationCheck.concerns(evt, row)) this.operationsAt(s).row(evt, row, n);
@@ -583,6 +625,37 @@ export class LedgerVerifier {
   private operationsAt(s: Session): OperationCheck {
     s.ops ??= new OperationCheck((line, kind, text) => this.find(s, line, kind as FindingKind, text));
     return s.ops;
+  }
+
+  /**
+   * A client frame seam could not read as the server does: an
+   * unparsed_frame row (dir c2s) or an ambiguous_frame row. What the server
+   * did with it is not vouched for, so the session is inconclusive unless
+   * allowUnparsed (then a note).
+   */
+  private frameRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
+    if (evt === "unparsed_frame") s.unparsedRows++;
+    if (getField(row, "dir") !== "c2s") return;
+    const refused = getField(row, "refused") === true ? ", refused by seam" : ", forwarded";
+    if (evt === "unparsed_frame")
+      this.unparsedFinding(
+        s,
+        n,
+        "unparsed_client_frame",
+        `line ${n}: a client frame seam could not parse (${show(getField(row, "reason"))}${refused})`,
+      );
+    else
+      this.unparsedFinding(
+        s,
+        n,
+        "ambiguous_client_frame",
+        `line ${n}: a client frame JSON parsers read differently${refused}`,
+      );
+  }
+
+  private unparsedFinding(s: Session, n: number, kind: FindingKind, text: string): void {
+    if (this.allowUnparsed) this.notes.push(`session ${s.id}: ${text} (allowed by --allow-unparsed)`);
+    else this.find(s, n, kind, text);
   }
 
   private finishSessions(): SessionReport[] {

@@ -12,9 +12,10 @@
  * integers of any size compare exactly; a duplicate id still open pairs first
  * in, first out; batches are taken element by element.
  */
-import { compareCodePoints } from "../core/canonical.ts";
-import { digestJson } from "../core/digest.ts";
-import { type Json, JsonFloat, type JsonObject, getField, isObject, parseJson } from "../core/json.ts";
+import { compareCodePoints, lineForm } from "../core/canonical.ts";
+import { digestBytes, digestJson } from "../core/digest.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
+import { type FrameRead, type Reading, frameHead, lenientArgsDigest, readFrame } from "./frame-reading.ts";
 import { OperationBook, type RoundInfo } from "./operations.ts";
 import {
   ClientMetaTracker,
@@ -44,6 +45,8 @@ export interface ObserverFaults {
   sharedIdTable?: boolean;
   /** Never link a multi round-trip retry to its operation (src/wrap/operations.ts). */
   unlinkedRounds?: boolean;
+  /** Read frames with the strict parser only (what a server's parser accepts then goes unread). */
+  strictFrames?: boolean;
 }
 
 /**
@@ -72,6 +75,13 @@ export const REFUSED_CODE = -32000;
 /** The message when --fail-closed refuses a call whose intent row could not be made durable. */
 export const NOT_DURABLE =
   "seam: recording failed: the call was not forwarded because its record could not be made durable";
+/** JSON-RPC's code for a frame that is not JSON: seam's answer, under --write-ahead, to a client frame it cannot read. */
+export const PARSE_ERROR_CODE = -32700;
+/** The message when --fail-closed refuses a frame that JSON parsers read differently. */
+export const AMBIGUOUS =
+  "seam: ambiguous request: JSON parsers read this frame differently (see its ambiguous_frame row); it was not forwarded";
+/** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
+const MAX_S2C_UNPARSED_ROWS = 100;
 
 export interface ObserverOptions {
   rows: RowSink;
@@ -113,7 +123,12 @@ interface OpenRequest {
   era?: string;
   /** 2026-07-28: what the request brings to an operation (a retry's state, a task id). */
   round?: RoundInfo;
+  /** --raw: the arguments have no line form (read leniently: too deep, or an over-long integer), so the row omits them. */
+  argsUnrecorded?: boolean;
 }
+
+/** What a --raw row says in place of a value it cannot hold. */
+const NO_LINE_FORM = "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest";
 
 /** Counters reported in session_end. */
 export interface ObserverCounts {
@@ -123,10 +138,11 @@ export interface ObserverCounts {
   late_responses: number;
   unmatched_responses: number;
   unparsed_frames: number;
+  /** Client frames that JSON parsers read differently (each has an ambiguous_frame row). */
+  ambiguous_frames: number;
   oversize_frames_unlogged: number;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
 /** The params fields a row reads (tool or prompt name, client info, list cursor, resource uri). */
@@ -170,6 +186,7 @@ export class McpObserver {
     late_responses: 0,
     unmatched_responses: 0,
     unparsed_frames: 0,
+    ambiguous_frames: 0,
     oversize_frames_unlogged: 0,
   };
   /** Requests each side sent that the other has not answered yet, keyed by requestKey. */
@@ -184,6 +201,13 @@ export class McpObserver {
   readonly operations: OperationBook;
   private readonly clientMeta = new ClientMetaTracker();
   private readonly serverMeta = new ServerMetaTracker();
+  /** Set when the last client frame as a whole must be refused (unreadable, or ambiguous under --fail-closed). */
+  private frameRefusal: { code: number; message: string } | undefined;
+  /** The requests of the last client frame (a refused frame's requests are answered by seam). */
+  private frameRequests: OpenRequest[] = [];
+  /** The lenient reading of the frame being observed, when the strict parser refused it (for digests). */
+  private lenient: Extract<FrameRead, { kind: "parsed" }>["lenient"];
+  private s2cUnparsedRows = 0;
 
   constructor(private readonly o: ObserverOptions) {
     const c2s = new Map<string, OpenRequest[]>();
@@ -207,6 +231,8 @@ export class McpObserver {
   fromClient(frame: Uint8Array): Promise<boolean> | undefined {
     this.holds = [];
     this.heldCalls = [];
+    this.frameRequests = [];
+    this.frameRefusal = undefined;
     this.observe("c2s", frame);
     if (this.holds.length === 0) return undefined;
     const holds = this.holds;
@@ -225,15 +251,15 @@ export class McpObserver {
     const calls = this.heldCalls;
     this.heldCalls = [];
     const now = this.o.now();
-    const first = calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const fr = this.frameRefusal;
+    this.frameRefusal = undefined;
+    const first = fr?.message ?? calls.find((p) => p.refusal !== undefined)?.refusal ?? NOT_DURABLE;
+    const code = fr?.code ?? REFUSED_CODE;
     const lines: Uint8Array[] = [];
+    if (fr !== undefined) lines.push(...this.refuseFrame(fr));
     for (const p of calls) {
-      const message = p.refusal ?? first;
-      lines.push(
-        encoder.encode(
-          `{"jsonrpc":"2.0","id":${idJson(p.id)},"error":{"code":${REFUSED_CODE},"message":${JSON.stringify(message)}}}\n`,
-        ),
-      );
+      const message = fr?.message ?? p.refusal ?? first;
+      lines.push(errorLine(p.id, code, message));
       const key = requestKey(p.id)!;
       const q = this.open.c2s.get(key);
       const at = q?.indexOf(p) ?? -1;
@@ -241,11 +267,35 @@ export class McpObserver {
       q!.splice(at, 1);
       if (q!.length === 0) this.open.c2s.delete(key);
       const error = new Map<string, Json>([
-        ["code", REFUSED_CODE],
+        ["code", code],
         ["message", message],
       ]);
       this.rowFor(p, { error, result: undefined }, now, "refused", message);
     }
+    return lines;
+  }
+
+  /**
+   * The answers to a refused frame's requests other than tools/call (those
+   * are `refuse`'s own), or one answer with id null when it had none: then
+   * its requests are no longer open.
+   */
+  private refuseFrame(fr: { code: number; message: string }): Uint8Array[] {
+    const pending = this.frameRequests;
+    this.frameRequests = [];
+    const lines: Uint8Array[] = [];
+    for (const p of pending) {
+      if (p.method === "tools/call") continue;
+      const key = requestKey(p.id)!;
+      const q = this.open.c2s.get(key);
+      const at = q?.indexOf(p) ?? -1;
+      if (at >= 0) {
+        q!.splice(at, 1);
+        if (q!.length === 0) this.open.c2s.delete(key);
+      }
+      lines.push(errorLine(p.id, fr.code, fr.message));
+    }
+    if (pending.length === 0) lines.push(errorLine(null, fr.code, fr.message));
     return lines;
   }
 
@@ -274,22 +324,94 @@ export class McpObserver {
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
-    const msg = decodeFrame(frame);
-    if (msg === undefined) {
-      if (!onlyJsonWhitespace(frame)) this.counts.unparsed_frames++;
+    const read = readFrame(frame, { readings: dir === "c2s", strictOnly: this.o.faults?.strictFrames });
+    if (read.kind === "blank") return;
+    if (read.kind === "unparsed") {
+      this.unparsed(dir, frame, read.reason, true);
       return;
     }
+    if (read.readings !== undefined) this.ambiguous(frame, read.readings);
+    this.lenient = read.lenient;
+    const msg = read.msg;
     if (Array.isArray(msg)) {
-      if (msg.length === 0) this.counts.unparsed_frames++;
-      for (const m of msg) this.message(dir, m);
+      if (msg.length === 0) this.unparsed(dir, frame, "an empty batch", false);
+      for (const m of msg) this.message(dir, m, frame);
     } else {
-      this.message(dir, msg);
+      this.message(dir, msg, frame);
+    }
+    this.lenient = undefined;
+  }
+
+  /**
+   * A frame that is no JSON-RPC message gets an `unparsed_frame` row (server
+   * frames: the first MAX_S2C_UNPARSED_ROWS of them). A client frame that no
+   * stack reads as JSON (`refuse`) is not forwarded under --write-ahead: its
+   * row is made durable and the client gets a -32700 parse error from seam.
+   */
+  private unparsed(dir: Dir, frame: Uint8Array, reason: string, refuse: boolean): void {
+    this.counts.unparsed_frames++;
+    if (dir === "s2c" && this.s2cUnparsedRows++ >= MAX_S2C_UNPARSED_ROWS) return;
+    const refused = dir === "c2s" && refuse && this.o.writeAhead;
+    const fields: Fields = {
+      dir,
+      bytes: frame.length,
+      frame_digest: digestBytes(frame),
+      head: frameHead(frame),
+      reason,
+      refused: refused || undefined,
+    };
+    if (!refused) {
+      this.o.rows.row("unparsed_frame", fields);
+      return;
+    }
+    this.frameRefusal = {
+      code: PARSE_ERROR_CODE,
+      message: `seam: parse error: ${reason}; the frame was not forwarded`,
+    };
+    this.holds.push(this.o.rows.durable("unparsed_frame", fields).then(() => false));
+  }
+
+  /**
+   * A client frame whose stacks' readings differ: an `ambiguous_frame` row
+   * with status "ambiguous" and every reading. Under --fail-closed the frame is
+   * refused (its row durable first); under --write-ahead it is forwarded once
+   * the row is durable. Its requests are paired by the first reading.
+   */
+  private ambiguous(frame: Uint8Array, readings: Reading[]): void {
+    this.counts.ambiguous_frames++;
+    const fields: Fields = {
+      dir: "c2s",
+      status: "ambiguous",
+      bytes: frame.length,
+      frame_digest: digestBytes(frame),
+      readings: readings.map(
+        (r) =>
+          new Map<string, Json>(
+            Object.entries({
+              stacks: r.stacks,
+              refused: r.refused,
+              method: r.method,
+              rpc_id: r.id,
+              tool: r.tool,
+              args_digest: r.args_digest,
+            }).filter((e): e is [string, Json] => e[1] !== undefined),
+          ),
+      ),
+      refused: this.o.failClosed || undefined,
+    };
+    if (this.o.failClosed) {
+      this.frameRefusal = { code: REFUSED_CODE, message: AMBIGUOUS };
+      this.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => false));
+    } else if (this.o.writeAhead) {
+      this.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => true));
+    } else {
+      this.o.rows.row("ambiguous_frame", fields);
     }
   }
 
-  private message(dir: Dir, m: Json): void {
+  private message(dir: Dir, m: Json, frame: Uint8Array): void {
     if (!isObject(m)) {
-      this.counts.unparsed_frames++;
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
       return;
     }
     const method = getField(m, "method");
@@ -309,6 +431,7 @@ export class McpObserver {
         return;
       }
       const p: OpenRequest = { from: dir, method, id: id!, params, seen: this.o.now() };
+      if (dir === "c2s") this.frameRequests.push(p);
       const table = this.open[dir];
       const q = table.get(key);
       if (q) q.push(p);
@@ -319,7 +442,7 @@ export class McpObserver {
       return;
     }
     if (!hasId) {
-      this.counts.unparsed_frames++;
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
       return;
     }
     // An answer travels the other way from its request.
@@ -353,7 +476,7 @@ export class McpObserver {
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: (p.digest ??= argsDigest(p.params)),
+      args_digest: (p.digest ??= this.argsDigest(p.params)),
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
@@ -387,7 +510,7 @@ export class McpObserver {
     if (declared !== undefined) this.o.rows.row("mcp_client", { rpc_id: p.id, method: p.method, ...declared });
     const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
     const named = p.method === "tools/call" || p.method === "prompts/get";
-    const argsD = named ? (p.digest ??= argsDigest(p.params)) : undefined;
+    const argsD = named ? (p.digest ??= this.argsDigest(p.params)) : undefined;
     p.round = this.operations.request(p.method, p.params, typeof target === "string" ? target : undefined, argsD);
   }
 
@@ -446,9 +569,9 @@ export class McpObserver {
     this.o.rows.row("tool_call", {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: id,
-      args_digest: argsDigest(params),
+      args_digest: this.argsDigest(params),
       status: "invalid_id",
-      args: this.o.raw ? (getField(params ?? null, "arguments") ?? new Map()) : undefined,
+      args: this.o.raw ? this.rawValue(getField(params ?? null, "arguments") ?? new Map()) : undefined,
     });
   }
 
@@ -496,8 +619,8 @@ export class McpObserver {
         ms,
         reason,
         error_code: errorCode,
-        params: raw ? params : undefined,
-        result: raw ? answerValue : undefined,
+        params: raw ? this.rawValue(params) : undefined,
+        result: raw ? this.rawValue(answerValue) : undefined,
       });
       return true;
     }
@@ -532,7 +655,7 @@ export class McpObserver {
             reason,
             error_code: errorCode,
             protocol_version: p.era,
-            result: raw ? answerValue : undefined,
+            result: raw ? this.rawValue(answerValue) : undefined,
           },
         );
         task.end?.();
@@ -592,7 +715,7 @@ export class McpObserver {
           error_code: errorCode,
           ...round.fields,
           ...eraFields(p, result),
-          result: raw ? answerValue : undefined,
+          result: raw ? this.rawValue(answerValue) : undefined,
         });
         round.end?.();
         return true;
@@ -626,7 +749,7 @@ export class McpObserver {
       p.params = undefined;
       return;
     }
-    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= argsDigest(full);
+    if (p.method === "tools/call" || p.method === "prompts/get") p.digest ??= this.argsDigest(full);
     const kept = new Map<string, Json>();
     if (p.method.startsWith("tasks/")) {
       p.params = kept;
@@ -638,9 +761,31 @@ export class McpObserver {
     }
     if (this.o.raw) {
       const args = getField(full, "arguments");
-      if (args !== undefined) kept.set("arguments", args);
+      if (args !== undefined && this.rawValue(args) !== args) p.argsUnrecorded = true;
+      else if (args !== undefined) kept.set("arguments", args);
     }
     p.params = kept;
+  }
+
+  /**
+   * A --raw value as the row can hold it: itself, or NO_LINE_FORM in its
+   * place when it has no line form, which only a frame read leniently can
+   * carry (the row would otherwise be lost whole).
+   */
+  private rawValue(v: Json | undefined): Json | undefined {
+    if (v === undefined || this.lenient === undefined) return v;
+    try {
+      lineForm([[v]]); // as deep as it sits in its row, and one more
+      return v;
+    } catch {
+      return NO_LINE_FORM;
+    }
+  }
+
+  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/frame-reading.ts). */
+  private argsDigest(params: Json | undefined): string {
+    const l = this.lenient;
+    return (l !== undefined ? lenientArgsDigest(params, l) : undefined) ?? argsDigest(params);
   }
 
   /**
@@ -667,8 +812,8 @@ export class McpObserver {
       reason: a.reason,
       error_code: a.errorCode,
       ...extra,
-      args: raw ? (getField(params, "arguments") ?? new Map()) : undefined,
-      result: raw ? a.answerValue : undefined,
+      args: raw ? (p.argsUnrecorded ? NO_LINE_FORM : (getField(params, "arguments") ?? new Map())) : undefined,
+      result: raw ? this.rawValue(a.answerValue) : undefined,
     });
   }
 }
@@ -702,6 +847,13 @@ export function idJson(id: Json | undefined): string | undefined {
   return undefined;
 }
 
+/** seam's own JSON-RPC error answer, as one line. */
+function errorLine(id: Json | null, code: number, message: string): Uint8Array {
+  return encoder.encode(
+    `{"jsonrpc":"2.0","id":${idJson(id ?? undefined) ?? "null"},"error":{"code":${code},"message":${JSON.stringify(message)}}}\n`,
+  );
+}
+
 /**
  * `ok`, `error` (a JSON-RPC error or a result with isError: true), or what a
  * 2026-07-28 resultType says: `input_required`, `task`, `unknown_result_type`
@@ -721,30 +873,4 @@ function statusOf(error: Json | undefined, result: Json | undefined): string {
 function argsDigest(params: Json | undefined): string {
   const args = params === undefined ? undefined : getField(params, "arguments");
   return digestJson(args === undefined ? new Map() : args);
-}
-
-function decodeFrame(frame: Uint8Array): Json | undefined {
-  // Only an object or a batch can be JSON-RPC: anything else is counted
-  // without paying for a decode and a parse error (a flood of short
-  // non-JSON lines must not slow the relay down).
-  let i = 0;
-  while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
-  if (frame[i] !== 0x7b && frame[i] !== 0x5b) return undefined;
-  let text: string;
-  try {
-    text = decoder.decode(frame);
-  } catch {
-    return undefined;
-  }
-  try {
-    return parseJson(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Nothing but the JSON whitespace a frame can hold (no "\n": it ends frames); unlike a ledger line's blank, \v and \f are not. */
-function onlyJsonWhitespace(frame: Uint8Array): boolean {
-  for (const b of frame) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
-  return true;
 }

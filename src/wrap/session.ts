@@ -261,6 +261,7 @@ async function relaySession(
     operations: observer.operations.counts.operations || undefined,
     abandoned_operations: observer.operations.counts.abandoned || undefined,
     tasks_open: observer.operations.counts.tasks_open || undefined,
+    ambiguous_frames: c.ambiguous_frames || undefined,
     client_gone: stdout.broken || undefined,
     bytes: new Map<string, Json>([
       ["c2s", bytes.c2s],

@@ -1,0 +1,91 @@
+import { defineCommand } from "citty";
+import { UsageError } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
+import { VERSION } from "../src/base/version.ts";
+import { writeReport } from "../src/report/generate.ts";
+import { isWriterAlive } from "../src/runtime/alive.ts";
+import { exitCodeFor, printable, worstExit } from "../src/verify/report.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
+import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
+
+const args = {
+  path: { type: "positional", description: "ledger file(s) to report on", required: true },
+  out: { type: "string", description: "the HTML file to write (default report.html)", valueHint: "FILE" },
+  title: { type: "string", description: "the page's title (default: seam report: PATH)", valueHint: "TEXT" },
+  key: {
+    type: "string",
+    description: "check signed checkpoints with this verifier key (or a file of them) and show what is sealed",
+    valueHint: "VKEY",
+  },
+  strict: { type: "boolean", description: "as seam verify --strict: leading unchained rows are breaks" },
+  ...filterArgs,
+  last: {
+    type: "string",
+    description: "only the last N operations (the whole file is still read and verified)",
+    valueHint: "N",
+  },
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "report",
+    description:
+      "write one self-contained HTML file (verdict, timeline, operations, per-tool figures) that opens offline; exit as seam verify",
+  },
+  args,
+  async run({ args: a, rawArgs }) {
+    rejectUnknownFlags(rawArgs, args, "report");
+    const paths = a._.map(String);
+    if (paths.includes("-"))
+      throw new UsageError("seam report reads files, not stdin", "save the ledger to a file first");
+    for (const f of ["out", "title"] as const) {
+      if (a[f] === "") throw new UsageError(`--${f} must not be empty`);
+    }
+    const out = a.out ?? "report.html";
+    const filters = filtersFrom(rawArgs, a);
+    const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
+    const keys = keysFrom(a.key);
+    // The page names the filters that made it, as they were given.
+    const given: string[] = [];
+    for (const name of ["session", "server", "tool", "status"]) {
+      for (const v of repeated(rawArgs, name)) given.push(`--${name} ${v}`);
+    }
+    for (const name of ["since", "until", "slow"] as const) {
+      if (a[name] !== undefined) given.push(`--${name} ${a[name]}`);
+    }
+    if (last !== undefined) given.push(`--last ${last}`);
+    let r;
+    try {
+      r = await writeReport({
+        paths,
+        out,
+        title: a.title,
+        filters,
+        filterText: given.join(" "),
+        keys,
+        keyArg: a.key,
+        strict: a.strict === true,
+        isWriterAlive,
+        seam: `seam ${VERSION}`,
+        last,
+      });
+    } catch (e) {
+      createLog().error(
+        `cannot write ${printable(out)}: ${describeIoError(e)}`,
+        "choose another --out (its directory must exist and be writable)",
+      );
+      return 1;
+    }
+    const verdicts = r.files.map((f) => `${printable(f.path)}: ${f.report.verdict}`).join(", ");
+    await print(
+      `${printable(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
+    );
+    return worstExit(r.files.map((f) => exitCodeFor(f.report)));
+  },
+});
+
+function size(bytes: number): string {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`;
+}

@@ -1,0 +1,389 @@
+/**
+ * Writes the report: one HTML file, everything inline, nothing fetched.
+ *
+ * Layout of the file:
+ *   <head>  a Content-Security-Policy that allows no network at all
+ *           (default-src 'none') and only this style and this script, by
+ *           their SHA-256 (so no inline event handler or injected script
+ *           can run); the stylesheet.
+ *   <body>  empty containers; the meta block
+ *           <script type="application/json" id="seam-meta"> (verdicts, sessions,
+ *           per-tool figures, the interned strings); the page script, which
+ *           draws the banner at once; then the operations in chunks of CHUNK:
+ *           "seam-c<i>" holds their columns (the lines each joins among
+ *           them), "seam-r<i>" (text/plain) the row that finished each, one
+ *           per line exactly as the ledger holds it, read only when one is
+ *           shown or searched. A row with a "<" or a CR in it, which text/plain
+ *           cannot carry unchanged, goes into the columns' JSON instead
+ *           (`rx`, by its index in the chunk) and leaves an empty line there.
+ * Data blocks are JSON with every "<" written as \u003c, so nothing in a
+ * ledger can close the element or open markup; the page inserts it all with
+ * textContent.
+ *
+ * Operations stream to a temporary file beside the output while the meta is
+ * not yet known; the output is assembled and renamed into place at the end,
+ * so a reader never sees half a report.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync, constants as fsc } from "node:fs";
+import { PAGE_CSS } from "./page-css.ts";
+import { PAGE_JS } from "./page-js.ts";
+
+/** Operations per data block: small enough to parse between frames, large enough to be few. */
+export const CHUNK = 8192;
+
+/** Bit flags of an operation in the page. */
+export const FLAG = { NOT_VOUCHED: 1, SEALED: 2, REBUILT: 4 } as const;
+
+/** One operation as the page shows it (one table row, one timeline mark). */
+export interface PageOp {
+  /** Index into the report's files. */
+  file: number;
+  /** The line that shows it in ledger order (the row that completes it). */
+  line: number;
+  /** Epoch milliseconds, or null when its rows carry no readable time. */
+  ts: number | null;
+  session: string | null;
+  server: string | null;
+  /** The operation's kind, e.g. tool_call, initialize, session_begin. */
+  kind: string;
+  /** Tool name, uri, prompt or method. */
+  name: string | null;
+  status: string | null;
+  ms: number | null;
+  /** The JSON-RPC id as the ledger writes it (exact, so a 2^64 id stays exact). */
+  rpcId: string | null;
+  vouched: boolean;
+  sealed: boolean;
+  /** The ledger lines it joins, in file order. */
+  lines: number[];
+  /** The row that finished it: its line as in the file, or (`rebuilt`) the parsed row written out again without its chain. */
+  row: string;
+  rebuilt: boolean;
+}
+
+/** What the banner says about one ledger file: verify's own words. */
+export interface PageFile {
+  path: string;
+  verdict: "ok" | "broken" | "inconclusive";
+  /** `seam verify`'s rows line, e.g. "9 (9 chained)". */
+  rows_line: string;
+  /** e.g. "1 (1 complete)". */
+  sessions_line: string;
+  first_break: { line: number | null; message: string } | null;
+  breaks: number;
+  head: string | null;
+  /** The checkpoint line of `seam verify --key` ("through line 40; unsealed tail: …"), null without --key. */
+  sealed: string | null;
+  /** The command that checks the file again. */
+  reverify: string;
+  /** `seam verify`'s whole human report for the file. */
+  verify: string;
+}
+
+export interface PageSessionEnd {
+  reason: string | null;
+  /** The exit code as written in the ledger. */
+  exit: string | null;
+  /** Epoch ms of its session_end, null when it has none. */
+  end: number | null;
+}
+
+/** The per-tool figures of `seam stats`. */
+export interface PageTool {
+  server: string | null;
+  tool: string | null;
+  calls: number;
+  statuses: Record<string, number>;
+  error_rate: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  max: number | null;
+  /** Calls the chain vouches for. */
+  vouched: number;
+}
+
+export interface PageHeader {
+  title: string;
+  /** e.g. "seam 0.1.0". */
+  seam: string;
+  /** The filters given, as on the command line; "" for none. */
+  filters: string;
+  generated: string;
+}
+
+interface SessionInfo {
+  f: number;
+  id: string;
+  server: string | null;
+  begin: number | null;
+  last: number | null;
+  end: number | null;
+  reason: string | null;
+  exit: string | null;
+  complete: boolean;
+}
+
+/** Streams operations into a report at `out`; `finish` writes the file. */
+export class ReportWriter {
+  private readonly strings: string[] = [];
+  private readonly stringIndex = new Map<string, number>();
+  private readonly sessions: SessionInfo[] = [];
+  private readonly sessionIndex = new Map<string, number>();
+  private readonly tmpPath: string;
+  private fd: number;
+  private n = 0;
+  private chunks = 0;
+  private cols = emptyColumns();
+  private rows: string[] = [];
+  private raw = false;
+  private closed = false;
+
+  constructor(private readonly out: string) {
+    this.tmpPath = `${out}.seam-tmp-${randomBytes(6).toString("hex")}`;
+    this.fd = openSync(this.tmpPath, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | (fsc.O_NOFOLLOW ?? 0), 0o600);
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  /** The report holds payloads (a --raw ledger): it is written mode 0600, as the ledger was. */
+  markRaw(): void {
+    this.raw = true;
+  }
+
+  add(op: PageOp): void {
+    const c = this.cols;
+    const si = op.session === null ? -1 : this.session(op.file, op.session, op.server);
+    if (si >= 0 && op.ts !== null) {
+      const s = this.sessions[si]!;
+      if (s.begin === null || op.ts < s.begin) s.begin = op.ts;
+      const last = op.ts + (op.ms ?? 0);
+      if (s.last === null || last > s.last) s.last = last;
+    }
+    c.f.push(op.file);
+    c.ln.push(op.line);
+    c.t.push(op.ts);
+    c.se.push(si);
+    c.sv.push(this.str(op.server));
+    c.k.push(this.str(op.kind));
+    c.nm.push(this.str(op.name));
+    c.st.push(this.str(op.status));
+    c.ms.push(op.ms);
+    c.id.push(op.rpcId);
+    c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0) | (op.rebuilt ? FLAG.REBUILT : 0));
+    c.ls.push(op.lines.length === 1 && op.lines[0] === op.line ? null : op.lines);
+    if (/[<\r]/.test(op.row)) {
+      c.rx[c.f.length - 1] = op.row;
+      this.rows.push("");
+    } else {
+      this.rows.push(op.row);
+    }
+    this.n++;
+    if (c.f.length >= CHUNK) this.flush();
+  }
+
+  /** How a session ended (from its session_end), for its timeline lane. */
+  endSession(file: number, id: string, end: PageSessionEnd): void {
+    const s = this.sessions[this.session(file, id, null)]!;
+    s.reason = end.reason;
+    s.exit = end.exit;
+    s.end = end.end;
+  }
+
+  /** Whether `seam verify` finds the session complete. */
+  sessionComplete(file: number, id: string, complete: boolean): void {
+    const i = this.sessionIndex.get(`${file}\u0000${id}`);
+    if (i !== undefined) this.sessions[i]!.complete = complete;
+  }
+
+  /** Writes the report and renames it into place; returns its size in bytes. */
+  finish(header: PageHeader, files: PageFile[], tools: PageTool[]): number {
+    this.flush();
+    closeSync(this.fd);
+    this.closed = true;
+    const meta = {
+      v: 1,
+      title: header.title,
+      generated: header.generated,
+      seam: header.seam,
+      filters: header.filters,
+      files,
+      strings: this.strings,
+      sessions: this.sessions.map((s) => ({ ...s })),
+      tools,
+      n: this.n,
+      chunks: this.chunks,
+      chunk: CHUNK,
+    };
+    const final = `${this.out}.seam-tmp-${randomBytes(6).toString("hex")}`;
+    const fd = openSync(final, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | (fsc.O_NOFOLLOW ?? 0), 0o600);
+    let size = 0;
+    const put = (s: string | Uint8Array) => {
+      const b = typeof s === "string" ? Buffer.from(s, "utf8") : s;
+      let at = 0;
+      while (at < b.length) at += writeSync(fd, b, at);
+      size += b.length;
+    };
+    let open = true;
+    try {
+      put(pageHead());
+      put(`<script type="application/json" id="seam-meta">${jsonBlock(meta)}</script>\n`);
+      put(`<script>${PAGE_JS}</script>\n`);
+      const src = openSync(this.tmpPath, fsc.O_RDONLY);
+      try {
+        const buf = Buffer.allocUnsafe(1 << 20);
+        for (;;) {
+          const got = readSync(src, buf, 0, buf.length, null);
+          if (got === 0) break;
+          put(buf.subarray(0, got));
+        }
+      } finally {
+        closeSync(src);
+      }
+      put("</body>\n</html>\n");
+      closeSync(fd);
+      open = false;
+      if (!this.raw) chmodSync(final, 0o644);
+      renameSync(final, this.out);
+    } catch (e) {
+      if (open) closeSync(fd);
+      rmSync(final, { force: true });
+      throw e;
+    } finally {
+      rmSync(this.tmpPath, { force: true });
+    }
+    return size;
+  }
+
+  /** Removes the temporary file (after a failure). */
+  discard(): void {
+    if (!this.closed) {
+      closeSync(this.fd);
+      this.closed = true;
+    }
+    rmSync(this.tmpPath, { force: true });
+  }
+
+  private flush(): void {
+    if (this.cols.f.length === 0) return;
+    const i = this.chunks++;
+    const text =
+      `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n` +
+      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n")}</script>\n`;
+    const b = Buffer.from(text, "utf8");
+    let at = 0;
+    while (at < b.length) at += writeSync(this.fd, b, at);
+    this.cols = emptyColumns();
+    this.rows = [];
+  }
+
+  private str(s: string | null): number {
+    if (s === null) return -1;
+    let i = this.stringIndex.get(s);
+    if (i === undefined) {
+      i = this.strings.length;
+      this.strings.push(s);
+      this.stringIndex.set(s, i);
+    }
+    return i;
+  }
+
+  private session(file: number, id: string, server: string | null): number {
+    const key = `${file}\u0000${id}`;
+    let i = this.sessionIndex.get(key);
+    if (i === undefined) {
+      i = this.sessions.length;
+      this.sessions.push({
+        f: file,
+        id,
+        server,
+        begin: null,
+        last: null,
+        end: null,
+        reason: null,
+        exit: null,
+        complete: false,
+      });
+      this.sessionIndex.set(key, i);
+    } else if (server !== null && this.sessions[i]!.server === null) {
+      this.sessions[i]!.server = server;
+    }
+    return i;
+  }
+}
+
+function emptyColumns() {
+  return {
+    f: [] as number[],
+    ln: [] as number[],
+    t: [] as (number | null)[],
+    se: [] as number[],
+    sv: [] as number[],
+    k: [] as number[],
+    nm: [] as number[],
+    st: [] as number[],
+    ms: [] as (number | null)[],
+    id: [] as (string | null)[],
+    fl: [] as number[],
+    /** The lines an operation joins, null when that is its own line alone. */
+    ls: [] as (number[] | null)[],
+    /** Rows that cannot go into the text/plain block unchanged, by index in the chunk. */
+    rx: {} as Record<number, string>,
+  };
+}
+
+/** JSON for a data block: "<" escaped, so the text can neither end the element nor start markup. */
+export function jsonBlock(v: unknown): string {
+  return JSON.stringify(v).replace(/</g, "\\u003c");
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("base64");
+}
+
+/** The policy: no network of any kind, only this stylesheet and this script (no inline handlers), no forms, no base. */
+export function contentSecurityPolicy(): string {
+  return [
+    "default-src 'none'",
+    `script-src 'sha256-${sha256(PAGE_JS)}'`,
+    `style-src 'sha256-${sha256(PAGE_CSS)}'`,
+    "img-src 'none'",
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join("; ");
+}
+
+function pageHead(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>seam report</title>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<div id="banner"></div>
+<div id="progress" class="progress"></div>
+<h2>Timeline</h2>
+<div id="legend" class="legend"></div>
+<div id="timeline-help" class="count"></div>
+<div id="timeline" class="timeline-wrap"></div>
+<h2>Operations</h2>
+<div id="controls" class="controls"></div>
+<div class="main">
+<div class="table"><div id="table-head" class="thead"></div><div id="table-body" class="scroller" tabindex="0"></div></div>
+<div id="details" class="details" aria-live="polite"></div>
+</div>
+<h2>Per tool</h2>
+<div id="tools"></div>
+<div id="tip" class="tip" hidden></div>
+<footer>A seam report: one file, no network. What it shows comes from the ledger and is vouched for only as the banner says; the command in the banner checks the file again.</footer>
+`;
+}

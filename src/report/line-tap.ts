@@ -1,0 +1,79 @@
+/**
+ * The ledger's lines as the reader was handed them, so the report shows a
+ * row exactly as the file holds it (its chain value included, numbers as
+ * written) without serializing the parsed row again, and shows the very
+ * bytes that were verified, not a second read of a file that may have changed.
+ *
+ * `chunks(path)` yields a file's bytes unchanged and remembers the lines of
+ * the last two chunks. The reader hands out an operation once the row after
+ * its last row has been checked, so the row that finished it is still
+ * remembered then; `text(line)` is null when it is not (the reader held it
+ * longer, as `--last` does), and the caller falls back to the parsed row.
+ */
+import { fileChunks } from "../verify/verifier.ts";
+
+interface Piece {
+  /** Line number of the first line that starts in `bytes`. */
+  first: number;
+  bytes: Uint8Array;
+  /** Start offset of each line in `bytes`, and one past the end of the last complete one. */
+  starts: number[];
+}
+
+const NL = 0x0a;
+
+export class LineTap {
+  private readonly decoder = new TextDecoder("utf-8");
+  private recent: Piece[] = [];
+  /** The pieces of a line not yet ended (a line may span many chunks: joined once, when it ends). */
+  private carry: Uint8Array[] = [];
+  private next = 1;
+
+  async *chunks(path: string): AsyncGenerator<Uint8Array> {
+    this.recent = [];
+    this.carry = [];
+    this.next = 1;
+    for await (const chunk of fileChunks(path)) {
+      this.index(chunk);
+      yield chunk;
+    }
+    // A last line without "\n" is still a line.
+    if (this.carry.length > 0) this.index(new Uint8Array([NL]));
+  }
+
+  /** The text of line `n` (without its "\n"), or null when it is no longer remembered. */
+  text(n: number): string | null {
+    for (const p of this.recent) {
+      const i = n - p.first;
+      if (i >= 0 && i < p.starts.length - 1) {
+        return this.decoder.decode(p.bytes.subarray(p.starts[i]!, p.starts[i + 1]! - 1));
+      }
+    }
+    return null;
+  }
+
+  private index(chunk: Uint8Array): void {
+    if (chunk.indexOf(NL) < 0) {
+      // fileChunks hands out a fresh buffer each time: keeping it is safe.
+      this.carry.push(chunk);
+      return;
+    }
+    let bytes = chunk;
+    if (this.carry.length > 0) {
+      // A line that began in a chunk before: one copy, so that every remembered line is in one piece.
+      bytes = Buffer.concat([...this.carry, chunk]);
+      this.carry = [];
+    }
+    const starts = [0];
+    let at = bytes.indexOf(NL);
+    while (at >= 0) {
+      starts.push(at + 1);
+      at = bytes.indexOf(NL, at + 1);
+    }
+    const done = starts[starts.length - 1]!;
+    if (done < bytes.length) this.carry.push(bytes.subarray(done));
+    this.recent.push({ first: this.next, bytes, starts });
+    if (this.recent.length > 2) this.recent.shift();
+    this.next += starts.length - 1;
+  }
+}
