@@ -14,14 +14,9 @@
  * Build dist/ first: bun scripts/build.ts --exe
  */
 import { spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
-import { GENESIS, chainOf } from "../src/core/chain.ts";
-import { digestJson } from "../src/core/digest.ts";
-import type { Json } from "../src/core/json.ts";
 import { Flags, type Row, generateLedger, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
