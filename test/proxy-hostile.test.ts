@@ -171,7 +171,7 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(getField(ex, "stream_digests")!, "response")).toBe(digest);
   });
 
-  test("invalid UTF-8 both ways passes byte for byte and is counted unparsed", async () => {
+  test("invalid UTF-8 both ways passes byte for byte; the call is rowed as the SDK reads it, and marked ambiguous", async () => {
     const ledger = ledgerPath();
     const bad = Buffer.concat([
       Buffer.from(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`),
@@ -200,7 +200,12 @@ describe("seam proxy, hostile cases", () => {
     expect(Buffer.compare(r.body, back)).toBe(0);
     await p.stop();
     const end = rowsOf(ledger, "session_end")[0]!;
-    expect(getField(end, "unparsed_frames")).toBe(2);
+    // Read as the TypeScript SDK reads it (U+FFFD), so the call is rowed; Python would refuse it: ambiguous.
+    expect(getField(end, "unparsed_frames")).toBeUndefined();
+    expect(getField(end, "ambiguous_frames")).toBe(1);
+    expect(getField(rowsOf(ledger, "ambiguous_frame")[0]!, "dir")).toBe("c2s");
+    const call = rowsOf(ledger, "tool_call")[0]!;
+    expect([getField(call, "rpc_id"), getField(call, "tool")]).toEqual([7, "\ufffd\ufffd\ufffd"]);
     expect(getField(end, "bytes")).toEqual(
       new Map<string, Json>([
         ["c2s", bad.length],

@@ -174,18 +174,11 @@ export class ProxySession {
     if (this.ended) return;
     this.observer.finish(reason);
     this.ended = true;
-    const c = this.observer.counts;
     await this.writer.end({
       reason,
       ...extra,
       exchanges: this.exchanges,
-      calls: c.calls,
-      unanswered: c.unanswered || undefined,
-      cancelled: c.cancelled || undefined,
-      late_responses: c.late_responses || undefined,
-      unmatched_responses: c.unmatched_responses || undefined,
-      oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
-      unparsed_frames: c.unparsed_frames || undefined,
+      ...this.observer.endCounts(),
       unobserved_bodies: this.unobservedBodies || undefined,
       http_errors: this.httpErrors || undefined,
       bytes: new Map<string, Json>([

@@ -308,6 +308,25 @@ export class McpObserver {
   }
 
   /** The session is over: every request still open gets its row, with `reason`. */
+  /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
+  endCounts(): Fields {
+    const c = this.counts;
+    const ops = this.operations.counts;
+    return {
+      calls: c.calls,
+      unanswered: c.unanswered || undefined,
+      cancelled: c.cancelled || undefined,
+      late_responses: c.late_responses || undefined,
+      unmatched_responses: c.unmatched_responses || undefined,
+      oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
+      unparsed_frames: c.unparsed_frames || undefined,
+      operations: ops.operations || undefined,
+      abandoned_operations: ops.abandoned || undefined,
+      tasks_open: ops.tasks_open || undefined,
+      ambiguous_frames: c.ambiguous_frames || undefined,
+    };
+  }
+
   finish(reason: string): void {
     if (this.o.faults?.noUnansweredFlush) return;
     const now = this.o.now();

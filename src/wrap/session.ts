@@ -245,23 +245,12 @@ async function relaySession(
   await clientOut.end();
   observer.finish(endReason);
 
-  const c = observer.counts;
   const code = status.code ?? EXIT.SIGNAL_BASE + signalNumber(status.signal);
   const end: Fields = {
     reason: endReason,
     exit_code: code,
     signal: status.signal ?? undefined,
-    calls: c.calls,
-    unanswered: c.unanswered || undefined,
-    cancelled: c.cancelled || undefined,
-    late_responses: c.late_responses || undefined,
-    unmatched_responses: c.unmatched_responses || undefined,
-    oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
-    unparsed_frames: c.unparsed_frames || undefined,
-    operations: observer.operations.counts.operations || undefined,
-    abandoned_operations: observer.operations.counts.abandoned || undefined,
-    tasks_open: observer.operations.counts.tasks_open || undefined,
-    ambiguous_frames: c.ambiguous_frames || undefined,
+    ...observer.endCounts(),
     client_gone: stdout.broken || undefined,
     bytes: new Map<string, Json>([
       ["c2s", bytes.c2s],
