@@ -307,7 +307,6 @@ export class McpObserver {
     this.counts.oversize_frames_unlogged++;
   }
 
-  /** The session is over: every request still open gets its row, with `reason`. */
   /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
   endCounts(): Fields {
     const c = this.counts;
@@ -327,6 +326,7 @@ export class McpObserver {
     };
   }
 
+  /** The session is over: every request still open gets its row, with `reason`. */
   finish(reason: string): void {
     if (this.o.faults?.noUnansweredFlush) return;
     const now = this.o.now();
