@@ -23,7 +23,8 @@ export const RECORD_ARGS = {
   raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
   "max-frame": {
     type: "string",
-    description: "largest frame observed, in bytes; larger ones are forwarded, counted, not logged (default 67108864)",
+    description:
+      "largest frame read, in bytes (default 67108864); a longer client frame is rowed and, under --write-ahead, refused; a longer server frame is counted",
     valueHint: "BYTES",
   },
   fsync: {

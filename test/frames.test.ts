@@ -1,5 +1,6 @@
+import { digestBytes } from "../src/core/digest.ts";
 import { describe, expect, test } from "bun:test";
-import { FrameSplitter } from "../src/wrap/frames.ts";
+import { FrameSplitter, type LongFrame } from "../src/wrap/frames.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -48,4 +49,27 @@ describe("FrameSplitter", () => {
       expect(got).toEqual(text.split("\n"));
     }
   });
+});
+
+test("a frame longer than maxFrame, with a longFrame sink: its length, digest and first 64 bytes, however the reads split it", () => {
+  const long = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"s":"${"é".repeat(300)}"}}`;
+  const bytes = new TextEncoder().encode(`${long}\n{"id":2}\n`);
+  const whole = new TextEncoder().encode(long);
+  for (const step of [1, 7, 64, 65, 200, bytes.length]) {
+    const got: LongFrame[] = [];
+    const frames: string[] = [];
+    const s = new FrameSplitter(100, {
+      frame: (f) => frames.push(new TextDecoder().decode(f)),
+      oversize: () => {
+        throw new Error("counted instead of described");
+      },
+      longFrame: (f) => got.push(f),
+    });
+    for (let i = 0; i < bytes.length; i += step) s.push(bytes.subarray(i, i + step));
+    s.end();
+    expect([step, got.length, frames]).toEqual([step, 1, ['{"id":2}']]);
+    expect(got[0]!.length).toBe(whole.length);
+    expect(got[0]!.digest).toBe(digestBytes(whole));
+    expect(Buffer.from(got[0]!.head).equals(Buffer.from(whole.subarray(0, 64)))).toBe(true);
+  }
 });

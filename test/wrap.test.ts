@@ -282,7 +282,7 @@ describe("seam wrap under stress", () => {
     ]);
   });
 
-  test("--max-frame stops observing a frame, not forwarding it, and counts it", async () => {
+  test("--max-frame stops reading a frame, not forwarding it: a client one is rowed, a server one counted", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
     const big = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"s":"${"z".repeat(5000)}"}}}\n`;
@@ -292,9 +292,63 @@ describe("seam wrap under stress", () => {
     });
     expect(r.stdout.toString()).toBe(big + small);
     const rows = rowsOf(ledger);
-    // cat sends each frame back, so each crosses twice: the big one is never observed (2 oversize), the small one is a call.
+    // cat sends each frame back, so each crosses twice: the big one is not read either way, the small one is a call.
     expect(rows.filter((row) => f(row, "evt") === "tool_call").map((row) => f(row, "rpc_id"))).toEqual([2]);
-    expect(f(rows.at(-1)!, "oversize_frames_unlogged")).toBe(2);
+    const long = rows.filter((row) => f(row, "evt") === "unparsed_frame");
+    expect(long.map((row) => [f(row, "dir"), f(row, "bytes"), f(row, "frame_digest"), f(row, "refused")])).toEqual([
+      ["c2s", big.length - 1, digestBytes(Buffer.from(big.slice(0, -1))), undefined],
+    ]);
+    expect(f(long[0]!, "head")).toBe(big.slice(0, 64).replaceAll("\\", "\\\\"));
+    expect(f(rows.at(-1)!, "oversize_frames_unlogged")).toBe(1);
+    // The server acted on a frame seam did not read: verify says so.
+    const v = await run([...seamArgv(via), "verify", ledger]);
+    expect(v.code).toBe(3);
+    expect(v.stdout.toString()).toContain("a client frame seam could not parse");
+  });
+
+  test("--write-ahead with --max-frame: a client frame too long to read never reaches the server; -32600 from seam", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const serverIn = join(dir, "server.in");
+    const big = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"s":"${"z".repeat(300_000)}"}}}\n`;
+    const small = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}\n`;
+    const r = await run(
+      [
+        ...seamArgv(via),
+        "wrap",
+        "--write-ahead",
+        "--max-frame",
+        "4096",
+        "--ledger",
+        ledger,
+        "--",
+        "sh",
+        "-c",
+        `tee "$0" | cat`,
+        serverIn,
+      ],
+      { input: big + small },
+    );
+    expect(r.code).toBe(0);
+    // The server got only the small frame; the client, seam's refusal and then the small frame's echo.
+    expect(readFileSync(serverIn, "utf8")).toBe(small);
+    const out = r.stdout.toString().split("\n").filter(Boolean);
+    expect(out).toHaveLength(2);
+    expect(JSON.parse(out[0]!)).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: `seam: frame too long: ${big.length - 1} bytes, longer than --max-frame: not read; the frame was not forwarded`,
+      },
+    });
+    expect(out[1]).toBe(small.trim());
+    const rows = rowsOf(ledger);
+    const long = rows.filter((row) => f(row, "evt") === "unparsed_frame");
+    expect(long.map((row) => [f(row, "dir"), f(row, "bytes"), f(row, "refused")])).toEqual([
+      ["c2s", big.length - 1, true],
+    ]);
+    expect(f(long[0]!, "frame_digest")).toBe(digestBytes(Buffer.from(big.slice(0, -1))));
   });
 
   test("a client that goes away (EPIPE) is recorded, not a crash", async () => {

@@ -16,6 +16,7 @@ import { compareCodePoints, lineForm } from "../core/canonical.ts";
 import { digestBytes, digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
 import { type FrameRead, type Reading, frameHead, lenientArgsDigest, readFrame } from "./frame-reading.ts";
+import type { LongFrame } from "./frames.ts";
 import { OperationBook, type RoundInfo } from "./operations.ts";
 import {
   ClientMetaTracker,
@@ -77,6 +78,8 @@ export const NOT_DURABLE =
   "seam: recording failed: the call was not forwarded because its record could not be made durable";
 /** JSON-RPC's code for a frame that is not JSON: seam's answer, under --write-ahead, to a client frame it cannot read. */
 export const PARSE_ERROR_CODE = -32700;
+/** JSON-RPC's Invalid Request: seam's answer to a client frame too long for it to read, under --write-ahead. */
+export const INVALID_REQUEST_CODE = -32600;
 /** The message when --fail-closed refuses a frame that JSON parsers read differently. */
 export const AMBIGUOUS =
   "seam: ambiguous request: JSON parsers read this frame differently (see its ambiguous_frame row); it was not forwarded";
@@ -368,14 +371,45 @@ export class McpObserver {
    * row is made durable and the client gets a -32700 parse error from seam.
    */
   private unparsed(dir: Dir, frame: Uint8Array, reason: string, refuse: boolean): void {
+    const f = { length: frame.length, digest: digestBytes(frame), head: frame };
+    this.unparsedRow(dir, f, reason, refuse, PARSE_ERROR_CODE, "parse error");
+  }
+
+  /**
+   * A client frame longer than --max-frame, which seam does not read: rowed
+   * like a frame no stack reads (an `unparsed_frame` with its length, digest
+   * and first bytes), so the server never acts on a frame the ledger has no
+   * row for. Under --write-ahead the relay has held it back: it is not
+   * forwarded and the client gets -32600 from seam. The hold, as fromClient's.
+   */
+  longFrame(f: LongFrame): Promise<boolean> | undefined {
+    this.holds = [];
+    this.heldCalls = [];
+    this.frameRequests = [];
+    this.frameRefusal = undefined;
+    this.unparsedRow(
+      "c2s",
+      f,
+      `${f.length} bytes, longer than --max-frame: not read`,
+      true,
+      INVALID_REQUEST_CODE,
+      "frame too long",
+    );
+    if (this.holds.length === 0) return undefined;
+    const holds = this.holds;
+    this.holds = [];
+    return Promise.all(holds).then((oks) => oks.every(Boolean));
+  }
+
+  private unparsedRow(dir: Dir, f: LongFrame, reason: string, refuse: boolean, code: number, what: string): void {
     this.counts.unparsed_frames++;
     if (dir === "s2c" && this.s2cUnparsedRows++ >= MAX_S2C_UNPARSED_ROWS) return;
     const refused = dir === "c2s" && refuse && this.o.writeAhead;
     const fields: Fields = {
       dir,
-      bytes: frame.length,
-      frame_digest: digestBytes(frame),
-      head: frameHead(frame),
+      bytes: f.length,
+      frame_digest: f.digest,
+      head: frameHead(f.head),
       reason,
       refused: refused || undefined,
     };
@@ -384,8 +418,8 @@ export class McpObserver {
       return;
     }
     this.frameRefusal = {
-      code: PARSE_ERROR_CODE,
-      message: `seam: parse error: ${reason}; the frame was not forwarded`,
+      code,
+      message: `seam: ${what}: ${reason}; the frame was not forwarded`,
     };
     this.holds.push(this.o.rows.durable("unparsed_frame", fields).then(() => false));
   }

@@ -9,6 +9,7 @@
  * Backpressure: when the sink asks us to wait, we stop reading.
  */
 import { LineSplitter } from "../core/lines.ts";
+import { type LongFrame, LongFrameDigest } from "./frames.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 
 /** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */
@@ -56,10 +57,27 @@ export async function pumpFramed(
     hold: (frame: Uint8Array) => Promise<boolean> | undefined;
     refuse?: (frame: Uint8Array) => void;
     oversize: (length: number) => void;
+    /**
+     * A frame longer than maxFrame, described once it ended; with it, such a
+     * frame is rowed instead of only counted. With `holdLong` (--write-ahead)
+     * none of its bytes is forwarded: it is held back whole, its pieces
+     * dropped as they come, and refused (the server never acts on a frame the
+     * ledger cannot say what it was).
+     */
+    longFrame?: (f: LongFrame) => Promise<boolean> | undefined;
+    holdLong?: boolean;
     tap: (chunk: Uint8Array) => void;
   },
 ): Promise<void> {
   const lines = new LineSplitter(o.maxFrame);
+  const long = new LongFrameDigest();
+  const held = o.holdLong === true && o.longFrame !== undefined;
+  /** A long frame ended: rowed (and, held, refused: its bytes were never sent). */
+  const ended = async (f: LongFrame) => {
+    const h = o.longFrame?.(f);
+    const ok = h ? await h : true;
+    if (held && !ok && o.refuse) o.refuse(f.head);
+  };
   const send = async (bytes: Uint8Array) => {
     if (bytes.length === 0) return;
     const wait = dst.write(bytes);
@@ -76,11 +94,19 @@ export async function pumpFramed(
   // A frame longer than what the splitter keeps streams through in pieces as they come.
   const forward = async () => {
     for (let p = lines.next(); p !== null; p = lines.next()) {
-      if (p.kind === "line") await complete(p.bytes, p.raw);
-      else {
+      if (p.kind === "line") {
+        if (p.length > o.maxFrame && o.longFrame) {
+          const f = LongFrameDigest.of(p.bytes);
+          if (!held) await send(p.raw);
+          await ended(f);
+        } else await complete(p.bytes, p.raw);
+      } else {
         const length = p.kind === "long" ? p.length : -1;
-        await send(p.raw);
-        if (length >= 0) o.oversize(length);
+        if (o.longFrame) long.add(p.bytes);
+        if (!held) await send(p.raw);
+        if (length < 0) continue;
+        if (o.longFrame) await ended(long.finish(length));
+        else o.oversize(length);
       }
     }
   };

@@ -217,6 +217,8 @@ async function relaySession(
             for (const line of observer.refuse()) clientOut.inject(line);
           },
           oversize: (n) => observer.oversize("c2s", n),
+          longFrame: (f) => observer.longFrame(f),
+          holdLong: writeAhead,
           tap: c2sTap,
         })
       : (() => {
@@ -226,6 +228,7 @@ async function relaySession(
               reclaimAfter(f.length);
             },
             oversize: (n) => observer.oversize("c2s", n),
+            longFrame: (f) => void observer.longFrame(f),
           });
           return pump(rt.stdin(), child.stdin, (chunk) => {
             c2sTap(chunk);
