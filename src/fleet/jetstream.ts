@@ -111,7 +111,9 @@ export async function* replay(nc: NatsConnection, stream: string, subjects?: str
   try {
     for await (const m of msgs) {
       yield { seq: m.seq, subject: m.subject, line: m.headers?.get("Seam-Line") ?? null, data: m.data };
-      if (m.seq >= lastSeq || m.info.pending === 0) break;
+      // The stream's last sequence at the start (of these subjects when filtered) ends the replay: not
+      // `pending`, which a cluster that just lost a node can report as 0 before the replay is through.
+      if (m.seq >= lastSeq) break;
     }
   } finally {
     await msgs.close().catch(() => {});
