@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { rejectUnknownFlags, intFlag } from "./_args.ts";
+import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
 import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
@@ -50,7 +50,8 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "proxy");
-    const stray = rawArgs.find((w, i) => !w.startsWith("-") && !valued(rawArgs[i - 1]));
+    const valued = valueFlags(args);
+    const stray = rawArgs.find((w, i) => !w.startsWith("-") && !valued.has(rawArgs[i - 1] ?? ""));
     if (stray !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(stray)}`);
     const ledger = a.ledger as string | undefined;
     if (!ledger)
@@ -126,27 +127,6 @@ export default defineCommand({
     );
   },
 });
-
-const VALUED = new Set([
-  "--upstream",
-  "--listen",
-  "--ledger",
-  "--server",
-  "--redact-header",
-  "--max-frame",
-  "--fsync",
-  "--map",
-  "--api-url",
-  "--agent-id",
-  "--workflow-id",
-  "--timeout",
-  "--sign",
-  "--checkpoint-every",
-  "--witness",
-]);
-function valued(prev: string | undefined): boolean {
-  return prev !== undefined && VALUED.has(prev);
-}
 
 /** HOST:PORT, [V6]:PORT, or a bare port (on 127.0.0.1). */
 function parseListen(s: string): { host: string; port: number } {
