@@ -160,6 +160,7 @@ describe("an entry's argv: seam's shape or not", () => {
       "srv --",
     ],
     [["C:\\node\\node.exe", ["C:\\seam\\dist\\seam.mjs", "wrap", "--", "srv"]], "srv"],
+    [["/opt/seam/bin/seam", ["wrap", "--strip-env", "TOKEN", "--allow-foreign-ledger", "--", "srv"]], "srv"],
   ])("%j is seam's, wrapping %s", ([command, args], original) => {
     const w = parseWrapped(command, args);
     expect(w && [w.command, ...w.args].join(" ")).toBe(original as string);

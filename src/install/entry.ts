@@ -34,8 +34,17 @@ const VALUED = new Set([
   "--sign",
   "--checkpoint-every",
   "--witness",
+  "--strip-env",
+  "--pass-env",
 ]);
-const BOOLEAN = new Set(["--raw", "--write-ahead", "--fail-closed", "--no-fail-open", "--warn-unmapped"]);
+const BOOLEAN = new Set([
+  "--raw",
+  "--write-ahead",
+  "--fail-closed",
+  "--no-fail-open",
+  "--warn-unmapped",
+  "--allow-foreign-ledger",
+]);
 
 export interface Wrapped {
   /** Index in args of the element after `--`: the server's own command. */
