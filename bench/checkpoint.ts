@@ -27,7 +27,8 @@ import { CompactRange, leafHash } from "../src/checkpoint/merkle.ts";
 import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/checkpoint/note.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { verifyCheckpointed } from "../src/checkpoint/verifier.ts";
-import { fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import { fileChunks } from "../src/verify/verifier.ts";
+import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { Flags, ROOT, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 
 const flags = new Flags();

@@ -7,7 +7,8 @@ import { replay } from "../src/fleet/jetstream.ts";
 import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { type VerifyReport, verifyLedger } from "../src/verify/verifier.ts";
+import type { VerifyReport } from "../src/verify/verifier.ts";
+import { verifyLedger } from "../src/verify/verify-ledger.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the

@@ -15,7 +15,8 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks, verifyLedger } from "../src/verify/verifier.ts";
+import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
+import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {

@@ -16,7 +16,7 @@ import { StateDir } from "../src/checkpoint/state.ts";
 import { checkProof, proveLine } from "../src/checkpoint/proof.ts";
 import { checkpointJson, checkpointLines } from "../src/checkpoint/report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "../src/checkpoint/verifier.ts";
-import { verifyBytes } from "../src/verify/verifier.ts";
+import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import type { BreakKind } from "../src/format/kinds.ts";
 import { tempDir } from "./proc.ts";
 import {

@@ -15,7 +15,8 @@ import { openNote } from "../src/checkpoint/note.ts";
 import { openAppend } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { verifyCheckpointed } from "../src/checkpoint/verifier.ts";
-import { fileChunks, verifyBytes } from "../src/verify/verifier.ts";
+import { fileChunks } from "../src/verify/verifier.ts";
+import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import { tempDir } from "./proc.ts";
 import { KEY, checkpointLines, linesOf, signer, verifier, writeCheckpointed } from "./checkpoint-helpers.ts";
 

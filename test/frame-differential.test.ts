@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestBytes } from "../src/core/digest.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
-import { verifyBytes } from "../src/verify/verifier.ts";
+import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import { VIAS, built, seamArgv } from "./cli.ts";
 import { corpus, stream } from "./frame-corpus.ts";
 import { tempDir } from "./proc.ts";

@@ -13,7 +13,7 @@ import { type Json, getField } from "../src/core/json.ts";
 import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { SCRIPT_CALLS } from "../src/selftest/fixture-client.ts";
 import { rechainLines } from "../src/selftest/tamper.ts";
-import { verifyBytes } from "../src/verify/verifier.ts";
+import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import { VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
 import { ledgerRows, run, tempDir } from "./proc.ts";
 import { HAVE_PYTHON, reference } from "./verify-helpers.ts";

@@ -15,8 +15,8 @@ import {
   REFERENCE_MAX_DEPTH,
   type Verdict,
   type VerifyReport,
-  verifyBytes,
 } from "../src/verify/verifier.ts";
+import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import { Gen } from "./jsongen.ts";
 import {
   HAVE_PYTHON,

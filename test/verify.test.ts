@@ -10,14 +10,8 @@ import type { BreakKind, FindingKind } from "../src/format/kinds.ts";
 import { pyTruthy } from "../src/format/line.ts";
 import { escapeBytes, unescapeBytes } from "../src/core/escape.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import {
-  LedgerVerifier,
-  type VerifyOptions,
-  type VerifyReport,
-  fileChunks,
-  verifyBytes,
-  verifyLedger,
-} from "../src/verify/verifier.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
+import { verifyBytes, verifyLedger } from "../src/verify/verify-ledger.ts";
 import {
   HAVE_PYTHON,
   LedgerBuilder,

@@ -11,13 +11,8 @@
 import { chainOf } from "../core/chain.ts";
 import { type Recipe, RECIPES, digestBytes, digestJsonText, digestJsonUtf8 } from "../core/digest.ts";
 import { JsonParseError, parseJson } from "../core/json.ts";
-import {
-  type VerifyOptions as CoreVerifyOptions,
-  type VerifyReport,
-  fileChunks,
-  verifyBytes as coreVerifyBytes,
-  verifyLedger,
-} from "../verify/verifier.ts";
+import { type VerifyOptions as CoreVerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
+import { verifyBytes as coreVerifyBytes, verifyLedger } from "../verify/verify-ledger.ts";
 
 export type { Break, SessionReport, Verdict, VerifiedScope, VerifyReport } from "../verify/verifier.ts";
 export type { Recipe } from "../core/digest.ts";

@@ -37,7 +37,8 @@ import { LineSplitter } from "../core/lines.ts";
 import { EMPTY_ROOT, type Hash, LineTree, equalHash } from "./merkle.ts";
 import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport, verifyLedger } from "../verify/verifier.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/verifier.ts";
+import { verifyLedger } from "../verify/verify-ledger.ts";
 
 export interface CheckpointCheckOptions {
   /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */

@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Json, JsonObject } from "../core/json.ts";
 import { getField } from "../core/json.ts";
-import { type Verdict, type VerifyOptions, fileChunks, verifyLedger } from "../verify/verifier.ts";
+import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
+import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
 import { classify } from "./entry.ts";
 import { formatOf } from "./install.ts";

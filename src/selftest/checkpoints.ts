@@ -23,7 +23,8 @@ import { flipArgsDigest, rechainLines } from "./tamper.ts";
 import type { Arm } from "./arm.ts";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import type { BreakKind } from "../format/kinds.ts";
-import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
+import type { VerifyReport } from "../verify/verifier.ts";
+import { verifyBytes } from "../verify/verify-ledger.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { lineForm } from "../core/canonical.ts";
 import { type Json, getField, parseJson } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
-import { fileChunks, verifyLedger, type VerifyReport } from "../verify/verifier.ts";
+import { fileChunks, type VerifyReport } from "../verify/verifier.ts";
+import { verifyLedger } from "../verify/verify-ledger.ts";
 
 export interface DemoResult {
   /** The text to print on stdout. */

@@ -21,7 +21,8 @@ import { type Json, getField, parseJson } from "../core/json.ts";
 import { lineForm } from "../core/canonical.ts";
 import { exec } from "../runtime/exec.ts";
 import type { BreakKind } from "../format/kinds.ts";
-import { type VerifyReport, verifyBytes } from "../verify/verifier.ts";
+import type { VerifyReport } from "../verify/verifier.ts";
+import { verifyBytes } from "../verify/verify-ledger.ts";
 import { recipeArms } from "./recipes.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 

@@ -24,122 +24,25 @@
  * (findings unparsed_client_frame, ambiguous_client_frame) unless
  * `allowUnparsed`.
  */
-import { open } from "node:fs/promises";
-import { describeIoError } from "../base/io-error.ts";
-import { CanonicalError, lineForm } from "../core/canonical.ts";
+import { CanonicalError } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { unescapeBytes } from "../core/escape.ts";
-import { type Json, type JsonObject, JsonFloat, getField, isObject } from "../core/json.ts";
+import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
-import {
-  CHAIN_TAIL_BYTES,
-  MAX_LINE_BYTES,
-  chainClaim,
-  chainFromTail,
-  classifyLine,
-  expectedChain,
-} from "../format/line.ts";
+import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
-import { OperationCheck, type OperationsSummary } from "./operations.ts";
-
-export type Verdict = "ok" | "broken" | "inconclusive";
-export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
+import { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
+import { type Finding, SessionCheck } from "./sessions.ts";
+import { show } from "./show.ts";
+import type { Verdict, VerifyReport } from "./verdict.ts";
 
 export type { Break } from "../format/kinds.ts";
 export { REFERENCE_MAX_DEPTH } from "../format/line.ts";
-
-export interface SessionReport {
-  id: string;
-  server: string | null;
-  /** Rows of this session in the file (ledger_repair rows it wrote included). */
-  rows: number;
-  /** Its tool_call rows. */
-  calls: number;
-  /** tool_call rows by status, in order of first appearance. */
-  statuses: Record<string, number>;
-  /** session_begin first, session_end last, and not one finding about it. */
-  complete: boolean;
-  /** Present when the session holds 2026-07-28 operations (src/verify/operations.ts). */
-  operations?: OperationsSummary;
-}
-
-export interface VerifyReport {
-  verdict: Verdict;
-  /** true = ok, false = broken, null = inconclusive. */
-  ok: boolean | null;
-  /** Non-blank lines, less torn ones (a torn final line or a repaired torn line is no row). */
-  rows: number;
-  /** Rows that carried a string chain and were checked against it. */
-  chained: number;
-  /** Leading rows without a chain (skipped, or breaks with strict). */
-  prechain: number;
-  /** The break on the earliest line; `line` is null for `unreadable: <reason>`. */
-  first_break: Break | null;
-  breaks: number;
-  /** Breaks counted by kind. */
-  break_kinds: Partial<Record<BreakKind, number>>;
-  verified_scope: VerifiedScope;
-  /** The last chain value claimed by a row: what the next row must continue from. */
-  head: string | null;
-  sessions: SessionReport[];
-  findings: string[];
-  /** The kind of each listed finding, in the same order. */
-  finding_kinds: FindingKind[];
-  notes: string[];
-  /** Bytes read and physical lines seen (progress and the human report). */
-  bytes: number;
-  lines: number;
-}
-
-export interface VerifyOptions {
-  /** Reject leading unchained rows as breaks instead of skipping them. */
-  strict?: boolean;
-  /**
-   * Is the writer of a session without session_end still running? Asked with
-   * the pid, host and process start time (`pid_start`, undefined when not
-   * recorded) its session_begin recorded; a throw counts as no. Without it
-   * every unfinished session is a finding.
-   */
-  isWriterAlive?: (pid: number, host: string, start?: Json) => boolean;
-  /**
-   * A longer line is not parsed nor held whole (only its length, digest and
-   * last CHAIN_TAIL_BYTES are kept): when it ends with a `"chain": "…"}` key,
-   * as every seam row does, it is a finding (kind `line_too_long`: its chain
-   * is taken as claimed, unchecked, so the rows after it are still checked);
-   * otherwise it counts as unparseable, with a note. Default
-   * DEFAULT_MAX_LINE_BYTES (MAX_LINE_BYTES, 64 MiB), the limit the ledger
-   * writer reads the file's last row with. Memory: a line under the limit
-   * costs a few times its size while it is parsed (bench/memory.ts).
-   */
-  maxLineBytes?: number;
-  /**
-   * Every pushed chunk is a buffer of its own that the source never reuses
-   * (fileChunks): a line spanning chunks keeps them as they are instead of a
-   * copy (LineSplitter's freshChunks).
-   */
-  freshChunks?: boolean;
-  /** Findings listed at most (the rest are counted in a note). Default 1000. */
-  maxFindings?: number;
-  /**
-   * Sees each object row once checked (its `chain` taken out) with its line number, and whether it carried a
-   * chain that was checked: where src/checkpoint/verifier.ts checks checkpoint rows.
-   */
-  onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number, chained: boolean) => void;
-  /** Sees each break as it is found, before the row it is on reaches onRow: where `seam log` marks what the chain no longer vouches for. */
-  onBreak?: (b: Break) => void;
-  /**
-   * "reference": a row with a repeated key is read as the reference verifier
-   * reads it (the last value), without the duplicate_key break; only for
-   * comparing with it. Default "break".
-   */
-  duplicateKeys?: "break" | "reference";
-  /** Client frames rowed as unparsed or ambiguous are notes, not findings (`seam verify --allow-unparsed`). */
-  allowUnparsed?: boolean;
-}
-
-export const DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES;
+export { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
+export type { SessionReport, Verdict, VerifiedScope, VerifyReport } from "./verdict.ts";
+export { fileChunks } from "./file-chunks.ts";
 
 /** A line too long to parse: only its length, digest and end are kept. */
 interface LongLine {
@@ -147,46 +50,6 @@ interface LongLine {
   digest: string;
   /** Its last CHAIN_TAIL_BYTES bytes. */
   tail: Uint8Array;
-}
-
-interface Finding {
-  line: number;
-  /** seq_gap is worded "declared lost" when session_end declares rows_unlogged. */
-  kind: FindingKind;
-  text: string;
-}
-
-interface Intent {
-  line: number;
-  id: string;
-  tool: string | null;
-}
-
-interface Session {
-  id: string;
-  server: string | null;
-  rows: number;
-  calls: number;
-  /** Made on the session's first tool_call (most sessions' state is kept small: a million of them fit). */
-  statuses: Map<string, number> | null;
-  /** Rows with a seq (everything but ledger_repair). */
-  counted: number;
-  nextSeq: number;
-  pid: Json | undefined;
-  host: Json | undefined;
-  /** The writer's process start time (`pid_start`). */
-  start: Json | undefined;
-  endLine: number | null;
-  unlogged: number;
-  /** Made on the first tool_call_intent. */
-  intents: Map<string, Intent[]> | null;
-  /** Made on the first finding. */
-  findings: Finding[] | null;
-  dropped: number;
-  /** Made at the first row about an operation (or at session_end). */
-  ops?: OperationCheck;
-  /** unparsed_frame rows (either direction). */
-  unparsedRows: number;
 }
 
 /**
@@ -197,10 +60,8 @@ export class LedgerVerifier {
   private readonly strict: boolean;
   private readonly maxLine: number;
   private readonly maxFindings: number;
-  private readonly isWriterAlive: VerifyOptions["isWriterAlive"];
   private readonly onRow: VerifyOptions["onRow"];
   private readonly onBreak: VerifyOptions["onBreak"];
-  private readonly allowUnparsed: boolean;
   private readonly duplicateBreaks: boolean;
   /** The first repeated key of the line being parsed. */
   private dupKey: string | undefined;
@@ -230,9 +91,8 @@ export class LedgerVerifier {
 
   private fileFindings: Finding[] = [];
   private fileDropped = 0;
-  private notes: string[] = [];
-  private sessions = new Map<string, Session>();
-  private last: Session | null = null;
+  private readonly notes: string[] = [];
+  private readonly sessions: SessionCheck;
   private failed: string | null = null;
   private report: VerifyReport | null = null;
 
@@ -241,11 +101,16 @@ export class LedgerVerifier {
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.lines = new LineSplitter(this.maxLine, opts.freshChunks === true);
     this.maxFindings = opts.maxFindings ?? 1000;
-    this.isWriterAlive = opts.isWriterAlive;
     this.onRow = opts.onRow;
     this.onBreak = opts.onBreak;
-    this.allowUnparsed = opts.allowUnparsed === true;
     this.duplicateBreaks = opts.duplicateKeys !== "reference";
+    this.sessions = new SessionCheck(
+      this.maxFindings,
+      opts.allowUnparsed === true,
+      opts.isWriterAlive,
+      this.notes,
+      (line, kind, text) => this.fileFinding(line, kind, text),
+    );
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -278,12 +143,10 @@ export class LedgerVerifier {
       this.drain();
       this.settleUnjudged(null);
     }
-    const sessions = this.finishSessions();
-    const all = [...this.fileFindings];
-    for (const s of this.sessions.values()) if (s.findings) all.push(...s.findings);
+    const sessions = this.sessions.finish(this.failed === null);
+    const all = [...this.fileFindings, ...this.sessions.findings()];
     const findings = all.map((f) => f.text);
-    let dropped = this.fileDropped;
-    for (const s of this.sessions.values()) dropped += s.dropped;
+    const dropped = this.fileDropped + this.sessions.dropped();
     const findingCount = findings.length + dropped;
     const listed = findings.slice(0, this.maxFindings);
     if (findingCount > listed.length) this.notes.push(`${findingCount - listed.length} more findings not listed`);
@@ -475,15 +338,7 @@ export class LedgerVerifier {
     return kept.length === bytes && digestBytes(kept) === digest;
   }
 
-  // ---- completeness of seam sessions ----
-
-  /**
-   * Per session (rows with seam == "mcp-stdio" or "mcp-http"): seq dense from 1 in file
-   * order (ledger_repair and checkpoint rows have none and are exempt), session_begin first,
-   * session_end present and last, its rows_before_end and calls equal to the
-   * rows and tool_call rows before it, and every tool_call_intent followed by
-   * a tool_call with the same rpc_id (exactly: 1 and "1" differ).
-   */
+  /** A seam row: a ledger_repair row that records a cut-off tail is checked here, then the row goes to its session. */
   private observe(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
     const seam = getField(row, "seam");
     if (seam !== "mcp-stdio" && seam !== "mcp-http") return;
@@ -502,293 +357,12 @@ export class LedgerVerifier {
           `line ${n}: ledger_repair row's torn_text does not match its torn_bytes and torn_digest`,
         );
     }
-    const id = getField(row, "session");
-    if (typeof id !== "string") {
-      this.fileFinding(n, "session_id_missing", `line ${n}: seam row without a session id`);
-      return;
-    }
-    let s = this.last !== null && this.last.id === id ? this.last : this.sessions.get(id);
-    if (s === undefined) {
-      const server = getField(row, "server");
-      s = {
-        id,
-        server: typeof server === "string" ? server : null,
-        rows: 0,
-        calls: 0,
-        statuses: null,
-        counted: 0,
-        nextSeq: 1,
-        pid: undefined,
-        host: undefined,
-        start: undefined,
-        endLine: null,
-        unlogged: 0,
-        intents: null,
-        findings: null,
-        dropped: 0,
-        unparsedRows: 0,
-      };
-      this.sessions.set(id, s);
-    }
-    this.last = s;
-    s.rows++;
-    if (evt === "ledger_repair" || evt === "checkpoint") return;
-
-    if (s.endLine !== null) this.find(s, n, "row_after_end", `line ${n}: row after session_end (line ${s.endLine})`);
-    if (s.counted === 0) {
-      if (evt !== "session_begin")
-        this.find(s, n, "first_not_begin", `line ${n}: first row is ${evtName(evt)}, not session_begin`);
-    } else if (evt === "session_begin") {
-      this.find(s, n, "begin_not_first", `line ${n}: session_begin is not the first row`);
-    }
-    if (evt === "session_begin" && s.counted === 0) {
-      s.pid = getField(row, "pid");
-      s.host = getField(row, "host");
-      s.start = getField(row, "pid_start");
-    }
-
-    const seq = getField(row, "seq");
-    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) {
-      this.find(s, n, "seq_invalid", `line ${n}: seq is missing or not a positive integer`);
-    } else if (seq > s.nextSeq) {
-      const missing = seq - 1 === s.nextSeq ? `${s.nextSeq}` : `${s.nextSeq}..${seq - 1}`;
-      this.find(s, n, "seq_gap", `line ${n}: seq jumps from ${s.nextSeq - 1} to ${seq} (${missing} missing`);
-      s.nextSeq = seq + 1;
-    } else if (seq < s.nextSeq) {
-      this.find(s, n, "seq_repeat", `line ${n}: seq ${seq} repeats or goes back (expected ${s.nextSeq})`);
-    } else {
-      s.nextSeq++;
-    }
-
-    if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
-
-    if (evt === "session_end" && s.endLine === null) {
-      s.endLine = n;
-      const said = getField(row, "rows_before_end") ?? 0;
-      if (said !== s.counted)
-        this.find(
-          s,
-          n,
-          "end_rows_mismatch",
-          `line ${n}: session_end says rows_before_end ${show(said)}, the file holds ${s.counted}`,
-        );
-      const calls = getField(row, "calls") ?? 0;
-      if (calls !== s.calls)
-        this.find(
-          s,
-          n,
-          "end_calls_mismatch",
-          `line ${n}: session_end says calls ${show(calls)}, the file holds ${s.calls} tool_call rows`,
-        );
-      const unlogged = getField(row, "rows_unlogged");
-      if (typeof unlogged === "number" && unlogged > 0) s.unlogged = unlogged;
-      this.operationsAt(s).sessionEnd(row, n);
-      // Frames seam counted without rowing them (a seam that rowed none, or a server's past the cap).
-      const counted = getField(row, "unparsed_frames");
-      if (typeof counted === "number" && counted > s.unparsedRows)
-        this.unparsedFinding(
-          s,
-          n,
-          "unrowed_unparsed_frames",
-          `line ${n}: session_end counts ${counted} unparsed frames, ${s.unparsedRows} rowed: what they asked of the server is not recorded`,
-        );
-    }
-    s.counted++;
-    if (OperationCheck.concerns(evt, row)) this.operationsAt(s).row(evt, row, n);
-
-    if (evt === "tool_call") {
-      s.calls++;
-      const st = getField(row, "status");
-      const key = typeof st === "string" ? st : st === undefined ? "(missing)" : "(not a string)";
-      s.statuses ??= new Map();
-      s.statuses.set(key, (s.statuses.get(key) ?? 0) + 1);
-      const waiting = s.intents?.get(exactIdKey(getField(row, "rpc_id")));
-      if (waiting !== undefined && waiting.length > 0) waiting.shift();
-    } else if (evt === "tool_call_intent") {
-      const rpc = getField(row, "rpc_id");
-      const key = exactIdKey(rpc);
-      const tool = getField(row, "tool");
-      s.intents ??= new Map();
-      const list = s.intents.get(key);
-      const intent = { line: n, id: show(rpc), tool: typeof tool === "string" ? tool : null };
-      if (list === undefined) s.intents.set(key, [intent]);
-      else list.push(intent);
-    }
-  }
-
-  private find(s: Session, line: number, kind: FindingKind, text: string): void {
-    s.findings ??= [];
-    if (s.findings.length >= this.maxFindings) s.dropped++;
-    else s.findings.push({ line, kind, text });
-  }
-
-  private operationsAt(s: Session): OperationCheck {
-    s.ops ??= new OperationCheck((line, kind, text) => this.find(s, line, kind as FindingKind, text));
-    return s.ops;
-  }
-
-  /**
-   * A client frame seam could not read as the server does: an
-   * unparsed_frame row (dir c2s) or an ambiguous_frame row. What the server
-   * did with it is not vouched for, so the session is inconclusive unless
-   * allowUnparsed (then a note).
-   */
-  private frameRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
-    if (evt === "unparsed_frame") s.unparsedRows++;
-    if (getField(row, "dir") !== "c2s") return;
-    const refused = getField(row, "refused") === true ? ", refused by seam" : ", forwarded";
-    if (evt === "unparsed_frame")
-      this.unparsedFinding(
-        s,
-        n,
-        "unparsed_client_frame",
-        `line ${n}: a client frame seam could not parse (${show(getField(row, "reason"))}${refused})`,
-      );
-    else
-      this.unparsedFinding(
-        s,
-        n,
-        "ambiguous_client_frame",
-        `line ${n}: a client frame JSON parsers read differently${refused}`,
-      );
-  }
-
-  private unparsedFinding(s: Session, n: number, kind: FindingKind, text: string): void {
-    if (this.allowUnparsed) this.notes.push(`session ${s.id}: ${text} (allowed by --allow-unparsed)`);
-    else this.find(s, n, kind, text);
-  }
-
-  private finishSessions(): SessionReport[] {
-    const out: SessionReport[] = [];
-    const judged = this.failed === null;
-    for (const s of this.sessions.values()) {
-      for (const f of s.findings ?? []) {
-        if (f.kind === "seq_gap") f.text += s.unlogged > 0 ? `, declared lost: rows_unlogged ${s.unlogged})` : ")";
-        f.text = `session ${s.id}: ${f.text}`;
-      }
-      const open: Intent[] = [];
-      for (const list of s.intents?.values() ?? []) open.push(...list);
-      open.sort((a, b) => a.line - b.line);
-      if (judged && s.endLine === null && this.alive(s)) {
-        const inFlight = open.length > 0 ? `; ${open.length} call${open.length === 1 ? "" : "s"} in flight` : "";
-        this.notes.push(
-          `session ${s.id}: open (its writer, pid ${String(s.pid)} on ${String(s.host)}, is still running)${inFlight}`,
-        );
-      } else if (judged) {
-        for (const i of open) {
-          const tool = i.tool === null ? "" : ` (tool ${JSON.stringify(i.tool)})`;
-          this.find(
-            s,
-            i.line,
-            "intent_without_result",
-            `session ${s.id}: line ${i.line}: tool_call_intent rpc_id ${i.id}${tool} has no tool_call: the call reached the server and left no result`,
-          );
-        }
-        if (s.endLine === null)
-          this.find(s, Infinity, "session_missing_end", `session ${s.id}: no session_end (truncated or still running)`);
-      }
-      out.push({
-        id: s.id,
-        server: s.server,
-        rows: s.rows,
-        calls: s.calls,
-        statuses: s.statuses ? Object.fromEntries(s.statuses) : {},
-        complete: s.endLine !== null && (s.findings?.length ?? 0) === 0 && s.dropped === 0,
-        operations:
-          s.ops === undefined || s.ops.summary().ended + s.ops.summary().abandoned === 0 ? undefined : s.ops.summary(),
-      });
-    }
-    return out;
-  }
-
-  private alive(s: Session): boolean {
-    if (this.isWriterAlive === undefined) return false;
-    if (typeof s.pid !== "number" || !Number.isSafeInteger(s.pid) || s.pid <= 0 || typeof s.host !== "string")
-      return false;
-    try {
-      return this.isWriterAlive(s.pid, s.host, s.start) === true;
-    } catch {
-      return false;
-    }
+    this.sessions.observe(row, evt, n);
   }
 }
-
-/** Verifies a whole ledger from a byte source; a source that throws gives `unreadable: <reason>`. Never throws. */
-export async function verifyLedger(
-  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  opts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void } = {},
-  /** What the bytes go to: a LedgerVerifier, or one that wraps it (src/checkpoint/verifier.ts). */
-  v: Pick<LedgerVerifier, "push" | "fail" | "end" | "progress"> = new LedgerVerifier(opts),
-): Promise<VerifyReport> {
-  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> =
-    Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
-  try {
-    for (;;) {
-      let step: IteratorResult<Uint8Array>;
-      // Only the source's own failures are `unreadable`; nothing else here throws.
-      try {
-        step = await it.next();
-      } catch (err) {
-        return v.fail(describeIoError(err));
-      }
-      if (step.done) return v.end();
-      v.push(step.value);
-      opts.onProgress?.(v.progress);
-    }
-  } finally {
-    await Promise.resolve(it.return?.()).catch(() => {});
-  }
-}
-
-/** Verifies bytes already in memory (tests, small files). */
-export function verifyBytes(bytes: Uint8Array, opts: VerifyOptions = {}): VerifyReport {
-  const v = new LedgerVerifier(opts);
-  v.push(bytes);
-  return v.end();
-}
-
-/** A file's bytes in 1 MiB chunks; open and read errors surface from the iteration. */
-export async function* fileChunks(path: string, chunkSize = 1 << 20): AsyncGenerator<Uint8Array> {
-  const fh = await open(path, "r");
-  try {
-    for (;;) {
-      const buf = new Uint8Array(chunkSize);
-      const { bytesRead } = await fh.read(buf, 0, chunkSize, null);
-      if (bytesRead === 0) return;
-      yield bytesRead === chunkSize ? buf : buf.subarray(0, bytesRead);
-    }
-  } finally {
-    await fh.close().catch(() => {});
-  }
-}
-
-// ---- helpers ----
 
 function failureName(err: unknown): string {
   if (err instanceof CanonicalError) return err.kind;
   if (err instanceof RangeError) return "RecursionError";
   return err instanceof Error ? err.name : "Error";
-}
-
-/** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
-function exactIdKey(v: Json | undefined): string {
-  if (typeof v === "string") return `s${v}`;
-  if (typeof v === "number") return Number.isInteger(v) ? `i${v}` : `f${v}`;
-  if (typeof v === "bigint") return `i${v}`;
-  if (v instanceof JsonFloat) return `f${v.value}`;
-  return `j${show(v)}`;
-}
-
-/** A value as it reads in the ledger line (never throws). */
-function show(v: Json | undefined): string {
-  if (v === undefined) return "(missing)";
-  try {
-    return lineForm(v);
-  } catch {
-    return String(v);
-  }
-}
-
-function evtName(evt: Json | undefined): string {
-  return typeof evt === "string" ? evt : evt === undefined ? "a row without evt" : `evt ${show(evt)}`;
 }
