@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical.ts";
-import { canonicalBytes, firstInvalidUtf8 } from "../src/core/canonical-bytes.ts";
+import { canonicalBytes } from "../src/core/canonical-bytes.ts";
+import { firstInvalidUtf8 } from "../src/core/utf8.ts";
 import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/core/digest.ts";
 import { JsonParseError, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
