@@ -149,7 +149,8 @@ export async function actionFlags(
       );
     return undefined;
   }
-  const { ActionRecorder, parseActionMap } = await import("../src/wrap/actions.ts");
+  const { ActionRecorder } = await import("../src/wrap/actions.ts");
+  const { parseActionMap } = await import("../src/wrap/action-map.ts");
   let text: string;
   try {
     text = readFileSync(mapPath, "utf8");

@@ -4,17 +4,10 @@
  * POST body, and holding / refusing a call — all with literal expectations.
  */
 import { describe, expect, test } from "bun:test";
-import {
-  ActionRecorder,
-  type ActionMap,
-  type ActionSettings,
-  buildAction,
-  parseActionMap,
-  parsePath,
-  parseTemplate,
-  resolvePath,
-  ruleFor,
-} from "../src/wrap/actions.ts";
+import { ActionRecorder, type ActionSettings } from "../src/wrap/actions.ts";
+import { parsePath, parseTemplate, resolvePath } from "../src/wrap/action-paths.ts";
+import { buildAction } from "../src/wrap/action-build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../src/wrap/action-map.ts";
 import { compactForm, lineForm } from "../src/core/canonical.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import type { Endpoint, PostResult } from "../src/wrap/endpoint.ts";

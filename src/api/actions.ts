@@ -14,9 +14,10 @@ import { UsageError } from "../base/exit.ts";
 import { compactForm } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, JsonParseError, parseJson } from "../core/json.ts";
-import { type ActionMap, buildAction, parseActionMap, ruleFor } from "../wrap/actions.ts";
+import { buildAction } from "../wrap/action-build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../wrap/action-map.ts";
 
-export type { ActionMap } from "../wrap/actions.ts";
+export type { ActionMap } from "../wrap/action-map.ts";
 export { DEFAULT_API_URL, isRecordedStatus } from "../wrap/endpoint.ts";
 
 /** A mapping that cannot be used; the message names the file, the tool and the key, as `seam wrap` says it. */
