@@ -4,8 +4,7 @@
  * torn): it is never returned, and the offset stays before it.
  */
 import { open } from "node:fs/promises";
-
-const NL = 0x0a;
+import { LineSplitter } from "../core/lines.ts";
 
 export interface LineBatch {
   /** Each complete line, its "\n" included: the file's exact bytes. */
@@ -22,29 +21,26 @@ export async function readLines(path: string, from: number, maxLines: number, ma
   const fh = await open(path, "r");
   try {
     const lines: Uint8Array[] = [];
+    // No limit on what is kept of an open line: every line is sent whole. The
+    // splitter is never ended, so a last line without its "\n" never comes out.
+    const splitter = new LineSplitter(Number.POSITIVE_INFINITY);
     let pos = from;
-    let carry: Uint8Array | null = null;
+    let readAt = from;
     let bytes = 0;
     const buf = new Uint8Array(1 << 20);
     for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos + (carry?.length ?? 0));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, readAt);
       if (bytesRead === 0) return { lines, next: pos };
-      const chunk = buf.subarray(0, bytesRead);
-      let start = 0;
-      for (;;) {
-        const nl = chunk.indexOf(NL, start);
-        if (nl < 0) break;
-        const part = chunk.subarray(start, nl + 1);
-        const line: Uint8Array = carry === null ? part.slice() : concat(carry, part);
-        carry = null;
+      readAt += bytesRead;
+      splitter.feed(buf.subarray(0, bytesRead));
+      for (let part = splitter.next(); part !== null; part = splitter.next()) {
+        // A copy: the part may be a view of `buf`, which the next read reuses.
+        const line = part.raw.slice();
         lines.push(line);
         pos += line.length;
         bytes += line.length;
-        start = nl + 1;
         if (lines.length >= maxLines || bytes >= maxBytes) return { lines, next: pos };
       }
-      const rest = chunk.subarray(start);
-      if (rest.length > 0) carry = carry === null ? rest.slice() : concat(carry, rest);
     }
   } finally {
     await fh.close();
@@ -67,11 +63,4 @@ export async function offsetAfterLine(
     offset = b.next;
   }
   return { offset, line: last };
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
