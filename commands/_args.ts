@@ -37,9 +37,18 @@ export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, com
 
 /** The flags of `def` that take a value (`--name VALUE`), as typed on the command line. */
 export function valueFlags(def: ArgsDef): Set<string> {
+  return flagsOfType(def, ["string", "enum"]);
+}
+
+/** The flags of `def` that take no value (`--name`), as typed on the command line (not their `--no-` forms). */
+export function booleanFlags(def: ArgsDef): Set<string> {
+  return flagsOfType(def, ["boolean"]);
+}
+
+function flagsOfType(def: ArgsDef, types: readonly string[]): Set<string> {
   const out = new Set<string>();
   for (const [name, arg] of Object.entries(def)) {
-    if (arg.type !== "string" && arg.type !== "enum") continue;
+    if (!types.includes(arg.type ?? "")) continue;
     out.add(`--${kebab(name)}`);
     for (const alias of ([] as string[]).concat(("alias" in arg ? arg.alias : undefined) ?? []))
       out.add(alias.length === 1 ? `-${alias}` : `--${alias}`);

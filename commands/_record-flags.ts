@@ -88,8 +88,6 @@ export const RECORD_ARGS = {
   },
 } as const;
 
-export const ACTION_VALUED = ["--map", "--api-url", "--agent-id", "--workflow-id", "--timeout"];
-
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
 export function checkpointFlags(a: Record<string, unknown>, log: Log): CheckpointConfig | undefined {
   const sign = a.sign as string | undefined;

@@ -8,6 +8,7 @@ import { type InstallOptions, install } from "../src/install/install.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { WRAP_FLAGS } from "./_wrap-args.ts";
 
 const args = {
   ...clientFlags,
@@ -61,6 +62,7 @@ export default defineCommand({
       scope: scopeFlag(a.scope as string | undefined),
       env: pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
       dryRun,
+      wrapFlags: WRAP_FLAGS,
       seam: { argv: runtime.selfArgv() },
       ledger: absolutePath(a.ledger as string | undefined, "--ledger"),
       sign,

@@ -5,6 +5,7 @@ import { CLIENT_NAMES, pathEnvFromProcess } from "../src/install/clients.ts";
 import { type FileStatus, status } from "../src/install/status.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { WRAP_FLAGS } from "./_wrap-args.ts";
 import { absolutePath, clientFlags, selectClients } from "./_install.ts";
 import { print } from "./_out.ts";
 
@@ -26,6 +27,7 @@ export default defineCommand({
     const files = await status(
       selectClients(rawArgs, false, "status", true),
       pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
+      WRAP_FLAGS,
       { isWriterAlive },
     );
     if (a.json) await print(`${JSON.stringify(files, null, 2)}\n`);

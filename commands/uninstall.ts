@@ -3,6 +3,7 @@ import { UsageError } from "../src/base/exit.ts";
 import { pathEnvFromProcess } from "../src/install/clients.ts";
 import { uninstall } from "../src/install/install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { WRAP_FLAGS } from "./_wrap-args.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 
 const args = {
@@ -37,6 +38,7 @@ export default defineCommand({
       scope: scopeFlag(a.scope as string | undefined),
       env: pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
       dryRun,
+      wrapFlags: WRAP_FLAGS,
     });
     return report(outcomes, dryRun, multi(rawArgs, "client") !== undefined, "uninstall", servers);
   },

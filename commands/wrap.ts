@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
+import { actionFlags, checkpointFlags } from "./_record-flags.ts";
+import { WRAP_ARGS as args } from "./_wrap-args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
@@ -9,32 +10,6 @@ import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
-
-const args = {
-  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
-  server: {
-    type: "string",
-    description: "label for the server in every row (default: derived from the command)",
-    valueHint: "NAME",
-  },
-  session: { type: "string", description: "session id (default: a fresh UUIDv4)", valueHint: "ID" },
-  ...RECORD_ARGS,
-  "strip-env": {
-    type: "string",
-    description: "remove this variable from the server's environment (repeatable; COMMITLAYER_API_KEY always is)",
-    valueHint: "NAME",
-  },
-  "pass-env": {
-    type: "string",
-    description: "keep this variable in the server's environment although it would be removed (repeatable)",
-    valueHint: "NAME",
-  },
-  "allow-foreign-ledger": {
-    type: "boolean",
-    description:
-      "append to a ledger that is a symlink, belongs to another user or is writable by others (refused by default)",
-  },
-} as const;
 
 export default defineCommand({
   meta: {

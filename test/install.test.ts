@@ -21,6 +21,7 @@ import { dirname, join } from "node:path";
 import { type ClientId, CLIENT_IDS, type Os, type PathEnv, defaultLedger, targetsFor } from "../src/install/clients.ts";
 import { type SeamCommand, classify, parseWrapped, sameValue } from "../src/install/entry.ts";
 import { install, uninstall, unifiedDiff } from "../src/install/install.ts";
+import { WRAP_ARGS, WRAP_FLAGS } from "../commands/_wrap-args.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
 import { tomlFormat } from "../src/install/toml-edit.ts";
 import { CASES, type Case, fixtureText, layOut } from "./install-fixtures.ts";
@@ -162,8 +163,19 @@ describe("an entry's argv: seam's shape or not", () => {
     [["C:\\node\\node.exe", ["C:\\seam\\dist\\seam.mjs", "wrap", "--", "srv"]], "srv"],
     [["/opt/seam/bin/seam", ["wrap", "--strip-env", "TOKEN", "--allow-foreign-ledger", "--", "srv"]], "srv"],
   ])("%j is seam's, wrapping %s", ([command, args], original) => {
-    const w = parseWrapped(command, args);
+    const w = parseWrapped(command, args, WRAP_FLAGS);
     expect(w && [w.command, ...w.args].join(" ")).toBe(original as string);
+  });
+  test("every flag of seam wrap, with or without its value, leaves the entry seam's", () => {
+    const unrecognised: string[][] = [];
+    for (const [name, arg] of Object.entries(WRAP_ARGS)) {
+      const forms = arg.type === "boolean" ? [[`--${name}`]] : [[`--${name}`, "v"], [`--${name}=v`]];
+      for (const form of forms) {
+        const w = parseWrapped("/opt/seam/bin/seam", ["wrap", ...form, "--", "srv"], WRAP_FLAGS);
+        if (w?.command !== "srv") unrecognised.push(form);
+      }
+    }
+    expect(unrecognised).toEqual([]);
   });
   test.each([
     ["npx", ["-y", "seam", "wrap", "--", "x"]],
@@ -174,7 +186,7 @@ describe("an entry's argv: seam's shape or not", () => {
     ["/usr/bin/node", ["server.js", "/opt/seam/dist/seam.mjs", "wrap", "--", "x"]],
     ["/usr/bin/seamless", ["wrap", "--", "x"]],
   ])("%s %j is not", (command, args) => {
-    expect(parseWrapped(command, args)).toBeNull();
+    expect(parseWrapped(command, args, WRAP_FLAGS)).toBeNull();
   });
   test.each([
     [{ command: "x" }, "stdio"],
@@ -190,7 +202,7 @@ describe("an entry's argv: seam's shape or not", () => {
     [{ command: "x", args: ["-p", 8080] }, "unsupported"],
     [{ command: "x", type: "websocket" }, "unsupported"],
   ])("%j: %s", (entry, kind) => {
-    expect(classify(entry).kind as string).toBe(kind as string);
+    expect(classify(entry, WRAP_FLAGS).kind as string).toBe(kind as string);
   });
 });
 
@@ -207,7 +219,14 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     const home = tempDir();
     const { path, text } = layOut(home, [c]).get(c.client)!;
     const ledger = join(home, ".local/share/seam", `${c.client}.jsonl`);
-    const r = install({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const r = install({
+      clients: [c.client],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(r.map((f) => f.status)).toEqual(["changed"]);
     const got = (a: string) => r[0]!.servers.filter((s) => s.action === a).map((s) => s.name);
     expect(got("wrapped")).toEqual(c.wraps);
@@ -249,17 +268,25 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     expect(statSync(join(home, ".local")).mode & 0o777).not.toBe(0o700);
     expect(readFileSync(r[0]!.backup!, "utf8")).toBe(text);
 
-    const again = install({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const again = install({
+      clients: [c.client],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(again.map((f) => f.status)).toEqual(["unchanged"]);
     expect(again[0]!.servers.filter((s) => s.action === "already").map((s) => s.name)).toEqual(c.wraps);
     expect(readFileSync(path, "utf8")).toBe(after);
 
-    const u = uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false });
+    const u = uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(u[0]!.servers.filter((s) => s.action === "restored").map((s) => s.name)).toEqual(c.wraps);
     expect(readFileSync(path, "utf8")).toBe(text);
-    expect(uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false })[0]!.status).toBe(
-      "unchanged",
-    );
+    expect(
+      uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS })[0]!
+        .status,
+    ).toBe("unchanged");
   });
 });
 
@@ -277,7 +304,14 @@ describe("files that resist", () => {
 
   test("--dry-run prints a unified diff and writes nothing: no file, no backup, no ledger folder", () => {
     const { home, path } = lay(small);
-    const r = install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: true, seam: SEAM });
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: true,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(r[0]!.status).toBe("changed");
     const ledger = join(home, ".local/share/seam/cursor.jsonl");
     expect(r[0]!.diff).toBe(
@@ -305,9 +339,25 @@ describe("files that resist", () => {
     const bad = '{\n  "mcpServers": {\n    "a": { "command": "srv" }\n    "b": { "command": "x" }\n  }\n}\n';
     const { home, path } = lay(bad);
     for (const run of [
-      () => install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM }),
-      () => uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false }),
-      () => install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: true, seam: SEAM }),
+      () =>
+        install({
+          clients: ["cursor"],
+          scope: "user",
+          env: envAt(home),
+          dryRun: false,
+          seam: SEAM,
+          wrapFlags: WRAP_FLAGS,
+        }),
+      () => uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS }),
+      () =>
+        install({
+          clients: ["cursor"],
+          scope: "user",
+          env: envAt(home),
+          dryRun: true,
+          seam: SEAM,
+          wrapFlags: WRAP_FLAGS,
+        }),
     ]) {
       const r = run();
       expect(r[0]!.status).toBe("error");
@@ -323,7 +373,14 @@ describe("files that resist", () => {
     mkdirSync(dirname(path), { recursive: true });
     const bad = '[mcp_servers.a]\ncommand = "srv"\nargs = ["x",\n';
     writeFileSync(path, bad);
-    const r = install({ clients: ["codex"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const r = install({
+      clients: ["codex"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(r[0]!.status).toBe("error");
     expect(r[0]!.error).toMatch(new RegExp(`^${path.replace(/[.]/g, "\\.")}: line 4, column 1: `));
     expect(readFileSync(path, "utf8")).toBe(bad);
@@ -336,7 +393,14 @@ describe("files that resist", () => {
     const text =
       '[mcp_servers]\ninline = { command = "x", args = ["-y"] }\n\n[mcp_servers.own]\ncommand = """multi"""\n';
     writeFileSync(path, text);
-    const r = install({ clients: ["codex"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const r = install({
+      clients: ["codex"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(r[0]!.status).toBe("unchanged");
     expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
       ["inline", "unsupported", "not written as its own [mcp_servers.inline] table; seam edits only that layout"],
@@ -355,6 +419,7 @@ describe("files that resist", () => {
       env: envAt(home),
       dryRun: false,
       seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
       hooks: { beforeCommit: (file, attempt) => attempt === 1 && writeFileSync(file, clients) },
     });
     expect(r[0]!.status).toBe("changed");
@@ -373,7 +438,7 @@ describe("files that resist", () => {
     // The backup holds what the edit was made on: the client's version.
     expect(readFileSync(r[0]!.backup!, "utf8")).toBe(clients);
     expect(siblings(path).filter((n) => n.includes(".seam-backup-")).length).toBe(1);
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(path, "utf8")).toBe(clients);
   });
 
@@ -386,6 +451,7 @@ describe("files that resist", () => {
       env: envAt(home),
       dryRun: false,
       seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
       hooks: { beforeCommit: (file) => writeFileSync(file, small.replace("-v", `-v${++n}`)) },
     });
     expect(r[0]!.status).toBe("error");
@@ -397,7 +463,14 @@ describe("files that resist", () => {
   test("a read-only file is refused, not replaced", () => {
     const { home, path } = lay(small);
     chmodSync(path, 0o444);
-    const r = install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const r = install({
+      clients: ["cursor"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     expect(r[0]!.status).toBe("error");
     expect(r[0]!.error).toBe(`${path} is read-only; seam left it as it is`);
     expect(readFileSync(path, "utf8")).toBe(small);
@@ -412,11 +485,11 @@ describe("files that resist", () => {
     const { unlinkSync } = require("node:fs") as typeof import("node:fs");
     unlinkSync(path);
     symlinkSync(real, path);
-    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM, wrapFlags: WRAP_FLAGS });
     expect(lstatSync(path).isSymbolicLink()).toBe(true);
     expect(readlinkSync(path)).toBe(real);
     expect(readFileSync(real, "utf8")).toContain('"/opt/seam/bin/seam"');
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(real, "utf8")).toBe(small);
   });
 
@@ -429,6 +502,7 @@ describe("files that resist", () => {
       env: envAt(home),
       dryRun: false,
       seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
       servers: ["b"],
       ledger: "/var/log/seam/all.jsonl",
       sign: "/home/me/seam.key",
@@ -436,7 +510,7 @@ describe("files that resist", () => {
     expect(readFileSync(path, "utf8")).toBe(
       '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "/opt/seam/bin/seam", "args": ["wrap", "--ledger", "/var/log/seam/all.jsonl", "--server", "b", "--sign", "/home/me/seam.key", "--", "y"]}}}',
     );
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(path, "utf8")).toBe(two);
   });
 
@@ -451,6 +525,7 @@ describe("files that resist", () => {
       env: envAt(home),
       dryRun: false,
       seam,
+      wrapFlags: WRAP_FLAGS,
       ledger: "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl",
     });
     const entry = servers(CURSOR, readFileSync(path, "utf8")).get("fs")!;
@@ -468,15 +543,15 @@ describe("files that resist", () => {
         "D:\\data",
       ],
     } as never);
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(path, "utf8")).toBe(win);
   });
 
   test('an entry that had `"args": []` just before its command comes back without it (the documented ambiguity)', () => {
     const t = '{"mcpServers": {"a": {"args": [], "command": "x"}}}';
     const { home, path } = lay(t);
-    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false });
+    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM, wrapFlags: WRAP_FLAGS });
+    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(path, "utf8")).toBe('{"mcpServers": {"a": {"command": "x"}}}');
   });
 
@@ -495,7 +570,14 @@ describe("files that resist", () => {
     const home = tempDir();
     const path = join(home, ".claude.json");
     writeFileSync(path, text);
-    const r = install({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM });
+    const r = install({
+      clients: ["claude-code"],
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+    });
     const wrapped = r[0]!.servers.filter((s) => s.action === "wrapped");
     expect(wrapped.map((s) => s.name)).toEqual([
       "fixture",
@@ -503,7 +585,7 @@ describe("files that resist", () => {
       ...Array.from({ length: 4 }, (_, k) => `local-${k * 50}`),
     ]);
     expect(wrapped[2]!.where).toBe('projects["/home/me/src/p0"].mcpServers (local)');
-    uninstall({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false });
+    uninstall({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
     expect(readFileSync(path, "utf8")).toBe(text);
   }, 60_000);
 
@@ -518,6 +600,7 @@ describe("files that resist", () => {
       env: envAt(home, project),
       dryRun: false,
       seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
     });
     expect(r.map((f) => [f.file, f.status])).toEqual([[join(project, ".mcp.json"), "changed"]]);
   });
@@ -546,6 +629,7 @@ describe("files that resist", () => {
       env: envAt(home),
       dryRun: false,
       seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
       formatFor: () => faulty,
     });
     expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([

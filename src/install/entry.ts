@@ -19,32 +19,15 @@ export interface WrapOptions {
   sign?: string;
 }
 
-/** Flags of `seam wrap` that take a value (kept in step with commands/wrap.ts). */
-const VALUED = new Set([
-  "--ledger",
-  "--server",
-  "--session",
-  "--max-frame",
-  "--fsync",
-  "--map",
-  "--api-url",
-  "--agent-id",
-  "--workflow-id",
-  "--timeout",
-  "--sign",
-  "--checkpoint-every",
-  "--witness",
-  "--strip-env",
-  "--pass-env",
-]);
-const BOOLEAN = new Set([
-  "--raw",
-  "--write-ahead",
-  "--fail-closed",
-  "--no-fail-open",
-  "--warn-unmapped",
-  "--allow-foreign-ledger",
-]);
+/**
+ * The flags of `seam wrap` as typed: those that take a value and those that
+ * do not. Given by the caller (commands/ derives them from wrap's own flag
+ * definitions), so that they cannot fall behind them.
+ */
+export interface WrapFlags {
+  valued: ReadonlySet<string>;
+  boolean: ReadonlySet<string>;
+}
 
 export interface Wrapped {
   /** Index in args of the element after `--`: the server's own command. */
@@ -57,7 +40,7 @@ export interface Wrapped {
 }
 
 /** The entry's command and args if they are seam's wrap shape, else null. */
-export function parseWrapped(command: unknown, args: unknown): Wrapped | null {
+export function parseWrapped(command: unknown, args: unknown, flags: WrapFlags): Wrapped | null {
   if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return null;
   const a = args as string[];
   let at = -1;
@@ -80,12 +63,12 @@ export function parseWrapped(command: unknown, args: unknown): Wrapped | null {
       if (k + 1 >= a.length) return null;
       return { commandAt: k + 1, ledger, server, command: a[k + 1]!, args: a.slice(k + 2) };
     }
-    if (VALUED.has(w)) {
+    if (flags.valued.has(w)) {
       if (k + 1 >= a.length) return null;
       if (w === "--ledger") ledger = a[k + 1]!;
       if (w === "--server") server = a[k + 1]!;
       k += 2;
-    } else if (BOOLEAN.has(w) || (w.startsWith("--") && VALUED.has(w.split("=")[0]!))) {
+    } else if (flags.boolean.has(w) || (w.startsWith("--") && flags.valued.has(w.split("=")[0]!))) {
       if (w.startsWith("--ledger=")) ledger = w.slice(9);
       if (w.startsWith("--server=")) server = w.slice(9);
       k += 1;
@@ -120,7 +103,7 @@ export interface Classified {
 const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamable_http", "streamablehttp"]);
 
 /** What seam can do with one server entry (a parsed value). */
-export function classify(entry: unknown): Classified {
+export function classify(entry: unknown, flags: WrapFlags): Classified {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry))
     return { kind: "unsupported", reason: "entry is not an object" };
   const e = entry as Record<string, unknown>;
@@ -134,7 +117,7 @@ export function classify(entry: unknown): Classified {
   if (typeof e.command !== "string") return { kind: "unsupported", reason: "command is not a string" };
   if ("args" in e && (!Array.isArray(e.args) || !e.args.every((a) => typeof a === "string")))
     return { kind: "unsupported", reason: "args is not a list of strings" };
-  const wrapped = parseWrapped(e.command, e.args ?? []);
+  const wrapped = parseWrapped(e.command, e.args ?? [], flags);
   if (wrapped) return { kind: "wrapped", wrapped };
   return { kind: "stdio" };
 }

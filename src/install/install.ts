@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
-import { type SeamCommand, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
+import { type SeamCommand, type WrapFlags, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
 import { tomlFormat } from "./toml-edit.ts";
@@ -58,6 +58,8 @@ export interface RunOptions {
   scope: Scope;
   env: PathEnv;
   dryRun: boolean;
+  /** How `seam wrap`'s flags look, to recognise the entries it wraps. */
+  wrapFlags: WrapFlags;
   hooks?: WriteHooks;
   /** The format of a file (tests pass one that makes a wrong edit, to see it refused). */
   formatFor?: (t: Target) => ConfigFormat;
@@ -79,7 +81,7 @@ export function install(o: InstallOptions): FileOutcome[] {
     const ledger = o.ledger ?? defaultLedger(t.client, o.env);
     return {
       onEntry(planner, ref) {
-        const c = classify(ref.value);
+        const c = classify(ref.value, o.wrapFlags);
         if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
         if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
         const opts = { ledger, sign: o.sign };
@@ -112,7 +114,7 @@ export function install(o: InstallOptions): FileOutcome[] {
 export function uninstall(o: RunOptions): FileOutcome[] {
   return run(o, () => ({
     onEntry(planner, ref) {
-      const c = classify(ref.value);
+      const c = classify(ref.value, o.wrapFlags);
       if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
       if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
       const w = c.wrapped as Wrapped;

@@ -10,7 +10,7 @@ import { getField } from "../core/json.ts";
 import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
-import { classify } from "./entry.ts";
+import { type WrapFlags, classify } from "./entry.ts";
 import { formatOf } from "./install.ts";
 
 export interface LastSession {
@@ -54,6 +54,7 @@ interface LedgerSummary {
 export async function status(
   clients: ClientId[],
   env: PathEnv,
+  wrapFlags: WrapFlags,
   verify: Pick<VerifyOptions, "isWriterAlive"> = {},
 ): Promise<FileStatus[]> {
   const out: FileStatus[] = [];
@@ -77,7 +78,7 @@ export async function status(
           continue;
         }
         for (const ref of listed.servers) {
-          const c = classify(ref.value);
+          const c = classify(ref.value, wrapFlags);
           const s: ServerStatus = { name: ref.name, where: ref.where, state: "not-recorded" };
           if (c.kind === "remote" || c.kind === "unsupported") {
             s.state = c.kind;
