@@ -14,6 +14,7 @@
  * once its tools/call intent rows are durable (or refused, as `seam wrap`
  * refuses: a JSON-RPC error, here in an HTTP 200 JSON body).
  */
+import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { type Json, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 import type { Log } from "../base/log.ts";
@@ -393,7 +394,7 @@ class Exchange {
         this.refuse();
         return;
       }
-      body = this.bodyEnded ? concat(read, len) : this.streamBody(read);
+      body = this.bodyEnded ? concatBytes(read, len) : this.streamBody(read);
     } else if (hasBody) {
       body = this.streamBody([]);
     } else {
@@ -607,17 +608,6 @@ class Exchange {
 function msFloat(ms: number): Json {
   const v = Math.round(ms * 1000) / 1000;
   return Number.isInteger(v) ? new JsonFloat(v) : v;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Whether a request body holds an `initialize` request (alone or in a batch). */

@@ -13,6 +13,7 @@
  * never dispatched. A leading BOM is dropped. Field values are kept as bytes,
  * so invalid UTF-8 reaches the observer as it came (which counts it unparsed).
  */
+import { concatBytes } from "../core/bytes.ts";
 
 export interface BodySink {
   /** One event's data, or a whole body; the view is valid only during the call. */
@@ -27,17 +28,6 @@ const COLON = 0x3a;
 const SPACE = 0x20;
 const DATA = [0x64, 0x61, 0x74, 0x61]; // "data"
 const BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 export class SseSplitter {
   private line: Uint8Array[] = [];
@@ -111,11 +101,11 @@ export class SseSplitter {
     // A data line can be no longer than the event's data plus "data: ".
     if (this.lineLen > this.maxFrame + 6) {
       this.lineSkipping = true;
-      const head = concat(this.line, this.lineLen - part.length).subarray(0, 5);
+      const head = concatBytes(this.line, this.lineLen - part.length).subarray(0, 5);
       const h =
         head.length >= 5
           ? head
-          : concat([head, part.subarray(0, 5 - head.length)], Math.min(5, head.length + part.length));
+          : concatBytes([head, part.subarray(0, 5 - head.length)], Math.min(5, head.length + part.length));
       this.skippedIsData = DATA.every((b, i) => h[i] === b) && (h.length === 4 || h[4] === COLON);
       this.line = [];
       return;
@@ -127,7 +117,7 @@ export class SseSplitter {
   private lineDone(): void {
     const len = this.lineLen;
     const skipped = this.lineSkipping;
-    const line = skipped ? null : concat(this.line, len);
+    const line = skipped ? null : concatBytes(this.line, len);
     this.line = [];
     this.lineLen = 0;
     this.lineSkipping = false;
@@ -177,7 +167,7 @@ export class SseSplitter {
     }
     this.events++;
     if (this.dataSkipping) this.sink.oversize(this.dataLen);
-    else this.sink.frame(concat(this.data, this.dataLen));
+    else this.sink.frame(concatBytes(this.data, this.dataLen));
     this.resetEvent();
   }
 
@@ -217,7 +207,7 @@ export class BodyCollector {
 
   /** The bytes kept so far (all of the body when not skipping). */
   bytes(): Uint8Array {
-    return concat(this.parts, this.len);
+    return concatBytes(this.parts, this.len);
   }
 
   get oversize(): boolean {

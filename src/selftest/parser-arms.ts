@@ -4,6 +4,7 @@
  * naming the tool that server saw; and a reader that refuses what the server
  * accepts (seam's strict parser alone, as seam once read frames) goes RED.
  */
+import { concatBytes } from "../core/bytes.ts";
 import { type Json, getField } from "../core/json.ts";
 import { type Fields, McpObserver, type ObserverFaults } from "../wrap/mcp.ts";
 import type { Arm } from "./run.ts";
@@ -20,14 +21,7 @@ function frame(name: Part[], args: Part[]): Uint8Array {
     ...args,
     "}}",
   ];
-  const bytes = parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p)));
-  const out = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
+  return concatBytes(parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p))));
 }
 
 /** Frames a JSON.parse server reads and a stricter parser does not, and two that read differently elsewhere. */
