@@ -7,27 +7,13 @@
  * stack reads. Every frame names a tool unique to it (`tool_<n>`, perhaps
  * with a suffix), so a row can be matched to what a server saw.
  */
+import { type Part, cat } from "./bytes.ts";
 import { Gen } from "./jsongen.ts";
 
 export interface CorpusFrame {
   bytes: Uint8Array;
   /** The mutations applied, for messages. */
   kinds: string[];
-}
-
-type Part = string | number[];
-
-const enc = new TextEncoder();
-
-function join(parts: Part[]): Uint8Array {
-  const chunks = parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p)));
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 /** Byte sequences that are not UTF-8: a stray byte, overlong "/", a UTF-8-encoded surrogate, a truncated sequence, a 5-byte form, a lone continuation. */
@@ -162,7 +148,7 @@ export function corpus(seed: number, n: number): CorpusFrame[] {
       kinds.push("lone surrogate as bytes between tokens");
       parts = [...parts.slice(0, 1), [0xed, 0xb0, 0x80], ...parts.slice(1)];
     }
-    let bytes = join(parts);
+    let bytes = cat(...parts);
     if (g.int(30) === 0) {
       kinds.push("truncated");
       bytes = bytes.subarray(0, 1 + g.int(bytes.length - 1));
@@ -174,5 +160,5 @@ export function corpus(seed: number, n: number): CorpusFrame[] {
 
 /** The frames as one client stream, each followed by "\n". */
 export function stream(frames: CorpusFrame[]): Uint8Array {
-  return join(frames.flatMap((f) => [Array.from(f.bytes), "\n"]));
+  return cat(...frames.flatMap((f): Part[] => [Array.from(f.bytes), "\n"]));
 }

@@ -4,20 +4,10 @@ import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { parseLenient } from "../src/core/json-lenient.ts";
 import { type Json, JsonParseError, getField, parseJson } from "../src/core/json.ts";
 import { goFold, readFrame } from "../src/wrap/frame-reading.ts";
+import { cat } from "./bytes.ts";
 import { Gen } from "./jsongen.ts";
 
 const enc = new TextEncoder();
-
-function cat(...parts: (string | number[])[]): Uint8Array {
-  const bytes = parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p)));
-  const out = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
-}
 
 describe("parseLenient", () => {
   test("reads every document parseJson reads, to the same value (so digests of today's frames cannot change)", () => {

@@ -2,39 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
-import { type Fields, McpObserver, type ObserverFaults } from "../src/wrap/mcp.ts";
+import { McpObserver } from "../src/wrap/mcp.ts";
+import { observe } from "./observe.ts";
 
 const enc = new TextEncoder();
-
-/** Drives an observer with a script of frames; rows come back as (evt, line-form of fields) pairs. */
-function observe(script: [">" | "<", string][], faults?: ObserverFaults, raw = false) {
-  const rows: { evt: string; fields: Fields }[] = [];
-  let t = 0;
-  const o = new McpObserver({
-    rows: {
-      row: (evt, fields) => rows.push({ evt, fields }),
-      durable: async (evt, fields) => {
-        rows.push({ evt, fields });
-        return true;
-      },
-    },
-    raw,
-    writeAhead: false,
-    now: () => (t += 1.5),
-    faults,
-  });
-  for (const [dir, frame] of script) {
-    if (dir === ">") o.fromClient(enc.encode(frame));
-    else o.fromServer(enc.encode(frame));
-  }
-  o.finish("client_eof");
-  const clean = rows.map(({ evt, fields }) => {
-    const kept: Record<string, unknown> = { evt };
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined) kept[k] = v;
-    return kept;
-  });
-  return { rows: clean.map((r) => lineForm(r as never)), counts: o.counts };
-}
 
 const call = (id: string, name = "echo", args = `{"x":1}`) =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
@@ -95,7 +66,7 @@ describe("McpObserver pairing", () => {
     ]);
     expect(rows[1]).toContain(`"result_digest": "${RES}"`);
     // RED: one id table for both directions lets the client's answer to the server close the call.
-    const red = observe(script, { sharedIdTable: true });
+    const red = observe(script, { faults: { sharedIdTable: true } });
     expect(red.rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).not.toEqual([
       "server_request:ok",
       "tool_call:ok",
@@ -171,7 +142,7 @@ describe("McpObserver pairing", () => {
     expect(observe(script).rows).toEqual([
       `{"evt": "tool_call", "tool": "never", "rpc_id": 16, "args_digest": "${ARGS}", "status": "unanswered", "ms": 1.5, "reason": "client_eof"}`,
     ]);
-    expect(observe(script, { noUnansweredFlush: true }).rows).toEqual([]);
+    expect(observe(script, { faults: { noUnansweredFlush: true } }).rows).toEqual([]);
   });
 
   test("one row per call; RED with the double-row fault", () => {
@@ -180,7 +151,7 @@ describe("McpObserver pairing", () => {
       ["<", ok("1")],
     ];
     expect(observe(script).rows).toHaveLength(1);
-    expect(observe(script, { doubleRow: true }).rows).toHaveLength(2);
+    expect(observe(script, { faults: { doubleRow: true } }).rows).toHaveLength(2);
   });
 
   test("initialize, tools/list, resources/read, prompts/get and server requests", () => {
@@ -243,8 +214,7 @@ describe("McpObserver pairing", () => {
         [">", call("1", "deep", args)],
         ["<", ok("1")],
       ],
-      undefined,
-      true,
+      { raw: true },
     );
     const row = rows.find((r) => r.startsWith(`{"evt": "tool_call"`))!;
     expect(row).toContain(`"args_digest": "${digestBytes(enc.encode(args))}"`);
@@ -260,8 +230,7 @@ describe("McpObserver pairing", () => {
         [">", call("1", "echo", `{"n":1.0,"big":123456789012345678901}`)],
         ["<", ok("1")],
       ],
-      undefined,
-      true,
+      { raw: true },
     );
     expect(rows[0]).toContain(`"args": {"n": 1.0, "big": 123456789012345678901}, "result": {"content": []}}`);
   });

@@ -13,22 +13,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Json, getField } from "../src/core/json.ts";
 import { ROOT, runCli, seamArgv } from "./cli.ts";
+import { cat } from "./bytes.ts";
 import { ledgerRows, start, tempDir, until } from "./proc.ts";
 
 const FILESYSTEM = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`];
-const enc = new TextEncoder();
-
-function cat(...parts: (string | number[])[]): Uint8Array {
-  const bytes = parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p)));
-  const out = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
-}
-
 function attacks(path: string): Uint8Array[] {
   const call = (id: number, pad: (string | number[])[]) =>
     cat(

@@ -8,72 +8,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Json, getField } from "../src/core/json.ts";
-import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { SCRIPT_CALLS } from "../src/selftest/fixture-client.ts";
 import { rechainLines } from "../src/selftest/tamper.ts";
 import { verifyBytes } from "../src/verify/verify-ledger.ts";
-import { VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
-import { ledgerRows, run, tempDir } from "./proc.ts";
-import { HAVE_PYTHON, reference } from "./verify-helpers.ts";
+import { VIAS, type Via, built, runCli } from "./cli.ts";
+import { ledgerRows } from "./proc.ts";
+import { directAndWrapped } from "./fixture-run.ts";
+import { expectReferenceOk } from "./verify-helpers.ts";
 
-const fixture = [...seamArgv("bun"), "fixture"];
 const f = (r: Json, k: string) => getField(r, k);
-
-/** Runs `script` directly and through `seam wrap` (via `via`); returns the ledger path after checking the bytes. */
-async function both(via: Via, script: string, server: string[] = [], fault?: string): Promise<string> {
-  const dir = tempDir();
-  const side = (tag: string) => ["--sent", join(dir, `${tag}.sent`), "--received", join(dir, `${tag}.recv`)];
-  const direct = await run([
-    ...fixture,
-    "client",
-    "--script",
-    script,
-    ...side("d"),
-    "--",
-    ...fixture,
-    "server",
-    ...server,
-    "--record-in",
-    join(dir, "d.in"),
-  ]);
-  expect(direct.stderr).toBe("");
-  expect(direct.code).toBe(0);
-  const ledger = join(dir, "ledger.jsonl");
-  const wrapped = await run(
-    [
-      ...fixture,
-      "client",
-      "--script",
-      script,
-      ...side("w"),
-      "--",
-      ...seamArgv(via),
-      "wrap",
-      "--ledger",
-      ledger,
-      "--",
-      ...fixture,
-      "server",
-      ...server,
-      "--record-in",
-      join(dir, "w.in"),
-    ],
-    { env: { [FAULT_ENV]: fault } },
-  );
-  expect(wrapped.stderr).toBe(
-    fault === undefined ? "" : `seam: warning: selftest fault ${fault} is on: traffic or rows are deliberately wrong\n`,
-  );
-  expect(wrapped.code).toBe(0);
-  for (const part of ["sent", "recv", "in"]) {
-    const a = readFileSync(join(dir, `d.${part}`));
-    const b = readFileSync(join(dir, `w.${part}`));
-    expect(a.length).toBeGreaterThan(0);
-    expect(Buffer.compare(a, b)).toBe(0);
-  }
-  return ledger;
-}
 
 /** `evt rpc_id status` of each row between session_begin and session_end (operation_end: `evt op status`). */
 function shape(ledger: string): string[] {
@@ -95,14 +39,7 @@ async function verifiesOk(via: Via, ledger: string) {
     notes: [],
   });
   expect(r.code).toBe(0);
-  if (HAVE_PYTHON) {
-    const [ref] = reference([readFileSync(ledger)]);
-    expect({ verdict: ref!.verdict, rows: ref!.rows, head: ref!.head }).toEqual({
-      verdict: "ok",
-      rows: report.rows,
-      head: report.head,
-    });
-  }
+  expectReferenceOk(ledger, report);
   return report;
 }
 
@@ -110,7 +47,7 @@ describe.each(VIAS)("2026-07-28 through seam wrap via %s", (via: Via) => {
   test.skipIf(!built(via))(
     "the modern script: byte-identical, one row per round trip, operations as specified",
     async () => {
-      const ledger = await both(via, "modern");
+      const { ledger } = await directAndWrapped(via, "modern");
       expect(shape(ledger)).toEqual([
         "mcp_client 0",
         "mcp_discover 0 ok",
@@ -168,7 +105,7 @@ describe.each(VIAS)("2026-07-28 through seam wrap via %s", (via: Via) => {
   test.skipIf(!built(via))(
     "probe with server/discover, -32601, fall back to initialize: legacy rows after",
     async () => {
-      const ledger = await both(via, "fallback", ["--legacy"]);
+      const { ledger } = await directAndWrapped(via, "fallback", ["--legacy"]);
       expect(shape(ledger)).toEqual([
         "mcp_client 0",
         "mcp_discover 0 error",
@@ -193,7 +130,7 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
   let lines: string[] = [];
   const load = async () => {
     if (lines.length === 0)
-      lines = readFileSync(await both("bun", "modern"), "utf8")
+      lines = readFileSync((await directAndWrapped("bun", "modern")).ledger, "utf8")
         .trimEnd()
         .split("\n");
     return lines;
@@ -274,7 +211,7 @@ describe("seam verify finds operation defects (each one put into a real ledger, 
   });
 
   test("a retry the recorder failed to link (RED: selftest fault unlinked-rounds, a real run)", async () => {
-    const ledger = await both("bun", "modern", [], "unlinked-rounds");
+    const { ledger } = await directAndWrapped("bun", "modern", [], "unlinked-rounds");
     const r = verifyBytes(new Uint8Array(readFileSync(ledger)));
     expect([...r.finding_kinds].sort()).toEqual(["operation_unlinked"]);
     expect(r.findings.join("\n")).toContain("brings the requestState operation 7 was given, but is in no operation");

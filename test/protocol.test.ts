@@ -7,43 +7,13 @@ import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestJson } from "../src/core/digest.ts";
 import { parseJson } from "../src/core/json.ts";
-import { type Fields, McpObserver } from "../src/wrap/mcp.ts";
+import { McpObserver } from "../src/wrap/mcp.ts";
+import { type Script, observe as observeScript } from "./observe.ts";
 
 const enc = new TextEncoder();
 
-/**
- * Drives an observer with a script of frames. Rows come back in line form,
- * each with the seq a ledger would give it (1, 2, …), since an operation is
- * named by its first row's seq.
- */
-function observe(script: [">" | "<", string][], raw = false) {
-  const rows: { evt: string; fields: Fields }[] = [];
-  let t = 0;
-  const o = new McpObserver({
-    rows: {
-      row: (evt, fields) => rows.push({ evt, fields }),
-      durable: async (evt, fields) => {
-        rows.push({ evt, fields });
-        return true;
-      },
-    },
-    raw,
-    writeAhead: false,
-    now: () => (t += 1.5),
-    nextSeq: () => rows.length + 1,
-  });
-  for (const [dir, frame] of script) {
-    if (dir === ">") o.fromClient(enc.encode(frame));
-    else o.fromServer(enc.encode(frame));
-  }
-  o.finish("client_eof");
-  const lines = rows.map(({ evt, fields }, i) => {
-    const kept: Record<string, unknown> = { evt, seq: i + 1 };
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined) kept[k] = v;
-    return lineForm(kept as never);
-  });
-  return { rows: lines, counts: o.counts, ops: o.operations.counts };
-}
+/** The observer's rows for `script`, each with the seq a ledger would give it (an operation is named by its first row's seq). */
+const observe = (script: Script, raw = false) => observeScript(script, { raw, seq: true });
 
 const V = "2026-07-28";
 const META = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${V}","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`;

@@ -3,7 +3,9 @@
  * lineForm, as `seam wrap` writes them) and the independent Python reference
  * verifier (test/reference_verify.py).
  */
+import { expect } from "bun:test";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
@@ -155,4 +157,19 @@ export function reference(ledgers: readonly Uint8Array[], strict = false): RefVe
   if (out.length !== ledgers.length)
     throw new Error(`reference gave ${out.length} verdicts for ${ledgers.length} ledgers`);
   return out.map((l) => JSON.parse(l) as RefVerdict);
+}
+
+/**
+ * The reference verifier reads the ledger at `path` as `seam verify` did:
+ * ok, with as many rows and the same head (`report` is verify's --json).
+ * Skipped without python3.
+ */
+export function expectReferenceOk(path: string, report: { rows: number; head: string | null }): void {
+  if (!HAVE_PYTHON) return;
+  const [ref] = reference([readFileSync(path)]);
+  expect({ verdict: ref!.verdict, rows: ref!.rows, head: ref!.head }).toEqual({
+    verdict: "ok",
+    rows: report.rows,
+    head: report.head,
+  });
 }

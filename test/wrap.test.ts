@@ -11,6 +11,7 @@ import { type Json, getField } from "../src/core/json.ts";
 import { chainOf, GENESIS } from "../src/core/chain.ts";
 import { SCRIPT_CALLS } from "../src/selftest/fixture-client.ts";
 import { VIAS, type Via, seamArgv } from "./cli.ts";
+import { directAndWrapped } from "./fixture-run.ts";
 import { ledgerRows, run, start, tempDir, until } from "./proc.ts";
 
 const fixture = [...seamArgv("bun"), "fixture"];
@@ -36,52 +37,7 @@ function chainHolds(path: string): boolean {
 
 describe.each(VIAS)("seam wrap via %s", (via: Via) => {
   test("the awkward script is byte-identical with and without seam, and every call is rowed", async () => {
-    const dir = tempDir();
-    const direct = await run([
-      ...fixture,
-      "client",
-      "--script",
-      "awkward",
-      "--sent",
-      join(dir, "d.sent"),
-      "--received",
-      join(dir, "d.recv"),
-      "--",
-      ...fixture,
-      "server",
-      "--record-in",
-      join(dir, "d.in"),
-    ]);
-    expect(direct.code).toBe(0);
-    const ledger = join(dir, "ledger.jsonl");
-    const wrapped = await run([
-      ...fixture,
-      "client",
-      "--script",
-      "awkward",
-      "--sent",
-      join(dir, "w.sent"),
-      "--received",
-      join(dir, "w.recv"),
-      "--",
-      ...seamArgv(via),
-      "wrap",
-      "--ledger",
-      ledger,
-      "--",
-      ...fixture,
-      "server",
-      "--record-in",
-      join(dir, "w.in"),
-    ]);
-    expect(wrapped.stderr).toBe("");
-    expect(wrapped.code).toBe(0);
-    for (const part of ["sent", "recv", "in"]) {
-      const a = readFileSync(join(dir, `d.${part}`));
-      const b = readFileSync(join(dir, `w.${part}`));
-      expect(b.length).toBe(a.length);
-      expect(Buffer.compare(a, b)).toBe(0);
-    }
+    const { ledger, dir } = await directAndWrapped(via, "awkward");
     const rows = rowsOf(ledger);
     expect(chainHolds(ledger)).toBe(true);
     expect(f(rows[0]!, "evt")).toBe("session_begin");
