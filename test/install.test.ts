@@ -20,7 +20,7 @@ import {
 import { dirname, join } from "node:path";
 import { type ClientId, CLIENT_IDS, type Os, type PathEnv, defaultLedger, targetsFor } from "../src/install/clients.ts";
 import { type SeamCommand, classify, parseWrapped, sameValue } from "../src/install/entry.ts";
-import { install, uninstall, unifiedDiff } from "../src/install/install.ts";
+import { type FileOutcome, type InstallOptions, install, uninstall, unifiedDiff } from "../src/install/install.ts";
 import { WRAP_ARGS, WRAP_FLAGS } from "../commands/_wrap-args.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
 import { tomlFormat } from "../src/install/toml-edit.ts";
@@ -29,6 +29,24 @@ import { tempDir } from "./proc.ts";
 
 const SEAM = { argv: ["/opt/seam/bin/seam"] };
 const envAt = (home: string, cwd = home): PathEnv => ({ os: "linux", home: "/nonexistent", cwd, configRoot: home });
+
+/** seam install of `clients` in the user scope of `home`, as the command runs it (`more` on top). */
+function installIn(home: string, clients: ClientId[], more: Partial<InstallOptions> = {}): FileOutcome[] {
+  return install({
+    clients,
+    scope: "user",
+    env: envAt(home),
+    dryRun: false,
+    seam: SEAM,
+    wrapFlags: WRAP_FLAGS,
+    ...more,
+  });
+}
+
+/** seam uninstall of `clients` in the user scope of `home`. */
+function uninstallIn(home: string, clients: ClientId[]): FileOutcome[] {
+  return uninstall({ clients, scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+}
 
 describe("where each client keeps its servers", () => {
   const envs: Record<Os, PathEnv> = {
@@ -219,14 +237,7 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     const home = tempDir();
     const { path, text } = layOut(home, [c]).get(c.client)!;
     const ledger = join(home, ".local/share/seam", `${c.client}.jsonl`);
-    const r = install({
-      clients: [c.client],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, [c.client]);
     expect(r.map((f) => f.status)).toEqual(["changed"]);
     const got = (a: string) => r[0]!.servers.filter((s) => s.action === a).map((s) => s.name);
     expect(got("wrapped")).toEqual(c.wraps);
@@ -268,25 +279,15 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     expect(statSync(join(home, ".local")).mode & 0o777).not.toBe(0o700);
     expect(readFileSync(r[0]!.backup!, "utf8")).toBe(text);
 
-    const again = install({
-      clients: [c.client],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const again = installIn(home, [c.client]);
     expect(again.map((f) => f.status)).toEqual(["unchanged"]);
     expect(again[0]!.servers.filter((s) => s.action === "already").map((s) => s.name)).toEqual(c.wraps);
     expect(readFileSync(path, "utf8")).toBe(after);
 
-    const u = uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    const u = uninstallIn(home, [c.client]);
     expect(u[0]!.servers.filter((s) => s.action === "restored").map((s) => s.name)).toEqual(c.wraps);
     expect(readFileSync(path, "utf8")).toBe(text);
-    expect(
-      uninstall({ clients: [c.client], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS })[0]!
-        .status,
-    ).toBe("unchanged");
+    expect(uninstallIn(home, [c.client])[0]!.status).toBe("unchanged");
   });
 });
 
@@ -304,14 +305,7 @@ describe("files that resist", () => {
 
   test("--dry-run prints a unified diff and writes nothing: no file, no backup, no ledger folder", () => {
     const { home, path } = lay(small);
-    const r = install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: true,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, ["cursor"], { dryRun: true });
     expect(r[0]!.status).toBe("changed");
     const ledger = join(home, ".local/share/seam/cursor.jsonl");
     expect(r[0]!.diff).toBe(
@@ -339,25 +333,9 @@ describe("files that resist", () => {
     const bad = '{\n  "mcpServers": {\n    "a": { "command": "srv" }\n    "b": { "command": "x" }\n  }\n}\n';
     const { home, path } = lay(bad);
     for (const run of [
-      () =>
-        install({
-          clients: ["cursor"],
-          scope: "user",
-          env: envAt(home),
-          dryRun: false,
-          seam: SEAM,
-          wrapFlags: WRAP_FLAGS,
-        }),
-      () => uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS }),
-      () =>
-        install({
-          clients: ["cursor"],
-          scope: "user",
-          env: envAt(home),
-          dryRun: true,
-          seam: SEAM,
-          wrapFlags: WRAP_FLAGS,
-        }),
+      () => installIn(home, ["cursor"]),
+      () => uninstallIn(home, ["cursor"]),
+      () => installIn(home, ["cursor"], { dryRun: true }),
     ]) {
       const r = run();
       expect(r[0]!.status).toBe("error");
@@ -373,14 +351,7 @@ describe("files that resist", () => {
     mkdirSync(dirname(path), { recursive: true });
     const bad = '[mcp_servers.a]\ncommand = "srv"\nargs = ["x",\n';
     writeFileSync(path, bad);
-    const r = install({
-      clients: ["codex"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, ["codex"]);
     expect(r[0]!.status).toBe("error");
     expect(r[0]!.error).toMatch(new RegExp(`^${path.replace(/[.]/g, "\\.")}: line 4, column 1: `));
     expect(readFileSync(path, "utf8")).toBe(bad);
@@ -393,14 +364,7 @@ describe("files that resist", () => {
     const text =
       '[mcp_servers]\ninline = { command = "x", args = ["-y"] }\n\n[mcp_servers.own]\ncommand = """multi"""\n';
     writeFileSync(path, text);
-    const r = install({
-      clients: ["codex"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, ["codex"]);
     expect(r[0]!.status).toBe("unchanged");
     expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
       ["inline", "unsupported", "not written as its own [mcp_servers.inline] table; seam edits only that layout"],
@@ -413,13 +377,7 @@ describe("files that resist", () => {
     const { home, path } = lay(small);
     const clients =
       '{\n  "mcpServers": {\n    "a": { "command": "srv", "args": ["-v"] },\n    "b": { "command": "new" }\n  }\n}\n';
-    const r = install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
+    const r = installIn(home, ["cursor"], {
       hooks: { beforeCommit: (file, attempt) => attempt === 1 && writeFileSync(file, clients) },
     });
     expect(r[0]!.status).toBe("changed");
@@ -438,20 +396,14 @@ describe("files that resist", () => {
     // The backup holds what the edit was made on: the client's version.
     expect(readFileSync(r[0]!.backup!, "utf8")).toBe(clients);
     expect(siblings(path).filter((n) => n.includes(".seam-backup-")).length).toBe(1);
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    uninstallIn(home, ["cursor"]);
     expect(readFileSync(path, "utf8")).toBe(clients);
   });
 
   test("a file that keeps changing is never overwritten: the client's last write stays", () => {
     const { home, path } = lay(small);
     let n = 0;
-    const r = install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
+    const r = installIn(home, ["cursor"], {
       hooks: { beforeCommit: (file) => writeFileSync(file, small.replace("-v", `-v${++n}`)) },
     });
     expect(r[0]!.status).toBe("error");
@@ -463,14 +415,7 @@ describe("files that resist", () => {
   test("a read-only file is refused, not replaced", () => {
     const { home, path } = lay(small);
     chmodSync(path, 0o444);
-    const r = install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, ["cursor"]);
     expect(r[0]!.status).toBe("error");
     expect(r[0]!.error).toBe(`${path} is read-only; seam left it as it is`);
     expect(readFileSync(path, "utf8")).toBe(small);
@@ -485,32 +430,22 @@ describe("files that resist", () => {
     const { unlinkSync } = require("node:fs") as typeof import("node:fs");
     unlinkSync(path);
     symlinkSync(real, path);
-    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM, wrapFlags: WRAP_FLAGS });
+    installIn(home, ["cursor"]);
     expect(lstatSync(path).isSymbolicLink()).toBe(true);
     expect(readlinkSync(path)).toBe(real);
     expect(readFileSync(real, "utf8")).toContain('"/opt/seam/bin/seam"');
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    uninstallIn(home, ["cursor"]);
     expect(readFileSync(real, "utf8")).toBe(small);
   });
 
   test("--server picks entries by name; --ledger and --sign go into each wrapped entry", () => {
     const two = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "args": []}}}';
     const { home, path } = lay(two);
-    install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-      servers: ["b"],
-      ledger: "/var/log/seam/all.jsonl",
-      sign: "/home/me/seam.key",
-    });
+    installIn(home, ["cursor"], { servers: ["b"], ledger: "/var/log/seam/all.jsonl", sign: "/home/me/seam.key" });
     expect(readFileSync(path, "utf8")).toBe(
       '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "/opt/seam/bin/seam", "args": ["wrap", "--ledger", "/var/log/seam/all.jsonl", "--server", "b", "--sign", "/home/me/seam.key", "--", "y"]}}}',
     );
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    uninstallIn(home, ["cursor"]);
     expect(readFileSync(path, "utf8")).toBe(two);
   });
 
@@ -519,15 +454,7 @@ describe("files that resist", () => {
       '{\r\n  "mcpServers": {\r\n    "fs": {\r\n      "command": "C:\\\\Program Files\\\\nodejs\\\\npx.cmd",\r\n      "args": ["-y", "D:\\\\data"]\r\n    }\r\n  }\r\n}';
     const { home, path } = lay(win);
     const seam = { argv: ["C:\\Program Files\\seam\\seam.exe"] };
-    install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam,
-      wrapFlags: WRAP_FLAGS,
-      ledger: "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl",
-    });
+    installIn(home, ["cursor"], { seam, ledger: "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl" });
     const entry = servers(CURSOR, readFileSync(path, "utf8")).get("fs")!;
     expect(entry).toEqual({
       command: "C:\\Program Files\\seam\\seam.exe",
@@ -543,15 +470,15 @@ describe("files that resist", () => {
         "D:\\data",
       ],
     } as never);
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    uninstallIn(home, ["cursor"]);
     expect(readFileSync(path, "utf8")).toBe(win);
   });
 
   test('an entry that had `"args": []` just before its command comes back without it (the documented ambiguity)', () => {
     const t = '{"mcpServers": {"a": {"args": [], "command": "x"}}}';
     const { home, path } = lay(t);
-    install({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, seam: SEAM, wrapFlags: WRAP_FLAGS });
-    uninstall({ clients: ["cursor"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    installIn(home, ["cursor"]);
+    uninstallIn(home, ["cursor"]);
     expect(readFileSync(path, "utf8")).toBe('{"mcpServers": {"a": {"command": "x"}}}');
   });
 
@@ -570,14 +497,7 @@ describe("files that resist", () => {
     const home = tempDir();
     const path = join(home, ".claude.json");
     writeFileSync(path, text);
-    const r = install({
-      clients: ["claude-code"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-    });
+    const r = installIn(home, ["claude-code"]);
     const wrapped = r[0]!.servers.filter((s) => s.action === "wrapped");
     expect(wrapped.map((s) => s.name)).toEqual([
       "fixture",
@@ -585,7 +505,7 @@ describe("files that resist", () => {
       ...Array.from({ length: 4 }, (_, k) => `local-${k * 50}`),
     ]);
     expect(wrapped[2]!.where).toBe('projects["/home/me/src/p0"].mcpServers (local)');
-    uninstall({ clients: ["claude-code"], scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+    uninstallIn(home, ["claude-code"]);
     expect(readFileSync(path, "utf8")).toBe(text);
   }, 60_000);
 
@@ -623,15 +543,7 @@ describe("files that resist", () => {
         };
       },
     };
-    const r = install({
-      clients: ["cursor"],
-      scope: "user",
-      env: envAt(home),
-      dryRun: false,
-      seam: SEAM,
-      wrapFlags: WRAP_FLAGS,
-      formatFor: () => faulty,
-    });
+    const r = installIn(home, ["cursor"], { formatFor: () => faulty });
     expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
       ["a", "wrapped", undefined],
       ["b", "unsupported", "seam's edit would have changed more than this entry; left as it is"],
