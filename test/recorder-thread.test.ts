@@ -1,0 +1,142 @@
+/**
+ * Recording on a thread of its own (src/wrap/recorder-thread.ts), driven as
+ * the relay drives it, with a real thread (test/fixtures/recorder-thread.ts)
+ * whose ledger disk is slow: the relay is told to wait, nothing is lost, the
+ * backlog stays under its bound, rows keep the order the bytes crossed in and
+ * are dated when they crossed, not when they were written.
+ */
+import { expect, test } from "bun:test";
+import { mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLog } from "../src/base/log.ts";
+import { verifyFile } from "../src/api/index.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { startThreadFrom } from "../src/runtime/thread.ts";
+import type { Runtime } from "../src/runtime/types.ts";
+import { RECORDER_ROLE, RecorderLink } from "../src/wrap/recorder-thread.ts";
+import type { RecordingInit } from "../src/wrap/recording.ts";
+import { field, ledgerRows } from "./proc.ts";
+
+const fixture = join(import.meta.dir, "fixtures", "recorder-thread.ts");
+const enc = new TextEncoder();
+
+function init(ledger: string): RecordingInit {
+  return {
+    ledger,
+    session: "s-thread",
+    server: "srv",
+    raw: false,
+    maxFrame: 1 << 20,
+    fsync: "never",
+    writeAhead: false,
+    failClosed: false,
+    begin: { pid: process.pid },
+  };
+}
+
+/** The runtime, starting the fixture as its thread. */
+const rt: Runtime = { ...runtime, startThread: (role, data) => startThreadFrom(fixture, role, data) };
+
+const request = (id: number) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"t${id}","arguments":{"n":${id}}}}\n`;
+const answer = (id: number) =>
+  `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"${"x".repeat(200)}"}]}}\n`;
+
+interface Run {
+  ledger: string;
+  /** Chunks whose hand-over asked the relay to wait. */
+  waits: number;
+  /** Wall-clock ms at which each call's answer was handed over. */
+  answeredAt: number[];
+  backlogMax: number;
+  elapsedMs: number;
+}
+
+async function relay(calls: number, stallMs: number, limit: number): Promise<Run> {
+  expect(RECORDER_ROLE).toBe("recorder");
+  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const link = await RecorderLink.start(rt, init(ledger), { stallMs }, createLog(), limit);
+  if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
+  const t0 = performance.now();
+  let waits = 0;
+  const answeredAt: number[] = [];
+  for (let id = 1; id <= calls; id++) {
+    for (const [dir, text] of [
+      ["c2s", request(id)],
+      ["s2c", answer(id)],
+    ] as const) {
+      if (dir === "s2c") answeredAt.push(Date.now());
+      const wait = link.chunk(dir, enc.encode(text));
+      if (wait) {
+        waits++;
+        await wait;
+      }
+    }
+  }
+  link.eof("c2s");
+  link.eof("s2c");
+  await link.end({ reason: "client_eof", exitCode: 0 });
+  const rows = ledgerRows(ledger);
+  const end = rows.at(-1)!;
+  return {
+    ledger,
+    waits,
+    answeredAt,
+    backlogMax: Number(field(end, "recorder_backlog_max")),
+    elapsedMs: performance.now() - t0,
+  };
+}
+
+test("a recorder slower than the traffic makes the relay wait; every call is rowed, in order, dated when it crossed", async () => {
+  const calls = 600;
+  // 8 KiB of backlog is about 25 calls; each write to the disk stalls 40 ms.
+  const limit = 8 * 1024;
+  const r = await relay(calls, 40, limit);
+  // The relay was held back, more than once, and the backlog never went past its bound by more than one chunk.
+  expect(r.waits).toBeGreaterThan(3);
+  expect(r.backlogMax).toBeGreaterThan(limit / 2);
+  expect(r.backlogMax).toBeLessThanOrEqual(limit + answer(1).length);
+
+  const rows = ledgerRows(r.ledger);
+  const calls_ = rows.filter((row) => field(row, "evt") === "tool_call");
+  expect(calls_.map((row) => field(row, "tool"))).toEqual(Array.from({ length: calls }, (_, i) => `t${i + 1}`));
+  expect(calls_.every((row) => field(row, "status") === "ok")).toBe(true);
+  const end = rows.at(-1)!;
+  expect(field(end, "evt")).toBe("session_end");
+  expect(field(end, "calls")).toBe(calls);
+  expect(field(end, "rows_unlogged")).toBeUndefined();
+  // Dated when the answer crossed, although written up to seconds later.
+  calls_.forEach((row, i) => {
+    const ts = Date.parse(field(row, "ts") as string);
+    expect(Math.abs(ts - r.answeredAt[i]!)).toBeLessThanOrEqual(5);
+  });
+  const report = await verifyFile(r.ledger);
+  expect(report.verdict).toBe("ok");
+}, 60_000);
+
+test("with a fast disk the relay never waits and the backlog stays small", async () => {
+  const r = await relay(300, 0, 64 * 1024 * 1024);
+  expect(r.waits).toBe(0);
+  expect(r.backlogMax).toBeLessThan(64 * 1024 * 1024);
+  const rows = ledgerRows(r.ledger);
+  expect(rows.filter((row) => field(row, "evt") === "tool_call")).toHaveLength(300);
+  expect((await verifyFile(r.ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("a thread that cannot be started leaves recording to the caller (null), and a refused ledger is the refusal's message", async () => {
+  const none: Runtime = { ...runtime, startThread: () => null };
+  expect(await RecorderLink.start(none, init("/nonexistent/x.jsonl"), {}, createLog())).toBeNull();
+  const throwing: Runtime = {
+    ...runtime,
+    startThread: () => {
+      throw new Error("no threads here");
+    },
+  };
+  expect(await RecorderLink.start(throwing, init("/nonexistent/x.jsonl"), {}, createLog())).toBeNull();
+  const dir = mkdtempSync(join(tmpdir(), "seam-rthread-"));
+  symlinkSync(join(dir, "real.jsonl"), join(dir, "l.jsonl"));
+  const refused = await RecorderLink.start(rt, init(join(dir, "l.jsonl")), { stallMs: 0 }, createLog());
+  expect(typeof refused).toBe("string");
+  expect(refused as string).toContain("symbolic link");
+});
