@@ -1,20 +1,23 @@
 /**
  * Recording on a thread of its own, so that the thread that forwards does
- * nothing per chunk but pass a copy on: parsing, digesting, building and
- * chaining rows (tens of µs a call) no longer delay the next frame.
+ * nothing per chunk but copy it on: parsing, digesting, building and chaining
+ * rows (tens of µs a call) no longer delay the next frame.
  *
- * The forwarding side posts every chunk, in the order the chunks crossed (one
- * port carries both directions, so an answer is never seen before its
- * request), stamped with the moment it crossed. The recording side
- * (src/wrap/recording.ts) is the same code that runs inline.
+ * The bytes go through a ring of shared memory (the backlog, BACKLOG_LIMIT
+ * bytes): the forwarding side copies each chunk in, in the order the chunks
+ * crossed (both directions share the ring, so an answer is never seen before
+ * its request), and posts a small note of its direction, length and the
+ * moment it crossed; the recording side (src/wrap/recording.ts, the same code
+ * that runs inline) reads it from there. A ring, not a message per chunk,
+ * because transferred buffers became garbage in the recorder's heap faster
+ * than it was collected (peak RSS relaying large answers: bench/relay.ts).
  *
- * The backlog (bytes posted, not yet recorded) is bounded: past BACKLOG_LIMIT
- * the forwarding side stops reading, as it does when a pipe is full, until the
- * recorder is back under half of it. Nothing is dropped and memory stays
- * bounded; session_end has the backlog's high-water mark. At the end the
- * backlog drains before session_end. The two sides share three counters
- * (bytes posted, bytes recorded, "waiting") so that the recorder says
- * nothing back per chunk.
+ * When the ring is full the forwarding side stops reading, as it does when a
+ * pipe is full, until the recorder has made room: nothing is dropped and
+ * memory stays bounded. session_end has the backlog's high-water mark. At the
+ * end the backlog drains before session_end. Three shared counters (bytes
+ * written, bytes recorded, "waiting") keep the recorder from saying anything
+ * back per chunk.
  */
 import type { Log } from "../base/log.ts";
 import type { Runtime, Thread } from "../runtime/types.ts";
@@ -24,15 +27,16 @@ import { type Dir, Recording, type RecordingDeps, type RecordingInit, type Sessi
 /** The role name a recorder thread is started in (see src/runtime/thread.ts). */
 export const RECORDER_ROLE = "recorder";
 
-/** Bytes that may wait for the recorder before the relay stops reading. */
-export const BACKLOG_LIMIT = 64 * 1024 * 1024;
+/** Bytes that may wait for the recorder (the ring's size) before the relay stops reading. */
+export const BACKLOG_LIMIT = 16 * 1024 * 1024;
 
 /** What the recorder thread is started with (plain data). */
 export interface RecorderData {
   init: RecordingInit;
-  /** Shared counters: [bytes posted, bytes recorded, waiting], each modulo 2^32. */
+  /** Shared counters: [bytes written, bytes recorded, waiting], the first two modulo 2^32. */
   counters: SharedArrayBuffer;
-  limit: number;
+  /** The ring the bytes pass through. */
+  ring: SharedArrayBuffer;
   /** For the thread to make what cannot cross (a signer, a selftest fault) from plain data. */
   plain: unknown;
 }
@@ -40,12 +44,12 @@ export interface RecorderData {
 /** Rows that may wait for the disk before the recorder stops taking chunks (they then wait as backlog). */
 const ROWS_WAITING_LIMIT = 512;
 
-const POSTED = 0;
+const WRITTEN = 0;
 const RECORDED = 1;
 const WAITING = 2;
 
 type ToRecorder =
-  | { k: "chunk"; d: Dir; wall: number; mono: number; b: Uint8Array }
+  | { k: "chunk"; d: Dir; wall: number; mono: number; n: number }
   | { k: "eof"; d: Dir }
   | { k: "spawn_failed"; error: string; exitCode: number }
   | ({ k: "end"; wall: number; mono: number } & SessionEnd);
@@ -58,26 +62,40 @@ type FromRecorder =
   | { k: "ended" };
 
 function backlogOf(c: Int32Array): number {
-  return (Atomics.load(c, POSTED) - Atomics.load(c, RECORDED)) >>> 0;
+  return (Atomics.load(c, WRITTEN) - Atomics.load(c, RECORDED)) >>> 0;
+}
+
+/** A chunk that crossed while the ring was full (or others waited before it): kept, in order. */
+interface Waiting {
+  dir: Dir;
+  bytes: Uint8Array;
+  wall: number;
+  mono: number;
 }
 
 /** The forwarding side's handle on a recorder thread. */
 export class RecorderLink {
   private readonly counters: Int32Array;
-  private posted = 0;
+  private readonly ring: Uint8Array;
+  private written = 0;
+  /** Where the next byte goes in the ring. */
+  private at = 0;
   private max = 0;
   private lost = 0;
   private gone: string | undefined;
-  private waiting: (() => void) | undefined;
+  /** Chunks that crossed and are not in the ring yet, oldest first. */
+  private queue: Waiting[] = [];
+  /** Resolved when the queue has gone into the ring. */
+  private room: { promise: Promise<void>; resolve: () => void } | undefined;
   private ended: (() => void) | undefined;
 
   private constructor(
     private readonly thread: Thread,
-    shared: SharedArrayBuffer,
-    private readonly limit: number,
+    data: RecorderData,
     private readonly log: Log,
   ) {
-    this.counters = new Int32Array(shared);
+    this.counters = new Int32Array(data.counters);
+    this.ring = new Uint8Array(data.ring);
   }
 
   /**
@@ -93,8 +111,12 @@ export class RecorderLink {
     log: Log,
     limit = BACKLOG_LIMIT,
   ): Promise<RecorderLink | string | null> {
-    const shared = new SharedArrayBuffer(3 * 4);
-    const data: RecorderData = { init, counters: shared, limit, plain };
+    const data: RecorderData = {
+      init,
+      counters: new SharedArrayBuffer(3 * 4),
+      ring: new SharedArrayBuffer(limit),
+      plain,
+    };
     let thread: Thread | null;
     try {
       thread = rt.startThread?.(RECORDER_ROLE, data) ?? null;
@@ -102,7 +124,7 @@ export class RecorderLink {
       thread = null;
     }
     if (!thread) return null;
-    const link = new RecorderLink(thread, shared, limit, log);
+    const link = new RecorderLink(thread, data, log);
     return new Promise<RecorderLink | string | null>((resolve) => {
       let opened = false;
       thread.onMessage((m) => {
@@ -112,7 +134,7 @@ export class RecorderLink {
           opened = true;
           resolve(link);
         } else if (msg.k === "refused") resolve(msg.message);
-        else if (msg.k === "drained") link.resume();
+        else if (msg.k === "drained") link.fill();
         else if (msg.k === "ended") link.ended?.();
       });
       thread.onExit((error) => {
@@ -124,41 +146,36 @@ export class RecorderLink {
           return;
         }
         link.log.error(`the recorder thread stopped (${link.gone}); what crosses from now on is not recorded`);
-        link.resume();
+        link.lost += link.queue.reduce((n, w) => n + w.bytes.length, 0);
+        link.queue = [];
+        link.room?.resolve();
         link.ended?.();
       });
     });
   }
 
   /**
-   * A chunk crossed: a copy of exactly its bytes goes to the recorder (a view
-   * would take its whole buffer along). Returns a promise when the backlog is
-   * over the limit: the caller reads no more until it resolves.
+   * A chunk crossed (it is already forwarded). Its bytes go into the ring
+   * now, or, when the ring is full, are kept and go in, in order, as the
+   * recorder makes room; then the returned promise resolves, and until then
+   * the caller reads no more.
    */
   chunk(dir: Dir, chunk: Uint8Array): Promise<void> | undefined {
     if (this.gone !== undefined) {
       this.lost += chunk.length;
       return;
     }
-    // A copy (Node's Buffer#slice would be a view of a shared pool, which must not be transferred).
-    const b = new Uint8Array(chunk);
-    const msg: ToRecorder = { k: "chunk", d: dir, wall: Date.now(), mono: performance.now(), b };
-    this.thread.post(msg, [b.buffer as ArrayBuffer]);
-    this.posted = (this.posted + chunk.length) >>> 0;
-    Atomics.store(this.counters, POSTED, this.posted | 0);
-    const backlog = backlogOf(this.counters);
-    if (backlog > this.max) this.max = backlog;
-    if (backlog <= this.limit) return;
-    return new Promise<void>((resolve) => {
-      this.waiting = resolve;
-      Atomics.store(this.counters, WAITING, 1);
-      // The recorder may have caught up before it could see the flag.
-      if (backlogOf(this.counters) <= this.limit / 2) this.resume();
-    });
+    const wall = Date.now();
+    const mono = performance.now();
+    const n = this.queue.length === 0 ? this.put(dir, chunk, wall, mono) : 0;
+    if (n === chunk.length) return;
+    // A copy: the caller's buffer may be reused once it reads again.
+    this.queue.push({ dir, bytes: new Uint8Array(chunk.subarray(n)), wall, mono });
+    return this.waitForRoom();
   }
 
   eof(dir: Dir): void {
-    if (this.gone === undefined) this.thread.post({ k: "eof", d: dir } satisfies ToRecorder);
+    if (this.gone === undefined) this.post({ k: "eof", d: dir });
   }
 
   /** The server never started: session_end says why, once the recorder wrote it. */
@@ -168,9 +185,78 @@ export class RecorderLink {
 
   /** The session ended: the backlog drains, then session_end; resolves once it is written. */
   async end(e: SessionEnd): Promise<void> {
-    await this.finish({ k: "end", wall: Date.now(), mono: performance.now(), ...e, backlogMax: this.max });
+    const wall = Date.now();
+    const mono = performance.now();
+    while (this.queue.length > 0 && this.gone === undefined) await this.waitForRoom();
+    await this.finish({ k: "end", wall, mono, ...e, backlogMax: this.max });
     if (this.lost > 0)
       this.log.error(`${this.lost} bytes crossed after the recorder thread stopped and are not in the ledger`);
+  }
+
+  private post(m: ToRecorder): void {
+    this.thread.post(m);
+  }
+
+  /**
+   * Copies as much of `bytes` as fits into the ring, with a note to the
+   * recorder for each piece; returns how many bytes went in.
+   */
+  private put(dir: Dir, bytes: Uint8Array, wall: number, mono: number): number {
+    const size = this.ring.length;
+    let from = 0;
+    while (from < bytes.length) {
+      const free = size - backlogOf(this.counters);
+      if (free === 0) break;
+      const n = Math.min(free, bytes.length - from);
+      const at = this.at;
+      const first = Math.min(n, size - at);
+      this.ring.set(bytes.subarray(from, from + first), at);
+      if (first < n) this.ring.set(bytes.subarray(from + first, from + n), 0);
+      this.at = (at + n) % size;
+      this.written = (this.written + n) >>> 0;
+      Atomics.store(this.counters, WRITTEN, this.written | 0);
+      const backlog = backlogOf(this.counters);
+      if (backlog > this.max) this.max = backlog;
+      this.post({ k: "chunk", d: dir, wall, mono, n });
+      from += n;
+    }
+    return from;
+  }
+
+  /** Moves waiting chunks into the ring while there is room; resolves the waiters once none is left. */
+  private fill(): void {
+    Atomics.store(this.counters, WAITING, 0);
+    while (this.queue.length > 0) {
+      const w = this.queue[0]!;
+      const n = this.put(w.dir, w.bytes, w.wall, w.mono);
+      if (n < w.bytes.length) {
+        w.bytes = w.bytes.subarray(n);
+        this.askForRoom();
+        return;
+      }
+      this.queue.shift();
+    }
+    const r = this.room;
+    this.room = undefined;
+    r?.resolve();
+  }
+
+  private waitForRoom(): Promise<void> {
+    if (!this.room) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.room = { promise, resolve };
+      this.askForRoom();
+    }
+    return this.room.promise;
+  }
+
+  /** Asks the recorder to say when it has made room; the room may have come before it could see the flag. */
+  private askForRoom(): void {
+    Atomics.store(this.counters, WAITING, 1);
+    if (backlogOf(this.counters) <= this.ring.length / 2) queueMicrotask(() => this.fill());
   }
 
   private async finish(msg: ToRecorder): Promise<void> {
@@ -178,18 +264,11 @@ export class RecorderLink {
       const done = new Promise<void>((resolve) => {
         this.ended = resolve;
       });
-      this.thread.post(msg);
+      this.post(msg);
       await done;
     }
     this.gone ??= "ended";
     await this.thread.terminate();
-  }
-
-  private resume(): void {
-    Atomics.store(this.counters, WAITING, 0);
-    const w = this.waiting;
-    this.waiting = undefined;
-    w?.();
   }
 }
 
@@ -207,6 +286,7 @@ export async function serveRecorder(
 ): Promise<void> {
   const say = (m: FromRecorder) => port.postMessage(m);
   const counters = new Int32Array(data.counters);
+  const ring = new Uint8Array(data.ring);
   const opened = await Recording.open(rt, data.init, deps, log);
   if (typeof opened === "string") {
     say({ k: "refused", message: opened });
@@ -220,22 +300,30 @@ export async function serveRecorder(
   let next = 0;
   let running = false;
   let recorded = 0;
+  /** Where the next piece starts in the ring. */
+  let readAt = 0;
   const handle = (m: ToRecorder) => {
     switch (m.k) {
-      case "chunk":
+      case "chunk": {
+        // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
+        const at = readAt;
+        readAt = (readAt + m.n) % ring.length;
+        const first = Math.min(m.n, ring.length - at);
         recording.crossedAt({ wall: m.wall, mono: m.mono });
         try {
-          recording.chunk(m.d, m.b);
+          recording.chunk(m.d, ring.subarray(at, at + first));
+          if (first < m.n) recording.chunk(m.d, ring.subarray(0, m.n - first));
         } finally {
           recording.crossedAt(undefined);
         }
-        recorded = (recorded + m.b.length) >>> 0;
+        recorded = (recorded + m.n) >>> 0;
         Atomics.store(counters, RECORDED, recorded | 0);
-        if (Atomics.load(counters, WAITING) === 1 && backlogOf(counters) <= data.limit / 2) {
+        if (Atomics.load(counters, WAITING) === 1 && backlogOf(counters) <= ring.length / 2) {
           Atomics.store(counters, WAITING, 0);
           say({ k: "drained" });
         }
         return;
+      }
       case "eof":
         recording.eof(m.d);
         return;
