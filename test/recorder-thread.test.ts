@@ -54,16 +54,23 @@ interface Run {
   elapsedMs: number;
 }
 
-async function relay(calls: number, stallMs: number, limit: number, group = 1): Promise<Run> {
+async function relay(
+  calls: number,
+  stallMs: number,
+  limit: number,
+  o: { group?: number; maxAgeMs?: number; gapMs?: number } = {},
+): Promise<Run> {
+  const group = o.group ?? 1;
   expect(RECORDER_ROLE).toBe("recorder");
   const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
-  const link = await RecorderLink.start(rt, init(ledger), { stallMs }, createLog(), limit);
+  const link = await RecorderLink.start(rt, init(ledger), { stallMs }, createLog(), limit, o.maxAgeMs ?? 60_000);
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
   const t0 = performance.now();
   let waits = 0;
   const answeredAt: number[] = [];
   const sent = { c2s: createHash("sha256"), s2c: createHash("sha256") };
   for (let id = 1; id <= calls; id += group) {
+    if (o.gapMs) await Bun.sleep(o.gapMs);
     const ids = Array.from({ length: Math.min(group, calls - id + 1) }, (_, i) => id + i);
     for (const [dir, text] of [
       ["c2s", ids.map(request).join("")],
@@ -137,9 +144,20 @@ test("with a fast disk the relay never waits and the backlog stays small", async
   expect((await verifyFile(r.ledger)).verdict).toBe("ok");
 }, 60_000);
 
+test("the relay also waits when the oldest bytes have waited too long, however much room is left", async () => {
+  // A ring far larger than the traffic: only the age bound can make the relay wait.
+  // Calls 2 ms apart; each write to the disk stalls 30 ms; bytes may wait 20 ms.
+  const r = await relay(150, 30, 16 * 1024 * 1024, { maxAgeMs: 20, gapMs: 2 });
+  expect(r.waits).toBeGreaterThan(3);
+  expect(r.backlogMax).toBeLessThan(150 * (request(150).length + answer(150).length));
+  const rows = ledgerRows(r.ledger);
+  expect(rows.filter((row) => field(row, "evt") === "tool_call")).toHaveLength(150);
+  expect((await verifyFile(r.ledger)).verdict).toBe("ok");
+}, 60_000);
+
 test("chunks larger than the ring, in a ring of an odd size, arrive whole and in order", async () => {
   // 20 calls a chunk (about 6 KB) through a ring of 1,000 bytes, with a slow disk.
-  const r = await relay(400, 5, 1000, 20);
+  const r = await relay(400, 5, 1000, { group: 20 });
   expect(r.waits).toBeGreaterThan(10);
   expect(r.backlogMax).toBeLessThanOrEqual(1000);
   const rows = ledgerRows(r.ledger);

@@ -12,12 +12,13 @@
  * because transferred buffers became garbage in the recorder's heap faster
  * than it was collected (peak RSS relaying large answers: bench/relay.ts).
  *
- * When the ring is full the forwarding side stops reading, as it does when a
- * pipe is full, until the recorder has made room: nothing is dropped and
- * memory stays bounded. session_end has the backlog's high-water mark. At the
- * end the backlog drains before session_end. Three shared counters (bytes
- * written, bytes recorded, "waiting") keep the recorder from saying anything
- * back per chunk.
+ * When the ring is full, or its oldest bytes have waited BACKLOG_MAX_AGE_MS,
+ * the forwarding side stops reading, as it does when a pipe is full, until
+ * the recorder has caught up: nothing is dropped, memory stays bounded, and
+ * what a SIGKILL can take is about what --fsync batch's window already may.
+ * session_end has the backlog's high-water mark. At the end the backlog drains
+ * before session_end. Shared counters (bytes written, bytes recorded, a count
+ * waited for) keep the recorder from saying anything back per chunk.
  */
 import type { Log } from "../base/log.ts";
 import type { Runtime, Thread } from "../runtime/types.ts";
@@ -33,7 +34,7 @@ export const BACKLOG_LIMIT = 16 * 1024 * 1024;
 /** What the recorder thread is started with (plain data). */
 export interface RecorderData {
   init: RecordingInit;
-  /** Shared counters: [bytes written, bytes recorded, waiting], the first two modulo 2^32. */
+  /** Shared counters: [bytes written, bytes recorded, waiting, recorded count waited for], counts modulo 2^32. */
   counters: SharedArrayBuffer;
   /** The ring the bytes pass through. */
   ring: SharedArrayBuffer;
@@ -44,9 +45,18 @@ export interface RecorderData {
 /** Rows that may wait for the disk before the recorder stops taking chunks (they then wait as backlog). */
 const ROWS_WAITING_LIMIT = 512;
 
+/**
+ * The oldest bytes may wait for the recorder this long before the relay waits
+ * for it: --fsync batch's window, so that killing seam (SIGKILL) loses about
+ * what batch already may, not a burst's worth of calls.
+ */
+export const BACKLOG_MAX_AGE_MS = 100;
+
 const WRITTEN = 0;
 const RECORDED = 1;
 const WAITING = 2;
+/** The recorded count the forwarding side waits for (modulo 2^32). */
+const TARGET = 3;
 
 type ToRecorder =
   | { k: "chunk"; d: Dir; wall: number; mono: number; n: number }
@@ -65,6 +75,11 @@ function backlogOf(c: Int32Array): number {
   return (Atomics.load(c, WRITTEN) - Atomics.load(c, RECORDED)) >>> 0;
 }
 
+/** The recorder has recorded at least `target` bytes (counts modulo 2^32, so compared as a signed difference). */
+function reached(c: Int32Array, target: number): boolean {
+  return ((Atomics.load(c, RECORDED) - target) | 0) >= 0;
+}
+
 /** A chunk that crossed while the ring was full (or others waited before it): kept, in order. */
 interface Waiting {
   dir: Dir;
@@ -77,9 +92,16 @@ interface Waiting {
 export class RecorderLink {
   private readonly counters: Int32Array;
   private readonly ring: Uint8Array;
+  /** Bytes put into the ring (modulo 2^32, as the shared counter). */
   private written = 0;
   /** Where the next byte goes in the ring. */
   private at = 0;
+  /** When each piece still in the ring crossed: its end (bytes put, unwrapped) and monotonic ms; oldest first from `oldest`. */
+  private pieces: { end: number; mono: number }[] = [];
+  private oldest = 0;
+  private putTotal = 0;
+  /** Set while the relay waits for the recorder to reach this count (the age bound). */
+  private caughtUpTo: number | undefined;
   private max = 0;
   private lost = 0;
   private gone: string | undefined;
@@ -93,6 +115,7 @@ export class RecorderLink {
     private readonly thread: Thread,
     data: RecorderData,
     private readonly log: Log,
+    private readonly maxAgeMs: number,
   ) {
     this.counters = new Int32Array(data.counters);
     this.ring = new Uint8Array(data.ring);
@@ -110,10 +133,11 @@ export class RecorderLink {
     plain: unknown,
     log: Log,
     limit = BACKLOG_LIMIT,
+    maxAgeMs = BACKLOG_MAX_AGE_MS,
   ): Promise<RecorderLink | string | null> {
     const data: RecorderData = {
       init,
-      counters: new SharedArrayBuffer(3 * 4),
+      counters: new SharedArrayBuffer(4 * 4),
       ring: new SharedArrayBuffer(limit),
       plain,
     };
@@ -124,7 +148,7 @@ export class RecorderLink {
       thread = null;
     }
     if (!thread) return null;
-    const link = new RecorderLink(thread, data, log);
+    const link = new RecorderLink(thread, data, log, maxAgeMs);
     return new Promise<RecorderLink | string | null>((resolve) => {
       let opened = false;
       thread.onMessage((m) => {
@@ -168,10 +192,17 @@ export class RecorderLink {
     const wall = Date.now();
     const mono = performance.now();
     const n = this.queue.length === 0 ? this.put(dir, chunk, wall, mono) : 0;
-    if (n === chunk.length) return;
-    // A copy: the caller's buffer may be reused once it reads again.
-    this.queue.push({ dir, bytes: new Uint8Array(chunk.subarray(n)), wall, mono });
-    return this.waitForRoom();
+    if (n < chunk.length) {
+      // A copy: the caller's buffer may be reused once it reads again.
+      this.queue.push({ dir, bytes: new Uint8Array(chunk.subarray(n)), wall, mono });
+      return this.wait();
+    }
+    if (this.room) return this.room.promise;
+    if (this.tooOld(mono)) {
+      this.caughtUpTo = this.written;
+      return this.wait();
+    }
+    return undefined;
   }
 
   eof(dir: Dir): void {
@@ -187,7 +218,7 @@ export class RecorderLink {
   async end(e: SessionEnd): Promise<void> {
     const wall = Date.now();
     const mono = performance.now();
-    while (this.queue.length > 0 && this.gone === undefined) await this.waitForRoom();
+    while (this.room && this.gone === undefined) await this.room.promise;
     await this.finish({ k: "end", wall, mono, ...e, backlogMax: this.max });
     if (this.lost > 0)
       this.log.error(`${this.lost} bytes crossed after the recorder thread stopped and are not in the ledger`);
@@ -214,6 +245,8 @@ export class RecorderLink {
       if (first < n) this.ring.set(bytes.subarray(from + first, from + n), 0);
       this.at = (at + n) % size;
       this.written = (this.written + n) >>> 0;
+      this.putTotal += n;
+      this.pieces.push({ end: this.putTotal, mono });
       Atomics.store(this.counters, WRITTEN, this.written | 0);
       const backlog = backlogOf(this.counters);
       if (backlog > this.max) this.max = backlog;
@@ -223,7 +256,23 @@ export class RecorderLink {
     return from;
   }
 
-  /** Moves waiting chunks into the ring while there is room; resolves the waiters once none is left. */
+  /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
+  private tooOld(now: number): boolean {
+    const recorded = this.putTotal - backlogOf(this.counters);
+    while (this.oldest < this.pieces.length && this.pieces[this.oldest]!.end <= recorded) this.oldest++;
+    if (this.oldest > 1024 && this.oldest * 2 > this.pieces.length) {
+      this.pieces.splice(0, this.oldest);
+      this.oldest = 0;
+    }
+    const first = this.pieces[this.oldest];
+    return first !== undefined && now - first.mono > this.maxAgeMs;
+  }
+
+  /**
+   * Moves waiting chunks into the ring while there is room; resolves the
+   * relay's wait once none is left and the recorder has caught up as far as
+   * it was asked to.
+   */
   private fill(): void {
     Atomics.store(this.counters, WAITING, 0);
     while (this.queue.length > 0) {
@@ -231,32 +280,46 @@ export class RecorderLink {
       const n = this.put(w.dir, w.bytes, w.wall, w.mono);
       if (n < w.bytes.length) {
         w.bytes = w.bytes.subarray(n);
-        this.askForRoom();
+        this.ask();
         return;
       }
       this.queue.shift();
     }
+    if (this.caughtUpTo !== undefined && !reached(this.counters, this.caughtUpTo)) {
+      this.ask();
+      return;
+    }
+    this.caughtUpTo = undefined;
     const r = this.room;
     this.room = undefined;
     r?.resolve();
   }
 
-  private waitForRoom(): Promise<void> {
+  private wait(): Promise<void> {
     if (!this.room) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => {
         resolve = r;
       });
       this.room = { promise, resolve };
-      this.askForRoom();
+      this.ask();
     }
     return this.room.promise;
   }
 
-  /** Asks the recorder to say when it has made room; the room may have come before it could see the flag. */
-  private askForRoom(): void {
+  /**
+   * Asks the recorder to say when it has recorded what the relay waits for:
+   * room for half the ring when chunks wait, else the count `caughtUpTo`. It
+   * may have got there before it could see the request.
+   */
+  private ask(): void {
+    const target =
+      this.queue.length > 0
+        ? (this.written - Math.floor(this.ring.length / 2)) | 0
+        : (this.caughtUpTo ?? this.written) | 0;
+    Atomics.store(this.counters, TARGET, target);
     Atomics.store(this.counters, WAITING, 1);
-    if (backlogOf(this.counters) <= this.ring.length / 2) queueMicrotask(() => this.fill());
+    if (reached(this.counters, target)) queueMicrotask(() => this.fill());
   }
 
   private async finish(msg: ToRecorder): Promise<void> {
@@ -293,13 +356,32 @@ export async function serveRecorder(
     return;
   }
   const recording = opened;
-  // Messages wait here, in order, while the ledger catches up with a slow
-  // disk: they count as recorded only once handled, so the forwarding side's
-  // backlog covers them too.
+  // Bytes count as recorded once the rows made from them are in the file (not
+  // merely queued for it): the forwarding side's backlog, and so what a
+  // SIGKILL could take, covers rows waiting for a slow disk too. Notes wait
+  // in the inbox, in order, while the ledger catches up.
   const inbox: ToRecorder[] = [];
   let next = 0;
   let running = false;
-  let recorded = 0;
+  /** Bytes whose rows are made (modulo 2^32). */
+  let handled = 0;
+  let watching = false;
+  const publish = () => {
+    Atomics.store(counters, RECORDED, handled | 0);
+    if (Atomics.load(counters, WAITING) === 1 && reached(counters, Atomics.load(counters, TARGET))) {
+      Atomics.store(counters, WAITING, 0);
+      say({ k: "drained" });
+    }
+  };
+  // Once no write is in progress, every row made so far is in the file.
+  const watch = () => {
+    if (watching) return;
+    watching = true;
+    void recording.ledger.caughtUp().then(() => {
+      watching = false;
+      publish();
+    });
+  };
   /** Where the next piece starts in the ring. */
   let readAt = 0;
   const handle = (m: ToRecorder) => {
@@ -316,12 +398,8 @@ export async function serveRecorder(
         } finally {
           recording.crossedAt(undefined);
         }
-        recorded = (recorded + m.n) >>> 0;
-        Atomics.store(counters, RECORDED, recorded | 0);
-        if (Atomics.load(counters, WAITING) === 1 && backlogOf(counters) <= ring.length / 2) {
-          Atomics.store(counters, WAITING, 0);
-          say({ k: "drained" });
-        }
+        handled = (handled + m.n) >>> 0;
+        watch();
         return;
       }
       case "eof":

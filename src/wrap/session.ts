@@ -110,8 +110,9 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     },
   };
   const deps: RecordingDeps = { actions: o.actions, checkpoints: o.checkpoints, faults: o.fault?.observer };
-  // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded on this thread.
-  const threaded = o.recorderThread !== undefined && !writeAhead && !o.actions;
+  // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded on this thread,
+  // and so is every row under --fsync always, which asks for each to be durable as it crosses.
+  const threaded = o.recorderThread !== undefined && !writeAhead && !o.actions && o.fsync !== "always";
   let recorder: Recorder | string | null = null;
   if (threaded) recorder = await RecorderLink.start(rt, init, o.recorderThread!.plain, log);
   if (recorder === null) recorder = await Recording.open(rt, init, deps, log);
