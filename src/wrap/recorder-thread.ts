@@ -199,7 +199,8 @@ export class RecorderLink {
     }
     if (this.room) return this.room.promise;
     if (this.tooOld(mono)) {
-      this.caughtUpTo = this.written;
+      // Wait until what crossed more than half the bound ago is recorded: the traffic keeps flowing behind it.
+      this.caughtUpTo = this.recordedBy(mono - this.maxAgeMs / 2);
       return this.wait();
     }
     return undefined;
@@ -266,6 +267,13 @@ export class RecorderLink {
     }
     const first = this.pieces[this.oldest];
     return first !== undefined && now - first.mono > this.maxAgeMs;
+  }
+
+  /** The count (modulo 2^32) at which every piece that crossed by `time` is recorded. */
+  private recordedBy(time: number): number {
+    let i = this.oldest;
+    while (i + 1 < this.pieces.length && this.pieces[i + 1]!.mono <= time) i++;
+    return this.pieces[i]!.end >>> 0;
   }
 
   /**
