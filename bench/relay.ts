@@ -352,13 +352,16 @@ async function roundTrip(oneCore: boolean): Promise<void> {
       cpu_ms_per_call: cpuPerCall(t),
     });
     const goal = t.kind === "seam" && t.mode === "batch";
+    // The goals: unpinned 1.3x (Bun, executable), 1.5x (Node); on one core 1.5x and 2x.
+    const node = t.runtime === "node";
+    const limit = oneCore ? (node ? 2 : 1.5) : node ? 1.5 : 1.3;
     rows.push({
       section,
       name: t.name,
       value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
-      goal: goal ? "added ≤ 2x bare's" : undefined,
-      met: goal ? ratio! <= 2 : undefined,
+      goal: goal ? `added ≤ ${fmt.x(limit)} bare's` : undefined,
+      met: goal ? ratio! <= limit : undefined,
     });
   }
   for (const t of targets) if (t.kind === "seam") ledgerRow(section, t, rtRounds * (rtWarmup + rtCalls));
@@ -379,6 +382,8 @@ interface Burst {
   exitSeconds: number;
   /** CPU the relay (or, direct, the server) used until the last answer. */
   cpu: number;
+  /** CPU it used from writing the requests until it exited (a recorder thread may still be catching up after the last answer). */
+  cpuToExit: number;
   hwmKB: number;
   /** Bytes of the answers. */
   bytes: number;
@@ -396,7 +401,11 @@ async function burst(t: Target, payload: string, answers: number): Promise<Burst
   const cpu = (cpuNs(c.proc.pid) - cpu0) / 1e9;
   const bytes = c.bytes - before;
   await c.close();
-  return { seconds: (t1 - t0) / 1000, exitSeconds: (performance.now() - t1) / 1000, cpu, hwmKB: c.watch!.hwmKB, bytes };
+  const exitSeconds = (performance.now() - t1) / 1000;
+  // The whole process's CPU, threads that ended included (schedstat loses a thread once it is gone).
+  const total = c.proc.resourceUsage()?.cpuTime.total;
+  const cpuToExit = total === undefined ? Number.NaN : (Number(total) * 1000 - cpu0) / 1e9;
+  return { seconds: (t1 - t0) / 1000, exitSeconds, cpu, cpuToExit, hwmKB: c.watch!.hwmKB, bytes };
 }
 
 // ---- pipelined ----
@@ -421,6 +430,8 @@ async function pipelined(): Promise<void> {
     }
   }
   const rate = (t: Target) => pipeCalls / best.get(t)!.seconds;
+  /** Until the process exited, its ledger complete: the rate at which recording keeps up. */
+  const sustained = (t: Target) => pipeCalls / (best.get(t)!.seconds + best.get(t)!.exitSeconds);
   const bareRate = rate(targets[1]!);
   const table: Record<string, unknown>[] = [];
   for (const t of targets) {
@@ -432,23 +443,26 @@ async function pipelined(): Promise<void> {
       seconds: b.seconds,
       exit_seconds: b.exitSeconds,
       cpu_seconds_until_last_answer: b.cpu,
+      cpu_seconds_until_exit: b.cpuToExit,
+      sustained_calls_per_s: sustained(t),
       peak_rss_mb: b.hwmKB / 1024,
       share_of_bare: share,
       share_of_direct: rate(t) / rate(direct),
     });
     const goal = t.kind === "seam" && t.mode === "batch";
+    const recorded = t.kind === "seam" ? `, ${fmt.int(sustained(t))} sustained` : "";
     rows.push({
       section: "pipelined",
       name: t.name,
-      value: `${fmt.int(rate(t))} calls/s${t.kind === "direct" ? "" : `; ${fmt.us((1000 * b.cpu) / pipeCalls)} CPU/call`}`,
+      value: `${fmt.int(rate(t))} calls/s${recorded}${t.kind === "direct" ? "" : `; ${fmt.us((1000 * b.cpuToExit) / pipeCalls)} CPU/call`}`,
       ratio:
         t.kind === "direct"
           ? undefined
           : t.kind === "bare"
             ? `${((100 * rate(t)) / rate(direct)).toFixed(0)}% of direct`
             : `${(100 * share).toFixed(0)}% of bare`,
-      goal: goal ? "≥ 90% of bare" : undefined,
-      met: goal ? share >= 0.9 : undefined,
+      goal: goal ? "≥ 60% of bare" : undefined,
+      met: goal ? share >= 0.6 : undefined,
     });
   }
   for (const t of targets) if (t.kind === "seam") ledgerRow("pipelined", t, pipeRounds * pipeCalls);

@@ -89,7 +89,10 @@ export const RECORD_ARGS = {
 } as const;
 
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
-export function checkpointFlags(a: Record<string, unknown>, log: Log): CheckpointConfig | undefined {
+export function checkpointFlags(
+  a: Record<string, unknown>,
+  log: Log,
+): (CheckpointConfig & { keyText: string }) | undefined {
   const sign = a.sign as string | undefined;
   const every = a.checkpointEvery as string | undefined;
   const witness = a.witness as string | undefined;
@@ -112,6 +115,8 @@ export function checkpointFlags(a: Record<string, unknown>, log: Log): Checkpoin
   if (key.warning) log.warn(key.warning);
   return {
     signer: key.signer,
+    // A recorder thread makes its own signer from it (a signer cannot cross between threads).
+    keyText: key.text,
     every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1),
     intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
     witness,

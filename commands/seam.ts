@@ -9,6 +9,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
 import { flushOut, print } from "./_out.ts";
+import { threadRole } from "../src/runtime/thread.ts";
 
 type Lazy = () => Promise<CommandDef<any>>;
 const subCommands: Record<string, Lazy> = {
@@ -113,8 +114,16 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   });
 }
 
-const code = await run(process.argv.slice(2));
-// Let stdout drain before leaving (a result cut short by exit is a lie),
-// unless its reader has gone away, when nothing more can be delivered.
-await flushOut();
-process.exit(code);
+// Started as a thread of seam's own (src/runtime/thread.ts): do that thread's
+// work; it ends when the thread that started it is done with it.
+const role = threadRole();
+if (role) {
+  const { serveThread } = await import("./_recorder.ts");
+  if (!(await serveThread(role))) throw new Error(`no thread role ${role.role}`);
+} else {
+  const code = await run(process.argv.slice(2));
+  // Let stdout drain before leaving (a result cut short by exit is a lie),
+  // unless its reader has gone away, when nothing more can be delivered.
+  await flushOut();
+  process.exit(code);
+}

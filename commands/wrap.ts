@@ -10,6 +10,7 @@ import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
+import type { RecorderPlain } from "./_recorder.ts";
 
 export default defineCommand({
   meta: {
@@ -72,6 +73,17 @@ export default defineCommand({
         fault: fault === undefined ? undefined : wrapFault(fault),
         actions,
         checkpoints,
+        recorderThread: {
+          plain: {
+            fault,
+            checkpoints: checkpoints && {
+              keyText: checkpoints.keyText,
+              every: checkpoints.every,
+              intervalMs: checkpoints.intervalMs,
+              witness: checkpoints.witness,
+            },
+          } satisfies RecorderPlain,
+        },
       },
       log,
     );

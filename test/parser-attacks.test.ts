@@ -66,9 +66,13 @@ async function session(failClosed: boolean) {
   const done = await p.done;
   expect(done.code).toBe(0);
   const answers = [11, 12, 13].map((id) => lines().find((l) => l.id === id)!);
+  /** The ids in the order the server answered (it reads files concurrently): the order of the tool_call rows. */
+  const answered = lines()
+    .map((l) => l.id)
+    .filter((id) => id === 11 || id === 12 || id === 13);
   const rows = ledgerRows(ledger);
   const of = (evt: string) => rows.filter((r) => getField(r, "evt") === evt);
-  return { answers, rows, of, ledger };
+  return { answers, answered, rows, of, ledger };
 }
 
 const shape = (r: Json) => [getField(r, "tool"), getField(r, "rpc_id"), getField(r, "status")];
@@ -81,11 +85,8 @@ describe("the three attack frames against @modelcontextprotocol/server-filesyste
       "the secret\n",
       "the secret\n",
     ]);
-    expect(s.of("tool_call").map(shape)).toEqual([
-      ["read_text_file", 11, "ok"],
-      ["read_text_file", 12, "ok"],
-      ["read_text_file", 13, "ok"],
-    ]);
+    expect(s.answered.toSorted()).toEqual([11, 12, 13]);
+    expect(s.of("tool_call").map(shape)).toEqual(s.answered.map((id) => ["read_text_file", id, "ok"]));
     const readings = s
       .of("ambiguous_frame")
       .map((r) =>

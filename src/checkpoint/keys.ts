@@ -53,7 +53,7 @@ function shown(value: string): string {
 }
 
 /** The signer in a private key file, and a warning when others may read the file. */
-export function readSignerFile(path: string): { signer: Signer; warning: string | null } {
+export function readSignerFile(path: string): { signer: Signer; warning: string | null; text: string } {
   if (/PRIVATE\+KEY\+/i.test(path))
     throw new KeyFileError(
       "--sign takes the name of a key file, and was given key text: this looks like a private key (it is not shown); keep it in a file of mode 0600",
@@ -77,7 +77,7 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
     (mode & 0o077) !== 0
       ? `key file ${path} can be read by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`
       : null;
-  return { signer, warning };
+  return { signer, warning, text: text.trim() };
 }
 
 /** The verifier keys of a --key value: the key itself, or a file of keys. */

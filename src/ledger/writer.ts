@@ -135,6 +135,16 @@ export class LedgerWriter {
     this.batchMs = cfg.batchMs ?? 100;
   }
 
+  /** Rows queued behind the write in progress. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves once every row queued so far is written (or could not be). */
+  async caughtUp(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
   /** Rows of this session written to the file (ledger_repair rows not included). */
   get rowsWritten(): number {
     return this.written;

@@ -6,6 +6,7 @@ import { bunStdin, bunStdout, spawnBun } from "./proc-bun.ts";
 import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
 import { openAppend as openAppendBun } from "./file-bun.ts";
 import { openAppend as openAppendNode } from "./file-node.ts";
+import { startThread } from "./thread.ts";
 import type { Runtime } from "./types.ts";
 
 export type * from "./types.ts";
@@ -51,6 +52,7 @@ export const runtime: Runtime = isBun
       openAppend: openAppendBun,
       onSignals,
       selfArgv,
+      startThread,
       reclaim: () => (globalThis as unknown as { Bun: { gc(sync: boolean): void } }).Bun.gc(true),
     }
   : {
@@ -61,6 +63,7 @@ export const runtime: Runtime = isBun
       openAppend: openAppendNode,
       onSignals,
       selfArgv,
+      startThread,
       // Node lets a program collect only when started with --expose-gc; its
       // collector already keeps the heap near what is live (bench/relay.ts, large).
       reclaim: () => (globalThis as { gc?: () => void }).gc?.(),

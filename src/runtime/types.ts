@@ -72,4 +72,19 @@ export interface Runtime {
    * several times their size, which a lazy collector lets pile up.
    */
   reclaim(): void;
+  /**
+   * Starts a thread that runs this same build of seam in `role` with `data`
+   * (src/runtime/thread.ts); null where this process cannot start one.
+   * Throws when the runtime fails to start it.
+   */
+  startThread?(role: string, data: unknown): Thread | null;
+}
+
+/** A thread of seam's own (src/runtime/thread.ts). */
+export interface Thread {
+  post(message: unknown, transfer?: ArrayBuffer[]): void;
+  onMessage(handler: (message: unknown) => void): void;
+  /** Called once when the thread ends, normally or not (`error` says why when not). */
+  onExit(handler: (error?: string) => void): void;
+  terminate(): Promise<void>;
 }

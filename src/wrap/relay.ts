@@ -16,22 +16,25 @@ import type { ByteSink, ByteSource } from "../runtime/types.ts";
 export type Corruptor = (chunk: Uint8Array) => Uint8Array;
 
 /**
- * Forwards every chunk of `src` to `dst`, then shows it to `observe`.
+ * Forwards every chunk of `src` to `dst`, then shows it to `observe`, which
+ * may ask (by returning a promise) that no more be read for now.
  * Resolves at the end of `src` (or when reading fails, which ends the flow the
  * same way an EOF does). Never rejects.
  */
 export async function pump(
   src: ByteSource,
   dst: ByteSink,
-  observe: (chunk: Uint8Array) => void,
+  observe: (chunk: Uint8Array) => void | Promise<void>,
   corrupt?: Corruptor,
 ): Promise<void> {
   try {
     for await (const chunk of src) {
       const out = corrupt ? corrupt(chunk) : chunk;
       const wait = dst.write(out);
-      observe(out);
+      // A promise from the observer is a recorder that fell behind: read no more until it caught up.
+      const behind = observe(out);
       if (wait) await wait;
+      if (behind) await behind;
     }
   } catch {
     // A read error on a pipe is its end; the session records how it ended.

@@ -8,18 +8,18 @@
 import { hostname } from "node:os";
 import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
-import { StreamDigest, digestJson } from "../core/digest.ts";
+import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
-import { FrameSplitter } from "./frames.ts";
-import type { Json } from "../core/json.ts";
-import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
-import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
+import type { ObserverFaults } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
 import { processStartTime } from "../runtime/alive.ts";
+import { RecorderLink } from "./recorder-thread.ts";
+import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
 
@@ -44,6 +44,13 @@ export interface WrapOptions {
   checkpoints?: CheckpointConfig;
   /** --allow-foreign-ledger: append to a symlinked ledger, or one another user owns or others may write. */
   allowForeignLedger?: boolean;
+  /**
+   * Record on a thread of its own (src/wrap/recorder-thread.ts) where calls
+   * need not wait for their rows; `plain` is what that thread makes its
+   * checkpoint signer and selftest fault from. Only seam's own entry point
+   * can serve such a thread, so only the command sets this.
+   */
+  recorderThread?: { plain: unknown };
 }
 
 /** A deliberate defect: named on stderr and in session_begin, and what it changes. */
@@ -58,9 +65,6 @@ export interface WrapFault {
 /** Signals seam passes on to the server, then waits for it to exit. */
 export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-/** Bytes of observed frames between two requests to the runtime to reclaim memory. */
-const RECLAIM_EVERY = 8 * 1024 * 1024;
-
 /** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
 const DRAIN_AFTER_EXIT_MS = 2000;
 
@@ -72,88 +76,77 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
   const stopEarly = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
     early ??= sig;
   });
-  const session = o.session ?? randomUUID();
   const writeAhead = o.writeAhead || o.failClosed;
-  let ledger: LedgerWriter;
-  try {
-    ledger = await LedgerWriter.open({
-      path: o.ledger,
-      session,
-      server: o.server,
+  if (o.fault) log.warn(`selftest fault ${o.fault.name} is on: traffic or rows are deliberately wrong`);
+  const redacted = redactArgv(o.argv);
+  const init: RecordingInit = {
+    ledger: o.ledger,
+    session: o.session ?? randomUUID(),
+    server: o.server,
+    raw: o.raw,
+    maxFrame: o.maxFrame,
+    fsync: o.fsync,
+    writeAhead: o.writeAhead,
+    failClosed: o.failClosed,
+    allowForeignLedger: o.allowForeignLedger,
+    begin: {
+      command: redacted.argv,
+      command_redactions: redacted.redactions || undefined,
+      // Of the argv as recorded: a digest of the original would let a dictionary attack recover what was redacted.
+      command_digest: digestJson(redacted.argv),
+      cwd: o.cwd,
+      pid: process.pid,
+      pid_start: processStartTime(process.pid) ?? undefined,
+      host: hostname(),
+      runtime: rt.name,
+      raw_payloads: o.raw,
+      max_frame: o.maxFrame,
       fsync: o.fsync,
-      openAppend: rt.openAppend,
-      allowForeign: o.allowForeignLedger,
-      warn: (m) => log.warn(m),
-      checkpoints: o.checkpoints,
-    });
-  } catch (e) {
-    // Only a refused ledger rejects (symlink, another owner, open to others' writes): nothing has started yet.
+      write_ahead: writeAhead || undefined,
+      fail_closed: o.failClosed || undefined,
+      ...o.actions?.beginFields(),
+      checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
+      selftest_fault: o.fault?.name,
+    },
+  };
+  const deps: RecordingDeps = { actions: o.actions, checkpoints: o.checkpoints, faults: o.fault?.observer };
+  // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded on this thread,
+  // and so is every row under --fsync always, which asks for each to be durable as it crosses.
+  const threaded = o.recorderThread !== undefined && !writeAhead && !o.actions && o.fsync !== "always";
+  let recorder: Recorder | string | null = null;
+  if (threaded) recorder = await RecorderLink.start(rt, init, o.recorderThread!.plain, log);
+  if (recorder === null) recorder = await Recording.open(rt, init, deps, log);
+  if (typeof recorder === "string") {
+    // Only a refused ledger stops a session before it starts (symlink, another owner, open to others' writes).
     stopEarly();
     log.error(
-      `ledger ${(e as Error).message}; not writing to it`,
+      `ledger ${recorder}; not writing to it`,
       "use a ledger in a directory only you can write to, or pass --allow-foreign-ledger if this file is meant to be used",
     );
     return EXIT.USAGE;
   }
-  const rows: RowSink = {
-    row(evt, fields) {
-      void ledger.append(evt, fields);
-    },
-    durable: (evt, fields) => ledger.appendDurable(evt, fields),
-  };
-  if (o.fault) log.warn(`selftest fault ${o.fault.name} is on: traffic or rows are deliberately wrong`);
-
-  const redacted = redactArgv(o.argv);
-  rows.row("session_begin", {
-    command: redacted.argv,
-    command_redactions: redacted.redactions || undefined,
-    // Of the argv as recorded: a digest of the original would let a dictionary attack recover what was redacted.
-    command_digest: digestJson(redacted.argv),
-    cwd: o.cwd,
-    pid: process.pid,
-    pid_start: processStartTime(process.pid) ?? undefined,
-    host: hostname(),
-    runtime: rt.name,
-    raw_payloads: o.raw,
-    max_frame: o.maxFrame,
-    fsync: o.fsync,
-    write_ahead: writeAhead || undefined,
-    fail_closed: o.failClosed || undefined,
-    ...o.actions?.beginFields(),
-    checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
-    selftest_fault: o.fault?.name,
-  });
 
   const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
   stopEarly();
   if (!spawned.ok) {
     log.error(`cannot start ${o.argv[0]}: ${spawned.reason}`, "check the command after '--' and your PATH");
-    await ledger.end({ reason: "spawn_failed", error: spawned.reason, exit_code: EXIT.SPAWN_FAILED, calls: 0 });
+    await recorder.spawnFailed(spawned.reason, EXIT.SPAWN_FAILED);
     return EXIT.SPAWN_FAILED;
   }
-  const child = spawned.child;
-  return relaySession(rt, child, o, rows, ledger, writeAhead, early);
+  return relaySession(rt, spawned.child, o, recorder, writeAhead, early);
 }
+
+/** Where the relay hands what crossed: the recording itself, or the link to its thread. */
+type Recorder = Recording | RecorderLink;
 
 async function relaySession(
   rt: Runtime,
   child: Child,
   o: WrapOptions,
-  rows: RowSink,
-  ledger: LedgerWriter,
+  recorder: Recorder,
   writeAhead: boolean,
   early: string | undefined,
 ): Promise<number> {
-  const observer = new McpObserver({
-    rows,
-    raw: o.raw,
-    writeAhead,
-    failClosed: o.failClosed,
-    actions: o.actions,
-    now: () => performance.now(),
-    faults: o.fault?.observer,
-    nextSeq: () => ledger.lastSeq + 1,
-  });
   let endReason: string | undefined;
   const forward = (sig: string) => {
     endReason ??= `signal:${sig}`;
@@ -162,79 +155,22 @@ async function relaySession(
   const stopSignals = rt.onSignals(FORWARDED_SIGNALS, forward);
   if (early) forward(early);
 
-  const digests = { c2s: new StreamDigest(), s2c: new StreamDigest() };
-  const bytes = { c2s: 0, s2c: 0 };
   const stdout = rt.stdout();
   const clientOut = new ClientOut(stdout);
 
-  // Observed frames leave garbage several times their size; past RECLAIM_EVERY
-  // bytes of it, ask the runtime to give the memory back (peak RSS relaying
-  // large answers: bench/relay.ts, large).
-  let observedSinceReclaim = 0;
-  const reclaimAfter = (n: number) => {
-    observedSinceReclaim += n;
-    if (observedSinceReclaim < RECLAIM_EVERY) return;
-    observedSinceReclaim = 0;
-    rt.reclaim();
-  };
-
   // server → client
-  const s2cFrames = new FrameSplitter(o.maxFrame, {
-    frame: (f) => {
-      observer.fromServer(f);
-      reclaimAfter(f.length);
-    },
-    oversize: (n) => observer.oversize("s2c", n),
-  });
-  const s2c = pump(
-    child.stdout,
-    clientOut,
-    (chunk) => {
-      digests.s2c.update(chunk);
-      bytes.s2c += chunk.length;
-      s2cFrames.push(chunk);
-    },
-    o.fault?.corrupt,
-  ).then(() => s2cFrames.end());
+  const s2c = pump(child.stdout, clientOut, (chunk) => recorder.chunk("s2c", chunk), o.fault?.corrupt).then(() =>
+    recorder.eof("s2c"),
+  );
 
   // client → server (test-only corruption is applied server → client only, so
-  // that the server still answers and the client sees exactly what changed)
-  const c2sTap = (chunk: Uint8Array) => {
-    digests.c2s.update(chunk);
-    bytes.c2s += chunk.length;
-  };
-  // Framed (a call waits for its record) under --write-ahead and --map.
+  // that the server still answers and the client sees exactly what changed).
+  // Framed (a call waits for its record) under --write-ahead and --map, which
+  // always record on this thread.
   const c2s =
-    writeAhead || o.actions
-      ? pumpFramed(rt.stdin(), child.stdin, {
-          maxFrame: o.maxFrame,
-          hold: (f) => {
-            const h = observer.fromClient(f);
-            reclaimAfter(f.length);
-            return h;
-          },
-          refuse: () => {
-            for (const line of observer.refuse()) clientOut.inject(line);
-          },
-          oversize: (n) => observer.oversize("c2s", n),
-          longFrame: (f) => observer.longFrame(f),
-          holdLong: writeAhead,
-          tap: c2sTap,
-        })
-      : (() => {
-          const frames = new FrameSplitter(o.maxFrame, {
-            frame: (f) => {
-              void observer.fromClient(f);
-              reclaimAfter(f.length);
-            },
-            oversize: (n) => observer.oversize("c2s", n),
-            longFrame: (f) => void observer.longFrame(f),
-          });
-          return pump(rt.stdin(), child.stdin, (chunk) => {
-            c2sTap(chunk);
-            frames.push(chunk);
-          }).then(() => frames.end());
-        })();
+    recorder instanceof Recording && (writeAhead || o.actions)
+      ? framedClient(rt, child, o, recorder, clientOut, writeAhead)
+      : pump(rt.stdin(), child.stdin, (chunk) => recorder.chunk("c2s", chunk)).then(() => recorder.eof("c2s"));
   void c2s.then(async () => {
     // Client EOF: close the server's stdin, which is how MCP asks a stdio server to stop.
     endReason ??= "client_eof";
@@ -244,28 +180,44 @@ async function relaySession(
   const status = await child.exited;
   endReason ??= "child_exit";
   await Promise.race([s2c, sleep(DRAIN_AFTER_EXIT_MS)]);
-  stopSignals();
   await clientOut.end();
-  observer.finish(endReason);
-
   const code = status.code ?? EXIT.SIGNAL_BASE + signalNumber(status.signal);
-  const end: Fields = {
+  // Signals stay taken until session_end is written: a recorder thread may still be catching up.
+  await recorder.end({
     reason: endReason,
-    exit_code: code,
+    exitCode: code,
     signal: status.signal ?? undefined,
-    ...observer.endCounts(),
-    client_gone: stdout.broken || undefined,
-    bytes: new Map<string, Json>([
-      ["c2s", bytes.c2s],
-      ["s2c", bytes.s2c],
-    ]),
-    stream_digests: new Map<string, Json>([
-      ["c2s", digests.c2s.digest()],
-      ["s2c", digests.s2c.digest()],
-    ]),
-  };
-  await ledger.end(end);
+    clientGone: stdout.broken || undefined,
+  });
+  stopSignals();
   return code;
+}
+
+/** The client → server flow frame by frame: a call reaches the server only once its row allows. */
+function framedClient(
+  rt: Runtime,
+  child: Child,
+  o: WrapOptions,
+  recording: Recording,
+  clientOut: ClientOut,
+  writeAhead: boolean,
+): Promise<void> {
+  const observer = recording.observer;
+  return pumpFramed(rt.stdin(), child.stdin, {
+    maxFrame: o.maxFrame,
+    hold: (f) => {
+      const h = observer.fromClient(f);
+      recording.reclaimAfter(f.length);
+      return h;
+    },
+    refuse: () => {
+      for (const line of observer.refuse()) clientOut.inject(line);
+    },
+    oversize: (n) => observer.oversize("c2s", n),
+    longFrame: (f) => observer.longFrame(f),
+    holdLong: writeAhead,
+    tap: (chunk) => recording.tap("c2s", chunk),
+  });
 }
 
 function signalNumber(signal: string | null): number {

@@ -1,0 +1,447 @@
+/**
+ * Recording on a thread of its own, so that the thread that forwards does
+ * nothing per chunk but copy it on: parsing, digesting, building and chaining
+ * rows (tens of µs a call) no longer delay the next frame.
+ *
+ * The bytes go through a ring of shared memory (the backlog, BACKLOG_LIMIT
+ * bytes): the forwarding side copies each chunk in, in the order the chunks
+ * crossed (both directions share the ring, so an answer is never seen before
+ * its request), and posts a small note of its direction, length and the
+ * moment it crossed; the recording side (src/wrap/recording.ts, the same code
+ * that runs inline) reads it from there. A ring, not a message per chunk,
+ * because transferred buffers became garbage in the recorder's heap faster
+ * than it was collected (peak RSS relaying large answers: bench/relay.ts).
+ *
+ * When the ring is full, or its oldest bytes have waited BACKLOG_MAX_AGE_MS,
+ * the forwarding side stops reading, as it does when a pipe is full, until
+ * the recorder has caught up: nothing is dropped, memory stays bounded, and
+ * what a SIGKILL can take is about what --fsync batch's window already may.
+ * session_end has the backlog's high-water mark. At the end the backlog drains
+ * before session_end. Shared counters (bytes written, bytes recorded, a count
+ * waited for) keep the recorder from saying anything back per chunk.
+ */
+import type { Log } from "../base/log.ts";
+import type { Runtime, Thread } from "../runtime/types.ts";
+import type { MessagePort } from "node:worker_threads";
+import { type Dir, Recording, type RecordingDeps, type RecordingInit, type SessionEnd } from "./recording.ts";
+
+/** The role name a recorder thread is started in (see src/runtime/thread.ts). */
+export const RECORDER_ROLE = "recorder";
+
+/** Bytes that may wait for the recorder (the ring's size) before the relay stops reading. */
+export const BACKLOG_LIMIT = 16 * 1024 * 1024;
+
+/** What the recorder thread is started with (plain data). */
+export interface RecorderData {
+  init: RecordingInit;
+  /** Shared counters: [bytes written, bytes recorded, waiting, recorded count waited for], counts modulo 2^32. */
+  counters: SharedArrayBuffer;
+  /** The ring the bytes pass through. */
+  ring: SharedArrayBuffer;
+  /** For the thread to make what cannot cross (a signer, a selftest fault) from plain data. */
+  plain: unknown;
+}
+
+/** Rows that may wait for the disk before the recorder stops taking chunks (they then wait as backlog). */
+const ROWS_WAITING_LIMIT = 512;
+
+/**
+ * The oldest bytes may wait for the recorder this long before the relay waits
+ * for it: --fsync batch's window, so that killing seam (SIGKILL) loses about
+ * what batch already may, not a burst's worth of calls.
+ */
+export const BACKLOG_MAX_AGE_MS = 100;
+
+const WRITTEN = 0;
+const RECORDED = 1;
+const WAITING = 2;
+/** The recorded count the forwarding side waits for (modulo 2^32). */
+const TARGET = 3;
+
+type ToRecorder =
+  | { k: "chunk"; d: Dir; wall: number; mono: number; n: number }
+  | { k: "eof"; d: Dir }
+  | { k: "spawn_failed"; error: string; exitCode: number }
+  | ({ k: "end"; wall: number; mono: number } & SessionEnd);
+
+type FromRecorder =
+  | { k: "opened" }
+  | { k: "refused"; message: string }
+  | { k: "log"; line: string }
+  | { k: "drained" }
+  | { k: "ended" };
+
+function backlogOf(c: Int32Array): number {
+  return (Atomics.load(c, WRITTEN) - Atomics.load(c, RECORDED)) >>> 0;
+}
+
+/** The recorder has recorded at least `target` bytes (counts modulo 2^32, so compared as a signed difference). */
+function reached(c: Int32Array, target: number): boolean {
+  return ((Atomics.load(c, RECORDED) - target) | 0) >= 0;
+}
+
+/** A chunk that crossed while the ring was full (or others waited before it): kept, in order. */
+interface Waiting {
+  dir: Dir;
+  bytes: Uint8Array;
+  wall: number;
+  mono: number;
+}
+
+/** The forwarding side's handle on a recorder thread. */
+export class RecorderLink {
+  private readonly counters: Int32Array;
+  private readonly ring: Uint8Array;
+  /** Bytes put into the ring (modulo 2^32, as the shared counter). */
+  private written = 0;
+  /** Where the next byte goes in the ring. */
+  private at = 0;
+  /** When each piece still in the ring crossed: its end (bytes put, unwrapped) and monotonic ms; oldest first from `oldest`. */
+  private pieces: { end: number; mono: number }[] = [];
+  private oldest = 0;
+  private putTotal = 0;
+  /** Set while the relay waits for the recorder to reach this count (the age bound). */
+  private caughtUpTo: number | undefined;
+  private max = 0;
+  private lost = 0;
+  private gone: string | undefined;
+  /** Chunks that crossed and are not in the ring yet, oldest first. */
+  private queue: Waiting[] = [];
+  /** Resolved when the queue has gone into the ring. */
+  private room: { promise: Promise<void>; resolve: () => void } | undefined;
+  private ended: (() => void) | undefined;
+
+  private constructor(
+    private readonly thread: Thread,
+    data: RecorderData,
+    private readonly log: Log,
+    private readonly maxAgeMs: number,
+  ) {
+    this.counters = new Int32Array(data.counters);
+    this.ring = new Uint8Array(data.ring);
+  }
+
+  /**
+   * Starts a recorder thread, which opens the ledger and writes
+   * session_begin. Resolves to the link, to the refusal's message when the
+   * ledger is refused, or to null when no thread could be started (the
+   * caller records inline instead).
+   */
+  static async start(
+    rt: Runtime,
+    init: RecordingInit,
+    plain: unknown,
+    log: Log,
+    limit = BACKLOG_LIMIT,
+    maxAgeMs = BACKLOG_MAX_AGE_MS,
+  ): Promise<RecorderLink | string | null> {
+    const data: RecorderData = {
+      init,
+      counters: new SharedArrayBuffer(4 * 4),
+      ring: new SharedArrayBuffer(limit),
+      plain,
+    };
+    let thread: Thread | null;
+    try {
+      thread = rt.startThread?.(RECORDER_ROLE, data) ?? null;
+    } catch {
+      thread = null;
+    }
+    if (!thread) return null;
+    const link = new RecorderLink(thread, data, log, maxAgeMs);
+    return new Promise<RecorderLink | string | null>((resolve) => {
+      let opened = false;
+      thread.onMessage((m) => {
+        const msg = m as FromRecorder;
+        if (msg.k === "log") process.stderr.write(msg.line);
+        else if (msg.k === "opened") {
+          opened = true;
+          resolve(link);
+        } else if (msg.k === "refused") resolve(msg.message);
+        else if (msg.k === "drained") link.fill();
+        else if (msg.k === "ended") link.ended?.();
+      });
+      thread.onExit((error) => {
+        if (link.gone !== undefined) return; // ended by us, once it was done
+        link.gone = error ?? "it ended early";
+        if (!opened) {
+          // It never opened the ledger: nothing is lost yet, so record inline.
+          resolve(null);
+          return;
+        }
+        link.log.error(`the recorder thread stopped (${link.gone}); what crosses from now on is not recorded`);
+        link.lost += link.queue.reduce((n, w) => n + w.bytes.length, 0);
+        link.queue = [];
+        link.room?.resolve();
+        link.ended?.();
+      });
+    });
+  }
+
+  /**
+   * A chunk crossed (it is already forwarded). Its bytes go into the ring
+   * now, or, when the ring is full, are kept and go in, in order, as the
+   * recorder makes room; then the returned promise resolves, and until then
+   * the caller reads no more.
+   */
+  chunk(dir: Dir, chunk: Uint8Array): Promise<void> | undefined {
+    if (this.gone !== undefined) {
+      this.lost += chunk.length;
+      return;
+    }
+    const wall = Date.now();
+    const mono = performance.now();
+    const n = this.queue.length === 0 ? this.put(dir, chunk, wall, mono) : 0;
+    if (n < chunk.length) {
+      // A copy: the caller's buffer may be reused once it reads again.
+      this.queue.push({ dir, bytes: new Uint8Array(chunk.subarray(n)), wall, mono });
+      return this.wait();
+    }
+    if (this.room) return this.room.promise;
+    if (this.tooOld(mono)) {
+      // Wait until what crossed more than half the bound ago is recorded: the traffic keeps flowing behind it.
+      this.caughtUpTo = this.recordedBy(mono - this.maxAgeMs / 2);
+      return this.wait();
+    }
+    return undefined;
+  }
+
+  eof(dir: Dir): void {
+    if (this.gone === undefined) this.post({ k: "eof", d: dir });
+  }
+
+  /** The server never started: session_end says why, once the recorder wrote it. */
+  async spawnFailed(error: string, exitCode: number): Promise<void> {
+    await this.finish({ k: "spawn_failed", error, exitCode });
+  }
+
+  /** The session ended: the backlog drains, then session_end; resolves once it is written. */
+  async end(e: SessionEnd): Promise<void> {
+    const wall = Date.now();
+    const mono = performance.now();
+    while (this.room && this.gone === undefined) await this.room.promise;
+    await this.finish({ k: "end", wall, mono, ...e, backlogMax: this.max });
+    if (this.lost > 0)
+      this.log.error(`${this.lost} bytes crossed after the recorder thread stopped and are not in the ledger`);
+  }
+
+  private post(m: ToRecorder): void {
+    this.thread.post(m);
+  }
+
+  /**
+   * Copies as much of `bytes` as fits into the ring, with a note to the
+   * recorder for each piece; returns how many bytes went in.
+   */
+  private put(dir: Dir, bytes: Uint8Array, wall: number, mono: number): number {
+    const size = this.ring.length;
+    let from = 0;
+    while (from < bytes.length) {
+      const free = size - backlogOf(this.counters);
+      if (free === 0) break;
+      const n = Math.min(free, bytes.length - from);
+      const at = this.at;
+      const first = Math.min(n, size - at);
+      this.ring.set(bytes.subarray(from, from + first), at);
+      if (first < n) this.ring.set(bytes.subarray(from + first, from + n), 0);
+      this.at = (at + n) % size;
+      this.written = (this.written + n) >>> 0;
+      this.putTotal += n;
+      this.pieces.push({ end: this.putTotal, mono });
+      Atomics.store(this.counters, WRITTEN, this.written | 0);
+      const backlog = backlogOf(this.counters);
+      if (backlog > this.max) this.max = backlog;
+      this.post({ k: "chunk", d: dir, wall, mono, n });
+      from += n;
+    }
+    return from;
+  }
+
+  /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
+  private tooOld(now: number): boolean {
+    const recorded = this.putTotal - backlogOf(this.counters);
+    while (this.oldest < this.pieces.length && this.pieces[this.oldest]!.end <= recorded) this.oldest++;
+    if (this.oldest > 1024 && this.oldest * 2 > this.pieces.length) {
+      this.pieces.splice(0, this.oldest);
+      this.oldest = 0;
+    }
+    const first = this.pieces[this.oldest];
+    return first !== undefined && now - first.mono > this.maxAgeMs;
+  }
+
+  /** The count (modulo 2^32) at which every piece that crossed by `time` is recorded. */
+  private recordedBy(time: number): number {
+    let i = this.oldest;
+    while (i + 1 < this.pieces.length && this.pieces[i + 1]!.mono <= time) i++;
+    return this.pieces[i]!.end >>> 0;
+  }
+
+  /**
+   * Moves waiting chunks into the ring while there is room; resolves the
+   * relay's wait once none is left and the recorder has caught up as far as
+   * it was asked to.
+   */
+  private fill(): void {
+    Atomics.store(this.counters, WAITING, 0);
+    while (this.queue.length > 0) {
+      const w = this.queue[0]!;
+      const n = this.put(w.dir, w.bytes, w.wall, w.mono);
+      if (n < w.bytes.length) {
+        w.bytes = w.bytes.subarray(n);
+        this.ask();
+        return;
+      }
+      this.queue.shift();
+    }
+    if (this.caughtUpTo !== undefined && !reached(this.counters, this.caughtUpTo)) {
+      this.ask();
+      return;
+    }
+    this.caughtUpTo = undefined;
+    const r = this.room;
+    this.room = undefined;
+    r?.resolve();
+  }
+
+  private wait(): Promise<void> {
+    if (!this.room) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.room = { promise, resolve };
+      this.ask();
+    }
+    return this.room.promise;
+  }
+
+  /**
+   * Asks the recorder to say when it has recorded what the relay waits for:
+   * room for half the ring when chunks wait, else the count `caughtUpTo`. It
+   * may have got there before it could see the request.
+   */
+  private ask(): void {
+    const target =
+      this.queue.length > 0
+        ? (this.written - Math.floor(this.ring.length / 2)) | 0
+        : (this.caughtUpTo ?? this.written) | 0;
+    Atomics.store(this.counters, TARGET, target);
+    Atomics.store(this.counters, WAITING, 1);
+    if (reached(this.counters, target)) queueMicrotask(() => this.fill());
+  }
+
+  private async finish(msg: ToRecorder): Promise<void> {
+    if (this.gone === undefined) {
+      const done = new Promise<void>((resolve) => {
+        this.ended = resolve;
+      });
+      this.post(msg);
+      await done;
+    }
+    this.gone ??= "ended";
+    await this.thread.terminate();
+  }
+}
+
+/**
+ * The recorder thread's side: opens the recording, then records each chunk
+ * as it arrives, dated when it crossed. `deps` are made by the caller from
+ * `data.plain`.
+ */
+export async function serveRecorder(
+  rt: Runtime,
+  port: MessagePort,
+  data: RecorderData,
+  deps: RecordingDeps,
+  log: Log,
+): Promise<void> {
+  const say = (m: FromRecorder) => port.postMessage(m);
+  const counters = new Int32Array(data.counters);
+  const ring = new Uint8Array(data.ring);
+  const opened = await Recording.open(rt, data.init, deps, log);
+  if (typeof opened === "string") {
+    say({ k: "refused", message: opened });
+    return;
+  }
+  const recording = opened;
+  // Bytes count as recorded once the rows made from them are in the file (not
+  // merely queued for it): the forwarding side's backlog, and so what a
+  // SIGKILL could take, covers rows waiting for a slow disk too. Notes wait
+  // in the inbox, in order, while the ledger catches up.
+  const inbox: ToRecorder[] = [];
+  let next = 0;
+  let running = false;
+  /** Bytes whose rows are made (modulo 2^32). */
+  let handled = 0;
+  let watching = false;
+  const publish = () => {
+    Atomics.store(counters, RECORDED, handled | 0);
+    if (Atomics.load(counters, WAITING) === 1 && reached(counters, Atomics.load(counters, TARGET))) {
+      Atomics.store(counters, WAITING, 0);
+      say({ k: "drained" });
+    }
+  };
+  // Once no write is in progress, every row made so far is in the file.
+  const watch = () => {
+    if (watching) return;
+    watching = true;
+    void recording.ledger.caughtUp().then(() => {
+      watching = false;
+      publish();
+    });
+  };
+  /** Where the next piece starts in the ring. */
+  let readAt = 0;
+  const handle = (m: ToRecorder) => {
+    switch (m.k) {
+      case "chunk": {
+        // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
+        const at = readAt;
+        readAt = (readAt + m.n) % ring.length;
+        const first = Math.min(m.n, ring.length - at);
+        recording.crossedAt({ wall: m.wall, mono: m.mono });
+        try {
+          recording.chunk(m.d, ring.subarray(at, at + first));
+          if (first < m.n) recording.chunk(m.d, ring.subarray(0, m.n - first));
+        } finally {
+          recording.crossedAt(undefined);
+        }
+        handled = (handled + m.n) >>> 0;
+        watch();
+        return;
+      }
+      case "eof":
+        recording.eof(m.d);
+        return;
+      case "spawn_failed":
+        void recording.spawnFailed(m.error, m.exitCode).then(() => say({ k: "ended" }));
+        return;
+      case "end":
+        recording.crossedAt({ wall: m.wall, mono: m.mono });
+        void recording.end(m).then(() => say({ k: "ended" }));
+        return;
+    }
+  };
+  const run = async () => {
+    running = true;
+    while (next < inbox.length) {
+      handle(inbox[next++]!);
+      if (next > 1024 && next * 2 > inbox.length) {
+        inbox.splice(0, next);
+        next = 0;
+      }
+      if (recording.ledger.waiting >= ROWS_WAITING_LIMIT) await recording.ledger.caughtUp();
+    }
+    running = false;
+  };
+  port.on("message", (m: ToRecorder) => {
+    inbox.push(m);
+    if (!running) void run();
+  });
+  say({ k: "opened" });
+}
+
+/** A log whose lines the forwarding thread writes (a thread's own stderr may not be flushed before it ends). */
+export function threadLog(port: MessagePort, make: (sink: (line: string) => void) => Log): Log {
+  return make((line) => port.postMessage({ k: "log", line } satisfies FromRecorder));
+}

@@ -1,0 +1,202 @@
+/**
+ * The recording side of one wrapped session: what crossed in each direction
+ * (byte counts, stream digests, frames), the observer that turns frames into
+ * rows, and the ledger they go to.
+ *
+ * It runs on the forwarding thread (inline: --write-ahead, --fail-closed and
+ * --map, whose calls wait for their rows) or on a thread of its own
+ * (src/wrap/recorder-thread.ts), fed the same chunks in the same order. On a
+ * thread of its own, rows are made after the bytes crossed; `at` carries the
+ * moment they crossed, so a row's `ts` and `ms` are the same either way.
+ */
+import { StreamDigest } from "../core/digest.ts";
+import type { Json } from "../core/json.ts";
+import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import type { Log } from "../base/log.ts";
+import type { CheckpointConfig } from "../checkpoint/writer.ts";
+import type { Runtime } from "../runtime/types.ts";
+import type { ActionRecorder } from "./actions.ts";
+import { FrameSplitter } from "./frames.ts";
+import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
+
+export type Dir = "c2s" | "s2c";
+
+/** What a recording needs that can cross to another thread (plain data only). */
+export interface RecordingInit {
+  ledger: string;
+  session: string;
+  server: string;
+  raw: boolean;
+  maxFrame: number;
+  fsync: FsyncPolicy;
+  writeAhead: boolean;
+  failClosed: boolean;
+  allowForeignLedger?: boolean;
+  /** The session_begin row's fields, made where the session starts. */
+  begin: Fields;
+}
+
+/** What cannot cross to another thread; a thread makes its own from plain data. */
+export interface RecordingDeps {
+  actions?: ActionRecorder;
+  checkpoints?: CheckpointConfig;
+  faults?: ObserverFaults;
+}
+
+/** When bytes crossed: wall-clock ms (a row's ts) and monotonic ms (its durations). */
+export interface Moment {
+  wall: number;
+  mono: number;
+}
+
+/** How the session ended, as the forwarding side saw it. */
+export interface SessionEnd {
+  reason: string;
+  exitCode: number;
+  signal?: string;
+  clientGone?: boolean;
+  /** The high-water mark of bytes waiting for a recording thread (absent inline). */
+  backlogMax?: number;
+}
+
+/** Bytes of observed frames between two requests to the runtime to reclaim memory. */
+const RECLAIM_EVERY = 8 * 1024 * 1024;
+
+export class Recording {
+  readonly observer: McpObserver;
+  private readonly digests = { c2s: new StreamDigest(), s2c: new StreamDigest() };
+  private readonly bytes = { c2s: 0, s2c: 0 };
+  private readonly frames: Record<Dir, FrameSplitter>;
+  /** Set while rows are made for bytes that crossed earlier (on a recording thread). */
+  private at: Moment | undefined;
+  private observedSinceReclaim = 0;
+
+  private constructor(
+    private readonly rt: Runtime,
+    readonly ledger: LedgerWriter,
+    init: RecordingInit,
+    deps: RecordingDeps,
+  ) {
+    const rows: RowSink = {
+      row(evt, fields) {
+        void ledger.append(evt, fields);
+      },
+      durable: (evt, fields) => ledger.appendDurable(evt, fields),
+    };
+    this.observer = new McpObserver({
+      rows,
+      raw: init.raw,
+      writeAhead: init.writeAhead || init.failClosed,
+      failClosed: init.failClosed,
+      actions: deps.actions,
+      now: () => this.at?.mono ?? performance.now(),
+      faults: deps.faults,
+      nextSeq: () => ledger.lastSeq + 1,
+    });
+    const observer = this.observer;
+    this.frames = {
+      s2c: new FrameSplitter(init.maxFrame, {
+        frame: (f) => {
+          observer.fromServer(f);
+          this.reclaimAfter(f.length);
+        },
+        oversize: (n) => observer.oversize("s2c", n),
+      }),
+      c2s: new FrameSplitter(init.maxFrame, {
+        frame: (f) => {
+          void observer.fromClient(f);
+          this.reclaimAfter(f.length);
+        },
+        oversize: (n) => observer.oversize("c2s", n),
+        longFrame: (f) => void observer.longFrame(f),
+      }),
+    };
+  }
+
+  /**
+   * Opens the ledger and writes session_begin. Resolves to the refusal's
+   * message when the ledger is refused (symlink, another owner, open to
+   * others' writes): nothing has started then.
+   */
+  static async open(rt: Runtime, init: RecordingInit, deps: RecordingDeps, log: Log): Promise<Recording | string> {
+    let ledger: LedgerWriter;
+    let recording: Recording | undefined;
+    try {
+      ledger = await LedgerWriter.open({
+        path: init.ledger,
+        session: init.session,
+        server: init.server,
+        fsync: init.fsync,
+        openAppend: rt.openAppend,
+        allowForeign: init.allowForeignLedger,
+        warn: (m) => log.warn(m),
+        checkpoints: deps.checkpoints,
+        now: () => (recording?.at ? new Date(recording.at.wall) : new Date()),
+      });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    recording = new Recording(rt, ledger, init, deps);
+    void ledger.append("session_begin", init.begin);
+    return recording;
+  }
+
+  /** Rows made until `done` are dated `at` (when their bytes crossed). */
+  crossedAt(at: Moment | undefined): void {
+    this.at = at;
+  }
+
+  /** Bytes that crossed: counted and digested (frames are observed by `chunk`, or by the caller under --write-ahead). */
+  tap(dir: Dir, chunk: Uint8Array): void {
+    this.digests[dir].update(chunk);
+    this.bytes[dir] += chunk.length;
+  }
+
+  /** Bytes that crossed, counted, digested and observed frame by frame. */
+  chunk(dir: Dir, chunk: Uint8Array): void {
+    this.tap(dir, chunk);
+    this.frames[dir].push(chunk);
+  }
+
+  /** A direction ended: a final frame without "\n" is still a frame. */
+  eof(dir: Dir): void {
+    this.frames[dir].end();
+  }
+
+  // Observed frames leave garbage several times their size; past RECLAIM_EVERY
+  // bytes of it, ask the runtime to give the memory back (peak RSS relaying
+  // large answers: bench/relay.ts, large).
+  reclaimAfter(n: number): void {
+    this.observedSinceReclaim += n;
+    if (this.observedSinceReclaim < RECLAIM_EVERY) return;
+    this.observedSinceReclaim = 0;
+    this.rt.reclaim();
+  }
+
+  /** The server never started: session_end says why. */
+  async spawnFailed(error: string, exitCode: number): Promise<void> {
+    await this.ledger.end({ reason: "spawn_failed", error, exit_code: exitCode, calls: 0 });
+  }
+
+  /** Rows for what is still open, then session_end; resolves once it is written (or could not be). */
+  async end(e: SessionEnd): Promise<void> {
+    this.observer.finish(e.reason);
+    const end: Fields = {
+      reason: e.reason,
+      exit_code: e.exitCode,
+      signal: e.signal,
+      ...this.observer.endCounts(),
+      client_gone: e.clientGone || undefined,
+      recorder_backlog_max: e.backlogMax,
+      bytes: new Map<string, Json>([
+        ["c2s", this.bytes.c2s],
+        ["s2c", this.bytes.s2c],
+      ]),
+      stream_digests: new Map<string, Json>([
+        ["c2s", this.digests.c2s.digest()],
+        ["s2c", this.digests.s2c.digest()],
+      ]),
+    };
+    await this.ledger.end(end);
+  }
+}
