@@ -152,6 +152,9 @@ export interface ClientRun {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** How long a server may take to say its first bytes, beyond the wait for an answer. */
+const STARTUP_MS = 20000;
+
 /** Runs `script` against a spawned server; rejects when an awaited answer does not come within `timeoutMs`. */
 export async function runFixtureClient(child: Child, script: Step[], run: ClientRun, timeoutMs = 20000): Promise<void> {
   const { sent, received } = run;
@@ -178,8 +181,11 @@ export async function runFixtureClient(child: Child, script: Step[], run: Client
     },
     oversize() {},
   });
+  /** When the server's first bytes came: the time it took to start is not the answer's to wait. */
+  let firstBytesAt: number | undefined;
   const reading = (async () => {
     for await (const chunk of child.stdout) {
+      firstBytesAt ??= Date.now();
       received.push(chunk.slice());
       frames.push(chunk);
     }
@@ -190,10 +196,12 @@ export async function runFixtureClient(child: Child, script: Step[], run: Client
   void reading.then(() => (closed = true));
 
   const take = async (key: string) => {
-    const deadline = Date.now() + timeoutMs;
+    const asked = Date.now();
     while ((seen.get(key) ?? 0) === 0) {
       if (closed) throw new Error(`the server closed its stdout before ${key}`);
-      if (Date.now() > deadline) throw new Error(`no ${key} within ${timeoutMs} ms`);
+      // Until the server has said anything it may still be starting (on a busy machine, seconds).
+      const from = firstBytesAt === undefined ? asked + STARTUP_MS : Math.max(asked, firstBytesAt);
+      if (Date.now() > from + timeoutMs) throw new Error(`no ${key} within ${timeoutMs} ms`);
       await new Promise<void>((r) => {
         wake = r;
         setTimeout(r, 50);
