@@ -182,3 +182,14 @@ test("a thread that cannot be started leaves recording to the caller (null), and
   expect(typeof refused).toBe("string");
   expect(refused as string).toContain("symbolic link");
 });
+
+test.skipIf(process.platform !== "linux")(
+  "the recorder's thread yields to the relay's: its own nice value is raised, not the process's",
+  async () => {
+    const { Worker } = await import("node:worker_threads");
+    const w = new Worker(join(import.meta.dir, "fixtures", "yield-thread.ts"));
+    const said = await new Promise<{ thread: number; process: number }>((resolve) => w.once("message", resolve));
+    await w.terminate();
+    expect(said.thread).toBe(Math.min(19, said.process + 10));
+  },
+);

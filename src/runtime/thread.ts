@@ -7,6 +7,8 @@
  * that role's work instead of reading a command line. So all three builds
  * carry their threads with them and nothing is looked up on disk by name.
  */
+import { readlinkSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import { type MessagePort, Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { Thread } from "./types.ts";
 
@@ -68,4 +70,20 @@ export function threadRole(): ThreadRole | null {
   const e = workerData as Partial<Envelope> | undefined;
   if (typeof e?.seamThreadRole !== "string") return null;
   return { role: e.seamThreadRole, data: e.data, port: parentPort };
+}
+
+/**
+ * Makes the calling thread yield to the process's other threads where they
+ * compete for a core: on Linux it sets this thread's own nice value `by`
+ * above the process's (a thread id is a pid to setpriority, found through
+ * /proc/thread-self); elsewhere, or when that fails, nothing. Never throws.
+ */
+export function yieldToOtherThreads(by = 10): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isSafeInteger(tid) && tid > 0 && tid !== process.pid)
+      setPriority(tid, Math.min(19, getPriority(process.pid) + by));
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
 }

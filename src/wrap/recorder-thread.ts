@@ -23,6 +23,7 @@
 import type { Log } from "../base/log.ts";
 import type { Runtime, Thread } from "../runtime/types.ts";
 import type { MessagePort } from "node:worker_threads";
+import { yieldToOtherThreads } from "../runtime/thread.ts";
 import { type Dir, Recording, type RecordingDeps, type RecordingInit, type SessionEnd } from "./recording.ts";
 
 /** The role name a recorder thread is started in (see src/runtime/thread.ts). */
@@ -355,6 +356,9 @@ export async function serveRecorder(
   deps: RecordingDeps,
   log: Log,
 ): Promise<void> {
+  // Where the recorder and the relay compete for a core, forwarding goes first;
+  // the backlog's bounds make the relay wait for the recorder when it must.
+  yieldToOtherThreads();
   const say = (m: FromRecorder) => port.postMessage(m);
   const counters = new Int32Array(data.counters);
   const ring = new Uint8Array(data.ring);
