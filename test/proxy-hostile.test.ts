@@ -12,7 +12,16 @@ import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../src/core/json.ts";
 import { built, runCli, type Via } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
-import { freePort, peakRss, rawRequest, type Running, startProxy, upstream } from "./proxy-helpers.ts";
+import {
+  freePort,
+  peakRss,
+  rawRequest,
+  type Running,
+  startProxy,
+  upstream,
+  wireRequest,
+  wireUpstream,
+} from "./proxy-helpers.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -354,58 +363,6 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(ex, "response_headers")).toContain("set-cookie");
   });
 
-  test("hop-by-hop fields stay on their hop; end-to-end ones pass in order", async () => {
-    const ledger = ledgerPath();
-    let seen: string[] = [];
-    const up = await upstream((req, res) => {
-      seen = req.rawHeaders;
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(
-          200,
-          [
-            ["Content-Type", "application/json"],
-            ["X-Drop", "1"],
-            ["Connection", "X-Drop"],
-            ["Mcp-Session-Id", "abc"],
-            ["X-Multi", "1"],
-            ["X-Multi", "2"],
-            ["Keep-Alive", "timeout=77"],
-          ].flat(),
-        );
-        res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
-      });
-    });
-    cleanups.push(up.close);
-    const p = await proxyTo(up.url, ledger);
-    const r = await rawRequest(p.url, {
-      method: "POST",
-      headers: {
-        ...POST,
-        "mcp-protocol-version": "2025-11-25",
-        "x-hop": "secret-for-this-hop",
-        connection: "x-hop",
-        te: "trailers",
-        "proxy-connection": "keep-alive",
-        "last-event-id": "41",
-      },
-      body: INIT,
-    });
-    const names = seen.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
-    expect(names).not.toContain("x-hop");
-    expect(names).not.toContain("te");
-    expect(names).not.toContain("proxy-connection");
-    expect(names).toContain("mcp-protocol-version");
-    expect(names).toContain("last-event-id");
-    expect(seen[names.indexOf("host") * 2 + 1]).toBe(`127.0.0.1:${new URL(up.url).port}`);
-    expect(r.headers["x-drop"]).toBeUndefined();
-    expect(r.headers["keep-alive"]).not.toBe("timeout=77");
-    expect(r.headers["mcp-session-id"]).toBe("abc");
-    const multi = r.rawHeaders.filter((_, i) => i > 0 && r.rawHeaders[i - 1]!.toLowerCase() === "x-multi");
-    expect(multi).toEqual(["1", "2"]);
-    await p.stop();
-  });
-
   test("the upstream's 404 for a session ends its ledger session", async () => {
     const ledger = ledgerPath();
     let n = 0;
@@ -509,6 +466,105 @@ describe("seam proxy, hostile cases", () => {
     const v = await runCli("bun", ["verify", "--json", ledger]);
     expect(v.code).toBe(0);
     expect(JSON.parse(v.stdout.toString()).sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+  });
+});
+
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) header fields", (via) => {
+  test("hop-by-hop fields stay on their hop; end-to-end ones pass as they came: repeats, order, reason phrase", async () => {
+    const ledger = ledgerPath();
+    const answer = `{"jsonrpc":"2.0","id":1,"result":{}}`;
+    const up = await wireUpstream(
+      [
+        "HTTP/1.1 200 Fine By Me",
+        "Content-Type: application/json",
+        "X-Drop: 1",
+        "Connection: X-Drop",
+        "Mcp-Session-Id: abc",
+        "X-Multi: 1",
+        "set-cookie: a=1",
+        "X-Multi: 2",
+        "Set-Cookie: b=2",
+        "Keep-Alive: timeout=77",
+        "Date: Tue, 01 Dec 2026 00:00:00 GMT",
+        `Content-Length: ${answer.length}`,
+        "",
+        answer,
+      ].join("\r\n"),
+    );
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const host = new URL(p.url).host;
+    const r = await wireRequest(
+      p.url,
+      [
+        "POST /mcp HTTP/1.1",
+        `Host: ${host}`,
+        "Content-Type: application/json",
+        "accept: application/json, text/event-stream",
+        "MCP-Protocol-Version: 2025-11-25",
+        "X-Hop: secret-for-this-hop",
+        "Connection: X-Hop, close",
+        "TE: trailers",
+        "Zeta: z",
+        "x-multi-in: a",
+        "Proxy-Connection: keep-alive",
+        "Cookie: c=1",
+        "X-Multi-In: b",
+        "Last-Event-ID: 41",
+        "Alpha: a",
+        "Cookie: d=2",
+        `Content-Length: ${INIT.length}`,
+        "\r\n",
+      ].join("\r\n"),
+      INIT,
+    );
+    // Upstream: the end-to-end fields exactly as sent (order, case, each repeat on its own line), Host the
+    // upstream's, Accept-Encoding identity, and nothing added but the new hop's own Connection field.
+    const hop = new Set(["connection", "keep-alive"]);
+    expect(up.heads[0]!.start).toBe("POST /mcp HTTP/1.1");
+    expect(up.heads[0]!.fields.filter(([k]) => !hop.has(k.toLowerCase()))).toEqual([
+      ["Host", new URL(up.url).host],
+      ["Content-Type", "application/json"],
+      ["accept", "application/json, text/event-stream"],
+      ["MCP-Protocol-Version", "2025-11-25"],
+      ["Zeta", "z"],
+      ["x-multi-in", "a"],
+      ["Cookie", "c=1"],
+      ["X-Multi-In", "b"],
+      ["Last-Event-ID", "41"],
+      ["Alpha", "a"],
+      ["Cookie", "d=2"],
+      ["Content-Length", String(INIT.length)],
+      ["Accept-Encoding", "identity"],
+    ]);
+    // Client: the reason phrase, and the end-to-end fields as the upstream sent them, each repeat on its own
+    // line and the values of one name in their order; each hop frames its own body.
+    expect(r.start).toBe("HTTP/1.1 200 Fine By Me");
+    expect(r.body.toString()).toBe(answer);
+    const framing = new Set([...hop, "transfer-encoding", "content-length"]);
+    const passed = r.fields.filter(([k]) => !framing.has(k.toLowerCase()));
+    const sent: [string, string][] = [
+      ["Content-Type", "application/json"],
+      ["Mcp-Session-Id", "abc"],
+      ["X-Multi", "1"],
+      ["set-cookie", "a=1"],
+      ["X-Multi", "2"],
+      ["Set-Cookie", "b=2"],
+      ["Date", "Tue, 01 Dec 2026 00:00:00 GMT"],
+    ];
+    if (via === "node") expect(passed).toEqual(sent);
+    else {
+      // Bun's node:http writes the repeats of a name together, where its first one was (and in that one's
+      // spelling): the order of lines of different names carries no meaning (RFC 9110 §5.3), that of one
+      // name's values does, and is kept.
+      const grouped = (f: [string, string][]) =>
+        f.map(([k, v]) => [k.toLowerCase(), v]).sort(([a], [b]) => order(f, a!) - order(f, b!));
+      const order = (f: [string, string][], n: string) => f.findIndex(([k]) => k.toLowerCase() === n);
+      expect(grouped(passed)).toEqual(grouped(sent));
+    }
+    const keepAlive = r.fields.find(([k]) => k.toLowerCase() === "keep-alive");
+    expect(keepAlive?.[1]).not.toBe("timeout=77");
+    await p.stop();
   });
 });
 
