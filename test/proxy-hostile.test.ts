@@ -773,4 +773,161 @@ describe("seam proxy, sessions and recording flags", () => {
     expect(getField(action, "subject_id")).toBe("x");
     expect(getField(rowsOf(ledger, "tool_call")[0]!, "status")).toBe("ok");
   });
+
+  test("--session-idle: a session silent that long ends idle_expired; coming back opens one that continues it", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "idle.jsonl");
+    const never = join(dir, "never.jsonl");
+    let n = 0;
+    // Hands out a session id per initialize, answers every request; a GET is a stream it keeps open.
+    const up = await upstream((req, res) => {
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(": open\n\n");
+        return;
+      }
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        if (m.id === undefined) {
+          res.writeHead(202);
+          res.end();
+          return;
+        }
+        const init = m.method === "initialize";
+        res.writeHead(200, {
+          "content-type": "application/json",
+          ...(init ? { "mcp-session-id": `idle-${n++}` } : {}),
+        });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: m.id,
+            result: init
+              ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
+              : { content: [] },
+          }),
+        );
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--session-idle", "1"]);
+    const q = await proxyTo(up.url, never, ["--session-idle", "0"]);
+    const open = async (url: string) => {
+      const r = await rawRequest(url, { method: "POST", headers: POST, body: INIT });
+      return r.headers["mcp-session-id"] as string;
+    };
+    const call = (url: string, sid: string) =>
+      rawRequest(url, { method: "POST", headers: { ...POST, "mcp-session-id": sid }, body: CALL });
+    const quiet = await open(p.url);
+    const streaming = await open(p.url);
+    const kept = await open(q.url);
+    for (const [url, sid] of [
+      [p.url, quiet],
+      [p.url, streaming],
+      [q.url, kept],
+    ] as const)
+      expect((await call(url, sid)).status).toBe(200);
+    // One client keeps its GET stream open: a session with an exchange open is not idle.
+    const ac = new AbortController();
+    const stream = await fetch(p.url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": streaming },
+      signal: ac.signal,
+    });
+    await stream.body!.getReader().read();
+    const ends = (l: string) => rowsOf(l, "session_end").map((e) => getField(e, "reason"));
+    const until = async (f: () => boolean) => {
+      for (let i = 0; i < 100 && !f(); i++) await Bun.sleep(100);
+    };
+    await until(() => ends(ledger).length > 0);
+    await Bun.sleep(1500);
+    expect(ends(ledger)).toEqual(["idle_expired"]);
+    const sessionOf = (r: Json) => getField(r, "session");
+    const first = rowsOf(ledger, "session_begin")[0]!;
+    expect(sessionOf(rowsOf(ledger, "session_end")[0]!)).toBe(sessionOf(first));
+    // The stream closes: that session goes idle too.
+    ac.abort();
+    await until(() => ends(ledger).length > 1);
+    expect(ends(ledger)).toEqual(["idle_expired", "idle_expired"]);
+
+    // The first client comes back: forwarded as usual, recorded in a new session that continues the expired one.
+    expect((await call(p.url, quiet)).status).toBe(200);
+    await p.stop();
+    await q.stop();
+    const begins = rowsOf(ledger, "session_begin");
+    expect(begins.map((b) => [getField(b, "opened_by"), getField(b, "continues")])).toEqual([
+      ["initialize", undefined],
+      ["initialize", undefined],
+      ["joined", sessionOf(first)],
+    ]);
+    expect(getField(begins[2]!, "mcp_session")).toBe(getField(rowsOf(ledger, "mcp_session")[0]!, "mcp_session"));
+    expect(getField(first, "session_idle_s")).toBe(1);
+    expect(ends(ledger)).toEqual(["idle_expired", "idle_expired", "proxy_stopped"]);
+    expect(
+      rowsOf(ledger, "tool_call").map((c) => [sessionOf(c) === sessionOf(begins[2]!), getField(c, "status")]),
+    ).toEqual([
+      [false, "ok"],
+      [false, "ok"],
+      [true, "ok"],
+    ]);
+    // --session-idle 0: the silent session stayed open until the proxy stopped.
+    expect(ends(never)).toEqual(["proxy_stopped"]);
+    for (const l of [ledger, never]) {
+      const v = await runCli("bun", ["verify", "--json", l]);
+      expect(v.code).toBe(0);
+      expect(JSON.parse(v.stdout.toString()).sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+    }
+  }, 30_000);
+
+  test("--session-idle: a request whose body is still arriving keeps its session from going idle", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "slow-1" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: m.method === "initialize" ? {} : { content: [] } }));
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--session-idle", "1"]);
+    await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    // Half the call now, the rest 2.5 s later: longer than the idle time, with the exchange open throughout.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        p.url,
+        { method: "POST", headers: { ...POST, "mcp-session-id": "slow-1" }, agent: false },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      req.write(CALL.slice(0, 20));
+      setTimeout(() => req.end(CALL.slice(20)), 2500);
+    });
+    expect(status).toBe(200);
+    expect(rowsOf(ledger, "session_end")).toEqual([]);
+    await p.stop();
+    expect(rowsOf(ledger, "session_begin").length).toBe(1);
+    expect(rowsOf(ledger, "session_end").map((e) => getField(e, "reason"))).toEqual(["proxy_stopped"]);
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
+  test("--session-idle takes whole seconds up to setTimeout's limit", async () => {
+    for (const bad of ["-1", "1.5", "x", "2147484"]) {
+      const r = await runCli("bun", [
+        "proxy",
+        "--upstream",
+        "http://127.0.0.1:9/mcp",
+        "--ledger",
+        "l",
+        "--session-idle",
+        bad,
+      ]);
+      expect([bad, r.code, r.stderr]).toEqual([bad, 2, expect.stringContaining("seam: error: --session-idle")]);
+    }
+  });
 });
