@@ -12,8 +12,9 @@
  * request's fields sorted and joined the same way and adds User-Agent and
  * Accept the client never sent; a Response's repeated fields are joined
  * (Set-Cookie aside) and its reason phrase replaced by the standard one.
- * Bun's node:http keeps every line, its spelling and order, but for writing
- * the repeats of one name together (their values still in order).
+ * Bun's node:http keeps every line, its spelling and order, except that its
+ * server writes the repeats of one name together, in the first one's spelling
+ * (their values still in order, which is what carries meaning: RFC 9110 §5.3).
  */
 import http from "node:http";
 import https from "node:https";
