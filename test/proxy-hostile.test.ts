@@ -42,6 +42,40 @@ function rowsOf(ledger: string, evt: string): Json[] {
   return ledgerRows(ledger).filter((r) => getField(r, "evt") === evt);
 }
 
+/**
+ * A minimal MCP upstream: a notification gets 202, `initialize` a server's
+ * result (and, with `sessionId`, a new Mcp-Session-Id), any other request
+ * `result`; a GET is an event stream it keeps open.
+ */
+async function mcpUpstream(result: object, sessionId?: () => string) {
+  const up = await upstream((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(": open\n\n");
+      return;
+    }
+    const parts: Buffer[] = [];
+    req.on("data", (d: Buffer) => parts.push(d));
+    req.on("end", () => {
+      const m = JSON.parse(Buffer.concat(parts).toString());
+      if (m.id === undefined) {
+        res.writeHead(202);
+        res.end();
+        return;
+      }
+      const init = m.method === "initialize";
+      res.writeHead(200, {
+        "content-type": "application/json",
+        ...(init && sessionId ? { "mcp-session-id": sessionId() } : {}),
+      });
+      const server = { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } };
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: init ? server : result }));
+    });
+  });
+  cleanups.push(up.close);
+  return up;
+}
+
 const INIT = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`;
 const CALL = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`;
 const POST = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -661,30 +695,7 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
 describe("seam proxy, sessions and recording flags", () => {
   test("a stateless upstream (no Mcp-Session-Id): one session for the process, each request's _meta recorded", async () => {
     const ledger = ledgerPath();
-    const up = await upstream((req, res) => {
-      const parts: Buffer[] = [];
-      req.on("data", (d: Buffer) => parts.push(d));
-      req.on("end", () => {
-        const m = JSON.parse(Buffer.concat(parts).toString());
-        if (m.id === undefined) {
-          res.writeHead(202);
-          res.end();
-          return;
-        }
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: m.id,
-            result:
-              m.method === "initialize"
-                ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
-                : { content: [], resultType: "complete" },
-          }),
-        );
-      });
-    });
-    cleanups.push(up.close);
+    const up = await mcpUpstream({ content: [], resultType: "complete" });
     const p = await proxyTo(up.url, ledger);
     for (let i = 0; i < 2; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
     const meta = {
@@ -779,39 +790,7 @@ describe("seam proxy, sessions and recording flags", () => {
     const ledger = join(dir, "idle.jsonl");
     const never = join(dir, "never.jsonl");
     let n = 0;
-    // Hands out a session id per initialize, answers every request; a GET is a stream it keeps open.
-    const up = await upstream((req, res) => {
-      if (req.method === "GET") {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(": open\n\n");
-        return;
-      }
-      const parts: Buffer[] = [];
-      req.on("data", (d: Buffer) => parts.push(d));
-      req.on("end", () => {
-        const m = JSON.parse(Buffer.concat(parts).toString());
-        if (m.id === undefined) {
-          res.writeHead(202);
-          res.end();
-          return;
-        }
-        const init = m.method === "initialize";
-        res.writeHead(200, {
-          "content-type": "application/json",
-          ...(init ? { "mcp-session-id": `idle-${n++}` } : {}),
-        });
-        res.end(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: m.id,
-            result: init
-              ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
-              : { content: [] },
-          }),
-        );
-      });
-    });
-    cleanups.push(up.close);
+    const up = await mcpUpstream({ content: [] }, () => `idle-${n++}`);
     const p = await proxyTo(up.url, ledger, ["--session-idle", "1"]);
     const q = await proxyTo(up.url, never, ["--session-idle", "0"]);
     const open = async (url: string) => {
