@@ -38,8 +38,17 @@ const args = {
       "also record this header only as present (repeatable; Authorization, Proxy-Authorization, Cookie, Set-Cookie and secret-named ones always are)",
     valueHint: "NAME",
   },
+  "session-idle": {
+    type: "string",
+    description:
+      "end the ledger session of an MCP session that has had no request for this long, as idle_expired (default 1800; 0: never)",
+    valueHint: "SECONDS",
+  },
   ...RECORD_ARGS,
 } as const;
+
+/** setTimeout's longest delay (2^31 - 1 ms), in whole seconds. */
+const MAX_IDLE_S = Math.floor(0x7fffffff / 1000);
 
 export default defineCommand({
   meta: {
@@ -93,6 +102,9 @@ export default defineCommand({
         throw new UsageError(`--redact-header takes a header name, not ${JSON.stringify(v)}`);
       redactHeaders.add(v.toLowerCase());
     }
+    const sessionIdle = intFlag(a.sessionIdle as string | undefined, "--session-idle", 1800);
+    if (sessionIdle > MAX_IDLE_S)
+      throw new UsageError(`--session-idle takes at most ${MAX_IDLE_S} seconds (24 days), or 0 for never`);
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
@@ -106,6 +118,7 @@ export default defineCommand({
         listenPort: listen.port,
         guardLoopback: isLoopbackHost(listen.host),
         redactHeaders,
+        sessionIdleMs: sessionIdle * 1000,
         ledger,
         server: (a.server as string | undefined) || upstream.host,
         raw: Boolean(a.raw),
@@ -120,6 +133,7 @@ export default defineCommand({
         begin: {
           upstream: redactedUpstream,
           redact_headers: redactHeaders.size > 0 ? [...redactHeaders].sort() : undefined,
+          session_idle_s: sessionIdle,
         },
       },
       log,

@@ -1,7 +1,7 @@
 /** Helpers for the `seam proxy` tests: real upstreams, the proxy as a real process, raw HTTP. */
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
-import { type AddressInfo, createServer } from "node:net";
+import { type AddressInfo, connect, createServer } from "node:net";
 import { ROOT, type Via, seamArgv } from "./cli.ts";
 
 /** A port nothing listens on right now. */
@@ -138,4 +138,70 @@ export function peakRss(pid: number): number {
   const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
   const m = /VmHWM:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** A head's field lines as [name, value] pairs, as they are on the wire. */
+export type WireFields = [string, string][];
+
+function parseHead(head: string): { start: string; fields: WireFields } {
+  const [start, ...lines] = head.split("\r\n");
+  return {
+    start: start ?? "",
+    fields: lines.map((l) => {
+      const c = l.indexOf(":");
+      return [l.slice(0, c), l.slice(c + 1).trim()] as [string, string];
+    }),
+  };
+}
+
+/**
+ * An upstream that speaks HTTP/1.1 by hand on a TCP socket: what it receives
+ * and what it answers are exact bytes, whatever runtime runs the test. Each
+ * request's head is kept; `answer` is written as it is, then the connection closes.
+ */
+export async function wireUpstream(
+  answer: string,
+): Promise<{ url: string; heads: { start: string; fields: WireFields }[]; close: () => Promise<void> }> {
+  const heads: { start: string; fields: WireFields }[] = [];
+  const server = createServer((s) => {
+    let buf = Buffer.alloc(0);
+    s.on("data", (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const at = buf.indexOf("\r\n\r\n");
+      if (at < 0) return;
+      const head = parseHead(buf.subarray(0, at).toString("latin1"));
+      const len = Number(head.fields.find(([k]) => k.toLowerCase() === "content-length")?.[1] ?? 0);
+      if (buf.length < at + 4 + len) return;
+      heads.push(head);
+      s.end(answer);
+    });
+    s.on("error", () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    heads,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** Sends `head` (with its final CRLF CRLF) and `body` as they are on a TCP socket; the answer's head and body. */
+export function wireRequest(
+  url: string,
+  head: string,
+  body: string,
+): Promise<{ start: string; fields: WireFields; body: Buffer }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(u.port), u.hostname, () => s.write(head + body));
+    const parts: Buffer[] = [];
+    s.on("data", (d: Buffer) => parts.push(d));
+    s.on("error", reject);
+    s.on("close", () => {
+      const all = Buffer.concat(parts);
+      const at = all.indexOf("\r\n\r\n");
+      resolve({ ...parseHead(all.subarray(0, at).toString("latin1")), body: all.subarray(at + 4) });
+    });
+  });
 }

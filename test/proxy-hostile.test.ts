@@ -12,7 +12,16 @@ import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../src/core/json.ts";
 import { built, runCli, type Via } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
-import { freePort, peakRss, rawRequest, type Running, startProxy, upstream } from "./proxy-helpers.ts";
+import {
+  freePort,
+  peakRss,
+  rawRequest,
+  type Running,
+  startProxy,
+  upstream,
+  wireRequest,
+  wireUpstream,
+} from "./proxy-helpers.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -31,6 +40,40 @@ async function proxyTo(url: string, ledger: string, extra: string[] = [], via: V
 
 function rowsOf(ledger: string, evt: string): Json[] {
   return ledgerRows(ledger).filter((r) => getField(r, "evt") === evt);
+}
+
+/**
+ * A minimal MCP upstream: a notification gets 202, `initialize` a server's
+ * result (and, with `sessionId`, a new Mcp-Session-Id), any other request
+ * `result`; a GET is an event stream it keeps open.
+ */
+async function mcpUpstream(result: object, sessionId?: () => string) {
+  const up = await upstream((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(": open\n\n");
+      return;
+    }
+    const parts: Buffer[] = [];
+    req.on("data", (d: Buffer) => parts.push(d));
+    req.on("end", () => {
+      const m = JSON.parse(Buffer.concat(parts).toString());
+      if (m.id === undefined) {
+        res.writeHead(202);
+        res.end();
+        return;
+      }
+      const init = m.method === "initialize";
+      res.writeHead(200, {
+        "content-type": "application/json",
+        ...(init && sessionId ? { "mcp-session-id": sessionId() } : {}),
+      });
+      const server = { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } };
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: init ? server : result }));
+    });
+  });
+  cleanups.push(up.close);
+  return up;
 }
 
 const INIT = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`;
@@ -354,58 +397,6 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(ex, "response_headers")).toContain("set-cookie");
   });
 
-  test("hop-by-hop fields stay on their hop; end-to-end ones pass in order", async () => {
-    const ledger = ledgerPath();
-    let seen: string[] = [];
-    const up = await upstream((req, res) => {
-      seen = req.rawHeaders;
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(
-          200,
-          [
-            ["Content-Type", "application/json"],
-            ["X-Drop", "1"],
-            ["Connection", "X-Drop"],
-            ["Mcp-Session-Id", "abc"],
-            ["X-Multi", "1"],
-            ["X-Multi", "2"],
-            ["Keep-Alive", "timeout=77"],
-          ].flat(),
-        );
-        res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
-      });
-    });
-    cleanups.push(up.close);
-    const p = await proxyTo(up.url, ledger);
-    const r = await rawRequest(p.url, {
-      method: "POST",
-      headers: {
-        ...POST,
-        "mcp-protocol-version": "2025-11-25",
-        "x-hop": "secret-for-this-hop",
-        connection: "x-hop",
-        te: "trailers",
-        "proxy-connection": "keep-alive",
-        "last-event-id": "41",
-      },
-      body: INIT,
-    });
-    const names = seen.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
-    expect(names).not.toContain("x-hop");
-    expect(names).not.toContain("te");
-    expect(names).not.toContain("proxy-connection");
-    expect(names).toContain("mcp-protocol-version");
-    expect(names).toContain("last-event-id");
-    expect(seen[names.indexOf("host") * 2 + 1]).toBe(`127.0.0.1:${new URL(up.url).port}`);
-    expect(r.headers["x-drop"]).toBeUndefined();
-    expect(r.headers["keep-alive"]).not.toBe("timeout=77");
-    expect(r.headers["mcp-session-id"]).toBe("abc");
-    const multi = r.rawHeaders.filter((_, i) => i > 0 && r.rawHeaders[i - 1]!.toLowerCase() === "x-multi");
-    expect(multi).toEqual(["1", "2"]);
-    await p.stop();
-  });
-
   test("the upstream's 404 for a session ends its ledger session", async () => {
     const ledger = ledgerPath();
     let n = 0;
@@ -512,6 +503,105 @@ describe("seam proxy, hostile cases", () => {
   });
 });
 
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) header fields", (via) => {
+  test("hop-by-hop fields stay on their hop; end-to-end ones pass as they came: repeats, order, reason phrase", async () => {
+    const ledger = ledgerPath();
+    const answer = `{"jsonrpc":"2.0","id":1,"result":{}}`;
+    const up = await wireUpstream(
+      [
+        "HTTP/1.1 200 Fine By Me",
+        "Content-Type: application/json",
+        "X-Drop: 1",
+        "Connection: X-Drop",
+        "Mcp-Session-Id: abc",
+        "X-Multi: 1",
+        "set-cookie: a=1",
+        "X-Multi: 2",
+        "Set-Cookie: b=2",
+        "Keep-Alive: timeout=77",
+        "Date: Tue, 01 Dec 2026 00:00:00 GMT",
+        `Content-Length: ${answer.length}`,
+        "",
+        answer,
+      ].join("\r\n"),
+    );
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const host = new URL(p.url).host;
+    const r = await wireRequest(
+      p.url,
+      [
+        "POST /mcp HTTP/1.1",
+        `Host: ${host}`,
+        "Content-Type: application/json",
+        "accept: application/json, text/event-stream",
+        "MCP-Protocol-Version: 2025-11-25",
+        "X-Hop: secret-for-this-hop",
+        "Connection: X-Hop, close",
+        "TE: trailers",
+        "Zeta: z",
+        "x-multi-in: a",
+        "Proxy-Connection: keep-alive",
+        "Cookie: c=1",
+        "X-Multi-In: b",
+        "Last-Event-ID: 41",
+        "Alpha: a",
+        "Cookie: d=2",
+        `Content-Length: ${INIT.length}`,
+        "\r\n",
+      ].join("\r\n"),
+      INIT,
+    );
+    // Upstream: the end-to-end fields exactly as sent (order, case, each repeat on its own line), Host the
+    // upstream's, Accept-Encoding identity, and nothing added but the new hop's own Connection field.
+    const hop = new Set(["connection", "keep-alive"]);
+    expect(up.heads[0]!.start).toBe("POST /mcp HTTP/1.1");
+    expect(up.heads[0]!.fields.filter(([k]) => !hop.has(k.toLowerCase()))).toEqual([
+      ["Host", new URL(up.url).host],
+      ["Content-Type", "application/json"],
+      ["accept", "application/json, text/event-stream"],
+      ["MCP-Protocol-Version", "2025-11-25"],
+      ["Zeta", "z"],
+      ["x-multi-in", "a"],
+      ["Cookie", "c=1"],
+      ["X-Multi-In", "b"],
+      ["Last-Event-ID", "41"],
+      ["Alpha", "a"],
+      ["Cookie", "d=2"],
+      ["Content-Length", String(INIT.length)],
+      ["Accept-Encoding", "identity"],
+    ]);
+    // Client: the reason phrase, and the end-to-end fields as the upstream sent them, each repeat on its own
+    // line and the values of one name in their order; each hop frames its own body.
+    expect(r.start).toBe("HTTP/1.1 200 Fine By Me");
+    expect(r.body.toString()).toBe(answer);
+    const framing = new Set([...hop, "transfer-encoding", "content-length"]);
+    const passed = r.fields.filter(([k]) => !framing.has(k.toLowerCase()));
+    const sent: [string, string][] = [
+      ["Content-Type", "application/json"],
+      ["Mcp-Session-Id", "abc"],
+      ["X-Multi", "1"],
+      ["set-cookie", "a=1"],
+      ["X-Multi", "2"],
+      ["Set-Cookie", "b=2"],
+      ["Date", "Tue, 01 Dec 2026 00:00:00 GMT"],
+    ];
+    if (via === "node") expect(passed).toEqual(sent);
+    else {
+      // Bun's node:http writes the repeats of a name together, where its first one was (and in that one's
+      // spelling): the order of lines of different names carries no meaning (RFC 9110 §5.3), that of one
+      // name's values does, and is kept.
+      const grouped = (f: [string, string][]) =>
+        f.map(([k, v]) => [k.toLowerCase(), v]).sort(([a], [b]) => order(f, a!) - order(f, b!));
+      const order = (f: [string, string][], n: string) => f.findIndex(([k]) => k.toLowerCase() === n);
+      expect(grouped(passed)).toEqual(grouped(sent));
+    }
+    const keepAlive = r.fields.find(([k]) => k.toLowerCase() === "keep-alive");
+    expect(keepAlive?.[1]).not.toBe("timeout=77");
+    await p.stop();
+  });
+});
+
 describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) streams", (via) => {
   test("an SSE event reaches the client within 100 ms of being sent, not when the stream ends", async () => {
     const ledger = ledgerPath();
@@ -605,30 +695,7 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
 describe("seam proxy, sessions and recording flags", () => {
   test("a stateless upstream (no Mcp-Session-Id): one session for the process, each request's _meta recorded", async () => {
     const ledger = ledgerPath();
-    const up = await upstream((req, res) => {
-      const parts: Buffer[] = [];
-      req.on("data", (d: Buffer) => parts.push(d));
-      req.on("end", () => {
-        const m = JSON.parse(Buffer.concat(parts).toString());
-        if (m.id === undefined) {
-          res.writeHead(202);
-          res.end();
-          return;
-        }
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: m.id,
-            result:
-              m.method === "initialize"
-                ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "u", version: "1" } }
-                : { content: [], resultType: "complete" },
-          }),
-        );
-      });
-    });
-    cleanups.push(up.close);
+    const up = await mcpUpstream({ content: [], resultType: "complete" });
     const p = await proxyTo(up.url, ledger);
     for (let i = 0; i < 2; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
     const meta = {
@@ -716,5 +783,130 @@ describe("seam proxy, sessions and recording flags", () => {
     expect(getField(action, "contract_id")).toBe("echo_contract");
     expect(getField(action, "subject_id")).toBe("x");
     expect(getField(rowsOf(ledger, "tool_call")[0]!, "status")).toBe("ok");
+  });
+
+  test("--session-idle: a session silent that long ends idle_expired; coming back opens one that continues it", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "idle.jsonl");
+    const never = join(dir, "never.jsonl");
+    let n = 0;
+    const up = await mcpUpstream({ content: [] }, () => `idle-${n++}`);
+    const p = await proxyTo(up.url, ledger, ["--session-idle", "1"]);
+    const q = await proxyTo(up.url, never, ["--session-idle", "0"]);
+    const open = async (url: string) => {
+      const r = await rawRequest(url, { method: "POST", headers: POST, body: INIT });
+      return r.headers["mcp-session-id"] as string;
+    };
+    const call = (url: string, sid: string) =>
+      rawRequest(url, { method: "POST", headers: { ...POST, "mcp-session-id": sid }, body: CALL });
+    const quiet = await open(p.url);
+    const streaming = await open(p.url);
+    const kept = await open(q.url);
+    for (const [url, sid] of [
+      [p.url, quiet],
+      [p.url, streaming],
+      [q.url, kept],
+    ] as const)
+      expect((await call(url, sid)).status).toBe(200);
+    // One client keeps its GET stream open: a session with an exchange open is not idle.
+    const ac = new AbortController();
+    const stream = await fetch(p.url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": streaming },
+      signal: ac.signal,
+    });
+    await stream.body!.getReader().read();
+    const ends = (l: string) => rowsOf(l, "session_end").map((e) => getField(e, "reason"));
+    const until = async (f: () => boolean) => {
+      for (let i = 0; i < 100 && !f(); i++) await Bun.sleep(100);
+    };
+    await until(() => ends(ledger).length > 0);
+    await Bun.sleep(1500);
+    expect(ends(ledger)).toEqual(["idle_expired"]);
+    const sessionOf = (r: Json) => getField(r, "session");
+    const first = rowsOf(ledger, "session_begin")[0]!;
+    expect(sessionOf(rowsOf(ledger, "session_end")[0]!)).toBe(sessionOf(first));
+    // The stream closes: that session goes idle too.
+    ac.abort();
+    await until(() => ends(ledger).length > 1);
+    expect(ends(ledger)).toEqual(["idle_expired", "idle_expired"]);
+
+    // The first client comes back: forwarded as usual, recorded in a new session that continues the expired one.
+    expect((await call(p.url, quiet)).status).toBe(200);
+    await p.stop();
+    await q.stop();
+    const begins = rowsOf(ledger, "session_begin");
+    expect(begins.map((b) => [getField(b, "opened_by"), getField(b, "continues")])).toEqual([
+      ["initialize", undefined],
+      ["initialize", undefined],
+      ["joined", sessionOf(first)],
+    ]);
+    expect(getField(begins[2]!, "mcp_session")).toBe(getField(rowsOf(ledger, "mcp_session")[0]!, "mcp_session"));
+    expect(getField(first, "session_idle_s")).toBe(1);
+    expect(ends(ledger)).toEqual(["idle_expired", "idle_expired", "proxy_stopped"]);
+    expect(
+      rowsOf(ledger, "tool_call").map((c) => [sessionOf(c) === sessionOf(begins[2]!), getField(c, "status")]),
+    ).toEqual([
+      [false, "ok"],
+      [false, "ok"],
+      [true, "ok"],
+    ]);
+    // --session-idle 0: the silent session stayed open until the proxy stopped.
+    expect(ends(never)).toEqual(["proxy_stopped"]);
+    for (const l of [ledger, never]) {
+      const v = await runCli("bun", ["verify", "--json", l]);
+      expect(v.code).toBe(0);
+      expect(JSON.parse(v.stdout.toString()).sessions.every((s: { complete: boolean }) => s.complete)).toBe(true);
+    }
+  }, 30_000);
+
+  test("--session-idle: a request whose body is still arriving keeps its session from going idle", async () => {
+    const ledger = ledgerPath();
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "slow-1" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: m.method === "initialize" ? {} : { content: [] } }));
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, ["--session-idle", "1"]);
+    await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    // Half the call now, the rest 2.5 s later: longer than the idle time, with the exchange open throughout.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        p.url,
+        { method: "POST", headers: { ...POST, "mcp-session-id": "slow-1" }, agent: false },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      req.write(CALL.slice(0, 20));
+      setTimeout(() => req.end(CALL.slice(20)), 2500);
+    });
+    expect(status).toBe(200);
+    expect(rowsOf(ledger, "session_end")).toEqual([]);
+    await p.stop();
+    expect(rowsOf(ledger, "session_begin").length).toBe(1);
+    expect(rowsOf(ledger, "session_end").map((e) => getField(e, "reason"))).toEqual(["proxy_stopped"]);
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
+  test("--session-idle takes whole seconds up to setTimeout's limit", async () => {
+    for (const bad of ["-1", "1.5", "x", "2147484"]) {
+      const r = await runCli("bun", [
+        "proxy",
+        "--upstream",
+        "http://127.0.0.1:9/mcp",
+        "--ledger",
+        "l",
+        "--session-idle",
+        bad,
+      ]);
+      expect([bad, r.code, r.stderr]).toEqual([bad, 2, expect.stringContaining("seam: error: --session-idle")]);
+    }
   });
 });

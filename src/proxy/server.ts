@@ -42,6 +42,8 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   guardLoopback: boolean;
   /** Lower-cased names of further headers recorded only as present (--redact-header). */
   redactHeaders: ReadonlySet<string>;
+  /** An MCP session with no exchange for this long is ended as `idle_expired` (0: never). */
+  sessionIdleMs: number;
   /** What session_begin says about the proxy, redacted already. */
   begin: Fields;
 }
@@ -52,6 +54,8 @@ export const UPSTREAM_ERROR_CODE = -32000;
 const END_GRACE_MS = 2000;
 /** How long stop waits for open exchanges to write their rows. */
 const STOP_GRACE_MS = 3000;
+/** How many idle-ended MCP sessions are remembered, so that a client coming back is recorded as continuing one. */
+const EXPIRED_KEPT = 10_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -65,9 +69,13 @@ export class McpProxy {
   /** The upstream answered an initialize without a session id: it keeps no sessions. */
   private stateless = false;
   private readonly sessions = new Set<ProxySession>();
+  /** MCP session id → the ledger session this proxy ended as idle (oldest first, at most EXPIRED_KEPT). */
+  private readonly expired = new Map<string, string>();
   private readonly inflight = new Set<Promise<void>>();
   private readonly aborters = new Set<AbortController>();
   private readonly endings = new Set<Promise<void>>();
+  /** Sessions whose end is under way (it may wait for their other exchanges). */
+  private readonly ending = new WeakSet<ProxySession>();
   private stopping = false;
   private refusedForeign = 0;
   private readonly lock = sharedLock({ pid: process.pid });
@@ -129,8 +137,8 @@ export class McpProxy {
 
   // ---- sessions ----
 
-  private openSession(kind: SessionKind, mcpId?: string): Promise<ProxySession> {
-    const p = ProxySession.open(this.o, kind, this.lock, this.log, mcpId);
+  private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
+    const p = ProxySession.open(this.o, kind, this.lock, this.log, mcpId, continues);
     void p.then((s) => this.sessions.add(s));
     return p;
   }
@@ -138,10 +146,24 @@ export class McpProxy {
   private sessionFor(sid: string): Promise<ProxySession> {
     let p = this.bySid.get(sid);
     if (p === undefined) {
-      p = this.openSession("joined", sid);
+      const continues = this.expired.get(sid);
+      this.expired.delete(sid);
+      p = this.openSession("joined", sid, continues);
       this.bySid.set(sid, p);
+      void p.then((s) => this.watchIdle(s)).catch(() => {});
     }
     return p;
+  }
+
+  /** Ends `s` once no exchange of it has been open for --session-idle: a client gone without DELETE. */
+  private watchIdle(s: ProxySession): void {
+    s.expireWhenIdle(this.o.sessionIdleMs, () => {
+      if (s.open > 0 || this.ending.has(s) || this.stopping || s.mcpId === undefined) return;
+      this.expired.delete(s.mcpId);
+      this.expired.set(s.mcpId, s.id);
+      if (this.expired.size > EXPIRED_KEPT) this.expired.delete(this.expired.keys().next().value!);
+      void this.endSession(s, "idle_expired");
+    });
   }
 
   private sessionlessSession(): Promise<ProxySession> {
@@ -151,6 +173,7 @@ export class McpProxy {
 
   /** Ends a session once its other exchanges are done (or after a grace period). */
   private endSession(s: ProxySession, reason: string): Promise<void> {
+    this.ending.add(s);
     if (s.mcpId !== undefined && this.bySid.has(s.mcpId)) {
       const mapped = this.bySid.get(s.mcpId)!;
       void mapped.then((m) => {
@@ -227,6 +250,7 @@ export class McpProxy {
       if (given !== undefined && ok) {
         s.bind(given);
         if (!this.bySid.has(given)) this.bySid.set(given, Promise.resolve(s));
+        this.watchIdle(s);
         return undefined;
       }
       if (!ok) return "initialize_rejected";
@@ -276,6 +300,9 @@ class Exchange {
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
   private collector: BodyCollector | null = null;
+  /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
+  private entered = false;
+  private over = false;
 
   constructor(
     private readonly p: McpProxy,
@@ -298,7 +325,16 @@ class Exchange {
       await this.exchange();
     } finally {
       dropAborter();
+      // An exchange that ended without its row (the client left mid-upload) no longer holds its session open.
+      this.over = true;
+      this.leave();
     }
+  }
+
+  private leave(): void {
+    if (!this.entered) return;
+    this.entered = false;
+    this.session!.leave();
   }
 
   private observe(f: () => void): void {
@@ -310,7 +346,10 @@ class Exchange {
   private resolve(): Promise<ProxySession> {
     this.sessionP ??= this.p.resolveSession(this.sid, this.req.frame).then((s) => {
       this.session = s;
-      s.enter();
+      if (!this.over) {
+        s.enter();
+        this.entered = true;
+      }
       return s;
     });
     return this.sessionP;
@@ -364,6 +403,9 @@ class Exchange {
     const headers = upstreamRequestHeaders(this.inbound.headers, this.url);
     let body: AsyncIterable<Uint8Array> | Uint8Array | null = null;
     if (observeBody) this.keepFrame();
+    // A request naming its session holds it open from its first byte (not idle while its body uploads).
+    // Its failure to open a ledger session is met again where the session is awaited.
+    if (this.sid !== undefined) this.resolve().catch(() => {});
 
     if (holdMode) {
       // Read the POST whole (up to --max-frame), record, then forward or refuse.
@@ -599,7 +641,7 @@ class Exchange {
         ["response", this.res.digest.digest()],
       ]),
     });
-    s.leave();
+    this.leave();
     if (endAfter !== undefined) await this.p.finish(s, endAfter);
   }
 }

@@ -63,6 +63,9 @@ export class ProxySession {
   /** Serializes the observe-then-hold step of held POSTs (the observer holds one client frame at a time). */
   holdChain: Promise<unknown> = Promise.resolve();
   private idle: (() => void)[] = [];
+  private idleMs = 0;
+  private onIdle: (() => void) | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   private warnedLate = false;
 
@@ -96,12 +99,17 @@ export class ProxySession {
     });
   }
 
+  /**
+   * Opens a ledger session. `continues`: the ledger session of the same MCP
+   * session that this proxy ended as idle (the client came back after it).
+   */
   static async open(
     o: RecordOptions,
     kind: SessionKind,
     lock: ReturnType<typeof sharedLock>,
     log: Log,
     mcpId?: string,
+    continues?: string,
   ): Promise<ProxySession> {
     const id = randomUUID();
     const writer = await LedgerWriter.open({
@@ -122,6 +130,7 @@ export class ProxySession {
       ...o.begin,
       mcp_session: mcpId === undefined ? undefined : sessionIdDigest(mcpId),
       opened_by: kind,
+      continues,
       pid: process.pid,
       host: hostname(),
       runtime: o.runtime,
@@ -150,11 +159,30 @@ export class ProxySession {
 
   enter(): void {
     this.open++;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   leave(): void {
     this.open--;
-    if (this.open === 0) for (const f of this.idle.splice(0)) f();
+    if (this.open !== 0) return;
+    for (const f of this.idle.splice(0)) f();
+    this.armIdle();
+  }
+
+  /** Calls `f` once the session has had no exchange open for `ms` (0: never). */
+  expireWhenIdle(ms: number, f: () => void): void {
+    this.idleMs = ms;
+    this.onIdle = f;
+    if (this.open === 0) this.armIdle();
+  }
+
+  private armIdle(): void {
+    if (this.idleMs <= 0 || this.onIdle === undefined || this.ended) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(this.onIdle, this.idleMs);
+    // An idle session alone does not keep the process running.
+    this.idleTimer.unref?.();
   }
 
   /** Resolves once no exchange of the session is open, or after `ms`. */
@@ -172,6 +200,7 @@ export class ProxySession {
   /** Ends the ledger session: rows for calls still open, then session_end. Once. */
   async end(reason: string, extra: Fields = {}): Promise<void> {
     if (this.ended) return;
+    clearTimeout(this.idleTimer);
     this.observer.finish(reason);
     this.ended = true;
     await this.writer.end({

@@ -4,6 +4,17 @@
  * passes the proxy's tests (streaming, back-pressure, aborts, 64 MiB bodies)
  * in both runtimes, so one implementation serves both. Bodies are passed as
  * the sockets deliver them: no decompression, no re-chunking, no buffering.
+ *
+ * Bun.serve and fetch are not used because their Headers cannot carry a
+ * message's fields through unchanged (Bun 1.4.5, seen on the wire): a request
+ * reaching Bun.serve has its field names lower-cased, sorted, repeats joined
+ * into one line ("X-Multi: 1, 2", "Cookie: a=1; b=2"); fetch sends a
+ * request's fields sorted and joined the same way and adds User-Agent and
+ * Accept the client never sent; a Response's repeated fields are joined
+ * (Set-Cookie aside) and its reason phrase replaced by the standard one.
+ * Bun's node:http keeps every line, its spelling and order, except that its
+ * server writes the repeats of one name together, in the first one's spelling
+ * (their values still in order, which is what carries meaning: RFC 9110 §5.3).
  */
 import http from "node:http";
 import https from "node:https";
