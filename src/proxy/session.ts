@@ -8,16 +8,15 @@
  * proxy process.
  */
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import type { Log } from "../base/log.ts";
-import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import type { ActionRecorder } from "../wrap/actions.ts";
+import { recorderFields } from "../wrap/begin.ts";
 import { type Fields, McpObserver, type RowSink } from "../wrap/mcp.ts";
 
 export interface RecordOptions {
@@ -125,22 +124,12 @@ export class ProxySession {
     });
     const s = new ProxySession(id, kind, writer, o, log);
     s.mcpId = mcpId;
-    const writeAhead = o.writeAhead || o.failClosed;
     s.rows.row("session_begin", {
       ...o.begin,
       mcp_session: mcpId === undefined ? undefined : sessionIdDigest(mcpId),
       opened_by: kind,
       continues,
-      pid: process.pid,
-      host: hostname(),
-      runtime: o.runtime,
-      raw_payloads: o.raw,
-      max_frame: o.maxFrame,
-      fsync: o.fsync,
-      write_ahead: writeAhead || undefined,
-      fail_closed: o.failClosed || undefined,
-      ...o.actions?.beginFields(),
-      checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
+      ...recorderFields(o),
     });
     return s;
   }

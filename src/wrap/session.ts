@@ -5,7 +5,6 @@
  * The core takes its runtime, log and options as arguments; commands/wrap.ts
  * only parses the command line.
  */
-import { hostname } from "node:os";
 import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
 import { digestJson } from "../core/digest.ts";
@@ -13,11 +12,10 @@ import { EXIT } from "../base/exit.ts";
 import type { FsyncPolicy } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
-import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { ObserverFaults } from "./mcp.ts";
 import { redactArgv } from "./redact.ts";
-import { processStartTime } from "../runtime/alive.ts";
+import { recorderFields } from "./begin.ts";
 import { RecorderLink } from "./recorder-thread.ts";
 import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
@@ -95,17 +93,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
       // Of the argv as recorded: a digest of the original would let a dictionary attack recover what was redacted.
       command_digest: digestJson(redacted.argv),
       cwd: o.cwd,
-      pid: process.pid,
-      pid_start: processStartTime(process.pid) ?? undefined,
-      host: hostname(),
-      runtime: rt.name,
-      raw_payloads: o.raw,
-      max_frame: o.maxFrame,
-      fsync: o.fsync,
-      write_ahead: writeAhead || undefined,
-      fail_closed: o.failClosed || undefined,
-      ...o.actions?.beginFields(),
-      checkpoint_key: o.checkpoints ? keyLabel(o.checkpoints.signer.name, o.checkpoints.signer.id) : undefined,
+      ...recorderFields({ ...o, runtime: rt.name }),
       selftest_fault: o.fault?.name,
     },
   };
