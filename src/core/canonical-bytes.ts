@@ -10,8 +10,13 @@
  * when the object closes they are put in key order (dropping all but the last
  * of a repeated key) by rewriting the object's own region. Only bytes outside
  * every open object are final, so the buffer is handed to the sink whenever
- * no object is open: a top-level array streams; a top-level object is held
- * whole (the value itself, nothing more).
+ * no object is open: an array streams. An object outside every other whose
+ * region outgrows HOLD_LIMIT is done again member by member instead: its
+ * members are found without reading them (src/core/json-spans.ts), put in key
+ * order, and each written in turn, so that it streams too (its members are
+ * what is held, each the same way). On input that is not JSON the object is
+ * read once more in place, so the error is the one a reader in document
+ * order meets first.
  *
  * Keys sort by their decoded UTF-8 bytes, which is code point order (Python's
  * sort_keys); a lone surrogate from a `\udXXX` escape is kept as its 3-byte
@@ -19,6 +24,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { Recipe } from "./canonical.ts";
+import { type MemberSpan, objectMembers } from "./json-spans.ts";
 import { DEFAULT_MAX_DEPTH, JsonParseError, MAX_INT_DIGITS, guardStack } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
@@ -28,6 +34,10 @@ export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
 const CHUNK = 1 << 20;
 /** Finished bytes are handed over once this many are buffered. */
 const FLUSH_AT = 1 << 16;
+/** An object outside every other that needs more room than this is written member by member instead. */
+const HOLD_LIMIT = 1 << 20;
+/** Thrown when an object outgrows HOLD_LIMIT; caught where that object began. */
+const TOO_LONG: unique symbol = Symbol("held too long");
 
 /** A growing byte buffer that hands finished bytes to a sink. */
 class ByteOut {
@@ -35,17 +45,23 @@ class ByteOut {
   len = 0;
   /** Open objects: while any is open, written bytes may still be reordered. */
   openObjects = 0;
+  /** Where the outermost open object's region began, when it must stay within HOLD_LIMIT; -1 otherwise. */
+  holdFrom = -1;
 
   constructor(private readonly sink: (bytes: Uint8Array) => void) {}
 
   room(n: number): void {
     if (this.len + n <= this.buf.length) return;
+    if (this.holdFrom >= 0 && this.openObjects > 0 && this.len + n - this.holdFrom > HOLD_LIMIT) throw TOO_LONG;
     if (this.openObjects === 0 && this.len > 0) {
       this.flush();
       if (n <= this.buf.length) return;
     }
     let cap = Math.max(this.buf.length * 2, CHUNK);
     while (cap < this.len + n) cap *= 2;
+    // Room for a held object ends where it would outgrow its limit: the next call past that is the one that throws.
+    if (this.holdFrom >= 0 && this.openObjects > 0)
+      cap = Math.max(this.len + n, Math.min(cap, this.holdFrom + HOLD_LIMIT));
     const b = new Uint8Array(cap);
     b.set(this.buf.subarray(0, this.len));
     this.buf = b;
@@ -71,6 +87,11 @@ class ByteOut {
   }
 
   copy(src: Uint8Array, a: number, b: number): void {
+    if (b - a > CHUNK && this.openObjects === 0) {
+      // Outside every object nothing is reordered: a long run goes on in pieces, not held whole.
+      for (; a < b; a += CHUNK) this.copy(src, a, Math.min(b, a + CHUNK));
+      return;
+    }
     this.room(b - a);
     if (b - a > 512) {
       this.buf.set(src.subarray(a, b), this.len);
@@ -135,6 +156,10 @@ class ByteCanonicalizer {
   private readonly memberValueErrors: number[] = [];
   private readonly memberLone: number[] = [];
   private readonly idx: number[] = [];
+  /** Where each member's key and value lie (objectByMembers). */
+  private readonly spans: MemberSpan[] = [];
+  /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
+  streamObjects = true;
   /** Decoded key bytes of the members on the stack. */
   private keys = new Uint8Array(1 << 10);
   private keysLen = 0;
@@ -250,6 +275,7 @@ class ByteCanonicalizer {
     if (!isFloat && intDigits > MAX_INT_DIGITS)
       this.fail(`integer literal longer than ${MAX_INT_DIGITS} digits (Python refuses it)`, a);
     this.i = i;
+    if (isFloat && !this.jcs && this.shortFloat(a, i)) return;
     if (isFloat || this.jcs) {
       const x = Number(
         i - a <= 32
@@ -263,6 +289,86 @@ class ByteCanonicalizer {
     } else {
       this.out.copy(b, a, i); // an int literal is already its exact decimal
     }
+  }
+
+  /**
+   * Writes the float literal in [a, z) as Python's repr writes its double,
+   * straight from its digits, when that is certain without the double: it has
+   * at most 15 significant digits (so no other decimal that short reads as the
+   * same double, and these digits are the shortest repr's) and its first
+   * significant digit is at 10^-4 .. 10^15 (repr's fixed layout). False, with
+   * nothing written, for any other (Number and pyFloatRepr then write it).
+   * The common float costs no string this way.
+   */
+  private shortFloat(a: number, z: number): boolean {
+    const b = this.b;
+    const negative = b[a] === 45;
+    let i = negative ? a + 1 : a;
+    // Counting the digits before the exponent (the point not counted): where the point is, and the first and last significant digits.
+    let point = -1;
+    let first = -1;
+    let last = -1;
+    let firstAt = -1; // the first significant digit's index in b
+    let count = 0;
+    for (; i < z; i++) {
+      const c = b[i]!;
+      if (c === 46) {
+        point = count;
+        continue;
+      }
+      if (c < 48 || c > 57) break;
+      if (c !== 48) {
+        if (first < 0) {
+          first = count;
+          firstAt = i;
+        }
+        last = count;
+      }
+      count++;
+    }
+    if (point < 0) point = count;
+    let exp = 0;
+    if (i < z) {
+      // e or E, a sign, digits: a longer exponent is left to the slow path
+      let j = i + 1;
+      const minus = b[j] === 45;
+      if (minus || b[j] === 43) j++;
+      if (z - j > 4) return false;
+      for (; j < z; j++) exp = exp * 10 + b[j]! - 48;
+      if (minus) exp = -exp;
+    }
+    const out = this.out;
+    if (first < 0) {
+      out.ascii(negative ? "-0.0" : "0.0");
+      return true;
+    }
+    const n = last - first + 1;
+    if (n > 15) return false;
+    const e = point - 1 - first + exp; // the decimal exponent of the first significant digit
+    if (e < -4 || e > 15) return false;
+    out.room(n + 24);
+    const buf = out.buf;
+    let o = out.len;
+    if (negative) buf[o++] = 45;
+    if (e < 0) {
+      buf[o++] = 48;
+      buf[o++] = 46;
+      for (let k = -1; k > e; k--) buf[o++] = 48;
+    }
+    // The significant digits in order (the point in the literal skipped), and repr's point after the one at 10^0.
+    let at = firstAt;
+    for (let k = 0; k < n; k++) {
+      if (b[at] === 46) at++;
+      buf[o++] = b[at++]!;
+      if (k === e) buf[o++] = 46;
+    }
+    if (e >= n - 1) {
+      for (let k = n; k <= e; k++) buf[o++] = 48;
+      if (e >= n) buf[o++] = 46;
+      buf[o++] = 48; // an integral float ends in .0
+    }
+    out.len = o;
+    return true;
   }
 
   /**
@@ -398,6 +504,54 @@ class ByteCanonicalizer {
   }
 
   object(): void {
+    const out = this.out;
+    if (out.openObjects > 0 || !this.streamObjects) return this.objectInPlace();
+    if (out.len >= FLUSH_AT) out.flush(); // what came before is final: the object alone is held
+    const { i, depth, top, keysLen, valueErrors, lone } = this;
+    const len = out.len;
+    out.holdFrom = len;
+    try {
+      return this.objectInPlace();
+    } catch (err) {
+      if (err !== TOO_LONG) throw err;
+    } finally {
+      out.holdFrom = -1;
+    }
+    this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
+    try {
+      this.objectByMembers();
+    } catch (err) {
+      if (!(err instanceof JsonParseError)) throw err;
+      // Not JSON: read it again in document order, held whole, for the error such a reader meets first.
+      this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
+      this.streamObjects = false;
+      this.objectInPlace();
+      throw err;
+    }
+  }
+
+  /** Back to where an object outside every other began. */
+  private rewind(
+    i: number,
+    depth: number,
+    top: number,
+    keysLen: number,
+    valueErrors: number,
+    lone: number,
+    len: number,
+  ) {
+    this.i = i;
+    this.depth = depth;
+    this.top = top;
+    this.keysLen = keysLen;
+    this.valueErrors = valueErrors;
+    this.lone = lone;
+    this.out.len = len;
+    this.out.openObjects = 0;
+  }
+
+  /** The object at the cursor, its members put in key order in its own region when it closes. */
+  private objectInPlace(): void {
     this.enter();
     this.i++;
     const out = this.out;
@@ -472,17 +626,77 @@ class ByteCanonicalizer {
     return this.cmp(x, y) === 0;
   }
 
-  /** Puts the members [base, top) in key order, keeping the last of each repeated key. */
-  private order(base: number, regionStart: number): void {
-    const n = this.top - base;
-    let sorted = true;
-    for (let j = base + 1; j < this.top; j++) {
-      if (this.cmp(j - 1, j) >= 0) {
-        sorted = false;
-        break;
-      }
+  /**
+   * The object at the cursor, written member by member: its members found
+   * (keys read, values only spanned), put in key order, then each value read
+   * and written in turn, outside any open object, so it streams. A repeated
+   * key's earlier values are still read (they must be JSON), held and dropped.
+   */
+  private objectByMembers(): void {
+    const b = this.b;
+    const spans = objectMembers(b, this.i);
+    if (spans === null) this.fail("expecting property name enclosed in double quotes");
+    this.enter();
+    const out = this.out;
+    const base = this.top;
+    const keysBase = this.keysLen;
+    const lone = this.lone;
+    out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
+    const mark = out.len;
+    for (const m of spans.members) {
+      const t = this.top++;
+      this.i = m.keyStart;
+      this.keyStart[t] = this.keysLen;
+      this.string(true);
+      this.keyEnd[t] = this.keysLen;
+      this.spans[t] = m;
+      out.len = mark;
     }
-    if (sorted) return;
+    out.openObjects--;
+    this.lone = lone; // counted again as each kept key is written
+    const n = this.top - base;
+    const idx = this.sorted(base, n).slice(); // a copy: the members' own objects sort with the same array
+    out.byte(123);
+    let first = true;
+    for (let j = 0; j < n; j++) {
+      const m = idx[j]!;
+      const repeated = j + 1 < n && this.sameKey(idx[j + 1]!, m);
+      if (repeated && this.jcs) this.fail("duplicate key", this.spans[m]!.keyStart);
+      if (repeated) {
+        const { valueErrors, lone } = this;
+        const held = out.len;
+        out.openObjects++;
+        this.memberValue(m);
+        out.openObjects--;
+        out.len = held;
+        this.valueErrors = valueErrors;
+        this.lone = lone;
+        continue;
+      }
+      if (!first) out.byte(44);
+      first = false;
+      this.i = this.spans[m]!.keyStart;
+      this.string(false);
+      out.byte(58);
+      this.memberValue(m);
+    }
+    out.byte(125);
+    this.top = base;
+    this.keysLen = keysBase;
+    this.depth--;
+    this.i = spans.end;
+  }
+
+  /** Reads and writes the value of member m (of objectByMembers), which must fill its span exactly. */
+  private memberValue(m: number): void {
+    const span = this.spans[m]!;
+    this.i = span.valueStart;
+    this.value();
+    if (this.i !== span.valueEnd) this.fail("expecting ',' or '}'");
+  }
+
+  /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when unsorted. */
+  private sorted(base: number, n: number): number[] {
     const idx = this.idx;
     for (let j = 0; j < n; j++) idx[j] = base + j;
     idx.length = n;
@@ -500,6 +714,21 @@ class ByteCanonicalizer {
     } else {
       idx.sort((x, y) => this.cmp(x, y) || x - y);
     }
+    return idx;
+  }
+
+  /** Puts the members [base, top) in key order, keeping the last of each repeated key. */
+  private order(base: number, regionStart: number): void {
+    const n = this.top - base;
+    let sorted = true;
+    for (let j = base + 1; j < this.top; j++) {
+      if (this.cmp(j - 1, j) >= 0) {
+        sorted = false;
+        break;
+      }
+    }
+    if (sorted) return;
+    const idx = this.sorted(base, n);
     // Park the region after the written bytes, then copy the members back in order.
     const out = this.out;
     out.room(out.len - regionStart);
