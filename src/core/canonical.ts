@@ -207,14 +207,14 @@ function top(v: Json, st: Style): string {
  * `spill` in pieces as it grows, so that no string of the whole is ever
  * made: a row holding a long string or a large array costs its model and a
  * piece, not its model and two copies more (one string, one UTF-8). The
- * pieces, joined, are the form `prefix + form`; no piece ends inside a
+ * pieces, then the text returned (the last piece, the whole form of a
+ * small value), are the form `prefix + form`; no piece ends inside a
  * surrogate pair. Throws CanonicalError as the forms do (before or after
  * some pieces went out); a lone surrogate is left to the caller (see
  * isWellFormed), which is how compactForm and jcsForm refuse it.
  */
-export function streamForm(v: Json, style: Style, spill: (piece: string) => void, prefix = ""): void {
-  const rest = writeTop(v, style, spill, prefix);
-  if (rest.length > 0) spill(rest);
+export function streamForm(v: Json, style: Style, spill: (piece: string) => void, prefix = ""): string {
+  return writeTop(v, style, spill, prefix);
 }
 
 /** Text is handed on once this long, and a longer string goes out in slices of about this length. */

@@ -16,6 +16,9 @@ export const GENESIS = "genesis";
 export function chainOf(prev: string, rowWithoutChain: Json, style: Style = CHAIN): string {
   const hash = createHash("sha256");
   // In pieces (none split inside a surrogate pair), so a long row is never one more string and its UTF-8 copy.
-  streamForm(rowWithoutChain, style, (piece) => feedUtf8(hash, piece), prev);
+  feedUtf8(
+    hash,
+    streamForm(rowWithoutChain, style, (piece) => feedUtf8(hash, piece), prev),
+  );
   return hash.digest("hex").slice(0, 32);
 }

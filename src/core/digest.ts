@@ -28,11 +28,12 @@ export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style)
   // The form goes to the hash in pieces (as compactForm and jcsForm write it, never a whole string of it).
   const hash = createHash("sha256");
   let lone = false;
+  const feed = (piece: string) => {
+    if (isWellFormed(piece)) feedUtf8(hash, piece);
+    else lone = true;
+  };
   try {
-    streamForm(v, recipe === "jcs" ? JCS : (style ?? COMPACT), (piece) => {
-      if (isWellFormed(piece)) feedUtf8(hash, piece);
-      else lone = true;
-    });
+    feed(streamForm(v, recipe === "jcs" ? JCS : (style ?? COMPACT), feed));
   } catch (err) {
     return `undigestible:${err instanceof CanonicalError ? err.kind : "ValueError"}`;
   }
