@@ -12,7 +12,6 @@
  * skips them; every other non-JSON value (undefined elsewhere, functions,
  * symbols, class instances such as Date) is a ValueError.
  */
-import type { Hash } from "node:crypto";
 import { type Json, JsonFloat, MAX_INT_DIGITS } from "./json.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
@@ -129,6 +128,11 @@ export function utf8Surrogatepass(s: string): Uint8Array {
 
 const encoder = new TextEncoder();
 
+/** What feedUtf8 feeds: node:crypto's Hash (named by shape, so the shipped types need no Node types). */
+export interface Utf8Sink {
+  update(data: string | Uint8Array, encoding?: "utf8"): unknown;
+}
+
 /** Where feedUtf8 encodes a piece of a form that is long but not too long (reused: no garbage per piece). */
 const scratch = new Uint8Array(1 << 18);
 
@@ -137,7 +141,7 @@ const scratch = new Uint8Array(1 << 18);
  * as its 3-byte form (utf8Surrogatepass). A piece of a long form goes
  * through one reused buffer, so hashing it leaves nothing behind.
  */
-export function feedUtf8(hash: Hash, piece: string): void {
+export function feedUtf8(hash: Utf8Sink, piece: string): void {
   if (!isWellFormed(piece)) hash.update(utf8Surrogatepass(piece));
   else if (piece.length < 1024 || piece.length * 3 > scratch.length) hash.update(piece, "utf8");
   else hash.update(scratch.subarray(0, encoder.encodeInto(piece, scratch).written));
