@@ -4,12 +4,14 @@
  * every input: same bytes, same refusal, same parse error or acceptance.
  */
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical.ts";
 import { canonicalBytes } from "../src/core/canonical-bytes.ts";
 import { firstInvalidUtf8 } from "../src/core/utf8.ts";
 import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/core/digest.ts";
 import { JsonParseError, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
+import { HAVE_PYTHON } from "./verify-helpers.ts";
 
 type Result = { parse: "error" } | { kind: string } | { bytes: string };
 
@@ -156,6 +158,135 @@ describe("bytes path equals model path", () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(new TextEncoder().encode(text).length); // already canonical but for the key order
     expect(sizes.length).toBeGreaterThan(10);
     expect(Math.max(...sizes)).toBeLessThan(1 << 17);
+  });
+
+  describe("float literals written from their digits", () => {
+    // Literals around what the shortcut takes (up to 15 significant digits, 1e-4 .. 1e16) and what it leaves.
+    const g = new Gen(18);
+    const literal = (): string => {
+      const sign = g.chance(0.3) ? "-" : "";
+      const zeros = (n: number) => "0".repeat(n);
+      const digits = (n: number) => (n === 0 ? "" : g.digits(n, false));
+      const int = g.chance(0.3) ? "0" : g.digits(1 + g.int(17));
+      const frac = g.chance(0.8)
+        ? `.${g.chance(0.3) ? zeros(g.int(6)) : ""}${digits(1 + g.int(17))}${g.chance(0.3) ? zeros(1 + g.int(4)) : ""}`
+        : "";
+      const exp =
+        frac === "" || g.chance(0.4)
+          ? `${g.pick(["e", "E"])}${g.pick(["", "+", "-"])}${g.pick(["", "0", "00"])}${g.int(25)}`
+          : "";
+      return sign + int + frac + exp;
+    };
+    const fixed = [
+      "0.0001",
+      "0.00009999999999999999",
+      "9999999999999999.0",
+      "999999999999999.9",
+      "1e15",
+      "1e16",
+      "123456789012345.0",
+      "1234567890123456.0",
+      "0.1000000000000000",
+      "100e-6",
+      "0.0e5",
+      "-0.000",
+      "1.0e-4",
+      "10000000000000000e-1",
+    ];
+    const all = [...fixed, ...Array.from({ length: 20_000 }, literal)];
+    test("as the model path writes them", () => same(`[${all.join(",")}]`));
+    test.skipIf(!HAVE_PYTHON)("as Python's json module writes them", () => {
+      const text = `[${all.join(",")}]`;
+      const r = spawnSync(
+        "python3",
+        ["-c", "import json,sys; sys.stdout.write(json.dumps(json.loads(sys.stdin.read()), separators=(',', ':')))"],
+        {
+          input: text,
+          maxBuffer: 1 << 26,
+        },
+      );
+      expect(r.status).toBe(0);
+      const chunks: Uint8Array[] = [];
+      expect(canonicalBytes(new TextEncoder().encode(text), "json-c14n", (b) => chunks.push(b.slice()))).toBe("ok");
+      expect(Buffer.concat(chunks).toString("utf8").split(",")).toEqual(r.stdout.toString().split(","));
+    });
+  });
+
+  describe("objects too long to hold are written member by member", () => {
+    // Over a megabyte: an object that long, outside every other, is not held whole.
+    const numbers = (n: number, seed: number) =>
+      "[" +
+      Array.from({ length: n }, (_, i) => ((i * seed) % 7 === 0 ? String(i) : (i * 0.001953125).toFixed(6))).join(",") +
+      "]";
+    const big = numbers(150_000, 3);
+    const members = [
+      `"structuredContent": {"values": ${big}, "unit": "m", "aa": {"z": ${numbers(160_000, 5)}, "a": 1.0}}`,
+      `"content": [{"type": "text", "text": "${"x\\n\\u00e9\u{1F600}".repeat(80_000)}"}]`,
+      `"\u00e9": -0, "\ud83d\ude00": 1e400, "isError": false`,
+      `"_meta": {"b": ${big}, "a": [${big}, {"y": 2, "x": 1}]}`,
+    ];
+    const object = (order: number[], extra = "") => `{${order.map((i) => members[i]).join(", ")}${extra}}`;
+    const cases: [string, string][] = [
+      ["members out of order, nested long objects", object([0, 1, 2, 3])],
+      ["another order", object([3, 2, 1, 0])],
+      [
+        "a repeated key: the last long value wins",
+        object([0, 1, 3, 2], `, "_meta": {"dropped": false}, "content": ${big}`),
+      ],
+      ["a dropped value held NaN", `{"a": [${big}, NaN], "b": ${big}, "a": 1}`],
+      ["a kept value holds NaN", `{"a": 1, "b": ${big}, "a": [${big}, NaN]}`],
+      ["a lone surrogate in a long member", `{"b": ["\udc00", ${big}], "a": 2}`],
+      ["a lone surrogate and NaN: ValueError wins", `{"b": ["\udc00", ${big}], "a": NaN}`],
+      ["a lone surrogate in a dropped key's value", `{"k": ["\ud800", ${big}], "k": 0}`],
+      ["in a top-level array", `[1, ${object([1, 0])}, ${object([2, 3])}]`],
+    ];
+    test.each(cases)("%s: as the model path", (_, text) => same(text));
+
+    test("the sink gets bounded chunks, not the whole object at its end", () => {
+      const sizes: number[] = [];
+      const bytes = new TextEncoder().encode(object([0, 1, 3]));
+      expect(canonicalBytes(bytes, "json-c14n", (b) => sizes.push(b.length))).toBe("ok");
+      expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(3_000_000);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual((1 << 20) + (1 << 16));
+    });
+
+    test("not JSON: the error a reader in document order meets first, at the same place", () => {
+      // ASCII only, so parseJson's offsets (UTF-16 units) are byte offsets too.
+      const text = `{"b": ${big}, "a": {"y": ${big}, "x": [1, 2]}, "c": "tail"}`;
+      const g = new Gen(17);
+      const at = (e: unknown) => (e instanceof JsonParseError ? `${e.reason} at ${e.offset}` : String(e));
+      for (let round = 0; round < 40; round++) {
+        const k = g.int(text.length);
+        const broken = text.slice(0, k) + g.pick(["}", "]", ",", '"', "x", ":", "", "[", "{"]) + text.slice(k + 1);
+        let want = "ok";
+        try {
+          parseJson(broken);
+        } catch (e) {
+          want = at(e);
+        }
+        let got = "ok";
+        try {
+          canonicalBytes(new TextEncoder().encode(broken), "json-c14n", () => {});
+        } catch (e) {
+          got = at(e);
+        }
+        expect({ k, got }).toEqual({ k, got: want });
+      }
+    });
+
+    test("jcs: a repeated key is refused where the object closes, as in an object held whole", () => {
+      const text = `{"a": ${big}, "b": 1, "a": 2}`;
+      try {
+        canonicalBytes(new TextEncoder().encode(text), "jcs", () => {});
+        throw new Error("accepted");
+      } catch (e) {
+        expect(e).toBeInstanceOf(JsonParseError);
+        expect([(e as JsonParseError).reason, (e as JsonParseError).offset]).toEqual([
+          "duplicate key",
+          text.length - 1,
+        ]);
+      }
+    });
   });
 
   test("digestJsonUtf8 and digestJsonText equal digestJson(parseJson(text))", () => {

@@ -3,7 +3,7 @@ import { compactForm } from "../src/core/canonical.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { parseLenient } from "../src/core/json-lenient.ts";
 import { type Json, JsonParseError, getField, parseJson } from "../src/core/json.ts";
-import { goFold, readFrame } from "../src/wrap/frame-reading.ts";
+import { BULK_MEMBERS, SKIM_AT, answerDigest, goFold, readFrame } from "../src/wrap/frame-reading.ts";
 import { cat } from "./bytes.ts";
 import { Gen } from "./jsongen.ts";
 
@@ -218,5 +218,128 @@ describe("the digest recipe for frames only the lenient reader reads", () => {
     expect(r.kind === "parsed" && r.lenient).toBe(undefined);
     const args = getField(getField((r as { msg: Json }).msg, "params")!, "arguments")!;
     expect(digestJson(args)).toBe("undigestible:UnicodeEncodeError");
+  });
+});
+
+describe("long answers: read without the payload of their result", () => {
+  const PAD = `"${"p".repeat(SKIM_AT)}"`;
+  /** What a reading of a server frame says: the message without its result, and the result's digest and members. */
+  const reading = (bytes: Uint8Array, skim: boolean) => {
+    const r = readFrame(bytes, { readings: false, skim });
+    if (r.kind !== "parsed") return { kind: r.kind };
+    const msg = r.msg;
+    if (!(msg instanceof Map)) return { kind: "parsed", msg: digestJson(msg) };
+    const result = msg.get("result");
+    const rest = new Map(msg);
+    rest.delete("result");
+    const kept =
+      result instanceof Map ? new Map([...result].filter(([k]) => !BULK_MEMBERS.has(k))) : (result ?? "(none)");
+    return {
+      kind: "parsed",
+      rest: digestJson(rest),
+      result: result === undefined ? undefined : answerDigest(result),
+      kept: digestJson(kept),
+      lenient: r.lenient !== undefined,
+    };
+  };
+  const same = (text: string | Uint8Array) => {
+    const bytes = typeof text === "string" ? enc.encode(text) : text;
+    expect(bytes.length).toBeGreaterThanOrEqual(SKIM_AT);
+    expect(reading(bytes, true)).toEqual(reading(bytes, false));
+  };
+
+  test("a plain long answer is skimmed: its payload is not in the model, its digest is the whole result's", () => {
+    const text = `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":${PAD}}],"structuredContent":{"v":[1,2.50,-0.0]},"isError":false}}`;
+    const r = readFrame(enc.encode(text), { readings: false, skim: true });
+    const result = (r as { msg: Map<string, Json> }).msg.get("result") as Map<string, Json>;
+    expect([...result.keys()]).toEqual(["isError"]);
+    expect(answerDigest(result)).toBe(digestJson(getField(parseJson(text), "result")!));
+    same(text);
+  });
+
+  const frames: [string, string | Uint8Array][] = [
+    [
+      "every bulk member, other members kept",
+      `{"id":1,"jsonrpc":"2.0","result":{"contents":[${PAD}],"messages":[],"_meta":{"a":1},"content":${PAD},"structuredContent":null,"resultType":"complete","nextCursor":"c"}}`,
+    ],
+    [
+      "a result's repeated member: the last wins",
+      `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":${PAD},"isError":false,"content":[]}}`,
+    ],
+    ["a repeated result: read whole", `{"jsonrpc":"2.0","id":1,"result":{"content":${PAD}},"result":{"content":[]}}`],
+    ["an error answer", `{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":${PAD}}}`],
+    ["a result that is no object", `{"jsonrpc":"2.0","id":1,"result":[${PAD}]}`],
+    ["a server request", `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[${PAD}]}}`],
+    ["a batch", `[{"jsonrpc":"2.0","id":1,"result":{"content":${PAD}}}]`],
+    ["NaN in the payload", `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},NaN]}}`],
+    ["a lone surrogate in the payload", `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},"\\udc00"]}}`],
+    [
+      "an integer of 5000 digits in the payload",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},${"7".repeat(5000)}]}}`,
+    ],
+    [
+      "nested 950 deep in the payload",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},${"[".repeat(950)}${"]".repeat(950)}]}}`,
+    ],
+    [
+      "the frame nested 900 deep (the limit)",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},${"[".repeat(897)}${"]".repeat(897)}]}}`,
+    ],
+    [
+      "the frame nested 901 deep (one past it)",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},${"[".repeat(898)}${"]".repeat(898)}]}}`,
+    ],
+    [
+      "a member 900 deep outside the result",
+      `{"jsonrpc":"2.0","id":1,"x":${"[".repeat(899)}${"]".repeat(899)},"result":{"content":${PAD}}}`,
+    ],
+    [
+      "a member 901 deep outside the result",
+      `{"jsonrpc":"2.0","id":1,"x":${"[".repeat(900)}${"]".repeat(900)},"result":{"content":${PAD}}}`,
+    ],
+    [
+      "a result member 901 deep",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":${PAD},"_meta":${"[".repeat(899)}${"]".repeat(899)}}}`,
+    ],
+    ["a syntax error in the payload", `{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},]}}`],
+    ["trailing data", `{"jsonrpc":"2.0","id":1,"result":{"content":${PAD}}} x`],
+    [
+      "whitespace everywhere",
+      ` {\t"jsonrpc" : "2.0" ,\r\n"id":1 , "result" : { "content" : ${PAD} , "isError" : true } } \t`,
+    ],
+    ["escaped keys", `{"jsonrpc":"2.0","\\u0069d":1,"result":{"con\\u0074ent":${PAD},"\\u005fmeta":{}}}`],
+    [
+      "invalid UTF-8 in the payload",
+      cat(`{"jsonrpc":"2.0","id":1,"result":{"content":[${PAD},"`, [0xc0, 0xaf], `"]}}`),
+    ],
+    ["a byte order mark", cat([0xef, 0xbb, 0xbf], `{"jsonrpc":"2.0","id":1,"result":{"content":${PAD}}}`)],
+  ];
+  test.each(frames)("%s: as read whole", (_, text) => same(text));
+
+  test("300 generated values in a long answer, and 300 near-JSON ones: as read whole", () => {
+    const g = new Gen(19);
+    for (let i = 0; i < 600; i++) {
+      const doc = i < 300 ? g.document() : g.mutant();
+      const where = g.int(4);
+      const text =
+        where === 0
+          ? `{"jsonrpc":"2.0","id":${i},"result":{"content":${PAD},"v":${doc}}}`
+          : where === 1
+            ? `{"jsonrpc":"2.0","id":${i},"result":{"structuredContent":${doc},"x":${PAD}}}`
+            : where === 2
+              ? `{"jsonrpc":"2.0","id":${doc},"result":{"content":${PAD}}}`
+              : `{"jsonrpc":"2.0","id":${i},"result":{"content":[${PAD}]}, "error":${doc}}`;
+      try {
+        same(text);
+      } catch (err) {
+        throw new Error(`${JSON.stringify(text.replace(PAD, "PAD")).slice(0, 400)}: ${err}`);
+      }
+    }
+  });
+
+  test("short answers are read whole as always", () => {
+    const text = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"short"}]}}`;
+    const r = readFrame(enc.encode(text), { readings: false, skim: true });
+    expect(((r as { msg: Map<string, Json> }).msg.get("result") as Map<string, Json>).has("content")).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
  * every row present, each session's seq dense.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkChain } from "./ledger-check.ts";
@@ -92,6 +92,21 @@ test("two names of one ledger (a symlink, taken with allowForeign, and the real 
   const procs = Array.from({ length: 6 }, (_, i) =>
     spawnWriter(kinds[i % 3]!, names[i % 2]!, `s${i}`, 1500, "batch", true),
   );
+  const results = await Promise.all(procs.map(finish));
+  for (const r of results) expect(JSON.parse(r.out)).toMatchObject({ written: 1502, unlogged: 0, warnings: [] });
+  expectOneChain(names[0]!, Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`s${i}`, 1500])));
+});
+
+test("three hard-linked names of one ledger (one in the same directory, one in another), two writers on each: one lock, one chain", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "seam-mp-"));
+  mkdirSync(join(dir, "a"));
+  mkdirSync(join(dir, "b"));
+  const names = [join(dir, "a", "l.jsonl"), join(dir, "a", "same-dir.jsonl"), join(dir, "b", "other-dir.jsonl")];
+  writeFileSync(names[0]!, "", { mode: 0o600 });
+  linkSync(names[0]!, names[1]!);
+  linkSync(names[0]!, names[2]!);
+  const kinds: Kind[] = ["bun/file-bun", "node", "bun/file-node"];
+  const procs = Array.from({ length: 6 }, (_, i) => spawnWriter(kinds[i % 3]!, names[i % 3]!, `s${i}`, 1500));
   const results = await Promise.all(procs.map(finish));
   for (const r of results) expect(JSON.parse(r.out)).toMatchObject({ written: 1502, unlogged: 0, warnings: [] });
   expectOneChain(names[0]!, Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`s${i}`, 1500])));

@@ -1,9 +1,20 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "../src/core/digest.ts";
 import { JsonFloat } from "../src/core/json.ts";
+import { lockPaths } from "../src/ledger/open.ts";
 import { type FsyncPolicy, type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
@@ -512,21 +523,25 @@ test("the lock is kept across back-to-back flushes, let go when idle, and gone a
   const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
   const path = join(dir, "l.jsonl");
   const events: string[] = [];
-  const lock = async () => {
-    events.push("take");
+  // Two lock files, the name's then the file's (src/ledger/open.ts), let go the other way round.
+  const lock = async (lockPath: string) => {
+    const which = lockPath === `${path}.lock` ? "name" : "file";
+    events.push(`take ${which}`);
     return async () => {
-      events.push("release");
+      events.push(`release ${which}`);
     };
   };
+  const once = ["take name", "take file"];
+  const gone = ["release file", "release name"];
   const { w } = await openLedger(path, { lock });
   for (let i = 0; i < 50; i++) await w.append("tool_call", { rpc_id: i });
   // 50 flushes one after another: one lock, still held.
-  expect(events).toEqual(["take"]);
+  expect(events).toEqual(once);
   await new Promise((r) => setTimeout(r, 30));
-  expect(events).toEqual(["take", "release"]);
+  expect(events).toEqual([...once, ...gone]);
   await w.append("tool_call", { rpc_id: 50 });
   await w.end({});
-  expect(events).toEqual(["take", "release", "take", "release"]);
+  expect(events).toEqual([...once, ...gone, ...once, ...gone]);
   expect(checkChain(read(path)).breaks).toEqual([]);
 });
 
@@ -544,4 +559,78 @@ test("the lock is let go after a long run of flushes, so other writers get their
   await w.end({});
   // held at most 50 ms at a time: at least 3 takes in 160 ms of back-to-back flushes
   expect(takes).toBeGreaterThanOrEqual(3);
+});
+
+describe("the locks every name of one ledger shares", () => {
+  /** Runs `f` with the temporary directory (where the lock named by the file lives) at a fresh place. */
+  async function withTemp<T>(f: (temp: string) => Promise<T>): Promise<T> {
+    const temp = mkdtempSync(join(tmpdir(), "seam-tmpdir-"));
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = temp;
+    try {
+      return await f(temp);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+  }
+  const uid = process.getuid!();
+
+  test("a hard link in the same or another directory, and a symlink: one lock named by the file, in a directory of the user's own", async () => {
+    await withTemp(async (temp) => {
+      const dir = mkdtempSync(join(tmpdir(), "seam-names-"));
+      mkdirSync(join(dir, "a"));
+      mkdirSync(join(dir, "b"));
+      const real = join(dir, "a", "l.jsonl");
+      writeFileSync(real, "", { mode: 0o600 });
+      linkSync(real, join(dir, "a", "hard.jsonl"));
+      linkSync(real, join(dir, "b", "hard.jsonl"));
+      symlinkSync(real, join(dir, "b", "sym.jsonl"));
+      const other = join(dir, "a", "other.jsonl");
+      writeFileSync(other, "");
+      const names = [real, join(dir, "a", "hard.jsonl"), join(dir, "b", "hard.jsonl"), join(dir, "b", "sym.jsonl")];
+      const locks = await Promise.all(names.map(lockPaths));
+      const st = statSync(real, { bigint: true });
+      const byFile = join(temp, `seam-${uid}`, `${st.dev}-${st.ino}.lock`);
+      expect(locks.map((l) => l.paths)).toEqual([
+        [`${real}.lock`, byFile],
+        [`${names[1]}.lock`, byFile],
+        [`${names[2]}.lock`, byFile],
+        [`${real}.lock`, byFile],
+      ]);
+      expect(locks.every((l) => l.problem === undefined)).toBe(true);
+      expect((await lockPaths(other)).paths[1]).not.toBe(byFile);
+      expect(statSync(join(temp, `seam-${uid}`)).mode & 0o777).toBe(0o700);
+    });
+  });
+
+  const unsafe: [string, (at: string) => void, RegExp][] = [
+    [
+      "a symlink to a directory of ours",
+      (at) => symlinkSync(mkdtempSync(join(tmpdir(), "seam-elsewhere-")), at),
+      /is not a directory/,
+    ],
+    ["a regular file", (at) => writeFileSync(at, ""), /is not a directory/],
+    ["a directory others may write to", (at) => (mkdirSync(at), chmodSync(at, 0o777)), /is writable by other users/],
+    [
+      "another user's directory",
+      (at) => (mkdirSync(at, { mode: 0o700 }), chownSync(at, 65534, 65534)),
+      /belongs to uid 65534/,
+    ],
+  ];
+  test.each(unsafe)("what is already there is %s: not used, and the writer says so", async (_, plant, problem) => {
+    if (uid !== 0 && problem.source.includes("65534")) return; // only root can plant another user's directory
+    await withTemp(async (temp) => {
+      plant(join(temp, `seam-${uid}`));
+      const path = join(mkdtempSync(join(tmpdir(), "seam-names-")), "l.jsonl");
+      const { w, warnings } = await openLedger(path);
+      await w.append("tool_call", { tool: "t" });
+      await w.end({ reason: "client_eof" });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(problem);
+      expect(warnings[0]).toContain("ledger lock directory");
+      expect((await lockPaths(path)).paths).toEqual([`${path}.lock`]);
+      expect(checkChain(read(path)).breaks).toEqual([]);
+    });
+  });
 });

@@ -265,3 +265,21 @@ test("an open request keeps only what its row needs, never the whole params (raw
     expect(s.digest).toBe(digestJson(parseJson(`{"big":"${"y".repeat(100_000)}"}`)));
   }
 });
+
+test("a long answer: its row's digest is of the whole result, its status read from what is kept; --raw records it whole", () => {
+  const payload = `[{"type":"text","text":"${"n".repeat(1 << 17)}"}]`;
+  const result = `{"content":${payload},"structuredContent":{"v":[0.5,1.0]},"isError":true}`;
+  const want = digestJson(parseJson(result));
+  for (const raw of [false, true]) {
+    const { rows } = observe(
+      [
+        [">", call("1")],
+        ["<", ok("1", result)],
+      ],
+      { raw },
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain(`"result_digest": "${want}", "status": "error"`);
+    if (raw) expect(rows[0]).toContain(`"result": ${lineForm(parseJson(result))}}`);
+  }
+});

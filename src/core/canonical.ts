@@ -46,7 +46,7 @@ export interface Style {
 export const COMPACT: Style = { item: ",", colon: ":", sort: 1, nan: false, es: false, escapeLone: false };
 export const CHAIN: Style = { item: ", ", colon: ": ", sort: 1, nan: true, es: false, escapeLone: false };
 const LINE: Style = { item: ", ", colon: ": ", sort: 0, nan: true, es: false, escapeLone: true };
-const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escapeLone: false };
+export const JCS: Style = { item: ",", colon: ":", sort: 2, nan: false, es: true, escapeLone: false };
 
 /**
  * The digest form, `json.dumps(v, sort_keys=True, separators=(",", ":"),
@@ -128,6 +128,25 @@ export function utf8Surrogatepass(s: string): Uint8Array {
 
 const encoder = new TextEncoder();
 
+/** What feedUtf8 feeds: node:crypto's Hash (named by shape, so the shipped types need no Node types). */
+export interface Utf8Sink {
+  update(data: string | Uint8Array, encoding?: "utf8"): unknown;
+}
+
+/** Where feedUtf8 encodes a piece of a form that is long but not too long (reused: no garbage per piece). */
+const scratch = new Uint8Array(1 << 18);
+
+/**
+ * Feeds a piece of a form (streamForm) to a hash as UTF-8, a lone surrogate
+ * as its 3-byte form (utf8Surrogatepass). A piece of a long form goes
+ * through one reused buffer, so hashing it leaves nothing behind.
+ */
+export function feedUtf8(hash: Utf8Sink, piece: string): void {
+  if (!isWellFormed(piece)) hash.update(utf8Surrogatepass(piece));
+  else if (piece.length < 1024 || piece.length * 3 > scratch.length) hash.update(piece, "utf8");
+  else hash.update(scratch.subarray(0, encoder.encodeInto(piece, scratch).written));
+}
+
 /** Whether the string has no lone surrogate (String#isWellFormed, ES2024; in Node 20 and Bun). */
 export function isWellFormed(s: string): boolean {
   return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -184,43 +203,75 @@ function sortKeys(keys: string[], sort: 1 | 2): string[] {
 export const MAX_WRITE_DEPTH = 1000;
 
 function top(v: Json, st: Style): string {
+  return writeTop(v, st, undefined, "");
+}
+
+/**
+ * Writes the form of `v` under `style` (the forms above), handing it to
+ * `spill` in pieces as it grows, so that no string of the whole is ever
+ * made: a row holding a long string or a large array costs its model and a
+ * piece, not its model and two copies more (one string, one UTF-8). The
+ * pieces, then the text returned (the last piece, the whole form of a
+ * small value), are the form `prefix + form`; no piece ends inside a
+ * surrogate pair. Throws CanonicalError as the forms do (before or after
+ * some pieces went out); a lone surrogate is left to the caller (see
+ * isWellFormed), which is how compactForm and jcsForm refuse it.
+ */
+export function streamForm(v: Json, style: Style, spill: (piece: string) => void, prefix = ""): string {
+  return writeTop(v, style, spill, prefix);
+}
+
+/** Text is handed on once this long, and a longer string goes out in slices of about this length. */
+const SPILL_AT = 1 << 16;
+
+function writeTop(v: Json, st: Style, spill: ((piece: string) => void) | undefined, prefix: string): string {
   try {
-    return write(v, st, 0);
+    return write(v, st, spill, 0, prefix);
   } catch (err) {
     if (err instanceof RangeError) throw new CanonicalError("ValueError", `cannot serialize: ${err.message}`);
     throw err;
   }
 }
 
-function write(v: Json, st: Style, depth: number): string {
+/**
+ * `out` with the form of `v` after it. With `spill`, what has been written
+ * is handed to it once it is SPILL_AT long (then what is returned is only
+ * what came after); the text goes through arguments and results, not through
+ * a shared object, which keeps the common small row as cheap as plain concatenation.
+ */
+function write(v: Json, st: Style, spill: ((piece: string) => void) | undefined, depth: number, out: string): string {
   switch (typeof v) {
     case "string":
-      return quote(v, st.escapeLone);
+      if (spill !== undefined && v.length > SPILL_AT) return longString(v, st, spill, out);
+      return out + quote(v, st.escapeLone);
     case "number":
-      return number(v, st);
+      return out + number(v, st);
     case "boolean":
-      return v ? "true" : "false";
+      return out + (v ? "true" : "false");
     case "bigint":
-      return bigint(v, st);
+      return out + bigint(v, st);
     case "object": {
-      if (v === null) return "null";
-      if (v instanceof JsonFloat) return float(v.value, st);
+      if (v === null) return out + "null";
+      if (v instanceof JsonFloat) return out + float(v.value, st);
       if (depth >= MAX_WRITE_DEPTH) throw new CanonicalError("ValueError", "nesting too deep (or circular)");
       if (Array.isArray(v)) {
-        if (v.length === 0) return "[]";
-        let out = "[" + write(v[0], st, depth + 1);
-        for (let i = 1; i < v.length; i++) out += st.item + write(v[i], st, depth + 1);
+        if (v.length === 0) return out + "[]";
+        out = write(v[0], st, spill, depth + 1, out + "[");
+        for (let i = 1; i < v.length; i++) {
+          out = write(v[i], st, spill, depth + 1, out + st.item);
+          if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
+        }
         return out + "]";
       }
       if (v instanceof Map) {
-        if (v.size === 0) return "{}";
+        if (v.size === 0) return out + "{}";
         const keys = Array.from(v.keys());
         if (st.sort) sortKeys(keys, st.sort);
-        let out = "{";
-        for (let i = 0; i < keys.length; i++) {
+        out = write(v.get(keys[0]!)!, st, spill, depth + 1, out + "{" + quote(keys[0]!, st.escapeLone) + st.colon);
+        for (let i = 1; i < keys.length; i++) {
           const k = keys[i]!;
-          if (i) out += st.item;
-          out += quote(k, st.escapeLone) + st.colon + write(v.get(k)!, st, depth + 1);
+          out = write(v.get(k)!, st, spill, depth + 1, out + st.item + quote(k, st.escapeLone) + st.colon);
+          if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
         }
         return out + "}";
       }
@@ -231,19 +282,40 @@ function write(v: Json, st: Style, depth: number): string {
       const o = v as { readonly [k: string]: Json };
       const keys = Object.keys(o);
       if (st.sort) sortKeys(keys, st.sort);
-      let out = "{";
+      out += "{";
       let first = true;
       for (const k of keys) {
         const x = o[k];
         if (x === undefined) continue;
-        if (!first) out += st.item;
+        out = write(x, st, spill, depth + 1, out + (first ? "" : st.item) + quote(k, st.escapeLone) + st.colon);
         first = false;
-        out += quote(k, st.escapeLone) + st.colon + write(x, st, depth + 1);
+        if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
       }
       return out + "}";
     }
   }
   throw new CanonicalError("ValueError", `a JS ${typeof v} is not a JSON value`);
+}
+
+function handOn(spill: (piece: string) => void, out: string): string {
+  spill(out);
+  return "";
+}
+
+/** `out`, then a string longer than SPILL_AT quoted, all handed on but the closing quote (in slices, never cut inside a surrogate pair). */
+function longString(s: string, st: Style, spill: (piece: string) => void, out: string): string {
+  spill(out + '"');
+  for (let i = 0; i < s.length; ) {
+    let j = Math.min(s.length, i + SPILL_AT);
+    const c = s.charCodeAt(j - 1);
+    if (j < s.length && c >= 0xd800 && c <= 0xdbff) j--;
+    const slice = s.slice(i, j);
+    spill(
+      (st.escapeLone && !isWellFormed(slice)) || NEEDS_ESCAPE.test(slice) ? escapeBody(slice, st.escapeLone) : slice,
+    );
+    i = j;
+  }
+  return '"';
 }
 
 function number(x: number, st: Style): string {
@@ -274,12 +346,13 @@ const SHORT: Record<number, string> = { 34: '\\"', 92: "\\\\", 10: "\\n", 13: "\
 
 /** A JSON string literal under the shared rules above. */
 export function quote(s: string, escapeLone = false): string {
-  if (escapeLone && !isWellFormed(s)) return escapeSlow(s, true);
-  return NEEDS_ESCAPE.test(s) ? escapeSlow(s, false) : '"' + s + '"';
+  if (escapeLone && !isWellFormed(s)) return '"' + escapeBody(s, true) + '"';
+  return NEEDS_ESCAPE.test(s) ? '"' + escapeBody(s, false) + '"' : '"' + s + '"';
 }
 
-function escapeSlow(s: string, escapeLone: boolean): string {
-  let out = '"';
+/** A string's text as it stands between the quotes of its literal. */
+function escapeBody(s: string, escapeLone: boolean): string {
+  let out = "";
   let chunk = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -299,5 +372,5 @@ function escapeSlow(s: string, escapeLone: boolean): string {
       chunk = i + 1;
     }
   }
-  return out + s.slice(chunk) + '"';
+  return out + s.slice(chunk);
 }

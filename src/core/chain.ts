@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { CHAIN, type Style, chainForm, isWellFormed, utf8Surrogatepass } from "./canonical.ts";
+import { CHAIN, type Style, feedUtf8, streamForm } from "./canonical.ts";
 import type { Json } from "./json.ts";
 
 /** The `prev` of a ledger's first row. */
@@ -14,9 +14,11 @@ export const GENESIS = "genesis";
  * `style` is for `seam selftest` only (src/core/canonical.ts).
  */
 export function chainOf(prev: string, rowWithoutChain: Json, style: Style = CHAIN): string {
-  const body = prev + chainForm(rowWithoutChain, style);
   const hash = createHash("sha256");
-  if (isWellFormed(body)) hash.update(body, "utf8");
-  else hash.update(utf8Surrogatepass(body));
+  // In pieces (none split inside a surrogate pair), so a long row is never one more string and its UTF-8 copy.
+  feedUtf8(
+    hash,
+    streamForm(rowWithoutChain, style, (piece) => feedUtf8(hash, piece), prev),
+  );
   return hash.digest("hex").slice(0, 32);
 }

@@ -7,7 +7,16 @@
  *                                 the value has no canonical form; the words are the Python exception's name
  */
 import { createHash, type Hash } from "node:crypto";
-import { CanonicalError, type Recipe, type Style, compactForm, isWellFormed, jcsForm } from "./canonical.ts";
+import {
+  COMPACT,
+  CanonicalError,
+  JCS,
+  type Recipe,
+  type Style,
+  feedUtf8,
+  isWellFormed,
+  streamForm,
+} from "./canonical.ts";
 import { canonicalBytes } from "./canonical-bytes.ts";
 import { type Json, parseJson } from "./json.ts";
 
@@ -16,13 +25,21 @@ export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
 
 /** The digest of a value under `recipe` (default json-c14n). Never throws. `style`: see compactForm. */
 export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style): string {
-  let text: string;
+  // The form goes to the hash in pieces (as compactForm and jcsForm write it, never a whole string of it).
+  const hash = createHash("sha256");
+  let lone = false;
+  const feed = (piece: string) => {
+    if (isWellFormed(piece)) feedUtf8(hash, piece);
+    else lone = true;
+  };
   try {
-    text = recipe === "jcs" ? jcsForm(v) : compactForm(v, style);
+    feed(streamForm(v, recipe === "jcs" ? JCS : (style ?? COMPACT), feed));
   } catch (err) {
     return `undigestible:${err instanceof CanonicalError ? err.kind : "ValueError"}`;
   }
-  return digestOfCanonical(text, recipe);
+  // A lone surrogate has no UTF-8: Python's encode fails (once dumps has not, as above).
+  if (lone) return "undigestible:UnicodeEncodeError";
+  return `sha256:${recipe}:v1:${hash.digest("hex")}`;
 }
 
 /** `sha256:<recipe>:v1:<hex>` of text that is already the recipe's canonical form (well-formed UTF-16). */

@@ -13,8 +13,9 @@
  * from.
  *
  * How rows reach the file: `append` assigns seq and ts at once and queues the
- * row; one flush loop takes everything queued, takes the cross-process lock
- * (`<real path>.lock`), reads back the file's tail only if its size is not where
+ * row; one flush loop takes everything queued, takes the cross-process locks
+ * (`<real path>.lock`, then one named by the file's device and inode, which
+ * every name of it shares: src/ledger/open.ts), reads back the file's tail only if its size is not where
  * this writer left it, computes the chains and writes all lines in one write.
  * The lock is kept for the next flush while flushes keep coming (one row per
  * call would otherwise pay for taking it every time), and let go after 2 ms
@@ -42,7 +43,7 @@ import {
 import { TORN_TEXT_BYTES, type TornLine, buildRow, repairFields } from "../format/row.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { acquireLock, type Release } from "./lock.ts";
-import { lockIdentity } from "./open.ts";
+import { lockPaths } from "./open.ts";
 
 /**
  * Longest a flush waits for the ledger's lock (a holder keeps it for one
@@ -112,8 +113,8 @@ export class LedgerWriter {
   private syncing: Promise<boolean> | null = null;
   private unsynced = false;
   private readonly lockFn: (lockPath: string) => Promise<Release>;
-  /** `<ledger>.lock` beside the ledger's real path, so two names of one file share one lock. */
-  private lockPath: string;
+  /** The lock files taken for each append, in order (src/ledger/open.ts), so that every name of one file shares them. */
+  private lockPaths: string[];
   private readonly batchMs: number;
   private written = 0;
   private unlogged = 0;
@@ -131,7 +132,7 @@ export class LedgerWriter {
   ) {
     const pid = cfg.pid ?? process.pid;
     this.lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid, timeoutMs: LOCK_TIMEOUT_MS }));
-    this.lockPath = `${cfg.path}.lock`;
+    this.lockPaths = [`${cfg.path}.lock`];
     this.batchMs = cfg.batchMs ?? 100;
   }
 
@@ -178,7 +179,14 @@ export class LedgerWriter {
     }
     const w = new LedgerWriter(cfg, file);
     if (file === null) w.writeFailed(failure);
-    else w.lockPath = `${await lockIdentity(cfg.path)}.lock`;
+    else {
+      const locks = await lockPaths(cfg.path);
+      w.lockPaths = locks.paths;
+      if (locks.problem !== undefined)
+        cfg.warn?.(
+          `ledger lock directory ${locks.problem}: its lock is not taken, so a hard-linked name of this ledger written meanwhile could fork its chain`,
+        );
+    }
     if (file !== null && cfg.checkpoints) {
       const checkpointer = new Checkpointer(cfg.checkpoints, {
         openAppend: cfg.openAppend,
@@ -378,18 +386,27 @@ export class LedgerWriter {
     await held.release().catch(() => {});
   }
 
+  /** Every lock of the ledger, in order, or none (then the append goes on without, warned once). */
   private async lockOnce(): Promise<Release | null> {
-    try {
-      return await this.lockFn(this.lockPath);
-    } catch (e) {
-      if (!this.warnedLock) {
-        this.warnedLock = true;
-        this.cfg.warn?.(
-          `ledger lock ${this.lockPath} cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
-        );
+    const taken: Release[] = [];
+    const releaseAll = async () => {
+      for (let i = taken.length - 1; i >= 0; i--) await taken[i]!().catch(() => {});
+    };
+    for (const path of this.lockPaths) {
+      try {
+        taken.push(await this.lockFn(path));
+      } catch (e) {
+        await releaseAll();
+        if (!this.warnedLock) {
+          this.warnedLock = true;
+          this.cfg.warn?.(
+            `ledger lock ${path} cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          );
+        }
+        return null;
       }
-      return null;
     }
+    return releaseAll;
   }
 
   private async flush(batch: Queued[]): Promise<void> {

@@ -30,9 +30,11 @@
  * strict parser refuses, or that repeats or case-varies a JSON-RPC key, is
  * read again leniently (src/core/json-lenient.ts).
  */
-import { digestBytes, digestJson } from "../core/digest.ts";
+import { isUtf8 } from "node:buffer";
+import { digestBytes, digestJson, digestJsonUtf8 } from "../core/digest.ts";
 import { type Entry, type LenientParse, parseLenient } from "../core/json-lenient.ts";
-import { type Json, JsonFloat, type JsonObject, JsonParseError, parseJson } from "../core/json.ts";
+import { objectMembers, skipWs } from "../core/json-spans.ts";
+import { DEFAULT_MAX_DEPTH, type Json, JsonFloat, type JsonObject, JsonParseError, parseJson } from "../core/json.ts";
 
 export type Stack = "json-parse" | "python-json" | "go-encoding-json" | "first-key-wins";
 
@@ -64,6 +66,11 @@ export type FrameRead =
 export interface ReadOptions {
   /** Compare the stacks' readings (client frames); off for server frames. */
   readings: boolean;
+  /**
+   * A long answer may be read without the payload of its result (server
+   * frames, when no row records results whole): see skimAnswer.
+   */
+  skim?: boolean;
   /** Test-only defect (selftest): refuse what the strict parser refuses, as seam once did. */
   strictOnly?: boolean;
 }
@@ -89,6 +96,10 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
   while (i < frame.length && (frame[i] === 0x20 || frame[i] === 0x09 || frame[i] === 0x0d)) i++;
   if (i === frame.length) return { kind: "blank" };
   if (!JSON_START[frame[i]!]) return { kind: "unparsed", reason: notJsonStart(frame, i) };
+  if (o.skim && !o.readings && frame.length >= SKIM_AT) {
+    const msg = skimAnswer(frame);
+    if (msg !== undefined) return { kind: "parsed", msg };
+  }
   let strictText: string | undefined;
   let strictFailed = false;
   shallowDup = false;
@@ -114,6 +125,86 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
   if (!o.readings) return { kind: "parsed", msg: parse.value, lenient };
   const readings = readingsOf(parse, text, strictText === undefined);
   return { kind: "parsed", msg: parse.value, lenient, readings: readings.length > 1 ? readings : undefined };
+}
+
+// ---- long answers ----
+
+/** Server frames at least this long are read by skimAnswer first. */
+export const SKIM_AT = 1 << 16;
+
+/**
+ * The members of a result that carry an answer's payload (tools/call,
+ * resources/read, prompts/get), which no row reads: only their digest,
+ * which skimAnswer takes from the bytes.
+ */
+export const BULK_MEMBERS: ReadonlySet<string> = new Set(["content", "structuredContent", "contents", "messages"]);
+
+/** The json-c14n digests of results read without their payload (see answerDigest). */
+const skimmedDigests = new WeakMap<JsonObject, string>();
+
+/**
+ * The digest of an answer's result or error, as digestJson gives it for the
+ * value the strict parser reads: for a result skimAnswer read without its
+ * payload, the digest it took from the frame's bytes.
+ */
+export function answerDigest(v: Json): string {
+  return (v instanceof Map ? skimmedDigests.get(v) : undefined) ?? digestJson(v);
+}
+
+/**
+ * A long server frame read as the strict parser reads it, but without the
+ * payload of its result: the message's members are parsed one by one, the
+ * result's digest is taken from its bytes (src/core/canonical-bytes.ts, the
+ * same digest as of its model), and of the result only the members other
+ * than BULK_MEMBERS are parsed. So a 32 MiB answer costs seam its bytes, not
+ * a string, a model and a form of them. Undefined when the frame is not
+ * one message object of valid UTF-8 that the strict parser reads: then it
+ * is read in full, as any frame.
+ */
+function skimAnswer(frame: Uint8Array): JsonObject | undefined {
+  if (!isUtf8(frame)) return undefined;
+  const start = skipWs(frame, 0);
+  if (frame[start] !== 0x7b) return undefined;
+  const top = objectMembers(frame, start);
+  if (top === null || skipWs(frame, top.end) !== frame.length) return undefined;
+  const msg: JsonObject = new Map();
+  const inner = DEFAULT_MAX_DEPTH - 1; // the message itself is one level
+  try {
+    for (const m of top.members) {
+      const key = spanValue(frame, m.keyStart, m.keyEnd, 0) as string;
+      // A repeated member is set again: the last value at the first place, as the strict parser keeps it.
+      msg.set(
+        key,
+        key === "result" && frame[m.valueStart] === 0x7b
+          ? skimResult(frame, m.valueStart, m.valueEnd, inner)
+          : spanValue(frame, m.valueStart, m.valueEnd, inner),
+      );
+    }
+  } catch (err) {
+    if (err instanceof JsonParseError) return undefined;
+    throw err;
+  }
+  return msg;
+}
+
+/** A result object without its payload members, its digest (from all of it) kept aside; throws JsonParseError. */
+function skimResult(frame: Uint8Array, start: number, end: number, maxDepth: number): JsonObject {
+  const digest = digestJsonUtf8(frame.subarray(start, end), "json-c14n", { maxDepth });
+  const spans = objectMembers(frame, start);
+  if (spans === null || spans.end !== end) throw new JsonParseError("not an object", start);
+  const result: JsonObject = new Map();
+  for (const m of spans.members) {
+    const key = spanValue(frame, m.keyStart, m.keyEnd, 0) as string;
+    if (BULK_MEMBERS.has(key)) continue;
+    result.set(key, spanValue(frame, m.valueStart, m.valueEnd, maxDepth - 1));
+  }
+  skimmedDigests.set(result, digest);
+  return result;
+}
+
+/** The value in frame[start, end) as the strict parser reads it (the frame is valid UTF-8). */
+function spanValue(frame: Uint8Array, start: number, end: number, maxDepth: number): Json {
+  return parseJson(strictDecoder.decode(frame.subarray(start, end)), { maxDepth });
 }
 
 /** Whether a frame the strict parser read may still read differently elsewhere (so it is read again, fully). */

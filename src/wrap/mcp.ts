@@ -15,7 +15,14 @@
 import { compareCodePoints, lineForm } from "../core/canonical.ts";
 import { digestBytes, digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
-import { type FrameRead, type Reading, frameHead, lenientArgsDigest, readFrame } from "./frame-reading.ts";
+import {
+  type FrameRead,
+  type Reading,
+  frameHead,
+  lenientArgsDigest,
+  readFrame,
+  answerDigest,
+} from "./frame-reading.ts";
 import type { LongFrame } from "./frames.ts";
 import { OperationBook, type RoundInfo } from "./operations.ts";
 import {
@@ -346,7 +353,12 @@ export class McpObserver {
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
-    const read = readFrame(frame, { readings: dir === "c2s", strictOnly: this.o.faults?.strictFrames });
+    // A long answer is read without its payload, unless --raw records results whole.
+    const read = readFrame(frame, {
+      readings: dir === "c2s",
+      skim: dir === "s2c" && !this.o.raw,
+      strictOnly: this.o.faults?.strictFrames,
+    });
     if (read.kind === "blank") return;
     if (read.kind === "unparsed") {
       this.unparsed(dir, frame, read.reason, true);
@@ -659,7 +671,7 @@ export class McpObserver {
     const ms = msSince(p.seen, now);
     const outcome = closed ?? statusOf(answer!.error, answer!.result);
     const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
-    const resultDigest = answerValue === undefined ? undefined : digestJson(answerValue);
+    const resultDigest = answerValue === undefined ? undefined : answerDigest(answerValue);
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
     const params = p.params ?? null;
     if (p.from === "s2c") {
