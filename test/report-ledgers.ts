@@ -66,6 +66,36 @@ export async function rawLedger(dir: string): Promise<string> {
   return path;
 }
 
+/**
+ * The fixture client's `modern` script (MCP 2026-07-28) through `seam wrap --write-ahead`: operations of several
+ * rows each (a write-ahead intent, input_required rounds and their retries, task polls, an operation_end).
+ */
+export async function modernLedger(dir: string): Promise<string> {
+  const path = join(dir, "modern.jsonl");
+  const self = seamArgv("bun");
+  const r = await run([
+    ...self,
+    "fixture",
+    "client",
+    "--script",
+    "modern",
+    "--",
+    ...self,
+    "wrap",
+    "--write-ahead",
+    "--ledger",
+    path,
+    "--server",
+    "example",
+    "--",
+    ...self,
+    "fixture",
+    "server",
+  ]);
+  if (r.code !== 0) throw new Error(`the modern run failed: ${r.stderr}`);
+  return path;
+}
+
 /** A signed ledger (checkpoints every 3 rows) and the verifier key that checks it. */
 export async function signedLedger(dir: string): Promise<{ path: string; vkey: string }> {
   const keyFile = join(dir, "seam.key");

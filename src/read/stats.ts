@@ -110,13 +110,15 @@ export class StatsAccumulator {
   private readonly sessions = new Map<string, SessionAcc>();
   private operations = 0;
   private vouched = 0;
+  private lastGroup: Acc | null = null;
+  private lastSession: SessionAcc | null = null;
 
   constructor(readonly by: StatsBy = "tool") {}
 
   add(op: Operation): void {
     this.operations++;
     if (op.vouched) this.vouched++;
-    const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
+    const t = op.time;
     const s = op.session === null ? null : this.session(op);
     if (s !== null) {
       if (!Number.isNaN(t)) {
@@ -200,6 +202,9 @@ export class StatsAccumulator {
   }
 
   private group(op: Operation, t: number): Acc {
+    // Calls of one tool come in runs: the group of the last call is looked up by key only when another comes.
+    const last = this.lastGroup;
+    if (last !== null && this.by === "tool" && last.server === op.server && last.tool === op.name) return last;
     const k = this.keyOf(op, t);
     let g = this.groups.get(k);
     if (g === undefined) {
@@ -220,11 +225,13 @@ export class StatsAccumulator {
       };
       this.groups.set(k, g);
     }
+    this.lastGroup = g;
     return g;
   }
 
   private session(op: Operation): SessionAcc {
     const id = op.session!;
+    if (this.lastSession?.session === id) return this.lastSession;
     let s = this.sessions.get(id);
     if (s === undefined) {
       s = {
@@ -242,6 +249,7 @@ export class StatsAccumulator {
       };
       this.sessions.set(id, s);
     }
+    this.lastSession = s;
     return s;
   }
 }
