@@ -156,7 +156,8 @@ export class OperationJoiner {
       this.open--;
       return [build(this.file, o.rows)];
     }
-    if (evt !== "tool_call_intent" && evt !== "tool_call") return [buildOne(this.file, row, line)];
+    if (evt !== "tool_call_intent" && (evt !== "tool_call" || this.intents.size === 0))
+      return [buildOne(this.file, row, line)];
     const rpc = getField(row, "rpc_id");
     if (rpc === undefined) return [buildOne(this.file, row, line)];
     const key = `${s.length}:${s}${idKey(rpc)}`;

@@ -142,8 +142,15 @@ export class ReportWriter {
   private n = 0;
   private chunks = 0;
   private cols = emptyColumns();
-  /** The chunk's rows, each followed by "\n". */
+  /**
+   * The chunk's rows block so far: runs of rows, each run followed by "\n".
+   * Rows that lie one after the other in the same piece of the ledger are
+   * one run (a view of their bytes, "\n"s included), so a chunk's block is
+   * a few large copies, not thousands of small ones.
+   */
   private rows: Uint8Array[] = [];
+  /** The run being extended, not yet in `rows`. */
+  private run: Uint8Array | null = null;
   private rowCount = 0;
   private readonly decoder = new TextDecoder();
   /** The last session looked up, for the run of operations that share it. */
@@ -190,14 +197,16 @@ export class ReportWriter {
       const ri = this.rowCount++;
       if (typeof row === "string") {
         c.rb.push(ri);
-        if (/[<\r]/.test(row)) c.rx[ri] = row;
-        else this.rows.push(Buffer.from(row, "utf8"));
+        if (/[<\r]/.test(row)) {
+          c.rx[ri] = row;
+          this.addRow(EMPTY);
+        } else this.addRow(Buffer.from(row, "utf8"));
       } else if (row.indexOf(LT) >= 0 || row.indexOf(CR) >= 0) {
         c.rx[ri] = this.decoder.decode(row);
+        this.addRow(EMPTY);
       } else {
-        this.rows.push(row);
+        this.addRow(row);
       }
-      this.rows.push(NL);
     }
     this.n++;
     if (c.f.length >= CHUNK) this.flush();
@@ -288,21 +297,35 @@ export class ReportWriter {
   private flush(): void {
     if (this.cols.f.length === 0) return;
     const i = this.chunks++;
-    // The rows' block holds each row and its "\n"; the last "\n" is left out, so that splitting it gives the rows.
-    this.rows.pop();
-    const b = Buffer.concat([
+    // The rows' block: the runs with a "\n" between them (none after the last), so that splitting it gives the rows.
+    const parts = [
       Buffer.from(
         `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n<script type="text/plain" id="seam-r${i}">`,
         "utf8",
       ),
       ...this.rows,
-      Buffer.from("</script>\n", "utf8"),
-    ]);
-    let at = 0;
-    while (at < b.length) at += writeSync(this.fd, b, at);
+    ];
+    if (this.run !== null) parts.push(this.run);
+    parts.push(Buffer.from("</script>\n", "utf8"));
+    for (const b of parts) {
+      let at = 0;
+      while (at < b.length) at += writeSync(this.fd, b, at);
+    }
     this.cols = emptyColumns();
     this.rows = [];
+    this.run = null;
     this.rowCount = 0;
+  }
+
+  /** Appends a row to the rows block: to the run when it is the line that follows it in the same bytes. */
+  private addRow(row: Uint8Array): void {
+    const r = this.run;
+    if (r !== null && row.length > 0 && row.buffer === r.buffer && row.byteOffset === r.byteOffset + r.length + 1) {
+      this.run = new Uint8Array(r.buffer, r.byteOffset, r.length + 1 + row.length);
+      return;
+    }
+    if (r !== null) this.rows.push(r, NL);
+    this.run = row;
   }
 
   private str(s: string | null): number {
@@ -369,6 +392,7 @@ function emptyColumns() {
 const LT = 0x3c;
 const CR = 0x0d;
 const NL = new Uint8Array([0x0a]);
+const EMPTY = new Uint8Array(0);
 
 /** JSON for a data block: "<" escaped, so the text can neither end the element nor start markup. */
 export function jsonBlock(v: unknown): string {
