@@ -23,8 +23,12 @@ interface Piece {
 }
 
 const NL = 0x0a;
-/** Chunks remembered: the one being read, the one before (the row after the last may be in the next), and a few for the rows an operation joins further back. */
-const KEEP = 4;
+/**
+ * Pieces remembered (two per chunk: the line that began in the chunk before,
+ * and the rest): the chunk being read, the one before (the row after the
+ * last may be in the next), and a few for the rows an operation joins further back.
+ */
+const KEEP = 8;
 
 export class LineTap {
   private readonly decoder = new TextDecoder("utf-8");
@@ -67,22 +71,29 @@ export class LineTap {
       this.carry.push(chunk);
       return;
     }
-    let bytes = chunk;
+    let from = 0;
     if (this.carry.length > 0) {
-      // A line that began in a chunk before: one copy, so that every remembered line is in one piece.
-      bytes = Buffer.concat([...this.carry, chunk]);
+      // A line that began in a chunk before: copied whole into a piece of its own, so that every
+      // remembered line is in one piece and the rest of the chunk is kept as it is.
+      from = chunk.indexOf(NL) + 1;
+      const line = Buffer.concat([...this.carry, chunk.subarray(0, from)]);
       this.carry = [];
+      this.remember({ first: this.next, bytes: line, starts: [0, line.length] });
     }
-    const starts = [0];
-    let at = bytes.indexOf(NL);
+    const starts = [from];
+    let at = chunk.indexOf(NL, from);
     while (at >= 0) {
       starts.push(at + 1);
-      at = bytes.indexOf(NL, at + 1);
+      at = chunk.indexOf(NL, at + 1);
     }
     const done = starts[starts.length - 1]!;
-    if (done < bytes.length) this.carry.push(bytes.subarray(done));
-    this.recent.push({ first: this.next, bytes, starts });
+    if (done < chunk.length) this.carry.push(chunk.subarray(done));
+    if (starts.length > 1) this.remember({ first: this.next, bytes: chunk, starts });
+  }
+
+  private remember(p: Piece): void {
+    this.recent.push(p);
     if (this.recent.length > KEEP) this.recent.shift();
-    this.next += starts.length - 1;
+    this.next += p.starts.length - 1;
   }
 }
