@@ -6,9 +6,10 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { lineForm } from "../src/core/canonical.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
-import { OperationJoiner, isoMillis } from "../src/read/operations.ts";
-import { opLine, timeText } from "../src/read/format.ts";
+import { type Operation, OperationJoiner, isoMillis } from "../src/read/operations.ts";
+import { jsonText, opJson, opLine, timeText } from "../src/read/format.ts";
 import { aggregate, percentile } from "../src/read/stats.ts";
 import { type FollowWatch, type ReadEvent, followChunks, readLedger } from "../src/read/stream.ts";
 import { tempDir } from "./proc.ts";
@@ -324,6 +325,59 @@ describe("escape, globs and times", () => {
       expect(timeText("2026-11-29T18:29:59.999Z", false)).toBe("2026-11-29 23:59:59.999");
     } finally {
       process.env.TZ = tz;
+    }
+  });
+
+  test("--json's object: the documented fields in order, each value as jsonText writes it, whatever the row holds", () => {
+    const rows: Row[] = [
+      {
+        evt: "tool_call",
+        tool: "\u001b[31mred\u2028\u202e",
+        rpc_id: 18446744073709551616n as unknown as number,
+        status: "ok",
+        ms: 0.1 + 0.2,
+      },
+      { evt: "tool_call", tool: "t", rpc_id: -0, status: "error", error_code: { code: -32602 }, ms: -0 },
+      { evt: "session_end", reason: "client_eof", exit_code: 1.5, bytes: { c2s: 10, s2c: 2 ** 60 } },
+      { evt: "x", args: { a: [1, "\u0085"] }, result: "r", op: "o-1", server: "s\u009b" },
+    ];
+    const j = new OperationJoiner("f\u0007.jsonl");
+    const ops: Operation[] = [];
+    for (const [i, row] of rows.entries()) {
+      const text = lineForm({ seam: "mcp-stdio", session: "s\u00ad", ts: "2026-11-30T03:24:07.112Z", ...row } as Json);
+      ops.push(...j.add(parseJson(text), i + 1));
+    }
+    ops.push(...j.flush());
+    expect(ops.length).toBe(rows.length);
+    for (const op of ops) {
+      const m = new Map<string, Json>([
+        ["type", "operation"],
+        ["file", op.file],
+        ["line", op.line],
+        ["lines", op.lines],
+        ["ts", op.ts],
+        ["session", op.session],
+        ["server", op.server],
+        ["kind", op.kind],
+        ["evt", op.evt],
+        ["name", op.name],
+        ["status", op.status],
+        ["ms", op.ms],
+        ["rpc_id", op.rpc_id ?? null],
+        ["op", op.op ?? null],
+        ["rounds", op.rounds],
+        ["error_code", op.error_code ?? null],
+        ["reason", op.reason],
+        ["exit_code", op.exit_code ?? null],
+        ["bytes_in", op.bytes_in],
+        ["bytes_out", op.bytes_out],
+        ["vouched", op.vouched],
+        ["sealed", op.sealed],
+      ]);
+      if (op.args !== undefined) m.set("args", op.args);
+      if (op.result !== undefined) m.set("result", op.result);
+      expect(opJson(op)).toBe(jsonText(m));
+      expect(opJson(op)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u202e]/);
     }
   });
 

@@ -170,33 +170,35 @@ export function verdictLine(
  * of 2^64 is written as its digits); absent ones are null.
  */
 export function opJson(op: Operation): string {
-  const m = new Map<string, Json>([
-    ["type", "operation"],
-    ["file", op.file],
-    ["line", op.line],
-    ["lines", op.lines],
-    ["ts", op.ts],
-    ["session", op.session],
-    ["server", op.server],
-    ["kind", op.kind],
-    ["evt", op.evt],
-    ["name", op.name],
-    ["status", op.status],
-    ["ms", op.ms],
-    ["rpc_id", op.rpc_id ?? null],
-    ["op", op.op ?? null],
-    ["rounds", op.rounds],
-    ["error_code", op.error_code ?? null],
-    ["reason", op.reason],
-    ["exit_code", op.exit_code ?? null],
-    ["bytes_in", op.bytes_in],
-    ["bytes_out", op.bytes_out],
-    ["vouched", op.vouched],
-    ["sealed", op.sealed],
-  ]);
-  if (op.args !== undefined) m.set("args", op.args);
-  if (op.result !== undefined) m.set("result", op.result);
-  return jsonText(m);
+  // Written field by field (the same text as jsonText of the whole object): the strings a ledger repeats
+  // (file, session, server, kind, evt, name, status) are made once each.
+  let s = `{"type": "operation", "file": ${repeated(op.file)}, "line": ${op.line}, "lines": ${intsText(op.lines)}, "ts": ${op.ts === null ? "null" : jsonText(op.ts)}`;
+  s += `, "session": ${repeated(op.session)}, "server": ${repeated(op.server)}, "kind": ${repeated(op.kind)}, "evt": ${repeated(op.evt)}`;
+  s += `, "name": ${repeated(op.name)}, "status": ${repeated(op.status)}, "ms": ${valueText(op.ms)}, "rpc_id": ${valueText(op.rpc_id ?? null)}`;
+  s += `, "op": ${valueText(op.op ?? null)}, "rounds": ${op.rounds}, "error_code": ${valueText(op.error_code ?? null)}, "reason": ${repeated(op.reason)}`;
+  s += `, "exit_code": ${valueText(op.exit_code ?? null)}, "bytes_in": ${valueText(op.bytes_in)}, "bytes_out": ${valueText(op.bytes_out)}`;
+  s += `, "vouched": ${op.vouched}, "sealed": ${op.sealed}`;
+  if (op.args !== undefined) s += `, "args": ${jsonText(op.args)}`;
+  if (op.result !== undefined) s += `, "result": ${jsonText(op.result)}`;
+  return `${s}}`;
+}
+
+const repeatedText = new Map<string, string>();
+
+/** jsonText of a string the ledger repeats on many rows (or null), made once per value. */
+function repeated(v: string | null): string {
+  return v === null ? "null" : kept(repeatedText, v, jsonText);
+}
+
+/** jsonText of a value, without the general writer for the plain ints and nulls most fields hold. */
+function valueText(v: Json): string {
+  if (v === null) return "null";
+  if (typeof v === "number" && Number.isSafeInteger(v) && !Object.is(v, -0)) return String(v);
+  return jsonText(v);
+}
+
+function intsText(lines: readonly number[]): string {
+  return lines.length === 1 ? `[${lines[0]}]` : `[${lines.join(", ")}]`;
 }
 
 /** `{"type": "break", "file": …, "line": N, "message": "line N: …"}` */
