@@ -66,8 +66,8 @@ export default defineCommand({
     const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
     const out = runtime.stdout();
     const enc = new TextEncoder();
-    // Lines go out together (one write per line would cost more than reading): the operations of a chunk of the
-    // file in one write, what `write` is given in writes of 64 KiB, and at once when following.
+    // Lines go out together (one write per line would cost more than reading): each batch of operations the
+    // reader hands out in one write, what `write` is given in writes of 64 KiB, and at once when following.
     let pending: string[] = [];
     let pendingChars = 0;
     const flush = async () => {
@@ -146,7 +146,6 @@ export default defineCommand({
             unvouched = 0;
           }
         }
-        // A batch is a chunk of the file (or what a follow found): one write for it.
         await flush();
       }
     } finally {

@@ -36,11 +36,19 @@ import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
 import { verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { type Break, LedgerVerifier, type VerifyReport, fileChunks } from "../verify/verifier.ts";
+import { runtime } from "../runtime/index.ts";
 import { type Filters, OpFilter } from "./filters.ts";
 import { type Operation, OperationJoiner } from "./operations.ts";
 
 /** Bytes pushed to the verifier at a time (see ledgerBatches). */
 const PIECE = 64 << 10;
+/**
+ * Reading leaves garbage several times the bytes read, and a reader that
+ * keeps more (stats' durations) lets the collector wait longer: past this
+ * many bytes read, the runtime is asked to give the memory back (peak RSS of
+ * `seam stats` over a 1,000,000-row ledger: about 165 MB without, 145 MB with).
+ */
+const RECLAIM_EVERY = 32 << 20;
 
 export interface ReadOptions {
   filters?: Filters;
@@ -94,9 +102,9 @@ export async function* readLedgers(paths: readonly string[], opts: ReadOptions =
 }
 
 /**
- * The events of readLedgers in the batches they come in (one per chunk of
- * the file, thousands of operations): a reader that keeps up with a big
- * file takes them so, as one await per operation costs more than the
+ * The events of readLedgers in the batches they come in (one per PIECE of
+ * the file read, a hundred operations or so): a reader that keeps up with a
+ * big file takes them so, as one await per operation costs more than the
  * reading model's own work on it.
  */
 export async function* readLedgerBatches(
@@ -205,6 +213,7 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
         : (opts.chunks ?? fileChunks)(path);
   const it = source[Symbol.asyncIterator]();
   let report: VerifyReport;
+  let sinceReclaim = 0;
   try {
     for (;;) {
       let step: IteratorResult<Uint8Array>;
@@ -233,6 +242,11 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
       } else {
         // In pieces, each one's operations handed out before the next is read: what was read is soon garbage.
         const chunk = step.value;
+        sinceReclaim += chunk.length;
+        if (sinceReclaim >= RECLAIM_EVERY) {
+          sinceReclaim = 0;
+          runtime.reclaim();
+        }
         for (let at = 0; at < chunk.length; at += PIECE) {
           v.push(chunk.subarray(at, at + PIECE));
           if (out.length > 0) yield ready();
