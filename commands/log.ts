@@ -2,7 +2,7 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { breakJson, breakLine, header, opJson, opLine, verdictJson, verdictLine } from "../src/read/format.ts";
-import { readLedgers, readTail } from "../src/read/stream.ts";
+import { readLedgerBatches, readTail } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 
@@ -66,7 +66,8 @@ export default defineCommand({
     const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
     const out = runtime.stdout();
     const enc = new TextEncoder();
-    // Lines go out in batches of 64 KiB (one write per line would cost more than reading), and at once when following.
+    // Lines go out together (one write per line would cost more than reading): each batch of operations the
+    // reader hands out in one write, what `write` is given in writes of 64 KiB, and at once when following.
     let pending: string[] = [];
     let pendingChars = 0;
     const flush = async () => {
@@ -119,7 +120,7 @@ export default defineCommand({
     let operations = 0;
     try {
       if (!json) await write(`${header(style)}\n`);
-      for await (const e of readLedgers(paths, {
+      for await (const batch of readLedgerBatches(paths, {
         filters,
         follow: following,
         signal: ac.signal,
@@ -128,21 +129,24 @@ export default defineCommand({
         isWriterAlive,
         faults: fault ? { skipVerify: true } : undefined,
       })) {
-        if (e.type === "op") {
-          operations++;
-          if (!e.op.vouched) unvouched++;
-          await write(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
-        } else if (e.type === "break") {
-          await write(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
-        } else {
-          const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
-          await write(
-            `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
-          );
-          codes.push(exitCodeFor(e.report));
-          operations = 0;
-          unvouched = 0;
+        for (const e of batch) {
+          if (e.type === "op") {
+            operations++;
+            if (!e.op.vouched) unvouched++;
+            pending.push(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
+          } else if (e.type === "break") {
+            pending.push(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+          } else {
+            const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
+            pending.push(
+              `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+            );
+            codes.push(exitCodeFor(e.report));
+            operations = 0;
+            unvouched = 0;
+          }
         }
+        await flush();
       }
     } finally {
       off();

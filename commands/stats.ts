@@ -4,7 +4,7 @@ import type { Json } from "../src/core/json.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
 import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
 import { statsText } from "../src/read/stats-text.ts";
-import { readLedgers } from "../src/read/stream.ts";
+import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
@@ -47,32 +47,33 @@ export default defineCommand({
     const files: Json[] = [];
     let operations = 0;
     let unvouched = 0;
-    for await (const e of readLedgers(paths, { filters, keys, isWriterAlive })) {
-      if (e.type === "op") {
-        acc.add(e.op);
-        operations++;
-        if (!e.op.vouched) unvouched++;
-      } else if (e.type === "end") {
-        codes.push(exitCodeFor(e.report));
-        const counts = { operations, unvouched, sealedThrough: e.sealed_through };
-        verdicts.push(verdictLine(e.file, e.report, counts, colorOut()));
-        files.push({
-          file: e.file,
-          verdict: e.report.verdict,
-          ok: e.report.ok,
-          rows: e.report.rows,
-          operations,
-          unvouched,
-          first_break:
-            e.report.first_break === null
-              ? null
-              : { line: e.report.first_break.line, message: e.report.first_break.message },
-          sealed_through: e.sealed_through,
-        });
-        operations = 0;
-        unvouched = 0;
+    for await (const batch of readLedgerBatches(paths, { filters, keys, isWriterAlive }))
+      for (const e of batch) {
+        if (e.type === "op") {
+          acc.add(e.op);
+          operations++;
+          if (!e.op.vouched) unvouched++;
+        } else if (e.type === "end") {
+          codes.push(exitCodeFor(e.report));
+          const counts = { operations, unvouched, sealedThrough: e.sealed_through };
+          verdicts.push(verdictLine(e.file, e.report, counts, colorOut()));
+          files.push({
+            file: e.file,
+            verdict: e.report.verdict,
+            ok: e.report.ok,
+            rows: e.report.rows,
+            operations,
+            unvouched,
+            first_break:
+              e.report.first_break === null
+                ? null
+                : { line: e.report.first_break.line, message: e.report.first_break.message },
+            sealed_through: e.sealed_through,
+          });
+          operations = 0;
+          unvouched = 0;
+        }
       }
-    }
     const stats = acc.result();
     const text = a.json
       ? `${jsonText({ ...(stats as unknown as { [k: string]: Json }), files })}\n`

@@ -4,12 +4,14 @@
  * end, and stats over operations.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson } from "../src/core/json.ts";
-import { OperationJoiner } from "../src/read/operations.ts";
+import { lineForm } from "../src/core/canonical.ts";
+import { type Json, parseJson } from "../src/core/json.ts";
+import { type Operation, OperationJoiner, isoMillis } from "../src/read/operations.ts";
+import { jsonText, opJson, opLine, timeText } from "../src/read/format.ts";
 import { aggregate, percentile } from "../src/read/stats.ts";
-import { type ReadEvent, readLedger } from "../src/read/stream.ts";
+import { type FollowWatch, type ReadEvent, followChunks, readLedger } from "../src/read/stream.ts";
 import { tempDir } from "./proc.ts";
 import { LedgerBuilder, type Row, seamRow } from "./verify-helpers.ts";
 
@@ -59,32 +61,78 @@ describe("operations", () => {
     expect(end.type === "end" && end.report.verdict).toBe("inconclusive");
   });
 
-  test("rows with an `op` field join by it, across rounds, whatever their rpc ids", () => {
+  // As `seam wrap` writes a 2026-07-28 operation: the first round's intent has no `op` (the answer says the call
+  // goes on), each retry's intent and answer carry it, task rows carry it, and operation_end ends it.
+  const r = (f: Row) => parseJson(JSON.stringify({ seam: "mcp-stdio", session: "s", ...f }));
+  const ts = (s: number) => `2026-01-01T00:00:0${s}.000Z`;
+  test.each([
+    [
+      "input_required, then a retry",
+      [
+        { evt: "tool_call_intent", tool: "t", rpc_id: 1, ts: ts(0) },
+        { evt: "tool_call", op: 2, round: 1, tool: "t", rpc_id: 1, status: "input_required", ms: 5, ts: ts(0) },
+        { evt: "tool_call", tool: "u", rpc_id: 9, status: "ok", ms: 1, ts: ts(1) },
+        { evt: "tool_call_intent", op: 2, round: 2, tool: "t", rpc_id: 3, ts: ts(1) },
+        { evt: "tool_call", op: 2, round: 2, tool: "t", rpc_id: 3, status: "ok", ms: 2, ts: ts(2) },
+        { evt: "operation_end", op: 2, tool: "t", status: "ok", rounds: 2, ms: 2005, ts: ts(2) },
+      ],
+      [
+        ["u", "ok", [3], "tool_call", 1, 9],
+        ["t", "ok", [1, 2, 4, 5, 6], "operation_end", 2005, 1],
+      ],
+    ],
+    [
+      "a task polled to its end",
+      [
+        { evt: "tool_call_intent", tool: "job", rpc_id: 6, ts: ts(0) },
+        { evt: "tool_call", op: 2, tool: "job", rpc_id: 6, status: "task", task_id: "k", ms: 1, ts: ts(0) },
+        { evt: "task_get", op: 2, rpc_id: 7, status: "ok", task_id: "k", ms: 1, ts: ts(1) },
+        { evt: "task_get", op: 2, rpc_id: "7b", status: "ok", task_id: "k", ms: 1, ts: ts(2) },
+        { evt: "operation_end", op: 2, tool: "job", status: "completed", task_id: "k", ms: 2001, ts: ts(2) },
+      ],
+      [["job", "completed", [1, 2, 3, 4, 5], "operation_end", 2001, 6]],
+    ],
+    [
+      "abandoned after input_required: it ends with the file, after what came later",
+      [
+        { evt: "tool_call", op: 1, tool: "t", rpc_id: 1, status: "input_required", ms: 5, ts: ts(0) },
+        { evt: "tool_call", tool: "u", rpc_id: 2, status: "ok", ms: 1, ts: ts(1) },
+      ],
+      [
+        ["u", "ok", [2], "tool_call", 1, 2],
+        ["t", "input_required", [1], "tool_call", 5, 1],
+      ],
+    ],
+  ] as [string, Row[], Json[][]][])("operations of several rounds: %s", (_name, rows, want) => {
     const j = new OperationJoiner("f");
-    const r = (f: Row) => parseJson(JSON.stringify({ seam: "mcp-stdio", session: "s", ...f }));
-    expect(
-      j.add(
-        r({
-          evt: "tool_call",
-          op: "a",
-          tool: "t",
-          rpc_id: 1,
-          status: "input_required",
-          ts: "2026-01-01T00:00:00.000Z",
-          ms: 5,
-        }),
-        1,
-      ),
-    ).toEqual([]);
-    expect(
-      j.add(r({ evt: "tool_call", op: "b", tool: "u", rpc_id: 2, status: "ok", ms: 1 }), 2).map((o) => o.name),
-    ).toEqual(["u"]);
-    const done = j.add(
-      r({ evt: "tool_call", op: "a", tool: "t", rpc_id: 3, status: "ok", ts: "2026-01-01T00:00:01.000Z", ms: 7 }),
-      3,
-    );
-    expect(done.map((o) => [o.name, o.status, o.lines, o.rounds, o.ms])).toEqual([["t", "ok", [1, 3], 2, 1005]]);
+    const got = rows.flatMap((row, i) => j.add(r(row), i + 1));
+    got.push(...j.flush());
+    expect(got.map((o) => [o.name, o.status, o.lines, o.evt, o.ms, o.rpc_id])).toEqual(want);
+    expect(got.every((o) => o.kind === "tool_call")).toBe(true);
+    // Every row of the operation is kept: the earlier ones, then the one that finished it.
+    for (const o of got) expect([...o.earlier, o.row].length).toBe(o.lines.length);
     expect(j.pending).toBe(0);
+  });
+
+  test("a ts reads as Date.parse reads it, whatever its form", () => {
+    const forms = [
+      "2026-11-30T03:24:07.112Z",
+      "2026-11-30T03:24:07.000Z",
+      "2026-11-30T03:24:07.999Z",
+      "2026-11-30T03:24:08.001Z",
+      "1969-12-31T23:59:59.999Z",
+      "2026-02-30T00:00:00.000Z",
+      "2026-13-01T00:00:00.000Z",
+      "2026-11-30T03:24:07.1a2Z",
+      "2026-11-30T03:24:07.112+01:00",
+      "2026-11-30T03:24:07Z",
+      "2026-11-30",
+      "yesterday",
+      "",
+    ];
+    // Twice over, so that each is read both with and without the one before it remembered.
+    for (const ts of [...forms, ...forms.toReversed()]) expect([ts, isoMillis(ts)]).toEqual([ts, Date.parse(ts)]);
+    expect(isoMillis(null)).toBeNaN();
   });
 
   test("foreign rows, unknown evts and rows missing fields are operations, not crashes", async () => {
@@ -153,6 +201,41 @@ describe("vouched", () => {
   });
 });
 
+describe("follow", () => {
+  test.each([
+    ["an append is seen when the file system tells (the poll alone would take a minute)", { pollMs: 60_000 }],
+    ["polling alone, as where the file system tells nothing", { watch: false, pollMs: 50 }],
+  ] as [string, FollowWatch][])(
+    "%s; a line not yet ended is held back; abort ends it",
+    async (_name, how) => {
+      const p = write("");
+      const ac = new AbortController();
+      const tail = { bytes: 0 };
+      const it = followChunks(p, ac.signal, tail, how);
+      const next = async () => {
+        const r = await it.next();
+        return r.done ? null : Buffer.from(r.value).toString();
+      };
+      // Caught up with an empty file, then one append to a quiet file: with notifications, no poll comes before it.
+      expect(await next()).toBe("");
+      appendFileSync(p, '{"a": 1}\n{"b"');
+      const t0 = performance.now();
+      expect(await next()).toBe('{"a": 1}\n');
+      expect(performance.now() - t0).toBeLessThan(5000);
+      expect(tail.bytes).toBe(4);
+      expect(await next()).toBe("");
+      appendFileSync(p, ": 2}\n");
+      expect(await next()).toBe('{"b": 2}\n');
+      expect(tail.bytes).toBe(0);
+      expect(await next()).toBe("");
+      const waiting = next();
+      ac.abort();
+      expect(await waiting).toBeNull();
+    },
+    10_000,
+  );
+});
+
 describe("stats", () => {
   test("percentiles are nearest-rank", () => {
     const xs = Float64Array.from({ length: 100 }, (_, i) => i + 1);
@@ -215,6 +298,87 @@ describe("escape, globs and times", () => {
     ["git/*", "git/log", true],
   ])("glob %p on %p", (glob, name, want) => {
     expect(globRegExp(glob).test(name)).toBe(want);
+  });
+
+  test("the time column reads as timeText, in UTC and in a zone half an hour off, across seconds", () => {
+    const tz = process.env.TZ;
+    process.env.TZ = "Asia/Kolkata";
+    try {
+      const times = [
+        "2026-11-30T03:24:07.112Z",
+        "2026-11-30T03:24:07.005Z",
+        "2026-11-30T03:24:07.999Z",
+        "2026-11-30T03:24:08.000Z",
+        "2026-11-30T03:24:08.050Z",
+        "2026-11-29T18:29:59.999Z",
+        "not a time",
+        "1969-12-31T23:59:59.001Z",
+      ];
+      for (const utc of [false, true]) {
+        const style = { utc };
+        const j = new OperationJoiner("f");
+        for (const ts of times) {
+          const [op] = j.add(parseJson(JSON.stringify({ seam: "mcp-stdio", evt: "x", ts })), 1);
+          expect(opLine(op!, style).slice(2, 2 + (utc ? 24 : 23))).toBe(timeText(ts, utc));
+        }
+      }
+      expect(timeText("2026-11-29T18:29:59.999Z", false)).toBe("2026-11-29 23:59:59.999");
+    } finally {
+      process.env.TZ = tz;
+    }
+  });
+
+  test("--json's object: the documented fields in order, each value as jsonText writes it, whatever the row holds", () => {
+    const rows: Row[] = [
+      {
+        evt: "tool_call",
+        tool: "\u001b[31mred\u2028\u202e",
+        rpc_id: 18446744073709551616n as unknown as number,
+        status: "ok",
+        ms: 0.1 + 0.2,
+      },
+      { evt: "tool_call", tool: "t", rpc_id: -0, status: "error", error_code: { code: -32602 }, ms: -0 },
+      { evt: "session_end", reason: "client_eof", exit_code: 1.5, bytes: { c2s: 10, s2c: 2 ** 60 } },
+      { evt: "x", args: { a: [1, "\u0085"] }, result: "r", op: "o-1", server: "s\u009b" },
+    ];
+    const j = new OperationJoiner("f\u0007.jsonl");
+    const ops: Operation[] = [];
+    for (const [i, row] of rows.entries()) {
+      const text = lineForm({ seam: "mcp-stdio", session: "s\u00ad", ts: "2026-11-30T03:24:07.112Z", ...row } as Json);
+      ops.push(...j.add(parseJson(text), i + 1));
+    }
+    ops.push(...j.flush());
+    expect(ops.length).toBe(rows.length);
+    for (const op of ops) {
+      const m = new Map<string, Json>([
+        ["type", "operation"],
+        ["file", op.file],
+        ["line", op.line],
+        ["lines", op.lines],
+        ["ts", op.ts],
+        ["session", op.session],
+        ["server", op.server],
+        ["kind", op.kind],
+        ["evt", op.evt],
+        ["name", op.name],
+        ["status", op.status],
+        ["ms", op.ms],
+        ["rpc_id", op.rpc_id ?? null],
+        ["op", op.op ?? null],
+        ["rounds", op.rounds],
+        ["error_code", op.error_code ?? null],
+        ["reason", op.reason],
+        ["exit_code", op.exit_code ?? null],
+        ["bytes_in", op.bytes_in],
+        ["bytes_out", op.bytes_out],
+        ["vouched", op.vouched],
+        ["sealed", op.sealed],
+      ]);
+      if (op.args !== undefined) m.set("args", op.args);
+      if (op.result !== undefined) m.set("result", op.result);
+      expect(opJson(op)).toBe(jsonText(m));
+      expect(opJson(op)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u202e]/);
+    }
   });
 
   test("--since and --until: ISO times and durations back from now", () => {

@@ -37,33 +37,30 @@ export function editedLedger(demo: string, dir: string, line = 5): string {
   return path;
 }
 
-/** The fixture client's `awkward` script through `seam wrap --raw`: arguments and results in the rows, a 2^64 id. */
-export async function rawLedger(dir: string): Promise<string> {
-  const path = join(dir, "raw.jsonl");
+/** `seam fixture client --script SCRIPT -- seam wrap WRAP… --ledger DIR/NAME --server example -- seam fixture server`. */
+async function wrapped(dir: string, name: string, script: string, wrap: string[]): Promise<string> {
+  const path = join(dir, name);
   const self = seamArgv("bun");
+  const fixture = ["fixture", "client", "--script", script, "--"];
   const r = await run([
-    ...self,
-    "fixture",
-    "client",
-    "--script",
-    "awkward",
-    "--",
-    ...self,
-    "wrap",
-    "--raw",
-    "--ledger",
-    path,
-    "--session",
-    "raw-session",
-    "--server",
-    "example",
-    "--",
-    ...self,
-    "fixture",
-    "server",
+    ...[...self, ...fixture, ...self, "wrap", ...wrap, "--ledger", path, "--server", "example", "--"],
+    ...[...self, "fixture", "server"],
   ]);
-  if (r.code !== 0) throw new Error(`the raw run failed: ${r.stderr}`);
+  if (r.code !== 0) throw new Error(`the ${script} run for ${name} failed: ${r.stderr}`);
   return path;
+}
+
+/** The fixture client's `awkward` script through `seam wrap --raw`: arguments and results in the rows, a 2^64 id. */
+export function rawLedger(dir: string): Promise<string> {
+  return wrapped(dir, "raw.jsonl", "awkward", ["--raw", "--session", "raw-session"]);
+}
+
+/**
+ * The fixture client's `modern` script (MCP 2026-07-28) through `seam wrap --write-ahead`: operations of several
+ * rows each (a write-ahead intent, input_required rounds and their retries, task polls, an operation_end).
+ */
+export function modernLedger(dir: string): Promise<string> {
+  return wrapped(dir, "modern.jsonl", "modern", ["--write-ahead"]);
 }
 
 /** A signed ledger (checkpoints every 3 rows) and the verifier key that checks it. */
@@ -72,31 +69,7 @@ export async function signedLedger(dir: string): Promise<{ path: string; vkey: s
   const k = await runCli("bun", ["keygen", "--name", "report.test", "--out", keyFile]);
   if (k.code !== 0) throw new Error(`keygen failed: ${k.stderr}`);
   const vkey = k.stdout.toString("utf8").trim().split("\n").pop()!.trim();
-  const path = join(dir, "signed.jsonl");
-  const self = seamArgv("bun");
-  const r = await run([
-    ...self,
-    "fixture",
-    "client",
-    "--script",
-    "demo",
-    "--",
-    ...self,
-    "wrap",
-    "--sign",
-    keyFile,
-    "--checkpoint-every",
-    "3",
-    "--ledger",
-    path,
-    "--server",
-    "example",
-    "--",
-    ...self,
-    "fixture",
-    "server",
-  ]);
-  if (r.code !== 0) throw new Error(`the signed run failed: ${r.stderr}`);
+  const path = await wrapped(dir, "signed.jsonl", "demo", ["--sign", keyFile, "--checkpoint-every", "3"]);
   return { path, vkey };
 }
 

@@ -35,15 +35,17 @@ test.each([
   expect(tap.text(lines.length + 1)).toBeNull();
 });
 
-test("a line two chunks back is forgotten: the caller falls back to the parsed row", async () => {
+test("a line chunks back is forgotten: the caller falls back to the parsed row", async () => {
   const path = join(dir, "many.jsonl");
+  // About 10 MiB: more chunks than the tap keeps.
   writeFileSync(
     path,
-    `${Array.from({ length: 40_000 }, (_, i) => `{"i": ${i}, "pad": "${"p".repeat(80)}"}`).join("\n")}\n`,
+    `${Array.from({ length: 100_000 }, (_, i) => `{"i": ${i}, "pad": "${"p".repeat(80)}"}`).join("\n")}\n`,
   );
   const tap = new LineTap();
   for await (const _ of tap.chunks(path)) {
   }
   expect(tap.text(1)).toBeNull();
-  expect(tap.text(40_000)).toBe(`{"i": 39999, "pad": "${"p".repeat(80)}"}`);
+  expect(tap.text(100_000)).toBe(`{"i": 99999, "pad": "${"p".repeat(80)}"}`);
+  expect(Buffer.from(tap.bytes(99_999)!).toString()).toBe(`{"i": 99998, "pad": "${"p".repeat(80)}"}`);
 });

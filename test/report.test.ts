@@ -10,6 +10,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { lineForm } from "../src/core/canonical.ts";
+import type { Json } from "../src/core/json.ts";
 import { VIAS, built, runCli } from "./cli.ts";
 import { Browser, CHROMIUM, NO_BROWSER_REASON, type Opened } from "./browser.ts";
 import { tempDir } from "./proc.ts";
@@ -22,8 +24,10 @@ import {
   editedLedger,
   hostileLedger,
   longLedger,
+  modernLedger,
   rawLedger,
   signedLedger,
+  writeChained,
 } from "./report-ledgers.ts";
 
 const dir = tempDir("seam-report-");
@@ -32,6 +36,7 @@ let edited = "";
 let raw = "";
 let hostile = "";
 let signed = { path: "", vkey: "" };
+let modern = "";
 
 beforeAll(async () => {
   demo = await demoLedger(dir);
@@ -39,6 +44,7 @@ beforeAll(async () => {
   raw = await rawLedger(dir);
   hostile = hostileLedger(dir);
   signed = await signedLedger(dir);
+  modern = await modernLedger(dir);
 }, 60_000);
 
 /** The JSON of a data block of a report. */
@@ -163,6 +169,45 @@ test("filters are those of seam log: --tool, --status, --last", async () => {
   expect((block(readFileSync(out, "utf8"), "seam-meta") as { n: number }).n).toBe(3);
 });
 
+test("every row of an operation is in the report, as the file holds it; one the reader no longer had, as parsed", async () => {
+  const out = join(dir, "modern.html");
+  expect((await runCli("bun", ["report", modern, "--out", out])).code).toBe(0);
+  const html = readFileSync(out, "utf8");
+  const c0 = block(html, "seam-c0") as { ln: number[]; ls: (number[] | null)[]; rx: object; rb: number[] };
+  const rows = /<script type="text\/plain" id="seam-r0">([^<]*)<\/script>/.exec(html)![1]!.split("\n");
+  const file = readFileSync(modern, "utf8").split("\n");
+  // Operation after operation, one row per line it joins: every line of the ledger is there, byte for byte.
+  const joined = c0.ln.flatMap((ln, i) => c0.ls[i] ?? [ln]);
+  expect(rows.length).toBe(joined.length);
+  expect(joined.toSorted((a, b) => a - b)).toEqual(file.slice(0, -1).map((_, i) => i + 1));
+  expect(rows).toEqual(joined.map((ln) => file[ln - 1]));
+  expect([c0.rx, c0.rb]).toEqual([{}, []]);
+});
+
+test("a row the reader no longer has (an intent megabytes back) is written out again from its parsed form", async () => {
+  const path = join(dir, "far.jsonl");
+  const head = (evt: string, seq: number) => ({ evt, seam: "mcp-stdio", session: "far", seq, server: "far" });
+  const rows: { [k: string]: Json }[] = [{ ...head("tool_call_intent", 1), tool: "slow", rpc_id: 0 }];
+  // About 6 MiB of other calls between the intent and its answer: more chunks than the reader keeps.
+  for (let i = 1; i <= 40_000; i++)
+    rows.push({ ...head("tool_call", i + 1), tool: "quick", rpc_id: i, status: "ok", pad: "p".repeat(80) });
+  rows.push({ ...head("tool_call", 40_002), tool: "slow", rpc_id: 0, status: "ok", ms: 9 });
+  writeChained(path, rows);
+  const out = join(dir, "far.html");
+  expect((await runCli("bun", ["report", path, "--out", out])).code).toBe(3);
+  const html = readFileSync(out, "utf8");
+  const chunks = (block(html, "seam-meta") as { chunks: number }).chunks;
+  const c = block(html, `seam-c${chunks - 1}`) as { ls: (number[] | null)[]; rb: number[] };
+  const text = new RegExp(`<script type="text/plain" id="seam-r${chunks - 1}">([^<]*)</script>`).exec(html)![1]!;
+  const lines = text.split("\n");
+  const file = readFileSync(path, "utf8").split("\n");
+  // The slow call is the last operation: its intent (line 1) as parsed, without its chain; its answer as the file has it.
+  expect(c.ls.at(-1)).toEqual([1, 40_002]);
+  expect(c.rb).toEqual([lines.length - 2]);
+  expect(lines.at(-2)).toBe(lineForm(rows[0]!));
+  expect(lines.at(-1)).toBe(file[40_001]);
+});
+
 // ---- in the browser ----
 
 const browserTest = CHROMIUM === null ? test.skip : test;
@@ -284,6 +329,56 @@ describe("the report in headless Chromium", () => {
       expect(await p.textContent("#tip")).toContain("ended: client_eof, exit code 0");
       expect(await p.$eval(".trow.sel", (r) => Number(r.getAttribute("data-op")))).toBe(picked);
       await clean(o, "demo");
+    },
+    60_000,
+  );
+
+  browserTest(
+    "an operation of several rows: the details pane shows each of them, with its fields and digests",
+    async () => {
+      const o = await report(modern, "modern");
+      const p = o.page;
+      const file = readFileSync(modern, "utf8").split("\n");
+      const evtOf = (ln: number) => (JSON.parse(file[ln - 1]!) as { evt: string }).evt;
+      // The multi round-trip call `confirm`: its intent, the input_required answer, the retry's intent and
+      // answer, and the operation_end that finished it.
+      const end = file.findIndex((l) => l.includes('"evt": "operation_end"') && l.includes('"tool": "confirm"')) + 1;
+      await p.click(`.trow[data-line="${end}"]`);
+      const sections = await p.$$eval("#details details.rowsec", (ds) =>
+        ds.map((d) => ({
+          line: Number(d.getAttribute("data-line")),
+          head: d.querySelector("summary")!.textContent,
+          chain: d.querySelector('[data-key="chain"]')?.textContent ?? null,
+          copies: Array.from(d.querySelectorAll("[data-key] button")).map((b) => b.getAttribute("aria-label")),
+        })),
+      );
+      expect(sections.map((x) => evtOf(x.line))).toEqual([
+        "tool_call_intent",
+        "tool_call",
+        "tool_call_intent",
+        "tool_call",
+        "operation_end",
+      ]);
+      expect(sections.at(-1)!.line).toBe(end);
+      for (const x of sections) {
+        const finished = x.line === end ? ", the row that finished it" : "";
+        expect(x.head).toBe(`line ${x.line}: ${evtOf(x.line)}${finished}, as the file holds it copy`);
+        // Each row as the file holds it: its own chain value, with a copy button.
+        expect(x.chain).toBe(`${/"chain": "([0-9a-f]{32})"/.exec(file[x.line - 1]!)![1]} copy`);
+      }
+      // Digests of each row, each with its copy button: the retry's state, the answer's inputs, the end's result.
+      expect(sections[0]!.copies).toContain("copy args_digest");
+      expect(sections[1]!.copies).toContain("copy input_requests_digest");
+      expect(sections[3]!.copies).toContain("copy request_state_digest");
+      expect(sections[4]!.copies).toContain("copy result_digest");
+      expect(await p.textContent("#details")).toContain(`ledger lines${sections.map((x) => x.line).join(", ")}`);
+      // Searching inside the rows finds a field of a row other than the one that finished the operation.
+      const digest = /"request_state_digest": "([^"]+)"/.exec(file[sections[3]!.line - 1]!)![1]!;
+      await p.check("#in-rows");
+      await p.fill("#search", digest);
+      await p.waitForFunction(() => document.querySelector("#table-body")!.getAttribute("data-rows") === "1");
+      expect(await p.$eval(".trow.sel, .trow", (r) => r.getAttribute("data-line"))).toBe(String(end));
+      await clean(o, "modern");
     },
     60_000,
   );

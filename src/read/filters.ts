@@ -57,7 +57,7 @@ export class OpFilter {
     }
     if (this.status !== null && (op.status === null || !this.status.has(op.status))) return false;
     if (f.since !== undefined || f.until !== undefined) {
-      const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
+      const t = op.time;
       if (Number.isNaN(t)) return false;
       if (f.since !== undefined && t < f.since) return false;
       if (f.until !== undefined && t >= f.until) return false;

@@ -36,22 +36,92 @@ export function header(style: LineStyle): string {
 
 /** One operation on one line (no newline). */
 export function opLine(op: Operation, style: LineStyle): string {
-  const mark = op.sealed === true ? "S" : op.vouched ? "+" : "!";
-  const time = timeText(op.ts, style.utc === true);
-  const session = style.wide ? cell(op.session ?? "-") : fit(short(op.session ?? "-"), W.session);
-  const server = style.wide ? cell(op.server ?? "-") : fit(op.server ?? "-", W.server);
-  const name = style.wide ? cell(op.name ?? "-") : fit(op.name ?? "-", W.name);
-  const statusText = fit(op.status ?? "-", W.status);
-  const status = style.color ? paint(op.status, statusText) : statusText;
-  const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
-  const id = op.rpc_id === undefined ? "-" : cell(jsonText(op.rpc_id), 40);
-  let line = `${style.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${time}  ${session}  ${server}  ${name}  ${status}  ${ms}  ${id}`;
-  const width = style.rawWidth ?? 0;
-  if (width > 0 && (op.args !== undefined || op.result !== undefined)) {
-    const preview = `${op.args === undefined ? "" : jsonText(op.args)} → ${op.result === undefined ? "" : jsonText(op.result)}`;
-    line += `  ${cell(preview, width)}`;
+  let f = formatters.get(style);
+  if (f === undefined) {
+    f = new LineFormatter(style);
+    formatters.set(style, f);
   }
-  return line;
+  return f.line(op);
+}
+
+const formatters = new WeakMap<LineStyle, LineFormatter>();
+
+/**
+ * The columns of one style. A ledger repeats its sessions, servers, tools
+ * and statuses on every line and its times to the second, so each column's
+ * text is made once per value and kept (a few thousand values at most).
+ */
+class LineFormatter {
+  private readonly utc: boolean;
+  private readonly wide: boolean;
+  private readonly color: boolean;
+  private readonly rawWidth: number;
+  private readonly sessions = new Map<string, string>();
+  private readonly servers = new Map<string, string>();
+  private readonly names = new Map<string, string>();
+  private readonly statuses = new Map<string, string>();
+  /** The second `second` (epoch s) reads `secondText` + ms + `secondEnd`. */
+  private second = Number.NaN;
+  private secondText = "";
+  private secondEnd = "";
+
+  constructor(style: LineStyle) {
+    this.utc = style.utc === true;
+    this.wide = style.wide === true;
+    this.color = style.color === true;
+    this.rawWidth = style.rawWidth ?? 0;
+  }
+
+  line(op: Operation): string {
+    const mark = op.sealed === true ? "S" : op.vouched ? "+" : "!";
+    const time = this.time(op);
+    const session = kept(this.sessions, op.session ?? "-", (s) => (this.wide ? cell(s) : fit(short(s), W.session)));
+    const server = kept(this.servers, op.server ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.server)));
+    const name = kept(this.names, op.name ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.name)));
+    const statusText = kept(this.statuses, op.status ?? "-", (s) => fit(s, W.status));
+    const status = this.color ? paint(op.status, statusText) : statusText;
+    const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
+    const id = op.rpc_id === undefined ? "-" : idText(op.rpc_id);
+    let line = `${this.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${time}  ${session}  ${server}  ${name}  ${status}  ${ms}  ${id}`;
+    if (this.rawWidth > 0 && (op.args !== undefined || op.result !== undefined)) {
+      const preview = `${op.args === undefined ? "" : jsonText(op.args)} → ${op.result === undefined ? "" : jsonText(op.result)}`;
+      line += `  ${cell(preview, this.rawWidth)}`;
+    }
+    return line;
+  }
+
+  /** timeText, made once per second of time: the ms are put into the text of the second. */
+  private time(op: Operation): string {
+    const t = op.time;
+    if (Number.isNaN(t)) return timeText(op.ts, this.utc);
+    const second = Math.floor(t / 1000);
+    if (second !== this.second) {
+      // The second's own text ends in ".000" (local) or ".000Z" (UTC): the ms go where those zeros are.
+      const text = timeText(new Date(second * 1000).toISOString(), this.utc);
+      const at = text.lastIndexOf(".000");
+      this.second = second;
+      this.secondText = text.slice(0, at + 1);
+      this.secondEnd = text.slice(at + 4);
+    }
+    const ms = t - second * 1000;
+    return `${this.secondText}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}${this.secondEnd}`;
+  }
+}
+
+/** `make(key)`, made once per key (the map is emptied when it grows large). */
+function kept(map: Map<string, string>, key: string, make: (k: string) => string): string {
+  let v = map.get(key);
+  if (v === undefined) {
+    if (map.size >= 4096) map.clear();
+    v = make(key);
+    map.set(key, v);
+  }
+  return v;
+}
+
+/** The ID column: the id as JSON, cut to 40. */
+function idText(id: Json): string {
+  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 ? String(id) : cell(jsonText(id), 40);
 }
 
 /** The marker printed where the chain first breaks. */
@@ -100,33 +170,35 @@ export function verdictLine(
  * of 2^64 is written as its digits); absent ones are null.
  */
 export function opJson(op: Operation): string {
-  const m = new Map<string, Json>([
-    ["type", "operation"],
-    ["file", op.file],
-    ["line", op.line],
-    ["lines", op.lines],
-    ["ts", op.ts],
-    ["session", op.session],
-    ["server", op.server],
-    ["kind", op.kind],
-    ["evt", op.evt],
-    ["name", op.name],
-    ["status", op.status],
-    ["ms", op.ms],
-    ["rpc_id", op.rpc_id ?? null],
-    ["op", op.op ?? null],
-    ["rounds", op.rounds],
-    ["error_code", op.error_code ?? null],
-    ["reason", op.reason],
-    ["exit_code", op.exit_code ?? null],
-    ["bytes_in", op.bytes_in],
-    ["bytes_out", op.bytes_out],
-    ["vouched", op.vouched],
-    ["sealed", op.sealed],
-  ]);
-  if (op.args !== undefined) m.set("args", op.args);
-  if (op.result !== undefined) m.set("result", op.result);
-  return jsonText(m);
+  // Written field by field (the same text as jsonText of the whole object): the strings a ledger repeats
+  // (file, session, server, kind, evt, name, status) are made once each.
+  let s = `{"type": "operation", "file": ${repeated(op.file)}, "line": ${op.line}, "lines": ${intsText(op.lines)}, "ts": ${op.ts === null ? "null" : jsonText(op.ts)}`;
+  s += `, "session": ${repeated(op.session)}, "server": ${repeated(op.server)}, "kind": ${repeated(op.kind)}, "evt": ${repeated(op.evt)}`;
+  s += `, "name": ${repeated(op.name)}, "status": ${repeated(op.status)}, "ms": ${valueText(op.ms)}, "rpc_id": ${valueText(op.rpc_id ?? null)}`;
+  s += `, "op": ${valueText(op.op ?? null)}, "rounds": ${op.rounds}, "error_code": ${valueText(op.error_code ?? null)}, "reason": ${repeated(op.reason)}`;
+  s += `, "exit_code": ${valueText(op.exit_code ?? null)}, "bytes_in": ${valueText(op.bytes_in)}, "bytes_out": ${valueText(op.bytes_out)}`;
+  s += `, "vouched": ${op.vouched}, "sealed": ${op.sealed}`;
+  if (op.args !== undefined) s += `, "args": ${jsonText(op.args)}`;
+  if (op.result !== undefined) s += `, "result": ${jsonText(op.result)}`;
+  return `${s}}`;
+}
+
+const repeatedText = new Map<string, string>();
+
+/** jsonText of a string the ledger repeats on many rows (or null), made once per value. */
+function repeated(v: string | null): string {
+  return v === null ? "null" : kept(repeatedText, v, jsonText);
+}
+
+/** jsonText of a value, without the general writer for the plain ints and nulls most fields hold. */
+function valueText(v: Json): string {
+  if (v === null) return "null";
+  if (typeof v === "number" && Number.isSafeInteger(v) && !Object.is(v, -0)) return String(v);
+  return jsonText(v);
+}
+
+function intsText(lines: readonly number[]): string {
+  return lines.length === 1 ? `[${lines[0]}]` : `[${lines.join(", ")}]`;
 }
 
 /** `{"type": "break", "file": …, "line": N, "message": "line N: …"}` */

@@ -3,9 +3,13 @@
  * person asks about (a tools/call, a resources/read, a server request, a
  * session's begin and end), made of one or more rows:
  *   - rows that carry an `op` field (2026-07-28 multi round-trip calls and
- *     tasks: `input_required` rounds, `status: "task"`, tasks/get rows) are
- *     one operation per (session, op), finished by the first row whose
- *     status is not an in-between one (IN_BETWEEN);
+ *     tasks: `input_required` rounds and their retries' intents, the call
+ *     answered `status: "task"`, tasks/get, tasks/update and tasks/cancel
+ *     rows) are one operation per (session, op), finished by its
+ *     `operation_end` row (one the client abandoned has none: it ends with
+ *     the file). The first round's write-ahead intent carries no `op` (the
+ *     writer learns that a call goes on only from its answer): it joins the
+ *     operation that the answer to its rpc id opens;
  *   - otherwise a `tool_call_intent` waits for the `tool_call` of the same
  *     (session, rpc_id), compared exactly (1 and "1" differ, big ints by
  *     their digits), first in, first out;
@@ -47,6 +51,8 @@ export interface Operation {
   lines: number[];
   /** The `ts` of its first row (ISO 8601, as recorded), or null. */
   ts: string | null;
+  /** `ts` as epoch ms (NaN when there is none or it is no time). */
+  time: number;
   session: string | null;
   server: string | null;
   /** Tool name, resource uri, prompt name, method, or what the row says it is. */
@@ -55,7 +61,7 @@ export interface Operation {
   status: string | null;
   /** Duration in milliseconds: its row's `ms`, or from the start of its first round to its last row for several rounds. */
   ms: number | null;
-  /** The JSON-RPC id exactly as recorded (a bigint beyond 2^53), or undefined. */
+  /** The JSON-RPC id of the request that began it (its first row that has one), exactly as recorded (a bigint beyond 2^53), or undefined. */
   rpc_id: Json | undefined;
   /** The `op` field that joined its rows, or undefined. */
   op: Json | undefined;
@@ -77,10 +83,9 @@ export interface Operation {
   sealed: boolean | null;
   /** The row that finished it (its `chain` taken out). */
   row: Json;
+  /** The rows before it that it joins, in file order (their `chain` taken out); empty for one row. */
+  earlier: readonly Json[];
 }
-
-/** Statuses of a round after which the operation goes on (more rounds, or a task to poll). */
-export const IN_BETWEEN = new Set(["input_required", "task", "working", "submitted"]);
 
 const KIND_OF: Record<string, OpKind> = {
   session_begin: "session_begin",
@@ -98,63 +103,87 @@ const KIND_OF: Record<string, OpKind> = {
 };
 
 interface Open {
-  key: string;
   rows: { row: Json; line: number }[];
+  /** Its place among those opened, for `flush`. */
+  born: number;
 }
+
+const NONE: Operation[] = [];
 
 /**
  * Turns rows, in file order, into operations. `add` returns the operations a
- * row finishes (usually one, none for an intent or an in-between round);
- * `flush` returns those still open, oldest first (an intent without its
- * call, a task never finished), each with the status of its last row, or
- * "no_result" for a lone intent.
+ * row finishes (usually one, none for an intent or a round of an operation
+ * that goes on); `flush` returns those still open, oldest first (an intent
+ * without its call, an operation without its operation_end), each with the
+ * status of its last row, or "no_result" for a lone intent.
  */
 export class OperationJoiner {
-  private readonly open = new Map<string, Open[]>();
+  /** Intents waiting for their call, by session and rpc id (first in, first out). */
+  private readonly intents = new Map<string, Open[]>();
+  /** Operations of several rounds, by session and op. */
+  private readonly ops = new Map<string, Open>();
   private order = 0;
-  private readonly born = new Map<Open, number>();
+  private open = 0;
 
   constructor(private readonly file: string) {}
 
   /** Operations still waiting for rows. */
   get pending(): number {
-    return this.born.size;
+    return this.open;
   }
 
   add(row: Json, line: number): Operation[] {
-    if (!isObject(row)) return [];
-    const key = joinKey(row);
-    if (key === null) return [build(this.file, [{ row, line }])];
+    if (!isObject(row)) return NONE;
+    if (getField(row, "seam") !== "mcp-stdio") return [buildOne(this.file, row, line)];
     const evt = getField(row, "evt");
-    const status = str(getField(row, "status"));
-    const grouped = getField(row, "op") !== undefined && getField(row, "op") !== null;
-    const list = this.open.get(key);
-    // An intent always opens; with `op`, any row joins what is open under its key.
-    if (evt === "tool_call_intent" && !grouped) {
-      this.push(key, { row, line });
-      return [];
-    }
-    let o: Open | undefined;
-    if (list !== undefined && list.length > 0) o = list[0];
-    if (o === undefined) {
-      if (evt === "tool_call_intent" || (grouped && status !== null && IN_BETWEEN.has(status))) {
-        this.push(key, { row, line });
-        return [];
+    const op = getField(row, "op");
+    const session = getField(row, "session");
+    const s = typeof session === "string" ? session : "";
+    if (op !== undefined && op !== null) {
+      const key = `${s.length}:${s}${idKey(op)}`;
+      let o = this.ops.get(key);
+      if (o === undefined) {
+        // Its first round: the answer may have a write-ahead intent waiting under its rpc id.
+        const rpc = evt === "tool_call_intent" ? undefined : getField(row, "rpc_id");
+        const intent = rpc === undefined ? undefined : this.takeIntent(`${s.length}:${s}${idKey(rpc)}`);
+        o = intent ?? { rows: [], born: this.order++ };
+        if (intent === undefined) this.open++;
+        this.ops.set(key, o);
       }
-      return [build(this.file, [{ row, line }])];
+      o.rows.push({ row, line });
+      if (evt !== "operation_end") return NONE;
+      this.ops.delete(key);
+      this.open--;
+      return [build(this.file, o.rows)];
     }
+    if (evt !== "tool_call_intent" && (evt !== "tool_call" || this.intents.size === 0))
+      return [buildOne(this.file, row, line)];
+    const rpc = getField(row, "rpc_id");
+    if (rpc === undefined) return [buildOne(this.file, row, line)];
+    const key = `${s.length}:${s}${idKey(rpc)}`;
+    if (evt === "tool_call_intent") {
+      const o: Open = { rows: [{ row, line }], born: this.order++ };
+      this.open++;
+      const list = this.intents.get(key);
+      if (list === undefined) this.intents.set(key, [o]);
+      else list.push(o);
+      return NONE;
+    }
+    const o = this.takeIntent(key);
+    if (o === undefined) return [buildOne(this.file, row, line)];
+    this.open--;
     o.rows.push({ row, line });
-    if (evt === "tool_call_intent" || (grouped && status !== null && IN_BETWEEN.has(status))) return [];
-    list!.shift();
-    if (list!.length === 0) this.open.delete(key);
-    this.born.delete(o);
     return [build(this.file, o.rows)];
   }
 
   flush(): Operation[] {
-    const all = [...this.born.entries()].sort((a, b) => a[1] - b[1]).map(([o]) => o);
-    this.open.clear();
-    this.born.clear();
+    const all = [...this.intents.values()]
+      .flat()
+      .concat([...this.ops.values()])
+      .sort((a, b) => a.born - b.born);
+    this.intents.clear();
+    this.ops.clear();
+    this.open = 0;
     return all.map((o) => {
       const op = build(this.file, o.rows);
       const last = o.rows[o.rows.length - 1]!.row;
@@ -163,41 +192,33 @@ export class OperationJoiner {
     });
   }
 
-  private push(key: string, r: { row: Json; line: number }): void {
-    const o: Open = { key, rows: [r] };
-    const list = this.open.get(key);
-    if (list === undefined) this.open.set(key, [o]);
-    else list.push(o);
-    this.born.set(o, this.order++);
+  /** The oldest intent waiting under `key`, taken out. */
+  private takeIntent(key: string): Open | undefined {
+    const list = this.intents.get(key);
+    if (list === undefined) return undefined;
+    const o = list.shift();
+    if (list.length === 0) this.intents.delete(key);
+    return o;
   }
 }
 
-/** The key under which a row waits for or joins others; null for a row that stands alone. */
-function joinKey(row: Json): string | null {
-  if (getField(row, "seam") !== "mcp-stdio") return null;
-  const session = getField(row, "session");
-  const s = typeof session === "string" ? session : "";
-  const op = getField(row, "op");
-  if (op !== undefined && op !== null) return `o${s.length}:${s}${idKey(op)}`;
-  const evt = getField(row, "evt");
-  if (evt !== "tool_call_intent" && evt !== "tool_call") return null;
-  const rpc = getField(row, "rpc_id");
-  if (rpc === undefined) return null;
-  return `r${s.length}:${s}${idKey(rpc)}`;
-}
+const NO_ROWS: readonly Json[] = Object.freeze([]) as readonly Json[];
 
 /** One operation from its rows (the last one finished it). */
 function build(file: string, rows: { row: Json; line: number }[]): Operation {
+  if (rows.length === 1) return buildOne(file, rows[0]!.row, rows[0]!.line);
   const last = rows[rows.length - 1]!;
-  const first = rows[0]!;
   const row = last.row;
   const evt = getField(row, "evt");
-  const seam = getField(row, "seam") === "mcp-stdio";
-  const kind: OpKind = !seam
-    ? "foreign"
-    : typeof evt === "string" && Object.hasOwn(KIND_OF, evt)
-      ? KIND_OF[evt]!
-      : "other";
+  // What it is comes from its first row that says (an operation_end says only how it ended).
+  let kind = kindOf(row, evt);
+  for (const r of rows) {
+    const k = kindOf(r.row, getField(r.row, "evt"));
+    if (k !== "other") {
+      kind = k;
+      break;
+    }
+  }
   const pick = (k: string): Json | undefined => {
     for (let i = rows.length - 1; i >= 0; i--) {
       const v = getField(rows[i]!.row, k);
@@ -205,33 +226,126 @@ function build(file: string, rows: { row: Json; line: number }[]): Operation {
     }
     return undefined;
   };
+  const first = (k: string): Json | undefined => {
+    for (const r of rows) {
+      const v = getField(r.row, k);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  };
   const bytes = kind === "session_end" ? getField(row, "bytes") : undefined;
+  const ts = str(getField(rows[0]!.row, "ts"));
+  const earlier: Json[] = [];
+  const lines: number[] = [];
+  for (const r of rows) {
+    lines.push(r.line);
+    if (r !== last) earlier.push(r.row);
+  }
   return {
     kind,
     evt: str(evt),
     file,
     line: last.line,
-    lines: rows.map((r) => r.line),
-    ts: str(getField(first.row, "ts")),
+    lines,
+    ts,
+    time: isoMillis(ts),
     session: str(pick("session")),
     server: str(pick("server")),
     name: nameOf(kind, row, pick),
     status: kind === "session_end" ? str(getField(row, "reason")) : str(getField(row, "status")),
     ms: durationOf(rows),
-    rpc_id: pick("rpc_id"),
+    rpc_id: first("rpc_id"),
     op: pick("op"),
     rounds: rows.length,
-    error_code: getField(row, "error_code"),
+    error_code: pick("error_code"),
     reason: str(getField(row, "reason")),
     exit_code: kind === "session_end" ? getField(row, "exit_code") : undefined,
     args: pick("args") ?? pick("params"),
+    result: pick("result"),
+    bytes_in: bytes === undefined ? null : num(getField(bytes, "c2s")),
+    bytes_out: bytes === undefined ? null : num(getField(bytes, "s2c")),
+    vouched: false,
+    sealed: null,
+    row,
+    earlier,
+  };
+}
+
+/**
+ * The common case, an operation of one row, without the joins: the same
+ * fields as `build` gives, read from the row once each.
+ */
+function buildOne(file: string, row: Json, line: number): Operation {
+  const evt = getField(row, "evt");
+  const kind = kindOf(row, evt);
+  const pick = (k: string): Json | undefined => getField(row, k);
+  const bytes = kind === "session_end" ? getField(row, "bytes") : undefined;
+  const ts = str(getField(row, "ts"));
+  const reason = str(getField(row, "reason"));
+  return {
+    kind,
+    evt: str(evt),
+    file,
+    line,
+    lines: [line],
+    ts,
+    time: isoMillis(ts),
+    session: str(getField(row, "session")),
+    server: str(getField(row, "server")),
+    name: nameOf(kind, row, pick),
+    status: kind === "session_end" ? reason : str(getField(row, "status")),
+    ms: num(getField(row, "ms")),
+    rpc_id: getField(row, "rpc_id"),
+    op: getField(row, "op"),
+    rounds: 1,
+    error_code: getField(row, "error_code"),
+    reason,
+    exit_code: kind === "session_end" ? getField(row, "exit_code") : undefined,
+    args: getField(row, "args") ?? getField(row, "params"),
     result: getField(row, "result"),
     bytes_in: bytes === undefined ? null : num(getField(bytes, "c2s")),
     bytes_out: bytes === undefined ? null : num(getField(bytes, "s2c")),
     vouched: false,
     sealed: null,
     row,
+    earlier: NO_ROWS,
   };
+}
+
+function kindOf(row: Json, evt: Json | undefined): OpKind {
+  if (getField(row, "seam") !== "mcp-stdio") return "foreign";
+  return typeof evt === "string" && Object.hasOwn(KIND_OF, evt) ? KIND_OF[evt]! : "other";
+}
+
+let isoKey = "";
+let isoBase = Number.NaN;
+
+/**
+ * A recorded `ts` as epoch ms, as Date.parse reads it (NaN when it is no
+ * time). seam writes `YYYY-MM-DDTHH:MM:SS.mmmZ` and a ledger's rows come a
+ * few ms apart, so the part up to the second is parsed once and the ms are
+ * added to it: Date.parse is the costliest part of reading a row's time.
+ */
+export function isoMillis(ts: string | null): number {
+  if (ts === null) return Number.NaN;
+  if (
+    ts.length !== 24 ||
+    ts.charCodeAt(19) !== 46 /* . */ ||
+    ts.charCodeAt(23) !== 90 /* Z */ ||
+    !isDigit(ts.charCodeAt(20)) ||
+    !isDigit(ts.charCodeAt(21)) ||
+    !isDigit(ts.charCodeAt(22))
+  )
+    return Date.parse(ts);
+  if (isoKey.length !== 19 || !ts.startsWith(isoKey)) {
+    isoKey = ts.slice(0, 19);
+    isoBase = Date.parse(`${isoKey}.000Z`);
+  }
+  return isoBase + (ts.charCodeAt(20) - 48) * 100 + (ts.charCodeAt(21) - 48) * 10 + (ts.charCodeAt(22) - 48);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
 }
 
 function nameOf(kind: OpKind, row: Json, pick: (k: string) => Json | undefined): string | null {
@@ -268,12 +382,18 @@ function nameOf(kind: OpKind, row: Json, pick: (k: string) => Json | undefined):
   }
 }
 
-/** One row: its ms. Several: from the first row's start (its ts less its ms) to the last row's ts, when all are known. */
+/**
+ * One row: its ms. Ended by an operation_end: the whole operation's ms, as
+ * it says. Several otherwise: from the first row's start (its ts less its
+ * ms) to the last row's ts, when all are known.
+ */
 function durationOf(rows: { row: Json }[]): number | null {
-  const lastMs = num(getField(rows[rows.length - 1]!.row, "ms"));
+  const lastRow = rows[rows.length - 1]!.row;
+  const lastMs = num(getField(lastRow, "ms"));
   if (rows.length === 1) return lastMs;
-  const firstTs = Date.parse(str(getField(rows[0]!.row, "ts")) ?? "");
-  const lastTs = Date.parse(str(getField(rows[rows.length - 1]!.row, "ts")) ?? "");
+  if (getField(lastRow, "evt") === "operation_end" && lastMs !== null) return lastMs;
+  const firstTs = isoMillis(str(getField(rows[0]!.row, "ts")));
+  const lastTs = isoMillis(str(getField(rows[rows.length - 1]!.row, "ts")));
   const firstMs = num(getField(rows[0]!.row, "ms")) ?? 0;
   // An intent and its call: the call's ms is measured from the request, which is the whole operation.
   if (getField(rows[0]!.row, "evt") === "tool_call_intent" && rows.length === 2) return lastMs;

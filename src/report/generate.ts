@@ -13,7 +13,7 @@ import type { CheckpointReport } from "../checkpoint/verifier.ts";
 import type { Filters } from "../read/filters.ts";
 import type { Operation } from "../read/operations.ts";
 import { StatsAccumulator } from "../read/stats.ts";
-import { readLedgers } from "../read/stream.ts";
+import { readLedgerBatches } from "../read/stream.ts";
 import { humanReport } from "../verify/report.ts";
 import type { Verdict, VerifyReport } from "../verify/verifier.ts";
 import { type PageFile, type PageOp, type PageTool, ReportWriter } from "./html.ts";
@@ -55,34 +55,35 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
   // Files are read one after the other: the index of the one being read.
   let fi = 0;
   try {
-    for await (const ev of readLedgers(o.paths, {
+    const lineBytes = (line: number) => tap.bytes(line);
+    for await (const batch of readLedgerBatches(o.paths, {
       filters: o.filters,
       keys: o.keys,
       strict: o.strict,
       isWriterAlive: o.isWriterAlive,
       last: o.last,
       chunks: (path) => tap.chunks(path),
-    })) {
-      if (ev.type === "op") {
-        const op = ev.op;
-        w.add(pageOp(fi, op, tap.text(op.line)));
-        if (op.args !== undefined || op.result !== undefined) w.markRaw();
-        if (op.kind === "session_end" && op.session !== null) {
-          const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
-          w.endSession(fi, op.session, {
-            reason: op.reason,
-            exit: op.exit_code === undefined ? null : showJson(op.exit_code),
-            end: Number.isNaN(t) ? null : t,
-          });
+    }))
+      for (const ev of batch) {
+        if (ev.type === "op") {
+          const op = ev.op;
+          w.add(pageOp(fi, op, lineBytes));
+          if (op.args !== undefined || op.result !== undefined) w.markRaw();
+          if (op.kind === "session_end" && op.session !== null) {
+            w.endSession(fi, op.session, {
+              reason: op.reason,
+              exit: op.exit_code === undefined ? null : showJson(op.exit_code),
+              end: Number.isNaN(op.time) ? null : op.time,
+            });
+          }
+          stats.add(op);
+        } else if (ev.type === "end") {
+          for (const s of ev.report.sessions) w.sessionComplete(fi, s.id, s.complete);
+          files.push(pageFile(ev.file, ev.report, ev.seal, o));
+          reports.push({ path: ev.file, report: ev.report });
+          fi++;
         }
-        stats.add(op);
-      } else if (ev.type === "end") {
-        for (const s of ev.report.sessions) w.sessionComplete(fi, s.id, s.complete);
-        files.push(pageFile(ev.file, ev.report, ev.seal, o));
-        reports.push({ path: ev.file, report: ev.report });
-        fi++;
       }
-    }
   } catch (e) {
     w.discard();
     throw e;
@@ -118,29 +119,40 @@ function defaultTitle(paths: string[]): string {
 }
 
 /**
- * One operation as the page holds it. `line` is the text of the row that
- * finished it as the file holds it; without it the parsed row is written
- * out again, in the ledger's own form but without its chain value.
+ * One operation as the page holds it. `lineBytes(n)` gives line n as the
+ * file holds it while the reader still has it; a row it no longer has is
+ * written out again from its parsed form, in the ledger's own form but
+ * without its chain value.
  */
-export function pageOp(file: number, op: Operation, line: string | null = null): PageOp {
-  const t = op.ts === null ? Number.NaN : Date.parse(op.ts);
+export function pageOp(
+  file: number,
+  op: Operation,
+  lineBytes: (line: number) => Uint8Array | null = () => null,
+): PageOp {
+  const rows: (Uint8Array | string)[] = [];
+  for (let k = 0; k < op.lines.length; k++)
+    rows.push(lineBytes(op.lines[k]!) ?? showJson(k < op.earlier.length ? op.earlier[k]! : op.row));
   return {
     file,
     line: op.line,
-    ts: Number.isNaN(t) ? null : t,
+    ts: Number.isNaN(op.time) ? null : op.time,
     session: op.session,
     server: op.server,
     kind: op.kind,
     name: op.name,
     status: op.status,
     ms: op.ms,
-    rpcId: op.rpc_id === undefined ? null : showJson(op.rpc_id),
+    rpcId: op.rpc_id === undefined ? null : idJson(op.rpc_id),
     vouched: op.vouched,
     sealed: op.sealed === true,
     lines: op.lines,
-    row: line ?? showJson(op.row),
-    rebuilt: line === null,
+    rows,
   };
+}
+
+/** An id as the ledger line writes it (a plain integer without the general writer). */
+function idJson(v: Json): string {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : showJson(v);
 }
 
 /** The banner of one file: the lines of `seam verify`'s human report, and the command that repeats it. */

@@ -11,11 +11,14 @@
  *           per-tool figures, the interned strings); the page script, which
  *           draws the banner at once; then the operations in chunks of CHUNK:
  *           "seam-c<i>" holds their columns (the lines each joins among
- *           them), "seam-r<i>" (text/plain) the row that finished each, one
- *           per line exactly as the ledger holds it, read only when one is
- *           shown or searched. A row with a "<" or a CR in it, which text/plain
- *           cannot carry unchanged, goes into the columns' JSON instead
- *           (`rx`, by its index in the chunk) and leaves an empty line there.
+ *           them), "seam-r<i>" (text/plain) every row of each, operation
+ *           after operation, one per line exactly as the ledger holds it
+ *           (its bytes copied, never decoded and written again), read only
+ *           when one is shown or searched. A row with a "<" or a CR in it,
+ *           which text/plain cannot carry unchanged, goes into the columns'
+ *           JSON instead (`rx`, by its index among the chunk's rows) and
+ *           leaves an empty line there; a row the reader no longer had is
+ *           written out again from its parsed form (`rb` lists those).
  * Data blocks are JSON with every "<" written as \u003c, so nothing in a
  * ledger can close the element or open markup; the page inserts it all with
  * textContent.
@@ -33,7 +36,7 @@ import { PAGE_JS } from "./page-js.ts";
 export const CHUNK = 8192;
 
 /** Bit flags of an operation in the page. */
-export const FLAG = { NOT_VOUCHED: 1, SEALED: 2, REBUILT: 4 } as const;
+export const FLAG = { NOT_VOUCHED: 1, SEALED: 2 } as const;
 
 /** One operation as the page shows it (one table row, one timeline mark). */
 export interface PageOp {
@@ -57,9 +60,12 @@ export interface PageOp {
   sealed: boolean;
   /** The ledger lines it joins, in file order. */
   lines: number[];
-  /** The row that finished it: its line as in the file, or (`rebuilt`) the parsed row written out again without its chain. */
-  row: string;
-  rebuilt: boolean;
+  /**
+   * Its rows, one per line of `lines`: each line's bytes as the file holds
+   * them, or, for a line the reader no longer had, the parsed row written
+   * out again without its chain (a string).
+   */
+  rows: (Uint8Array | string)[];
 }
 
 /** What the banner says about one ledger file: verify's own words. */
@@ -136,7 +142,19 @@ export class ReportWriter {
   private n = 0;
   private chunks = 0;
   private cols = emptyColumns();
-  private rows: string[] = [];
+  /**
+   * The chunk's rows block so far: runs of rows, each run followed by "\n".
+   * Rows that lie one after the other in the same piece of the ledger are
+   * one run (a view of their bytes, "\n"s included), so a chunk's block is
+   * a few large copies, not thousands of small ones.
+   */
+  private rows: Uint8Array[] = [];
+  /** The run being extended, not yet in `rows`. */
+  private run: Uint8Array | null = null;
+  private rowCount = 0;
+  private readonly decoder = new TextDecoder();
+  /** The last session looked up, for the run of operations that share it. */
+  private lastSession = { file: -1, id: "", index: -1 };
   private raw = false;
   private closed = false;
 
@@ -173,13 +191,22 @@ export class ReportWriter {
     c.st.push(this.str(op.status));
     c.ms.push(op.ms);
     c.id.push(op.rpcId);
-    c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0) | (op.rebuilt ? FLAG.REBUILT : 0));
+    c.fl.push((op.vouched ? 0 : FLAG.NOT_VOUCHED) | (op.sealed ? FLAG.SEALED : 0));
     c.ls.push(op.lines.length === 1 && op.lines[0] === op.line ? null : op.lines);
-    if (/[<\r]/.test(op.row)) {
-      c.rx[c.f.length - 1] = op.row;
-      this.rows.push("");
-    } else {
-      this.rows.push(op.row);
+    for (const row of op.rows) {
+      const ri = this.rowCount++;
+      if (typeof row === "string") {
+        c.rb.push(ri);
+        if (/[<\r]/.test(row)) {
+          c.rx[ri] = row;
+          this.addRow(EMPTY);
+        } else this.addRow(Buffer.from(row, "utf8"));
+      } else if (row.indexOf(LT) >= 0 || row.indexOf(CR) >= 0) {
+        c.rx[ri] = this.decoder.decode(row);
+        this.addRow(EMPTY);
+      } else {
+        this.addRow(row);
+      }
     }
     this.n++;
     if (c.f.length >= CHUNK) this.flush();
@@ -270,14 +297,35 @@ export class ReportWriter {
   private flush(): void {
     if (this.cols.f.length === 0) return;
     const i = this.chunks++;
-    const text =
-      `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n` +
-      `<script type="text/plain" id="seam-r${i}">${this.rows.join("\n")}</script>\n`;
-    const b = Buffer.from(text, "utf8");
-    let at = 0;
-    while (at < b.length) at += writeSync(this.fd, b, at);
+    // The rows' block: the runs with a "\n" between them (none after the last), so that splitting it gives the rows.
+    const parts = [
+      Buffer.from(
+        `<script type="application/json" id="seam-c${i}">${jsonBlock(this.cols)}</script>\n<script type="text/plain" id="seam-r${i}">`,
+        "utf8",
+      ),
+      ...this.rows,
+    ];
+    if (this.run !== null) parts.push(this.run);
+    parts.push(Buffer.from("</script>\n", "utf8"));
+    for (const b of parts) {
+      let at = 0;
+      while (at < b.length) at += writeSync(this.fd, b, at);
+    }
     this.cols = emptyColumns();
     this.rows = [];
+    this.run = null;
+    this.rowCount = 0;
+  }
+
+  /** Appends a row to the rows block: to the run when it is the line that follows it in the same bytes. */
+  private addRow(row: Uint8Array): void {
+    const r = this.run;
+    if (r !== null && row.length > 0 && row.buffer === r.buffer && row.byteOffset === r.byteOffset + r.length + 1) {
+      this.run = new Uint8Array(r.buffer, r.byteOffset, r.length + 1 + row.length);
+      return;
+    }
+    if (r !== null) this.rows.push(r, NL);
+    this.run = row;
   }
 
   private str(s: string | null): number {
@@ -292,6 +340,9 @@ export class ReportWriter {
   }
 
   private session(file: number, id: string, server: string | null): number {
+    const last = this.lastSession;
+    if (last.file === file && last.id === id && (server === null || this.sessions[last.index]!.server !== null))
+      return last.index;
     const key = `${file}\u0000${id}`;
     let i = this.sessionIndex.get(key);
     if (i === undefined) {
@@ -311,6 +362,7 @@ export class ReportWriter {
     } else if (server !== null && this.sessions[i]!.server === null) {
       this.sessions[i]!.server = server;
     }
+    this.lastSession = { file, id, index: i };
     return i;
   }
 }
@@ -330,10 +382,17 @@ function emptyColumns() {
     fl: [] as number[],
     /** The lines an operation joins, null when that is its own line alone. */
     ls: [] as (number[] | null)[],
-    /** Rows that cannot go into the text/plain block unchanged, by index in the chunk. */
+    /** Rows that cannot go into the text/plain block unchanged, by their index among the chunk's rows. */
     rx: {} as Record<number, string>,
+    /** The indexes of rows written out again from their parsed form (without their chain). */
+    rb: [] as number[],
   };
 }
+
+const LT = 0x3c;
+const CR = 0x0d;
+const NL = new Uint8Array([0x0a]);
+const EMPTY = new Uint8Array(0);
 
 /** JSON for a data block: "<" escaped, so the text can neither end the element nor start markup. */
 export function jsonBlock(v: unknown): string {

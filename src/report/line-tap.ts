@@ -5,10 +5,12 @@
  * bytes that were verified, not a second read of a file that may have changed.
  *
  * `chunks(path)` yields a file's bytes unchanged and remembers the lines of
- * the last two chunks. The reader hands out an operation once the row after
+ * the last KEEP chunks. The reader hands out an operation once the row after
  * its last row has been checked, so the row that finished it is still
- * remembered then; `text(line)` is null when it is not (the reader held it
- * longer, as `--last` does), and the caller falls back to the parsed row.
+ * remembered then, and so are the rows it joins unless they lie chunks
+ * back; `bytes(line)` (or `text(line)`) is null for a line no longer
+ * remembered (or held longer, as `--last` does), and the caller falls back
+ * to the parsed row.
  */
 import { fileChunks } from "../verify/verifier.ts";
 
@@ -21,6 +23,12 @@ interface Piece {
 }
 
 const NL = 0x0a;
+/**
+ * Pieces remembered (two per chunk: the line that began in the chunk before,
+ * and the rest): the chunk being read, the one before (the row after the
+ * last may be in the next), and a few for the rows an operation joins further back.
+ */
+const KEEP = 8;
 
 export class LineTap {
   private readonly decoder = new TextDecoder("utf-8");
@@ -43,11 +51,16 @@ export class LineTap {
 
   /** The text of line `n` (without its "\n"), or null when it is no longer remembered. */
   text(n: number): string | null {
-    for (const p of this.recent) {
+    const b = this.bytes(n);
+    return b === null ? null : this.decoder.decode(b);
+  }
+
+  /** The bytes of line `n` (without its "\n"; a view, not a copy), or null when it is no longer remembered. */
+  bytes(n: number): Uint8Array | null {
+    for (let k = this.recent.length - 1; k >= 0; k--) {
+      const p = this.recent[k]!;
       const i = n - p.first;
-      if (i >= 0 && i < p.starts.length - 1) {
-        return this.decoder.decode(p.bytes.subarray(p.starts[i]!, p.starts[i + 1]! - 1));
-      }
+      if (i >= 0 && i < p.starts.length - 1) return p.bytes.subarray(p.starts[i]!, p.starts[i + 1]! - 1);
     }
     return null;
   }
@@ -58,22 +71,29 @@ export class LineTap {
       this.carry.push(chunk);
       return;
     }
-    let bytes = chunk;
+    let from = 0;
     if (this.carry.length > 0) {
-      // A line that began in a chunk before: one copy, so that every remembered line is in one piece.
-      bytes = Buffer.concat([...this.carry, chunk]);
+      // A line that began in a chunk before: copied whole into a piece of its own, so that every
+      // remembered line is in one piece and the rest of the chunk is kept as it is.
+      from = chunk.indexOf(NL) + 1;
+      const line = Buffer.concat([...this.carry, chunk.subarray(0, from)]);
       this.carry = [];
+      this.remember({ first: this.next, bytes: line, starts: [0, line.length] });
     }
-    const starts = [0];
-    let at = bytes.indexOf(NL);
+    const starts = [from];
+    let at = chunk.indexOf(NL, from);
     while (at >= 0) {
       starts.push(at + 1);
-      at = bytes.indexOf(NL, at + 1);
+      at = chunk.indexOf(NL, at + 1);
     }
     const done = starts[starts.length - 1]!;
-    if (done < bytes.length) this.carry.push(bytes.subarray(done));
-    this.recent.push({ first: this.next, bytes, starts });
-    if (this.recent.length > 2) this.recent.shift();
-    this.next += starts.length - 1;
+    if (done < chunk.length) this.carry.push(chunk.subarray(done));
+    if (starts.length > 1) this.remember({ first: this.next, bytes: chunk, starts });
+  }
+
+  private remember(p: Piece): void {
+    this.recent.push(p);
+    if (this.recent.length > KEEP) this.recent.shift();
+    this.next += p.starts.length - 1;
   }
 }

@@ -18,7 +18,7 @@ export const PAGE_JS = String.raw`
   var STATUS_COLOR = { ok: "#1a7f37", error: "#cf222e", unanswered: "#bc4c00", cancelled: "#6e7781",
     input_required: "#0969da", refused: "#8250df" };
   var STATUS_RANK = { ok: 1, cancelled: 2, input_required: 3, unanswered: 4, refused: 5, error: 6 };
-  var F_NOT_VOUCHED = 1, F_SEALED = 2, F_REBUILT = 4;
+  var F_NOT_VOUCHED = 1, F_SEALED = 2;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -130,27 +130,37 @@ export const PAGE_JS = String.raw`
   var loaded = 0;
   var fFile = new Int32Array(N), fLine = new Int32Array(N), fT = new Float64Array(N), fSes = new Int32Array(N),
     fSrv = new Int32Array(N), fKind = new Int32Array(N), fName = new Int32Array(N), fSt = new Int32Array(N),
-    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map(), fRow = new Map();
+    fMs = new Float64Array(N), fFl = new Uint8Array(N), fId = new Array(N), fLines = new Map(),
+    fRowAt = new Int32Array(N), chunkRx = new Array(meta.chunks), chunkRb = new Array(meta.chunks);
   var rowChunks = new Array(meta.chunks);
 
   function loadChunk(c, at) {
     var d = readJson("seam-c" + c);
-    var n = d.ln.length;
+    var n = d.ln.length, at0 = 0, c = Math.floor(at / meta.chunk);
+    chunkRx[c] = d.rx;
+    chunkRb[c] = new Set(d.rb || []);
     for (var i = 0; i < n; i++) {
       var j = at + i;
       fFile[j] = d.f[i]; fLine[j] = d.ln[i]; fT[j] = d.t[i] === null ? NaN : d.t[i]; fSes[j] = d.se[i];
       fSrv[j] = d.sv[i]; fKind[j] = d.k[i]; fName[j] = d.nm[i]; fSt[j] = d.st[i];
       fMs[j] = d.ms[i] === null ? NaN : d.ms[i]; fFl[j] = d.fl[i]; fId[j] = d.id[i];
       if (d.ls[i] !== null) fLines.set(j, d.ls[i]);
-      if (Object.prototype.hasOwnProperty.call(d.rx, i)) fRow.set(j, d.rx[i]);
+      // Its first row's place among the chunk's rows (each operation has one row per line it joins).
+      fRowAt[j] = at0;
+      at0 += d.ls[i] === null ? 1 : d.ls[i].length;
     }
     return n;
   }
-  // [the lines it joins, the text of the row that finished it]
+  // [the lines it joins, its rows in the same order: { text, rebuilt }]
   function rowsOf(op) {
     var c = Math.floor(op / meta.chunk);
     if (!rowChunks[c]) rowChunks[c] = $("seam-r" + c).textContent.split("\n");
-    return [fLines.get(op) || [fLine[op]], fRow.has(op) ? fRow.get(op) : rowChunks[c][op - c * meta.chunk]];
+    var lines = fLines.get(op) || [fLine[op]], rows = [], rx = chunkRx[c];
+    for (var k = 0; k < lines.length; k++) {
+      var ri = fRowAt[op] + k;
+      rows.push({ text: Object.prototype.hasOwnProperty.call(rx, ri) ? rx[ri] : rowChunks[c][ri], rebuilt: chunkRb[c].has(ri) });
+    }
+    return [lines, rows];
   }
 
   function start() {
@@ -292,7 +302,7 @@ export const PAGE_JS = String.raw`
   }
   function cmpNum(a, b) { var an = a !== a, bn = b !== b; if (an || bn) return an === bn ? 0 : an ? 1 : -1; return a - b; }
   function inRowText(op, q) {
-    return rowsOf(op)[1].toLowerCase().indexOf(q) >= 0;
+    return rowsOf(op)[1].some(function (r) { return r.text.toLowerCase().indexOf(q) >= 0; });
   }
   // The first break of each file is shown in place, in ledger order; sorted otherwise, at the top.
   function withMarkers(ops) {
@@ -446,14 +456,22 @@ export const PAGE_JS = String.raw`
     else row("chain", f.first_break ? "vouched for: before the first break" : "vouched for by the chain (" + f.verdict + ")");
     row("seal", f.sealed === null ? "not checked (no --key given)" : fFl[op] & F_SEALED ? "sealed: under a signed checkpoint that holds" : "not sealed (" + shown(f.sealed) + ")");
     add(box, kv);
-    var head = el("div", "rowhead", "line " + fLine[op] + ": the row" + (lines.length > 1 ? " that finished it" : "") + (fFl[op] & F_REBUILT ? " (as parsed, without its chain value)" : ", as the file holds it"));
-    head.appendChild(document.createTextNode(" "));
-    head.appendChild(copyButton(rec[1], "copy the row"));
-    add(box, head);
-    if (lines.length > 1) add(box, el("div", "count", "it also joins line" + (lines.length > 2 ? "s " : " ") + lines.filter(function (l) { return l !== fLine[op]; }).join(", ") + " (their fields are in the ledger; this report keeps the row that finished the operation)"));
-    var tree = null;
-    try { tree = parse(rec[1]); } catch (e) { tree = null; }
-    add(box, tree === null ? el("pre", "j", cut(rec[1], TEXT_MAX)) : fields(tree));
+    if (lines.length > 1) add(box, el("div", "count", "its " + lines.length + " rows, in ledger order:"));
+    // Every row it joins (an intent, each round, the result, an operation_end), each with all its fields.
+    rec[1].forEach(function (r, k) {
+      var tree = null;
+      try { tree = parse(r.text); } catch (e) { tree = null; }
+      var evt = tree !== null && tree.t === "o" ? tree.e.filter(function (p) { return p[0] === "evt" && p[1].t === "s"; })[0] : undefined;
+      var what = lines.length === 1 ? "the row" : (evt ? cut(shown(evt[1].v), 80) : "row " + (k + 1)) + (lines[k] === fLine[op] ? ", the row that finished it" : "");
+      var sec = el("details", "rowsec");
+      sec.open = lines.length <= 8 || k === 0 || k === lines.length - 1;
+      sec.setAttribute("data-line", String(lines[k]));
+      var head = el("summary", "rowhead", "line " + lines[k] + ": " + what + (r.rebuilt ? " (as parsed, without its chain value)" : ", as the file holds it"));
+      head.appendChild(document.createTextNode(" "));
+      head.appendChild(copyButton(r.text, "copy the row"));
+      add(sec, head, tree === null ? el("pre", "j", cut(r.text, TEXT_MAX)) : fields(tree));
+      add(box, sec);
+    });
   }
   // One ledger row as key/value pairs; nested values as collapsible JSON, numbers exactly as written.
   function fields(node) {
