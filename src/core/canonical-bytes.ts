@@ -25,7 +25,8 @@
 import { isUtf8 } from "node:buffer";
 import type { Recipe } from "./canonical.ts";
 import { type MemberSpan, objectMembers } from "./json-spans.ts";
-import { DEFAULT_MAX_DEPTH, JsonParseError, MAX_INT_DIGITS, guardStack } from "./json.ts";
+import { DEFAULT_MAX_DEPTH, MAX_INT_DIGITS } from "./json-scanner.ts";
+import { JsonParseError, guardStack } from "./json-error.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
 import { firstInvalidUtf8, writeUtf8 } from "./utf8.ts";

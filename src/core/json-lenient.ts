@@ -14,7 +14,9 @@
  * caller reading bytes decodes them first (invalid UTF-8 as U+FFFD, as
  * JSON.parse after Node's Buffer#toString sees them).
  */
-import { type Json, JsonFloat, type JsonObject, JsonParseError, JsonScanner } from "./json.ts";
+import { type Json, JsonFloat, type JsonObject } from "./json.ts";
+import { JsonScanner } from "./json-scanner.ts";
+import { JsonParseError } from "./json-error.ts";
 
 /** One member of an object, in source order, with where its value's text starts and ends. */
 export interface Entry {

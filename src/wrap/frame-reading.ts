@@ -34,7 +34,9 @@ import { isUtf8 } from "node:buffer";
 import { digestBytes, digestJson, digestJsonUtf8 } from "../core/digest.ts";
 import { type Entry, type LenientParse, parseLenient } from "../core/json-lenient.ts";
 import { objectMembers, skipWs } from "../core/json-spans.ts";
-import { DEFAULT_MAX_DEPTH, type Json, JsonFloat, type JsonObject, JsonParseError, parseJson } from "../core/json.ts";
+import { type Json, JsonFloat, type JsonObject, parseJson } from "../core/json.ts";
+import { DEFAULT_MAX_DEPTH } from "../core/json-scanner.ts";
+import { JsonParseError } from "../core/json-error.ts";
 
 export type Stack = "json-parse" | "python-json" | "go-encoding-json" | "first-key-wins";
 
