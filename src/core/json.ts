@@ -45,24 +45,19 @@ export interface ParseOptions {
   onNanLiteral?: () => void;
 }
 
-class ModelParser extends JsonScanner {
-  constructor(
-    s: string,
-    maxDepth: number | undefined,
-    readonly rejectDuplicateKeys: boolean,
-    readonly onDuplicate?: (key: string, depth: number) => void,
-    readonly onNanLiteral?: () => void,
-  ) {
-    super(s, maxDepth);
-  }
+/**
+ * The scalars of the model (strings, literals, numbers) as both parsers of a
+ * JS string read them: this one's ModelParser and the permissive reading of
+ * src/core/json-lenient.ts, which overrides what it notes of a NaN literal,
+ * a string or a number.
+ */
+export class ScalarReader extends JsonScanner {
+  /** A NaN, Infinity or -Infinity literal was read. */
+  nanLiteralRead(): void {}
 
-  value(): Json {
-    const c = this.ws();
+  /** The value at the cursor when it is no container (`c`, its first code unit, is the one ws() returned). */
+  scalar(c: number): Json {
     switch (c) {
-      case 123:
-        return this.object();
-      case 91:
-        return this.array();
       case 34:
         return this.scanString();
       case 116:
@@ -76,16 +71,16 @@ class ModelParser extends JsonScanner {
         return null;
       case 78:
         this.literal("NaN");
-        this.onNanLiteral?.();
+        this.nanLiteralRead();
         return new JsonFloat(NaN);
       case 73:
         this.literal("Infinity");
-        this.onNanLiteral?.();
+        this.nanLiteralRead();
         return new JsonFloat(Infinity);
       case 45:
         if (this.s.charCodeAt(this.i + 1) === 73) {
           this.literal("-Infinity");
-          this.onNanLiteral?.();
+          this.nanLiteralRead();
           return new JsonFloat(-Infinity);
         }
         return this.number();
@@ -105,6 +100,29 @@ class ModelParser extends JsonScanner {
     const t = this.s.slice(this.numStart, this.i);
     const x = Number(t);
     return Number.isSafeInteger(x) ? x : BigInt(t);
+  }
+}
+
+class ModelParser extends ScalarReader {
+  constructor(
+    s: string,
+    maxDepth: number | undefined,
+    readonly rejectDuplicateKeys: boolean,
+    readonly onDuplicate?: (key: string, depth: number) => void,
+    readonly onNanLiteral?: () => void,
+  ) {
+    super(s, maxDepth);
+  }
+
+  override nanLiteralRead(): void {
+    this.onNanLiteral?.();
+  }
+
+  value(): Json {
+    const c = this.ws();
+    if (c === 123) return this.object();
+    if (c === 91) return this.array();
+    return this.scalar(c);
   }
 
   array(): Json[] {
