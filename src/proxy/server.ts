@@ -28,7 +28,9 @@ import type {
   UpstreamResponse,
 } from "../runtime/http-types.ts";
 import { UpstreamError } from "../runtime/http-types.ts";
-import { idJson, requestKey, type Fields } from "../wrap/mcp.ts";
+import { requestKey } from "../wrap/pairing.ts";
+import { idJson } from "../wrap/seam-answers.ts";
+import type { Fields } from "../wrap/observer-options.ts";
 import { foreignRequest } from "./guard.ts";
 import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
 import { ProxySession, type RecordOptions, type SessionKind } from "./session.ts";

@@ -17,7 +17,8 @@ import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import type { ActionRecorder } from "../wrap/actions.ts";
 import { recorderFields } from "../wrap/begin.ts";
-import { type Fields, McpObserver, type RowSink } from "../wrap/mcp.ts";
+import { McpObserver } from "../wrap/mcp.ts";
+import type { Fields, RowSink } from "../wrap/observer-options.ts";
 
 export interface RecordOptions {
   ledger: string;

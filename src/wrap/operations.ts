@@ -92,7 +92,7 @@ export interface OperationsOptions {
   raw: boolean;
 }
 
-/** Milliseconds kept to the microsecond, always written as a float (as mcp.ts does). */
+/** Milliseconds kept to the microsecond, always written as a float (as src/wrap/request-rows.ts does). */
 function ms(start: number, now: number): JsonFloat | number {
   const v = Math.round((now - start) * 1000) / 1000;
   return Number.isInteger(v) ? new JsonFloat(v) : v;

@@ -17,7 +17,8 @@ import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { ActionRecorder } from "./actions.ts";
 import { FrameSplitter } from "./frames.ts";
-import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
+import { McpObserver } from "./mcp.ts";
+import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
 
 export type Dir = "c2s" | "s2c";
 

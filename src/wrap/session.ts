@@ -13,7 +13,7 @@ import type { FsyncPolicy } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
-import type { ObserverFaults } from "./mcp.ts";
+import type { ObserverFaults } from "./observer-options.ts";
 import { redactArgv } from "./redact.ts";
 import { recorderFields } from "./begin.ts";
 import { RecorderLink } from "./recorder-thread.ts";
