@@ -11,7 +11,8 @@
  */
 import { StreamDigest } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
-import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import { LedgerWriter } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { Runtime } from "../runtime/types.ts";

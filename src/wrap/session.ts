@@ -9,7 +9,7 @@ import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
 import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
-import type { FsyncPolicy } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
