@@ -12,7 +12,8 @@
  */
 import { digestBytes } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";
-import { type Reading, frameHead, readFrame } from "./frame-reading.ts";
+import { frameHead, readFrame } from "./frame-reading.ts";
+import type { Reading } from "./stack-readings.ts";
 import type { LongFrame } from "./frames.ts";
 import { FrameHold } from "./frame-hold.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";

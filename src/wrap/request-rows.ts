@@ -8,7 +8,9 @@
 import { compareCodePoints, lineForm } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
-import { type FrameRead, answerDigest, lenientArgsDigest } from "./frame-reading.ts";
+import type { FrameRead } from "./frame-reading.ts";
+import { lenientArgsDigest } from "./stack-readings.ts";
+import { answerDigest } from "./answer-skim.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
 import type { OperationBook } from "./operations.ts";
 import type { OpenRequest } from "./pairing.ts";
@@ -243,7 +245,7 @@ export class RequestRows {
     }
   }
 
-  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/frame-reading.ts). */
+  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/stack-readings.ts). */
   argsDigest(params: Json | undefined): string {
     const l = this.lenient;
     return (l !== undefined ? lenientArgsDigest(params, l) : undefined) ?? argsDigest(params);
