@@ -9,6 +9,7 @@ import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
 import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
+import { sleep } from "../base/sleep.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
@@ -211,8 +212,4 @@ function framedClient(
 function signalNumber(signal: string | null): number {
   if (!signal) return 0;
   return (osConstants.signals as Record<string, number>)[signal] ?? 0;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref?.());
 }
