@@ -4,7 +4,7 @@
  * ledger_repair row that declares a torn line.
  */
 import { escapeBytes } from "../core/escape.ts";
-import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
 
 /** The `seam` value of every row seam writes. */
 export const SEAM = "mcp-stdio";
@@ -120,4 +120,10 @@ export function sessionEndFields(
   }
   for (const k of pending) entries.push([k, counters[k]]);
   return entries;
+}
+
+/** An `ms` field: milliseconds kept to the microsecond, always written as a float (an integral one too). */
+export function msFloat(ms: number): JsonFloat | number {
+  const v = Math.round(ms * 1000) / 1000;
+  return Number.isInteger(v) ? new JsonFloat(v) : v;
 }

@@ -11,7 +11,8 @@
 import { sleep } from "../base/sleep.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
-import { type Json, JsonFloat } from "../core/json.ts";
+import type { Json } from "../core/json.ts";
+import { msFloat } from "../format/row.ts";
 import type { HeaderPairs, InboundRequest, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
@@ -388,10 +389,4 @@ export class Exchange {
     this.leave();
     if (endAfter !== undefined) await this.p.finish(s, endAfter);
   }
-}
-
-/** Milliseconds kept to the microsecond, always written as a float (as the observer's `ms`). */
-function msFloat(ms: number): Json {
-  const v = Math.round(ms * 1000) / 1000;
-  return Number.isInteger(v) ? new JsonFloat(v) : v;
 }

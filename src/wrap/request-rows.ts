@@ -7,7 +7,8 @@
  */
 import { compareCodePoints, lineForm } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
-import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
+import { type Json, getField, isObject } from "../core/json.ts";
+import { msFloat } from "../format/row.ts";
 import type { FrameRead } from "./frame-reading.ts";
 import { lenientArgsDigest } from "./stack-readings.ts";
 import { answerDigest } from "./answer-skim.ts";
@@ -35,12 +36,6 @@ const ROWED_CLIENT_METHODS = new Set([
   "tasks/cancel",
 ]);
 
-/** Milliseconds kept to the microsecond, always written as a float. */
-function msSince(start: number, now: number): JsonFloat | number {
-  const v = Math.round((now - start) * 1000) / 1000;
-  return Number.isInteger(v) ? new JsonFloat(v) : v;
-}
-
 /** Writes the rows of finished requests, through the observer's RowSink. */
 export class RequestRows {
   /** The lenient reading of the frame being observed, when the strict parser refused it (for digests). */
@@ -66,7 +61,7 @@ export class RequestRows {
     reason?: string,
   ): boolean {
     const raw = this.o.raw;
-    const ms = msSince(p.seen, now);
+    const ms = msFloat(now - p.seen);
     const outcome = closed ?? statusOf(answer!.error, answer!.result);
     const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
     const resultDigest = answerValue === undefined ? undefined : answerDigest(answerValue);
