@@ -17,7 +17,7 @@ import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { ObserverFaults } from "./observer-options.ts";
 import { redactArgv } from "./redact.ts";
 import { recorderFields } from "./begin.ts";
-import { RecorderLink } from "./recorder-thread.ts";
+import { RecorderLink } from "./recorder-link.ts";
 import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
