@@ -4,7 +4,8 @@
  * equal compactForm(parseJson(text)) (json-c14n) and
  * jcsForm(parseJson(text, {rejectDuplicateKeys: true})) (jcs) byte for byte,
  * and accept exactly what parseJson accepts; test/canonical-bytes.test.ts
- * checks that on random and hostile input.
+ * checks that on random and hostile input. This file writes the containers;
+ * src/core/canonical-bytes-scalars.ts the strings and numbers.
  *
  * Output goes into one buffer. An object's members are written as they come;
  * when the object closes they are put in key order (dropping all but the last
@@ -21,9 +22,6 @@
  * Keys sort by their decoded UTF-8 bytes, which is code point order (Python's
  * sort_keys); a lone surrogate from a `\udXXX` escape is kept as its 3-byte
  * form, which sorts where its code point does.
- *
- * The containers are this file's; strings and numbers are written by
- * src/core/canonical-bytes-scalars.ts, short floats by src/core/short-float.ts.
  */
 import { isUtf8 } from "node:buffer";
 import type { Recipe } from "./canonical.ts";
