@@ -11,7 +11,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type FsyncPolicy, LedgerWriter } from "../src/ledger/writer.ts";
+import { LedgerWriter } from "../src/ledger/writer.ts";
+import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
 import { openAppend as openNode } from "../src/runtime/file-node.ts";
 import type { AppendFile } from "../src/runtime/types.ts";

@@ -3,7 +3,7 @@
  * reason why there is none.
  */
 import { type Recipe, digestJsonUtf8 } from "../src/core/digest.ts";
-import { JsonParseError } from "../src/core/json.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 import type { Result } from "../src/base/result.ts";
 
 export type DigestOutcome = Result<{ digest: string }>;

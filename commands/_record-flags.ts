@@ -10,7 +10,7 @@ import { chooseEndpoint } from "../src/wrap/endpoint.ts";
 import { intFlag } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { FSYNC_POLICIES } from "../src/ledger/writer.ts";
+import { FSYNC_POLICIES } from "../src/ledger/file-sync.ts";
 import type { Log } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import {

@@ -9,7 +9,8 @@ import { newSigner } from "../src/checkpoint/note.ts";
 import type { ThreadRole } from "../src/runtime/thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { type Fault, wrapFault } from "../src/selftest/faults.ts";
-import { RECORDER_ROLE, type RecorderData, serveRecorder, threadLog } from "../src/wrap/recorder-thread.ts";
+import { serveRecorder, threadLog } from "../src/wrap/recorder-thread.ts";
+import { RECORDER_ROLE, type RecorderData } from "../src/wrap/recorder-protocol.ts";
 
 /** What commands/wrap.ts hands the recorder thread. */
 export interface RecorderPlain {

@@ -3,7 +3,7 @@ import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
 import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
-import type { FsyncPolicy } from "../src/ledger/writer.ts";
+import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { createLog } from "../src/base/log.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";

@@ -5,7 +5,7 @@ import { WRAP_ARGS as args } from "./_wrap-args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
-import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/writer.ts";
+import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";

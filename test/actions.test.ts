@@ -13,7 +13,8 @@ import { digestBytes, digestJson } from "../src/core/digest.ts";
 import type { Endpoint, PostResult } from "../src/wrap/endpoint.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
-import { type Fields, McpObserver } from "../src/wrap/mcp.ts";
+import { McpObserver } from "../src/wrap/mcp.ts";
+import type { Fields } from "../src/wrap/observer-options.ts";
 
 const AT = new Date("2026-11-30T03:24:07.123Z");
 

@@ -9,7 +9,8 @@ import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical.ts";
 import { canonicalBytes } from "../src/core/canonical-bytes.ts";
 import { firstInvalidUtf8 } from "../src/core/utf8.ts";
 import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/core/digest.ts";
-import { JsonParseError, parseJson } from "../src/core/json.ts";
+import { parseJson } from "../src/core/json.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 import { Gen } from "./jsongen.ts";
 import { HAVE_PYTHON } from "./verify-helpers.ts";
 

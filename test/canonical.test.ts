@@ -13,7 +13,8 @@ import {
 } from "../src/core/canonical.ts";
 import { chainOf } from "../src/core/chain.ts";
 import { digestJson } from "../src/core/digest.ts";
-import { type Json, JsonFloat, JsonParseError, parseJson } from "../src/core/json.ts";
+import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 import { pyFloatRepr } from "../src/core/pyfloat.ts";
 import { Gen } from "./jsongen.ts";
 

@@ -1,15 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import {
-  DEFAULT_MAX_DEPTH,
-  type Json,
-  JsonFloat,
-  JsonParseError,
-  MAX_INT_DIGITS,
-  entries,
-  getField,
-  isObject,
-  parseJson,
-} from "../src/core/json.ts";
+import { type Json, JsonFloat, entries, getField, isObject, parseJson } from "../src/core/json.ts";
+import { DEFAULT_MAX_DEPTH, MAX_INT_DIGITS } from "../src/core/json-scanner.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 import { Gen } from "./jsongen.ts";
 
 const F = (x: number) => new JsonFloat(x);

@@ -255,8 +255,8 @@ test("an open request keeps only what its row needs, never the whole params (raw
       ),
     );
     // White-box: the queued requests, as the observer holds them until answered.
-    const open = (o as unknown as { open: Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>> })
-      .open;
+    type Open = Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>>;
+    const open = (o as unknown as { table: { open: Open } }).table.open;
     const c = open.c2s.get("i1")![0]!;
     const s = open.s2c.get("i7")![0]!;
     expect([...(c.params as Map<string, unknown>).keys()]).toEqual(raw ? ["name", "arguments"] : ["name"]);

@@ -3,7 +3,8 @@
  * frames: what test/mcp.test.ts and test/protocol.test.ts check its rows by.
  */
 import { lineForm } from "../src/core/canonical.ts";
-import { type Fields, McpObserver, type ObserverFaults } from "../src/wrap/mcp.ts";
+import { McpObserver } from "../src/wrap/mcp.ts";
+import type { Fields, ObserverFaults } from "../src/wrap/observer-options.ts";
 
 const enc = new TextEncoder();
 

@@ -15,7 +15,8 @@ import { verifyFile } from "../src/api/index.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { startThreadFrom } from "../src/runtime/thread.ts";
 import type { Runtime } from "../src/runtime/types.ts";
-import { RECORDER_ROLE, RecorderLink } from "../src/wrap/recorder-thread.ts";
+import { RecorderLink } from "../src/wrap/recorder-link.ts";
+import { RECORDER_ROLE } from "../src/wrap/recorder-protocol.ts";
 import type { RecordingInit } from "../src/wrap/recording.ts";
 import { field, ledgerRows } from "./proc.ts";
 

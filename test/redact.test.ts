@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { isSecretName, redactArgv } from "../src/wrap/redact.ts";
+import { redactArgv } from "../src/wrap/redact.ts";
+import { isSecretName } from "../src/wrap/secret-names.ts";
 
 const R = "<redacted>";
 // Shapes built by concatenation so this file holds no literal that looks like a live credential.

@@ -8,7 +8,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
-import { DEFAULT_MAX_DEPTH, type Json, JsonFloat, parseJson } from "../src/core/json.ts";
+import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
+import { DEFAULT_MAX_DEPTH } from "../src/core/json-scanner.ts";
 import {
   type Break,
   LedgerVerifier,

@@ -13,7 +13,8 @@
 import { UsageError } from "../base/exit.ts";
 import { compactForm } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
-import { type Json, JsonParseError, parseJson } from "../core/json.ts";
+import { type Json, parseJson } from "../core/json.ts";
+import { JsonParseError } from "../core/json-error.ts";
 import { buildAction } from "../wrap/action-build.ts";
 import { type ActionMap, parseActionMap, ruleFor } from "../wrap/action-map.ts";
 

@@ -10,7 +10,8 @@
  */
 import { chainOf } from "../core/chain.ts";
 import { type Recipe, RECIPES, digestBytes, digestJsonText, digestJsonUtf8 } from "../core/digest.ts";
-import { JsonParseError, parseJson } from "../core/json.ts";
+import { parseJson } from "../core/json.ts";
+import { JsonParseError } from "../core/json-error.ts";
 import { type VerifyOptions as CoreVerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 import { verifyBytes as coreVerifyBytes, verifyLedger } from "../verify/verify-ledger.ts";
 

@@ -294,3 +294,12 @@ export function openNote(message: string, verifiers: readonly Verifier[]): Opene
   if (verified.length === 0) throw new NoteError("unverified", "note has no verifiable signatures");
   return { text, verified, unverified };
 }
+
+/** A note that did not open, in the words of a finding (`keyLabels`: the keys it had to be signed by). */
+export function noteProblem(e: unknown, keyLabels: readonly string[]): string {
+  if (!(e instanceof NoteError)) return `note cannot be read: ${String(e)}`;
+  if (e.kind === "unverified") return `not signed by ${keyLabels.join(" or ")}`;
+  if (e.kind === "malformed") return "note is malformed";
+  if (e.kind === "invalid-signature") return `has an ${e.message}`;
+  return e.message;
+}

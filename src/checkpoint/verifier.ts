@@ -13,29 +13,15 @@
  * session whose session_begin names one of the keys (`checkpoint_key`, as
  * `wrap --sign` writes it) without a holding checkpoint of its own.
  *
- * Against what the writer cannot roll back:
- *   - a witness file (what `wrap --witness` appended): every checkpoint in it
- *     must verify and be extended by the ledger. A ledger with fewer lines
- *     than a witnessed size is `truncated or rolled back`; lines that hash to
- *     another root at a witnessed size, or a first line that gives another
- *     origin, is `forked or rewritten`;
- *   - remembered state (--state): the highest checkpoint seen for the origin,
- *     and the origin seen at the ledger's path, judged the same way.
- * Those findings end the verdict broken (exit 1) and carry both checkpoints
- * as evidence.
+ * Against what the writer cannot roll back (a witness file, remembered
+ * state): src/checkpoint/rollback.ts.
  */
-import {
-  type Checkpoint,
-  FormatError,
-  checkpointText,
-  ledgerOrigin,
-  parseCheckpointText,
-  parseWitnessLine,
-} from "./checkpoint.ts";
+import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
-import { EMPTY_ROOT, type Hash, LineTree, equalHash } from "./merkle.ts";
-import { NoteError, type Verifier, encodeBase64, keyLabel, openNote, parseNote } from "./note.ts";
+import { LineTree, equalHash } from "./merkle.ts";
+import { type Verifier, encodeBase64, keyLabel, noteProblem, openNote, parseNote } from "./note.ts";
+import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
@@ -49,17 +35,6 @@ export interface CheckpointCheckOptions {
   remembered?: (origin: string) => string | null;
   /** The origin remembered for this ledger's path (--state), or null. */
   rememberedOrigin?: string | null;
-}
-
-/** A checkpoint shown as evidence: where it comes from, and its note (or, for a computed one, its unsigned text). */
-export interface Evidence {
-  label: string;
-  note: string;
-}
-
-export interface CheckpointFinding {
-  message: string;
-  evidence: Evidence[];
 }
 
 export interface LedgerCheckpoint {
@@ -95,12 +70,6 @@ export interface CheckpointReport {
   notes: string[];
 }
 
-interface WitnessEntry {
-  line: number;
-  checkpoint: Checkpoint;
-  note: string;
-}
-
 /** Pushes bytes to the chain verifier and the tree in step; `end()` merges both verdicts. */
 export class CheckpointVerifier {
   private readonly v: LedgerVerifier;
@@ -109,10 +78,8 @@ export class CheckpointVerifier {
   private readonly lines = new LineSplitter(0);
   private readonly keyLabels: string[];
   private origin: string | null = null;
-  /** Sizes whose root is wanted (witness and state), and the root once the tree got there. */
-  private readonly targets = new Map<number, Hash | null>();
-  private readonly witnessed: WitnessEntry[] = [];
-  private remembered: WitnessEntry | null = null;
+  /** The witness and the remembered state, which the ledger must extend. */
+  private readonly rollback: RollbackCheck;
   private readonly bySize = new Map<number, LedgerCheckpoint>();
   private latest: LedgerCheckpoint | null = null;
   private checkpoints = 0;
@@ -122,7 +89,6 @@ export class CheckpointVerifier {
   /** Sessions whose session_begin names a checkpoint key among the given ones, and whether a checkpoint of theirs held. */
   private readonly announced = new Map<string, boolean>();
   private readonly breaks: Break[] = [];
-  private readonly evidence: CheckpointFinding[] = [];
   private readonly notes: string[] = [];
   private failed = false;
   private result: { report: VerifyReport; checkpointReport: CheckpointReport } | null = null;
@@ -133,7 +99,13 @@ export class CheckpointVerifier {
   ) {
     this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n) });
     this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
-    if (opts.witness) this.readWitness(opts.witness.name, opts.witness.text);
+    this.rollback = new RollbackCheck(
+      opts,
+      (note) => (opts.keys.length > 0 ? openNote(note, opts.keys).text : parseNote(note).text),
+      this.keyLabels,
+      this.breaks,
+      this.tree,
+    );
   }
 
   get progress(): { bytes: number; rows: number } {
@@ -172,24 +144,11 @@ export class CheckpointVerifier {
 
   private lineDone(): void {
     const size = this.tree.size;
-    if (size === 1) this.firstLine();
-    if (this.targets.has(size)) this.targets.set(size, this.tree.root());
-  }
-
-  private firstLine(): void {
-    this.origin = ledgerOrigin(this.tree.firstLeaf!);
-    const note = this.opts.remembered?.(this.origin) ?? null;
-    if (note === null) return;
-    const e = this.openEntry(note, (m) =>
-      this.breaks.push({
-        line: null,
-        kind: "state_entry",
-        message: `state: the checkpoint remembered for ${this.origin} ${m}`,
-      }),
-    );
-    if (e === null) return;
-    this.remembered = { line: 0, ...e };
-    this.targets.set(e.checkpoint.size, null);
+    if (size === 1) {
+      this.origin = ledgerOrigin(this.tree.firstLeaf!);
+      this.rollback.firstLine(this.origin);
+    }
+    this.rollback.lineDone(size);
   }
 
   private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
@@ -231,7 +190,7 @@ export class CheckpointVerifier {
         text = parseNote(note).text;
       }
     } catch (e) {
-      return { kind: "checkpoint_signature", message: `checkpoint ${this.noteProblem(e)}` };
+      return { kind: "checkpoint_signature", message: `checkpoint ${noteProblem(e, this.keyLabels)}` };
     }
     let c: Checkpoint;
     try {
@@ -263,53 +222,6 @@ export class CheckpointVerifier {
     return null;
   }
 
-  /** A note that did not open, in the words of a finding. */
-  private noteProblem(e: unknown): string {
-    if (!(e instanceof NoteError)) return `note cannot be read: ${String(e)}`;
-    if (e.kind === "unverified") return `not signed by ${this.keyLabels.join(" or ")}`;
-    if (e.kind === "malformed") return "note is malformed";
-    if (e.kind === "invalid-signature") return `has an ${e.message}`;
-    return e.message;
-  }
-
-  /** A witness or remembered note, opened with the keys; null (after `problem`) when it does not hold. */
-  private openEntry(note: string, problem: (m: string) => void): { checkpoint: Checkpoint; note: string } | null {
-    try {
-      const text = this.opts.keys.length > 0 ? openNote(note, this.opts.keys).text : parseNote(note).text;
-      return { checkpoint: parseCheckpointText(text), note };
-    } catch (e) {
-      problem(
-        e instanceof FormatError ? `is not a checkpoint: ${e.message}` : this.noteProblem(e).replace(/^note /, ""),
-      );
-      return null;
-    }
-  }
-
-  private readWitness(name: string, text: string): void {
-    const lines = text.split("\n");
-    lines.forEach((raw, i) => {
-      if (raw.trim() === "") return;
-      const where = `witness ${name} line ${i + 1}`;
-      let entry: { checkpoint: Checkpoint; note: string };
-      try {
-        entry = parseWitnessLine(raw);
-      } catch (e) {
-        this.breaks.push({
-          line: null,
-          kind: "witness_entry",
-          message: `${where}: not a witness line (${e instanceof Error ? e.message : String(e)})`,
-        });
-        return;
-      }
-      const opened = this.openEntry(entry.note, (m) =>
-        this.breaks.push({ line: null, kind: "witness_entry", message: `${where}: ${m}` }),
-      );
-      if (opened === null) return;
-      this.witnessed.push({ line: i + 1, ...opened });
-      this.targets.set(opened.checkpoint.size, null);
-    });
-  }
-
   // ---- the end ----
 
   private finish(): { report: VerifyReport; checkpointReport: CheckpointReport } {
@@ -317,22 +229,7 @@ export class CheckpointVerifier {
     const chain = this.v.end();
     if (this.failed)
       this.notes.push("reading stopped: the ledger was not compared with the witness or remembered state");
-    else {
-      if (this.opts.witness) this.compare(`witness`, this.opts.witness.name, this.witnessed);
-      if (this.remembered !== null) this.compare("state", "remembered state", [this.remembered]);
-      const was = this.opts.rememberedOrigin;
-      if (was != null && this.origin !== null && was !== this.origin) {
-        const prior = this.opts.remembered?.(was) ?? null;
-        this.flag(
-          "state_forked",
-          `state: forked or rewritten: this ledger's path held origin ${was}; its line 1 now gives ${this.origin}`,
-          [
-            ...(prior === null ? [] : [{ label: `remembered checkpoint for ${was}`, note: prior }]),
-            this.ledgerSide(this.tree.size),
-          ],
-        );
-      }
-    }
+    else this.rollback.judge({ origin: this.origin, latest: this.latest, bySize: this.bySize });
     const findings: string[] = [];
     const finding_kinds: FindingKind[] = [];
     const find = (kind: FindingKind, message: string) => {
@@ -363,84 +260,16 @@ export class CheckpointVerifier {
       unsealed_rows: this.unsealed,
       latest: this.latest,
       keys: this.keyLabels,
-      witness: this.opts.witness ? { file: this.opts.witness.name, checkpoints: this.witnessed.length } : null,
-      remembered: this.remembered?.checkpoint.size ?? null,
+      witness: this.opts.witness ? { file: this.opts.witness.name, checkpoints: this.rollback.witnessed.length } : null,
+      remembered: this.rollback.remembered?.checkpoint.size ?? null,
       breaks: this.breaks,
       findings,
       finding_kinds,
-      evidence: this.evidence,
+      evidence: this.rollback.evidence,
       notes: this.notes,
     };
     this.result = { report: mergeCheckpoints(chain, cr), checkpointReport: cr };
     return this.result;
-  }
-
-  /** Requires the ledger to extend each checkpoint: one finding for the first truncation, one for the first fork. */
-  private compare(kind: "witness" | "state", name: string, entries: readonly WitnessEntry[]): void {
-    const lines = this.tree.size;
-    const label = (e: WitnessEntry) =>
-      kind === "witness" ? `witness checkpoint (${name} line ${e.line})` : "remembered checkpoint";
-    const foreign = this.origin === null ? undefined : entries.find((e) => e.checkpoint.origin !== this.origin);
-    if (foreign) {
-      this.flag(
-        `${kind}_forked`,
-        `${kind}: forked or rewritten: ${kind === "witness" ? `${name} line ${foreign.line}` : "the remembered checkpoint"} is for origin ${foreign.checkpoint.origin}; this ledger's line 1 gives ${this.origin}`,
-        [{ label: label(foreign), note: foreign.note }, this.ledgerSide(lines)],
-      );
-    }
-    const mine = entries.filter((e) => this.origin === null || e.checkpoint.origin === this.origin);
-    const longest = mine.reduce<WitnessEntry | null>(
-      (a, e) => (a === null || e.checkpoint.size > a.checkpoint.size ? e : a),
-      null,
-    );
-    if (longest !== null && longest.checkpoint.size > lines) {
-      this.flag(
-        `${kind}_rolled_back`,
-        `${kind}: truncated or rolled back: ${label(longest)} has size ${longest.checkpoint.size}; the ledger holds ${lines} line${lines === 1 ? "" : "s"}`,
-        [
-          { label: label(longest), note: longest.note },
-          this.latest !== null
-            ? { label: `ledger's latest checkpoint (line ${this.latest.line})`, note: this.latest.note }
-            : this.ledgerSide(lines),
-        ],
-      );
-    }
-    const forked = mine
-      .filter((e) => e.checkpoint.size <= lines)
-      .sort((a, b) => a.checkpoint.size - b.checkpoint.size)
-      .find((e) => !equalHash(this.rootAt(e.checkpoint.size), e.checkpoint.root));
-    if (forked) {
-      const size = forked.checkpoint.size;
-      this.flag(
-        `${kind}_forked`,
-        `${kind}: forked or rewritten: the ledger's lines 1..${size} do not hash to the root of the ${label(forked)}`,
-        [{ label: label(forked), note: forked.note }, this.ledgerSide(size)],
-      );
-    }
-  }
-
-  /** The ledger's side of the evidence for `size` lines: its checkpoint of that size, else the lines' root as computed (unsigned). */
-  private ledgerSide(size: number): Evidence {
-    const own = this.bySize.get(size);
-    if (own) return { label: `ledger checkpoint (line ${own.line})`, note: own.note };
-    if (this.origin === null) return { label: "the ledger (empty: no line, no origin)", note: "" };
-    const root = this.rootAt(size);
-    return {
-      label: `the ledger's lines 1..${size} (computed, unsigned)`,
-      note: checkpointText({ origin: this.origin, size, root }),
-    };
-  }
-
-  /** The root of lines 1..size: every size a witness or the state names was caught on the way. */
-  private rootAt(size: number): Hash {
-    if (size === 0) return EMPTY_ROOT;
-    if (size === this.tree.size) return this.tree.root();
-    return this.targets.get(size) ?? EMPTY_ROOT;
-  }
-
-  private flag(kind: BreakKind, message: string, evidence: Evidence[]): void {
-    this.breaks.push({ line: null, kind, message });
-    this.evidence.push({ message, evidence });
   }
 }
 

@@ -12,7 +12,8 @@
  * skips them; every other non-JSON value (undefined elsewhere, functions,
  * symbols, class instances such as Date) is a ValueError.
  */
-import { type Json, JsonFloat, MAX_INT_DIGITS } from "./json.ts";
+import { type Json, JsonFloat } from "./json.ts";
+import { MAX_INT_DIGITS } from "./json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
 /** The value has no form under the recipe; `kind` is the exception Python raises for it. */

@@ -14,7 +14,9 @@
  * caller reading bytes decodes them first (invalid UTF-8 as U+FFFD, as
  * JSON.parse after Node's Buffer#toString sees them).
  */
-import { type Json, JsonFloat, type JsonObject, JsonParseError, JsonScanner } from "./json.ts";
+import { type Json, type JsonFloat, type JsonObject, ScalarReader } from "./json.ts";
+import { MAX_INT_DIGITS } from "./json-scanner.ts";
+import { JsonParseError } from "./json-error.ts";
 
 /** One member of an object, in source order, with where its value's text starts and ends. */
 export interface Entry {
@@ -51,7 +53,7 @@ interface Open {
   start: number;
 }
 
-class LenientParser extends JsonScanner {
+class LenientParser extends ScalarReader {
   nanLiteral = false;
   longInt = false;
   loneSurrogate = false;
@@ -69,14 +71,14 @@ class LenientParser extends JsonScanner {
   /** Reads a key and the ':' after it; the cursor is on the key's opening quote. */
   key(): string {
     if (this.ws() !== 34) this.fail("expecting property name enclosed in double quotes");
-    const k = this.str();
+    const k = this.scanString();
     if (this.ws() !== 58) this.fail("expecting ':' delimiter");
     this.i++;
     return k;
   }
 
-  str(): string {
-    const v = this.scanString();
+  override scanString(): string {
+    const v = super.scanString();
     if (!this.loneSurrogate && hasLoneSurrogate(v)) this.loneSurrogate = true;
     return v;
   }
@@ -147,51 +149,14 @@ class LenientParser extends JsonScanner {
     }
   }
 
-  scalar(c: number): Json {
-    switch (c) {
-      case 34:
-        return this.str();
-      case 116:
-        this.literal("true");
-        return true;
-      case 102:
-        this.literal("false");
-        return false;
-      case 110:
-        this.literal("null");
-        return null;
-      case 78:
-        this.literal("NaN");
-        this.nanLiteral = true;
-        return new JsonFloat(Number.NaN);
-      case 73:
-        this.literal("Infinity");
-        this.nanLiteral = true;
-        return new JsonFloat(Number.POSITIVE_INFINITY);
-      case 45:
-        if (this.s.charCodeAt(this.i + 1) === 73) {
-          this.literal("-Infinity");
-          this.nanLiteral = true;
-          return new JsonFloat(Number.NEGATIVE_INFINITY);
-        }
-        return this.number();
-      default:
-        if (c >= 48 && c <= 57) return this.number();
-        return this.fail("expecting value");
-    }
+  override nanLiteralRead(): void {
+    this.nanLiteral = true;
   }
 
-  number(): number | bigint | JsonFloat {
-    this.scanNumber();
-    if (this.numIsFloat) {
-      const x = Number(this.s.slice(this.numStart, this.i));
-      return Number.isInteger(x) || !Number.isFinite(x) ? new JsonFloat(x) : x;
-    }
-    if (this.numDigits > 4300) this.longInt = true;
-    if (this.numDigits <= 15) return this.s.charCodeAt(this.numStart) === 45 ? 0 - this.numSmall : this.numSmall;
-    const t = this.s.slice(this.numStart, this.i);
-    const x = Number(t);
-    return Number.isSafeInteger(x) ? x : BigInt(t);
+  override number(): number | bigint | JsonFloat {
+    const v = super.number();
+    if (!this.numIsFloat && this.numDigits > MAX_INT_DIGITS) this.longInt = true;
+    return v;
   }
 }
 

@@ -4,7 +4,7 @@
  * ledger_repair row that declares a torn line.
  */
 import { escapeBytes } from "../core/escape.ts";
-import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
+import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
 
 /** The `seam` value of every row seam writes. */
 export const SEAM = "mcp-stdio";
@@ -96,4 +96,34 @@ export function repairs(row: Json, torn: TornLine): boolean {
     getField(row, "torn_bytes") === torn.bytes &&
     getField(row, "torn_digest") === torn.digest
   );
+}
+
+/**
+ * session_end's fields with the writer's counters placed among them: a
+ * counter goes where `fields` has its key, else `rows_before_end` before
+ * `calls` and `rows_unlogged` before `bytes`/`stream_digests`, else last.
+ */
+export function sessionEndFields(
+  fields: Record<string, Json | undefined>,
+  counters: Record<string, Json | undefined>,
+): [string, Json | undefined][] {
+  const given = Object.entries(fields);
+  const pending = new Set(Object.keys(counters).filter((k) => !Object.hasOwn(fields, k)));
+  const entries: [string, Json | undefined][] = [];
+  const place = (k: string) => {
+    if (pending.delete(k)) entries.push([k, counters[k]]);
+  };
+  for (const [k, v] of given) {
+    if (k === "calls") place("rows_before_end");
+    if (k === "bytes" || k === "stream_digests") place("rows_unlogged");
+    entries.push([k, k in counters ? counters[k] : v]);
+  }
+  for (const k of pending) entries.push([k, counters[k]]);
+  return entries;
+}
+
+/** An `ms` field: milliseconds kept to the microsecond, always written as a float (an integral one too). */
+export function msFloat(ms: number): JsonFloat | number {
+  const v = Math.round(ms * 1000) / 1000;
+  return Number.isInteger(v) ? new JsonFloat(v) : v;
 }

@@ -14,7 +14,9 @@
  * untouched and counted as unobserved).
  */
 import type { HeaderPairs } from "../runtime/http-types.ts";
-import { REDACTED, isSecretName, redactArgv } from "../wrap/redact.ts";
+import { redactArgv } from "../wrap/redact.ts";
+import { isSecretName } from "../wrap/secret-names.ts";
+import { REDACTED } from "../wrap/secret-values.ts";
 
 const HOP_BY_HOP = new Set(["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]);
 

@@ -7,7 +7,8 @@ import { EXIT } from "../base/exit.ts";
 import type { HttpRuntime } from "../runtime/http-types.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { isLoopbackHost } from "./guard.ts";
-import { McpProxy, type ProxyOptions } from "./server.ts";
+import { McpProxy } from "./server.ts";
+import type { ProxyOptions } from "./options.ts";
 
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 

@@ -12,12 +12,14 @@ import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
-import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import { LedgerWriter } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import type { ActionRecorder } from "../wrap/actions.ts";
 import { recorderFields } from "../wrap/begin.ts";
-import { type Fields, McpObserver, type RowSink } from "../wrap/mcp.ts";
+import { McpObserver } from "../wrap/mcp.ts";
+import type { Fields, RowSink } from "../wrap/observer-options.ts";
 
 export interface RecordOptions {
   ledger: string;

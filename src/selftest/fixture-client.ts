@@ -7,7 +7,7 @@
 import { FrameSplitter } from "../wrap/frames.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import type { Child } from "../runtime/types.ts";
-import { idJson } from "../wrap/mcp.ts";
+import { idJson } from "../wrap/seam-answers.ts";
 
 export interface Step {
   /** Exact bytes to write. */

@@ -34,7 +34,7 @@
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import { FrameSplitter } from "../wrap/frames.ts";
-import { idJson } from "../wrap/mcp.ts";
+import { idJson } from "../wrap/seam-answers.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -6,7 +6,8 @@
  */
 import { concatBytes } from "../core/bytes.ts";
 import { type Json, getField } from "../core/json.ts";
-import { type Fields, McpObserver, type ObserverFaults } from "../wrap/mcp.ts";
+import { McpObserver } from "../wrap/mcp.ts";
+import type { Fields, ObserverFaults } from "../wrap/observer-options.ts";
 import type { Arm } from "./run.ts";
 
 const enc = new TextEncoder();

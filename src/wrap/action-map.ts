@@ -21,16 +21,8 @@
  */
 import { UsageError } from "../base/exit.ts";
 import { digestBytes } from "../core/digest.ts";
-import {
-  type Json,
-  type JsonObject,
-  JsonFloat,
-  JsonParseError,
-  entries,
-  getField,
-  isObject,
-  parseJson,
-} from "../core/json.ts";
+import { type Json, type JsonObject, JsonFloat, entries, getField, isObject, parseJson } from "../core/json.ts";
+import { JsonParseError } from "../core/json-error.ts";
 import { type Path, type Template, parsePath, parseTemplate } from "./action-paths.ts";
 
 export interface ToolRule {

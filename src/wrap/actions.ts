@@ -13,7 +13,7 @@ import type { Json, JsonObject } from "../core/json.ts";
 import { type ActionMap, ruleFor } from "./action-map.ts";
 import { buildAction, idText } from "./action-build.ts";
 import { ALREADY_RECORDED, type Endpoint, type PostResult, postAction } from "./endpoint.ts";
-import type { ActionHook, ActionMade, ActionPosting } from "./mcp.ts";
+import type { ActionHook, ActionMade, ActionPosting } from "./observer-options.ts";
 
 export interface ActionSettings {
   map: ActionMap;
@@ -36,7 +36,7 @@ export interface ActionDeps {
   post?: (ep: Endpoint, body: string) => Promise<PostResult>;
 }
 
-/** The --map strategy the observer calls for each tools/call (see ActionHook in src/wrap/mcp.ts). */
+/** The --map strategy the observer calls for each tools/call (see ActionHook in src/wrap/observer-options.ts). */
 export class ActionRecorder implements ActionHook {
   private readonly endpoint: Endpoint | undefined;
   private readonly warnedUnmapped = new Set<string>();

@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import type { Json } from "../core/json.ts";
 import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
-import type { FsyncPolicy } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import { processStartTime } from "../runtime/alive.ts";
 import type { ActionRecorder } from "./actions.ts";
 

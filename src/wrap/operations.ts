@@ -26,7 +26,8 @@
  * what it was before this revision.
  */
 import { digestJson } from "../core/digest.ts";
-import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
+import { type Json, getField, isObject } from "../core/json.ts";
+import { msFloat } from "../format/row.ts";
 
 type Fields = Record<string, Json | undefined>;
 
@@ -90,12 +91,6 @@ export interface OperationsOptions {
   /** The seq the next row will get (the id of an operation that starts with it). */
   nextId(): number;
   raw: boolean;
-}
-
-/** Milliseconds kept to the microsecond, always written as a float (as mcp.ts does). */
-function ms(start: number, now: number): JsonFloat | number {
-  const v = Math.round((now - start) * 1000) / 1000;
-  return Number.isInteger(v) ? new JsonFloat(v) : v;
 }
 
 export class OperationBook {
@@ -309,7 +304,7 @@ export class OperationBook {
       rounds: op.rounds,
       task_id: op.taskId,
       result_digest: resultDigest,
-      ms: ms(op.started, now),
+      ms: msFloat(now - op.started),
       reason,
       cancel_requested: op.cancelRequested && status !== "cancelled" ? true : undefined,
     });

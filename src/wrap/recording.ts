@@ -11,13 +11,15 @@
  */
 import { StreamDigest } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
-import { type FsyncPolicy, LedgerWriter } from "../ledger/writer.ts";
+import { LedgerWriter } from "../ledger/writer.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { ActionRecorder } from "./actions.ts";
 import { FrameSplitter } from "./frames.ts";
-import { type Fields, McpObserver, type ObserverFaults, type RowSink } from "./mcp.ts";
+import { McpObserver } from "./mcp.ts";
+import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
 
 export type Dir = "c2s" | "s2c";
 

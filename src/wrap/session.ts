@@ -9,14 +9,15 @@ import { constants as osConstants } from "node:os";
 import { randomUUID } from "node:crypto";
 import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
-import type { FsyncPolicy } from "../ledger/writer.ts";
+import { sleep } from "../base/sleep.ts";
+import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
-import type { ObserverFaults } from "./mcp.ts";
+import type { ObserverFaults } from "./observer-options.ts";
 import { redactArgv } from "./redact.ts";
 import { recorderFields } from "./begin.ts";
-import { RecorderLink } from "./recorder-thread.ts";
+import { RecorderLink } from "./recorder-link.ts";
 import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
@@ -211,8 +212,4 @@ function framedClient(
 function signalNumber(signal: string | null): number {
   if (!signal) return 0;
   return (osConstants.signals as Record<string, number>)[signal] ?? 0;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref?.());
 }

@@ -1,0 +1,88 @@
+/**
+ * The ledger's cross-process locks as the writer (src/ledger/writer.ts) holds
+ * them: every lock file of the ledger in order (src/ledger/open.ts), kept
+ * between flushes while they keep coming. Taking them costs several
+ * file-system round trips (about 85 µs here), which one row per call would
+ * pay every time. They are let go once no flush has come for LOCK_LINGER_MS,
+ * after LOCK_MAX_HOLD_MS at the latest so that other writers of the same
+ * ledger get their turn, and at close.
+ */
+import { describeIoError } from "../base/io-error.ts";
+import type { Release } from "./lock.ts";
+
+/**
+ * Longest a flush waits for the ledger's lock (a holder keeps it for one
+ * write, LOCK_MAX_HOLD_MS at most); then it writes without it, warned, so a
+ * lock nobody releases delays rows (and --fail-closed answers) by this much at most.
+ */
+export const LOCK_TIMEOUT_MS = 5000;
+
+/** Idle time after which the writer lets the ledger's lock go. */
+const LOCK_LINGER_MS = 2;
+/** Longest the writer keeps the lock across back-to-back flushes. */
+const LOCK_MAX_HOLD_MS = 50;
+
+export class HeldLock {
+  private heldLock: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+  private warnedLock = false;
+
+  constructor(
+    private readonly lockFn: (lockPath: string) => Promise<Release>,
+    /** The lock files taken for each append, in order (src/ledger/open.ts), so that every name of one file shares them. */
+    public lockPaths: string[],
+    private readonly warn?: (message: string) => void,
+  ) {}
+
+  /** The locks for a flush: still held from the last one, or taken now; null when they cannot be (warned once). */
+  async take(): Promise<Release | null> {
+    const held = this.heldLock;
+    if (held) {
+      if (held.timer) clearTimeout(held.timer);
+      held.timer = null;
+      if (performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
+      this.heldLock = null;
+      await held.release().catch(() => {});
+    }
+    const release = await this.lockOnce();
+    if (release) this.heldLock = { release, since: performance.now(), timer: null };
+    return release;
+  }
+
+  /** After a flush: keep the lock a moment for the next one. */
+  linger(): void {
+    const held = this.heldLock;
+    if (!held) return;
+    held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
+  }
+
+  async letGo(): Promise<void> {
+    const held = this.heldLock;
+    if (!held) return;
+    this.heldLock = null;
+    if (held.timer) clearTimeout(held.timer);
+    await held.release().catch(() => {});
+  }
+
+  /** Every lock of the ledger, in order, or none (then the append goes on without, warned once). */
+  private async lockOnce(): Promise<Release | null> {
+    const taken: Release[] = [];
+    const releaseAll = async () => {
+      for (let i = taken.length - 1; i >= 0; i--) await taken[i]!().catch(() => {});
+    };
+    for (const path of this.lockPaths) {
+      try {
+        taken.push(await this.lockFn(path));
+      } catch (e) {
+        await releaseAll();
+        if (!this.warnedLock) {
+          this.warnedLock = true;
+          this.warn?.(
+            `ledger lock ${path} cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
+          );
+        }
+        return null;
+      }
+    }
+    return releaseAll;
+  }
+}

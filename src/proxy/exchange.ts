@@ -1,0 +1,392 @@
+/**
+ * One HTTP exchange through `seam proxy` (src/proxy/server.ts): the request's
+ * body streamed upstream while a copy is kept (up to --max-frame) for the
+ * observer, the answer's head passed back at once and its body streamed back
+ * chunk by chunk while SSE events (or a JSON body) are split off for the
+ * observer; then its `http_exchange` row. Under --write-ahead/--fail-closed/
+ * --map a POST is read whole and forwarded only once its tools/call intent
+ * rows are durable (or refused, as `seam wrap` refuses: a JSON-RPC error, here
+ * in an HTTP 200 JSON body).
+ */
+import { sleep } from "../base/sleep.ts";
+import { concatBytes } from "../core/bytes.ts";
+import { StreamDigest } from "../core/digest.ts";
+import type { Json } from "../core/json.ts";
+import { msFloat } from "../format/row.ts";
+import type { HeaderPairs, InboundRequest, Reply, UpstreamResponse } from "../runtime/http-types.ts";
+import { UpstreamError } from "../runtime/http-types.ts";
+import type { Fields } from "../wrap/observer-options.ts";
+import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
+import type { ProxyHost } from "./options.ts";
+import { sendWhole } from "./replies.ts";
+import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
+import type { ProxySession } from "./session.ts";
+import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
+
+const encoder = new TextEncoder();
+
+/** One HTTP exchange through the proxy. */
+export class Exchange {
+  private readonly t0 = performance.now();
+  private readonly method: string;
+  private readonly sid: string | undefined;
+  private readonly abort = new AbortController();
+  private session: ProxySession | undefined;
+  private sessionP: Promise<ProxySession> | undefined;
+  private observedP: Promise<{ hold?: Promise<boolean> }> | undefined;
+  /** Observations waiting for the request to be observed first (pairing needs it). */
+  private queue: (() => void)[] = [];
+  private ready = false;
+  private readonly req = { digest: new StreamDigest(), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
+  private readonly res = { digest: new StreamDigest(), bytes: 0 };
+  private fields: Fields = {};
+  private readonly inboundIt: AsyncIterator<Uint8Array>;
+  private bodyEnded = false;
+  private readonly bodyEnd: Promise<void>;
+  private markBodyEnd!: () => void;
+  private collector: BodyCollector | null = null;
+  /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
+  private entered = false;
+  private over = false;
+
+  constructor(
+    private readonly p: ProxyHost,
+    private readonly inbound: InboundRequest,
+    private readonly reply: Reply,
+    private readonly url: URL,
+  ) {
+    this.method = inbound.method.toUpperCase();
+    this.sid = field(inbound.headers, "mcp-session-id");
+    this.inboundIt = inbound.body[Symbol.asyncIterator]();
+    this.bodyEnd = new Promise<void>((r) => {
+      this.markBodyEnd = r;
+    });
+  }
+
+  async life(): Promise<void> {
+    const dropAborter = this.p.addAborter(this.abort);
+    this.reply.onGone(() => this.abort.abort());
+    try {
+      await this.exchange();
+    } finally {
+      dropAborter();
+      // An exchange that ended without its row (the client left mid-upload) no longer holds its session open.
+      this.over = true;
+      this.leave();
+    }
+  }
+
+  private leave(): void {
+    if (!this.entered) return;
+    this.entered = false;
+    this.session!.leave();
+  }
+
+  private observe(f: () => void): void {
+    if (this.ready) f();
+    else this.queue.push(f);
+  }
+
+  /** The request's session (found once). */
+  private resolve(): Promise<ProxySession> {
+    this.sessionP ??= this.p.resolveSession(this.sid, this.req.frame).then((s) => {
+      this.session = s;
+      if (!this.over) {
+        s.enter();
+        this.entered = true;
+      }
+      return s;
+    });
+    return this.sessionP;
+  }
+
+  /** Observes the request (once), then lets queued observations of the answer run; returns the observer's hold. */
+  private observed(): Promise<{ hold?: Promise<boolean> }> {
+    this.observedP ??= this.resolve().then((s) => {
+      let hold: Promise<boolean> | undefined;
+      if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+      else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
+      this.ready = true;
+      for (const f of this.queue.splice(0)) f();
+      return { hold };
+    });
+    return this.observedP;
+  }
+
+  /** The next chunk of the request body (tapped and kept for the observer), or null at its end. */
+  private async nextChunk(): Promise<Uint8Array | null> {
+    if (this.bodyEnded) return null;
+    const r = await this.inboundIt.next();
+    if (r.done) {
+      this.bodyEnded = true;
+      this.collector?.end();
+      this.markBodyEnd();
+      return null;
+    }
+    this.req.digest.update(r.value);
+    this.req.bytes += r.value.length;
+    this.collector?.push(r.value);
+    return r.value;
+  }
+
+  private keepFrame(): void {
+    this.collector = new BodyCollector(this.p.opts.maxFrame, {
+      frame: (f) => {
+        this.req.frame = f;
+      },
+      oversize: (n) => {
+        this.req.oversize = n;
+      },
+    });
+  }
+
+  private async exchange(): Promise<void> {
+    const o = this.p.opts;
+    const hasBody = this.method !== "GET" && this.method !== "HEAD" && this.method !== "DELETE";
+    const observeBody = this.method === "POST";
+    const holdMode = observeBody && (o.writeAhead || o.failClosed || o.actions !== undefined);
+    const headers = upstreamRequestHeaders(this.inbound.headers, this.url);
+    let body: AsyncIterable<Uint8Array> | Uint8Array | null = null;
+    if (observeBody) this.keepFrame();
+    // A request naming its session holds it open from its first byte (not idle while its body uploads).
+    // Its failure to open a ledger session is met again where the session is awaited.
+    if (this.sid !== undefined) this.resolve().catch(() => {});
+
+    if (holdMode) {
+      // Read the POST whole (up to --max-frame), record, then forward or refuse.
+      const read: Uint8Array[] = [];
+      let len = 0;
+      try {
+        for (;;) {
+          const chunk = await this.nextChunk();
+          if (chunk === null) break;
+          read.push(chunk);
+          len += chunk.length;
+          if (len > o.maxFrame) break;
+        }
+      } catch {
+        return; // the client went away mid-upload: nothing was forwarded, nothing to record
+      }
+      const s = await this.resolve();
+      let verdict = true;
+      // The observer holds one client frame at a time: held POSTs of one session take turns here.
+      const turn = s.holdChain.then(async () => {
+        if (!this.bodyEnded) this.req.oversize = len;
+        const { hold } = await this.observed();
+        if (hold !== undefined) verdict = await hold;
+      });
+      s.holdChain = turn.catch(() => {});
+      await turn;
+      if (!verdict) {
+        this.refuse();
+        return;
+      }
+      body = this.bodyEnded ? concatBytes(read, len) : this.streamBody(read);
+    } else if (hasBody) {
+      body = this.streamBody([]);
+    } else {
+      this.bodyEnded = true;
+      await this.observed();
+    }
+
+    let res: UpstreamResponse;
+    try {
+      res = await this.p.runtime.request({
+        url: this.url,
+        method: this.inbound.method,
+        headers,
+        body,
+        signal: this.abort.signal,
+      });
+    } catch (e) {
+      await this.drainForObserver();
+      await this.observed();
+      this.failedBeforeHead(e);
+      return;
+    }
+    // An upstream may answer before the request body ended (an early error): its session is then found by headers.
+    if (!this.bodyEnded) await Promise.race([this.bodyEnd, sleep(100)]);
+    const s = await this.resolve();
+    void this.observed();
+    const endAfter = this.p.afterHead(s, this.sid, this.method, res);
+    this.reply.head(res.status, endToEnd(res.headers), res.statusText);
+    this.fields.http_status = res.status;
+
+    // What of the answer can be observed.
+    const encoding = field(res.headers, "content-encoding");
+    const type = (field(res.headers, "content-type") ?? "").toLowerCase();
+    const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== "identity";
+    const sink: BodySink = {
+      frame: (f) => this.observe(() => s.observer.fromServer(f)),
+      oversize: (n) => this.observe(() => s.observer.oversize("s2c", n)),
+    };
+    let splitter: SseSplitter | BodyCollector | null = null;
+    if (!compressed) {
+      if (type.startsWith("text/event-stream")) splitter = new SseSplitter(o.maxFrame, sink);
+      else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
+    }
+    let error: string | undefined;
+    try {
+      for await (const chunk of res.body) {
+        this.res.digest.update(chunk);
+        this.res.bytes += chunk.length;
+        splitter?.push(chunk);
+        const w = this.reply.write(chunk);
+        if (w) await w;
+        if (this.reply.gone) break;
+      }
+    } catch (e) {
+      error = e instanceof UpstreamError ? e.code : "EIO";
+    }
+    if (error !== undefined && !this.reply.gone) {
+      if (this.abort.signal.aborted) error = "proxy_stopped";
+      this.reply.abort();
+    } else if (!this.reply.gone) {
+      splitter?.end();
+      await this.reply.end();
+    }
+    if (compressed && this.res.bytes > 0) {
+      s.unobservedBodies++;
+      this.fields.observed = false;
+    }
+    if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
+    this.fields.response_content_type = field(res.headers, "content-type");
+    this.fields.response_content_encoding = encoding;
+    this.responseHeaders(res.headers);
+    if (error !== undefined) {
+      this.fields.http_error = error;
+      this.fields.error_phase = "response_body";
+    }
+    await this.observed();
+    await this.done(endAfter);
+  }
+
+  /** The request body, passed on as it arrives (after the chunks already read), a copy kept for the observer. */
+  private async *streamBody(first: Uint8Array[]): AsyncIterable<Uint8Array> {
+    yield* first;
+    for (;;) {
+      const chunk = await this.nextChunk();
+      if (chunk === null) break;
+      yield chunk;
+    }
+    await this.observed();
+  }
+
+  /**
+   * The upstream failed before reading the whole body: read the rest (up to
+   * --max-frame) so that the requests in it are known and answered.
+   */
+  private async drainForObserver(): Promise<void> {
+    try {
+      while (!this.bodyEnded && !(this.collector?.oversize ?? true)) {
+        if ((await this.nextChunk()) === null) break;
+      }
+    } catch {
+      // the client went away too
+    }
+  }
+
+  /** The upstream could not be reached (or the exchange was cut before its answer's head). */
+  private failedBeforeHead(e: unknown): void {
+    const code = e instanceof UpstreamError ? e.code : "EIO";
+    const s = this.session!;
+    // An initialize that never reached the upstream opened no MCP session: its ledger session ends with it.
+    const endAfter = this.p.provisional(s) ? "upstream_unreachable" : undefined;
+    if (this.reply.gone) {
+      this.fields.client_gone = true;
+      void this.done(endAfter);
+      return;
+    }
+    const stopped = this.abort.signal.aborted;
+    const message = stopped
+      ? "seam: the proxy is stopping; the request was not answered"
+      : `seam: upstream unreachable (${code})`;
+    const body = errorAnswers(this.req.frame, message);
+    this.fields.http_status = 502;
+    this.fields.http_error = stopped ? "proxy_stopped" : code;
+    this.fields.error_phase = "connect";
+    this.fields.seam_answer = "upstream_error";
+    if (body !== null) {
+      s.observer.fromServer(body);
+      sendWhole(this.reply, 502, "application/json", body);
+      this.res.digest.update(body);
+      this.res.bytes += body.length;
+    } else {
+      sendWhole(this.reply, 502, "text/plain; charset=utf-8", encoder.encode(`${message}\n`));
+    }
+    void this.done(endAfter);
+  }
+
+  /** --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body. */
+  private refuse(): void {
+    const s = this.session!;
+    const lines = s.observer.refuse().map((l) => new TextDecoder().decode(l).trimEnd());
+    const frame = this.req.frame;
+    const batch = frame !== null && firstByte(frame) === 0x5b;
+    const text = batch || lines.length !== 1 ? `[${lines.join(",")}]` : lines[0]!;
+    const body = encoder.encode(text);
+    sendWhole(this.reply, 200, "application/json", body);
+    this.res.digest.update(body);
+    this.res.bytes += body.length;
+    this.fields.http_status = 200;
+    this.fields.seam_answer = "refused";
+    void this.done(undefined);
+  }
+
+  private responseHeaders(h: HeaderPairs): void {
+    const sum = headerSummary(h, this.p.opts.redactHeaders);
+    this.fields.response_headers = sum.names;
+    const www = sum.values.get("www-authenticate");
+    if (www !== undefined) this.fields.www_authenticate = www;
+  }
+
+  /** Writes the exchange's row, then ends the session if the exchange ended it. */
+  private async done(endAfter: string | undefined): Promise<void> {
+    const s = this.session!;
+    const o = this.p.opts;
+    const t = redactTarget(this.inbound.target);
+    const reqSum = headerSummary(this.inbound.headers, o.redactHeaders);
+    const withheld = reqSum.names.filter((n) => isSecretHeader(n, o.redactHeaders));
+    const meta = s.kind === "sessionless" || s.mcpId === undefined ? requestMeta(this.req.frame) : {};
+    s.exchanges++;
+    s.bytes.c2s += this.req.bytes;
+    s.bytes.s2c += this.res.bytes;
+    if (this.fields.http_error !== undefined && this.fields.http_error !== "proxy_stopped") s.httpErrors++;
+    const f = this.fields;
+    s.rows.row("http_exchange", {
+      method: this.method,
+      target: t.target,
+      target_redactions: t.redactions || undefined,
+      http_status: f.http_status,
+      http_error: f.http_error,
+      error_phase: f.error_phase,
+      seam_answer: f.seam_answer,
+      client_gone: this.reply.gone || f.client_gone || undefined,
+      ms: msFloat(performance.now() - this.t0),
+      request_content_type: reqSum.values.get("content-type"),
+      mcp_protocol_version: reqSum.values.get("mcp-protocol-version"),
+      mcp_method: reqSum.values.get("mcp-method"),
+      mcp_name: reqSum.values.get("mcp-name"),
+      last_event_id: reqSum.values.get("last-event-id"),
+      ...meta,
+      request_headers: reqSum.names,
+      withheld_headers: withheld.length > 0 ? withheld : undefined,
+      response_content_type: f.response_content_type,
+      response_content_encoding: f.response_content_encoding,
+      observed: f.observed,
+      sse_events: f.sse_events,
+      www_authenticate: f.www_authenticate,
+      response_headers: f.response_headers,
+      bytes: new Map<string, Json>([
+        ["request", this.req.bytes],
+        ["response", this.res.bytes],
+      ]),
+      stream_digests: new Map<string, Json>([
+        ["request", this.req.digest.digest()],
+        ["response", this.res.digest.digest()],
+      ]),
+    });
+    this.leave();
+    if (endAfter !== undefined) await this.p.finish(s, endAfter);
+  }
+}

@@ -1,0 +1,17 @@
+/** seam's own HTTP replies, sent whole (an error, a refusal, a proxy that is stopping). */
+import type { Reply } from "../runtime/http-types.ts";
+
+const encoder = new TextEncoder();
+
+export function sendWhole(reply: Reply, status: number, type: string, body: Uint8Array): void {
+  reply.head(status, [
+    ["Content-Type", type],
+    ["Content-Length", String(body.length)],
+  ]);
+  void reply.write(body);
+  void reply.end();
+}
+
+export function plain(reply: Reply, status: number, text: string): void {
+  sendWhole(reply, status, "text/plain; charset=utf-8", encoder.encode(text));
+}

@@ -1,0 +1,100 @@
+/**
+ * One run of the selftest's scripted fixture client against its fixture
+ * server, direct or through `seam wrap` (the running build, as separate
+ * processes), and what it leaves behind: the bytes each side saw, the
+ * ledger and stderr.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Json, parseJson } from "../core/json.ts";
+import { exec } from "../runtime/exec.ts";
+import { FAULT_ENV, type Fault } from "./faults.ts";
+
+const dec = new TextDecoder();
+
+/** First offset at which a and b differ, or -1 when equal. */
+export function firstDiff(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return a.length === b.length ? -1 : n;
+}
+
+export interface Run {
+  sent: Uint8Array;
+  received: Uint8Array;
+  serverIn: Uint8Array;
+  ledger: Uint8Array;
+  stderr: string;
+  code: number | null;
+}
+
+/** Runs the fixture client's `script` (default "awkward"), through `seam wrap` when `wrapped`, with a selftest fault on. */
+export type SessionRun = (wrapped: boolean, fault?: Fault, script?: string) => Promise<Run>;
+
+/** How an arm's outcome is recorded. */
+export type Recorder = (c: string, arm: string, pass: boolean, detail: string) => void;
+
+/** Fixture runs of `self` (seam's own argv), each with its own files in `dir`. */
+export function fixtureSessions(self: string[], dir: string): SessionRun {
+  let n = 0;
+  return async (wrapped: boolean, fault?: Fault, script = "awkward"): Promise<Run> => {
+    const tag = `r${++n}`;
+    const p = (s: string) => join(dir, `${tag}.${s}`);
+    const server = [...self, "fixture", "server", "--record-in", p("in")];
+    const target = wrapped
+      ? [...self, "wrap", "--ledger", p("jsonl"), "--session", `selftest-${tag}`, "--", ...server]
+      : server;
+    const env: Record<string, string | undefined> = { ...process.env, [FAULT_ENV]: fault };
+    // A corrupted stream cannot finish the script: the client gives up quickly and keeps what it got.
+    const wait = fault && script === "awkward" ? ["--timeout-ms", "1500"] : [];
+    const r = await exec(
+      [
+        ...self,
+        "fixture",
+        "client",
+        "--script",
+        script,
+        ...wait,
+        "--sent",
+        p("sent"),
+        "--received",
+        p("recv"),
+        "--",
+        ...target,
+      ],
+      {
+        env,
+        timeoutMs: 30000,
+      },
+    );
+    const read = (s: string) => {
+      try {
+        return new Uint8Array(readFileSync(p(s)));
+      } catch {
+        return new Uint8Array(0);
+      }
+    };
+    return {
+      sent: read("sent"),
+      received: read("recv"),
+      serverIn: read("in"),
+      ledger: read("jsonl"),
+      stderr: r.stderr,
+      code: r.code,
+    };
+  };
+}
+
+/** The rows of a ledger that parse. */
+export function rowsOf(ledger: Uint8Array): Json[] {
+  const out: Json[] = [];
+  for (const line of dec.decode(ledger).split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(parseJson(line));
+    } catch {
+      // A torn line; the tamper cases look at those through verify.
+    }
+  }
+  return out;
+}

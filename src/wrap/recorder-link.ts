@@ -1,0 +1,285 @@
+/**
+ * The forwarding side of a recorder thread (src/wrap/recorder-protocol.ts):
+ * it starts the thread, copies each chunk that crossed into the ring with a
+ * note to the recorder, and makes the relay wait, as a full pipe would, when
+ * the ring is full or its oldest bytes are too old.
+ */
+import type { Log } from "../base/log.ts";
+import type { Runtime, Thread } from "../runtime/types.ts";
+import {
+  BACKLOG_LIMIT,
+  BACKLOG_MAX_AGE_MS,
+  type FromRecorder,
+  RECORDER_ROLE,
+  type RecorderData,
+  TARGET,
+  type ToRecorder,
+  WAITING,
+  WRITTEN,
+  backlogOf,
+  reached,
+} from "./recorder-protocol.ts";
+import type { Dir, RecordingInit, SessionEnd } from "./recording.ts";
+
+/** A chunk that crossed while the ring was full (or others waited before it): kept, in order. */
+interface Waiting {
+  dir: Dir;
+  bytes: Uint8Array;
+  wall: number;
+  mono: number;
+}
+
+/** The forwarding side's handle on a recorder thread. */
+export class RecorderLink {
+  private readonly counters: Int32Array;
+  private readonly ring: Uint8Array;
+  /** Bytes put into the ring (modulo 2^32, as the shared counter). */
+  private written = 0;
+  /** Where the next byte goes in the ring. */
+  private at = 0;
+  /** When each piece still in the ring crossed: its end (bytes put, unwrapped) and monotonic ms; oldest first from `oldest`. */
+  private pieces: { end: number; mono: number }[] = [];
+  private oldest = 0;
+  private putTotal = 0;
+  /** Set while the relay waits for the recorder to reach this count (the age bound). */
+  private caughtUpTo: number | undefined;
+  private max = 0;
+  private lost = 0;
+  private gone: string | undefined;
+  /** Chunks that crossed and are not in the ring yet, oldest first. */
+  private queue: Waiting[] = [];
+  /** Resolved when the queue has gone into the ring. */
+  private room: { promise: Promise<void>; resolve: () => void } | undefined;
+  private ended: (() => void) | undefined;
+
+  private constructor(
+    private readonly thread: Thread,
+    data: RecorderData,
+    private readonly log: Log,
+    private readonly maxAgeMs: number,
+  ) {
+    this.counters = new Int32Array(data.counters);
+    this.ring = new Uint8Array(data.ring);
+  }
+
+  /**
+   * Starts a recorder thread, which opens the ledger and writes
+   * session_begin. Resolves to the link, to the refusal's message when the
+   * ledger is refused, or to null when no thread could be started (the
+   * caller records inline instead).
+   */
+  static async start(
+    rt: Runtime,
+    init: RecordingInit,
+    plain: unknown,
+    log: Log,
+    limit = BACKLOG_LIMIT,
+    maxAgeMs = BACKLOG_MAX_AGE_MS,
+  ): Promise<RecorderLink | string | null> {
+    const data: RecorderData = {
+      init,
+      counters: new SharedArrayBuffer(4 * 4),
+      ring: new SharedArrayBuffer(limit),
+      plain,
+    };
+    let thread: Thread | null;
+    try {
+      thread = rt.startThread?.(RECORDER_ROLE, data) ?? null;
+    } catch {
+      thread = null;
+    }
+    if (!thread) return null;
+    const link = new RecorderLink(thread, data, log, maxAgeMs);
+    return new Promise<RecorderLink | string | null>((resolve) => {
+      let opened = false;
+      thread.onMessage((m) => {
+        const msg = m as FromRecorder;
+        if (msg.k === "log") process.stderr.write(msg.line);
+        else if (msg.k === "opened") {
+          opened = true;
+          resolve(link);
+        } else if (msg.k === "refused") resolve(msg.message);
+        else if (msg.k === "drained") link.fill();
+        else if (msg.k === "ended") link.ended?.();
+      });
+      thread.onExit((error) => {
+        if (link.gone !== undefined) return; // ended by us, once it was done
+        link.gone = error ?? "it ended early";
+        if (!opened) {
+          // It never opened the ledger: nothing is lost yet, so record inline.
+          resolve(null);
+          return;
+        }
+        link.log.error(`the recorder thread stopped (${link.gone}); what crosses from now on is not recorded`);
+        link.lost += link.queue.reduce((n, w) => n + w.bytes.length, 0);
+        link.queue = [];
+        link.room?.resolve();
+        link.ended?.();
+      });
+    });
+  }
+
+  /**
+   * A chunk crossed (it is already forwarded). Its bytes go into the ring
+   * now, or, when the ring is full, are kept and go in, in order, as the
+   * recorder makes room; then the returned promise resolves, and until then
+   * the caller reads no more.
+   */
+  chunk(dir: Dir, chunk: Uint8Array): Promise<void> | undefined {
+    if (this.gone !== undefined) {
+      this.lost += chunk.length;
+      return;
+    }
+    const wall = Date.now();
+    const mono = performance.now();
+    const n = this.queue.length === 0 ? this.put(dir, chunk, wall, mono) : 0;
+    if (n < chunk.length) {
+      // A copy: the caller's buffer may be reused once it reads again.
+      this.queue.push({ dir, bytes: new Uint8Array(chunk.subarray(n)), wall, mono });
+      return this.wait();
+    }
+    if (this.room) return this.room.promise;
+    if (this.tooOld(mono)) {
+      // Wait until what crossed more than half the bound ago is recorded: the traffic keeps flowing behind it.
+      this.caughtUpTo = this.recordedBy(mono - this.maxAgeMs / 2);
+      return this.wait();
+    }
+    return undefined;
+  }
+
+  eof(dir: Dir): void {
+    if (this.gone === undefined) this.post({ k: "eof", d: dir });
+  }
+
+  /** The server never started: session_end says why, once the recorder wrote it. */
+  async spawnFailed(error: string, exitCode: number): Promise<void> {
+    await this.finish({ k: "spawn_failed", error, exitCode });
+  }
+
+  /** The session ended: the backlog drains, then session_end; resolves once it is written. */
+  async end(e: SessionEnd): Promise<void> {
+    const wall = Date.now();
+    const mono = performance.now();
+    while (this.room && this.gone === undefined) await this.room.promise;
+    await this.finish({ k: "end", wall, mono, ...e, backlogMax: this.max });
+    if (this.lost > 0)
+      this.log.error(`${this.lost} bytes crossed after the recorder thread stopped and are not in the ledger`);
+  }
+
+  private post(m: ToRecorder): void {
+    this.thread.post(m);
+  }
+
+  /**
+   * Copies as much of `bytes` as fits into the ring, with a note to the
+   * recorder for each piece; returns how many bytes went in.
+   */
+  private put(dir: Dir, bytes: Uint8Array, wall: number, mono: number): number {
+    const size = this.ring.length;
+    let from = 0;
+    while (from < bytes.length) {
+      const free = size - backlogOf(this.counters);
+      if (free === 0) break;
+      const n = Math.min(free, bytes.length - from);
+      const at = this.at;
+      const first = Math.min(n, size - at);
+      this.ring.set(bytes.subarray(from, from + first), at);
+      if (first < n) this.ring.set(bytes.subarray(from + first, from + n), 0);
+      this.at = (at + n) % size;
+      this.written = (this.written + n) >>> 0;
+      this.putTotal += n;
+      this.pieces.push({ end: this.putTotal, mono });
+      Atomics.store(this.counters, WRITTEN, this.written | 0);
+      const backlog = backlogOf(this.counters);
+      if (backlog > this.max) this.max = backlog;
+      this.post({ k: "chunk", d: dir, wall, mono, n });
+      from += n;
+    }
+    return from;
+  }
+
+  /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
+  private tooOld(now: number): boolean {
+    const recorded = this.putTotal - backlogOf(this.counters);
+    while (this.oldest < this.pieces.length && this.pieces[this.oldest]!.end <= recorded) this.oldest++;
+    if (this.oldest > 1024 && this.oldest * 2 > this.pieces.length) {
+      this.pieces.splice(0, this.oldest);
+      this.oldest = 0;
+    }
+    const first = this.pieces[this.oldest];
+    return first !== undefined && now - first.mono > this.maxAgeMs;
+  }
+
+  /** The count (modulo 2^32) at which every piece that crossed by `time` is recorded. */
+  private recordedBy(time: number): number {
+    let i = this.oldest;
+    while (i + 1 < this.pieces.length && this.pieces[i + 1]!.mono <= time) i++;
+    return this.pieces[i]!.end >>> 0;
+  }
+
+  /**
+   * Moves waiting chunks into the ring while there is room; resolves the
+   * relay's wait once none is left and the recorder has caught up as far as
+   * it was asked to.
+   */
+  private fill(): void {
+    Atomics.store(this.counters, WAITING, 0);
+    while (this.queue.length > 0) {
+      const w = this.queue[0]!;
+      const n = this.put(w.dir, w.bytes, w.wall, w.mono);
+      if (n < w.bytes.length) {
+        w.bytes = w.bytes.subarray(n);
+        this.ask();
+        return;
+      }
+      this.queue.shift();
+    }
+    if (this.caughtUpTo !== undefined && !reached(this.counters, this.caughtUpTo)) {
+      this.ask();
+      return;
+    }
+    this.caughtUpTo = undefined;
+    const r = this.room;
+    this.room = undefined;
+    r?.resolve();
+  }
+
+  private wait(): Promise<void> {
+    if (!this.room) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.room = { promise, resolve };
+      this.ask();
+    }
+    return this.room.promise;
+  }
+
+  /**
+   * Asks the recorder to say when it has recorded what the relay waits for:
+   * room for half the ring when chunks wait, else the count `caughtUpTo`. It
+   * may have got there before it could see the request.
+   */
+  private ask(): void {
+    const target =
+      this.queue.length > 0
+        ? (this.written - Math.floor(this.ring.length / 2)) | 0
+        : (this.caughtUpTo ?? this.written) | 0;
+    Atomics.store(this.counters, TARGET, target);
+    Atomics.store(this.counters, WAITING, 1);
+    if (reached(this.counters, target)) queueMicrotask(() => this.fill());
+  }
+
+  private async finish(msg: ToRecorder): Promise<void> {
+    if (this.gone === undefined) {
+      const done = new Promise<void>((resolve) => {
+        this.ended = resolve;
+      });
+      this.post(msg);
+      await done;
+    }
+    this.gone ??= "ended";
+    await this.thread.terminate();
+  }
+}
