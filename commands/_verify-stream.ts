@@ -3,7 +3,7 @@ import { createLog } from "../src/base/log.ts";
 import type { Json } from "../src/core/json.ts";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
-import { replay } from "../src/fleet/jetstream.ts";
+import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
 import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
@@ -49,6 +49,7 @@ export async function verifyNatsStream(
         setup !== null
           ? await verifyCheckpointedSource(`${shown}#${name}`, source, vopts, setup)
           : { report: await verifyLedger(source, vopts) },
+      await messageFetcher(nc, target.stream),
       only,
     );
     await nc.close();
