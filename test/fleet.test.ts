@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
 import { seamLineReader } from "../src/fleet/jetstream.ts";
-import { VIAS, built, seamArgv } from "./cli.ts";
+import { KEY, OTHER, writeCheckpointed } from "./checkpoint-helpers.ts";
+import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { run, start, tempDir, until } from "./proc.ts";
 import { LedgerBuilder, resetClock, sessionRows } from "./verify-helpers.ts";
 
@@ -82,8 +83,8 @@ async function streamCount(url: string, stream = "SEAM_LEDGERS"): Promise<number
 }
 
 const seam = seamArgv("bun");
-const verifyJson = async (target: string, extra: string[] = []) => {
-  const r = await run([...seam, "verify", "--json", target, ...extra]);
+const verifyJson = async (target: string, extra: string[] = [], via: Via = "bun") => {
+  const r = await run([...seamArgv(via), "verify", "--json", target, ...extra]);
   return {
     code: r.code,
     stderr: r.stderr,
@@ -129,7 +130,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
       const done = await shipper.done;
       expect([done.code, done.stderr]).toEqual([0, ""]);
       // The awkward script's deliberate non-JSON client lines are rowed: allowed, as in selftest.
-      const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--allow-unparsed"]);
+      const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--allow-unparsed"], via);
       expect(central.code).toBe(0);
       expect(central.reports).toHaveLength(3);
       for (const l of ledgers) {
@@ -143,6 +144,28 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
       nats.proc.kill("SIGKILL");
     },
     90_000,
+  );
+
+  test.each(VIAS.filter(built))(
+    "via %s: --key: a checkpointed ledger's seal reads the same from the stream as from the file",
+    async (via) => {
+      const dir = tempDir("seam-fleet-key-");
+      const nats = await startNats(join(dir, "js"));
+      const file = join(dir, "sealed.jsonl");
+      await writeCheckpointed(file, { calls: 40, every: 7 });
+      const shipped = await run([...seamArgv(via), "ship", file, "--to", nats.url, "--create-stream"]);
+      expect([shipped.code, shipped.stderr]).toEqual([0, ""]);
+      for (const key of [KEY.verifierKey, OTHER.verifierKey]) {
+        const local = await verifyJson(file, ["--key", key], via);
+        const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--key", key], via);
+        expect(central.code).toBe(local.code);
+        const [l, c] = [local.reports[0]!, central.reports[0]!];
+        expect(c.seal).toBeDefined();
+        for (const k of ["ok", "rows", "head", "breaks", "findings", "seal"]) expect([k, c[k]]).toEqual([k, l[k]]);
+      }
+      nats.proc.kill("SIGKILL");
+    },
+    60_000,
   );
 
   test("kill -9 the server mid-ship, restart it; kill the shipper mid-batch, restart it: every line once", async () => {

@@ -24,18 +24,20 @@ export interface StreamFinding {
   message: string;
 }
 
-/** A pull-based byte source that a router pushes into; push resolves once the chunk is taken. */
-class Feed implements AsyncIterable<Uint8Array> {
-  private queue: Uint8Array[] = [];
+/**
+ * A pull-based byte source that a router pushes into; each push resolves
+ * once its chunk is taken (so a router that awaits it holds one chunk, and
+ * one that does not can count what is waiting).
+ */
+export class Feed implements AsyncIterable<Uint8Array> {
+  private queue: { chunk: Uint8Array; taken: () => void }[] = [];
   private done = false;
   private wake: (() => void) | null = null;
-  private taken: (() => void) | null = null;
 
   push(chunk: Uint8Array): Promise<void> {
-    this.queue.push(chunk);
-    this.wake?.();
-    return new Promise((resolve) => {
-      this.taken = resolve;
+    return new Promise((taken) => {
+      this.queue.push({ chunk, taken });
+      this.wake?.();
     });
   }
 
@@ -48,10 +50,8 @@ class Feed implements AsyncIterable<Uint8Array> {
     for (;;) {
       const next = this.queue.shift();
       if (next !== undefined) {
-        const t = this.taken;
-        this.taken = null;
-        t?.();
-        yield next;
+        next.taken();
+        yield next.chunk;
         continue;
       }
       if (this.done) return;
@@ -72,8 +72,15 @@ interface OriginState {
   chunk: Uint8Array[];
   chunkBytes: number;
   feed: Feed;
-  result: Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>;
+  result: Promise<OriginVerdict>;
   findings: StreamFinding[];
+}
+
+/** What the verifier of one origin's bytes says: its report, and the checkpoint lines and JSON when keys were given. */
+export interface OriginVerdict {
+  report: VerifyReport;
+  extra?: string[];
+  json?: Record<string, unknown>;
 }
 
 export interface OriginReport {
@@ -94,10 +101,7 @@ export interface OriginReport {
  */
 export async function verifyStreamLedgers(
   messages: AsyncIterable<StreamMessage[]>,
-  verify: (
-    name: string,
-    source: AsyncIterable<Uint8Array>,
-  ) => Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>,
+  verify: (name: string, source: AsyncIterable<Uint8Array>) => Promise<OriginVerdict>,
   message: (seq: number) => Promise<Uint8Array | null>,
   only?: ReadonlySet<string>,
 ): Promise<{ origins: OriginReport[]; findings: StreamFinding[] }> {

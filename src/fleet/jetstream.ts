@@ -93,6 +93,7 @@ export async function streamPort(nc: NatsConnection, stream: string, timeoutMs =
 
 /** One batch of lines on their way: which of them the stream has acknowledged. */
 interface InFlight {
+  subject: string;
   first: number;
   acked: Uint8Array;
   left: number;
@@ -126,6 +127,9 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
   const enc = new TextEncoder();
   const dec = new TextDecoder();
   const inbox = `${createInbox()}.`;
+  // An ack is JSON whose first member is "stream" when the message was stored (or was a duplicate)
+  // and "error" when it was refused: the usual one is known by its first bytes, without parsing.
+  const storedAck = enc.encode(`{"stream":${JSON.stringify(stream)},`);
   const batches = new Map<number, InFlight>();
   let nextBatch = 0;
 
@@ -149,28 +153,12 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
       const i = Number(idx);
       if (b === undefined || !(i >= 0 && i < b.acked.length) || b.acked[i] === 1) return;
       const line = b.first + i;
-      if (m.headers?.code === 503)
-        return fail(id, b, new ShipError(`no stream takes ${m.subject}: is JetStream enabled on the servers?`));
-      let ack: { stream?: string; error?: { description?: string } };
-      try {
-        ack = JSON.parse(dec.decode(m.data));
-      } catch {
-        return fail(id, b, new Error(`line ${line}: the stream's acknowledgement is not JSON`));
+      if (!startsWith(m.data, storedAck)) {
+        if (m.headers?.code === 503)
+          return fail(id, b, new ShipError(`no stream takes ${b.subject}: is JetStream enabled on the servers?`));
+        const refusal = refused(m.data, line);
+        if (refusal !== null) return fail(id, b, refusal);
       }
-      if (ack.error !== undefined)
-        return fail(
-          id,
-          b,
-          new RefusedError(`the stream refused line ${line}: ${ack.error.description ?? JSON.stringify(ack.error)}`),
-        );
-      if (ack.stream !== stream)
-        return fail(
-          id,
-          b,
-          new ShipError(
-            `line ${line} was stored in stream ${ack.stream}, not ${stream}: two streams take these subjects`,
-          ),
-        );
       b.acked[i] = 1;
       b.heard = Date.now();
       if (--b.left === 0) {
@@ -180,6 +168,23 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
       }
     },
   });
+
+  /** What an ack that is not the usual "stored in our stream" says, as an error; null when it is a good ack after all. */
+  const refused = (data: Uint8Array, line: number): Error | null => {
+    let ack: { stream?: string; error?: { description?: string } };
+    try {
+      ack = JSON.parse(dec.decode(data));
+    } catch {
+      return new Error(`line ${line}: the stream's acknowledgement is not JSON`);
+    }
+    if (ack.error !== undefined)
+      return new RefusedError(`the stream refused line ${line}: ${ack.error.description ?? JSON.stringify(ack.error)}`);
+    if (ack.stream !== stream)
+      return new ShipError(
+        `line ${line} was stored in stream ${ack.stream}, not ${stream}: two streams take these subjects`,
+      );
+    return null;
+  };
 
   return {
     publish(subject: string, lines: Uint8Array[], first: number, h: LineHeaders): Promise<void> {
@@ -191,6 +196,7 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
       const id = nextBatch++;
       return new Promise<void>((resolve, reject) => {
         const b: InFlight = {
+          subject,
           first,
           acked: new Uint8Array(lines.length),
           left: lines.length,
@@ -357,4 +363,10 @@ export async function messageFetcher(
     });
     return m?.data ?? null;
   };
+}
+
+function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
 }
