@@ -55,6 +55,14 @@ async function startNats(dir: string, extra: string[] = [], port?: number): Prom
   return { port: p, url: `nats://127.0.0.1:${p}`, proc, args };
 }
 
+/** A fresh server in a temp dir, with a connection to it and its JetStream manager. */
+async function natsWithManager(prefix: string) {
+  const dir = tempDir(prefix);
+  const nats = await startNats(join(dir, "js"));
+  const nc = await connect({ servers: nats.url });
+  return { dir, nats, nc, jsm: await jetstreamManager(nc) };
+}
+
 function restart(n: Nats): Promise<Nats> {
   const dir = n.args[n.args.indexOf("-sd") + 1]!;
   const extra = n.args.slice(n.args.indexOf("-sd") + 2);
@@ -293,10 +301,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
   }, 60_000);
 
   test("a line the stream refuses while later ones are stored is shipped again once it can be: no gap", async () => {
-    const dir = tempDir("seam-fleet-refused-");
-    const nats = await startNats(join(dir, "js"));
-    const nc = await connect({ servers: nats.url });
-    const jsm = await jetstreamManager(nc);
+    const { dir, nats, nc, jsm } = await natsWithManager("seam-fleet-refused-");
     // An append-only stream whose size limit refuses a few long lines in the middle of a batch.
     await jsm.streams.add({
       name: "SEAM_LEDGERS",
@@ -340,10 +345,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
   }, 60_000);
 
   test("Seam-Line is read from the header block as the client's own header decoding reads it", async () => {
-    const dir = tempDir("seam-fleet-headers-");
-    const nats = await startNats(join(dir, "js"));
-    const nc = await connect({ servers: nats.url });
-    const jsm = await jetstreamManager(nc);
+    const { nats, nc, jsm } = await natsWithManager("seam-fleet-headers-");
     await jsm.streams.add({ name: "H", subjects: ["h.>"] });
     const js = jetstream(nc);
     const cases: [string, string][][] = [

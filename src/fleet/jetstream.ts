@@ -48,6 +48,13 @@ export async function prepareStream(nc: NatsConnection, s: StreamSetup): Promise
   return name;
 }
 
+/** null for the stream's "no message found" answer to a get; any other error goes on. */
+function noMessage(err: unknown): null {
+  const e = err as { api_error?: { err_code?: number }; message?: string };
+  if (e?.api_error?.err_code === 10037 || /no message found/i.test(e?.message ?? "")) return null;
+  throw err;
+}
+
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: unknown; api_error?: { err_code?: number } };
   return (
@@ -63,11 +70,7 @@ export async function streamPort(nc: NatsConnection, stream: string, timeoutMs =
   return {
     publishLines: (subject, lines, first, h) => publisher.publish(subject, lines, first, h),
     async last(subject) {
-      const m = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch((err: unknown) => {
-        const e = err as { api_error?: { err_code?: number }; message?: string };
-        if (e?.api_error?.err_code === 10037 || /no message found/i.test(e?.message ?? "")) return null;
-        throw err;
-      });
+      const m = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(noMessage);
       if (m === null) return null;
       const line = Number(m.header.get("Seam-Line"));
       if (!Number.isSafeInteger(line) || line < 1)
@@ -356,11 +359,7 @@ export async function messageFetcher(
   const { jetstreamManager } = await import("@nats-io/jetstream");
   const jsm = await jetstreamManager(nc);
   return async (seq) => {
-    const m = await jsm.streams.getMessage(stream, { seq }).catch((err: unknown) => {
-      const e = err as { api_error?: { err_code?: number }; message?: string };
-      if (e?.api_error?.err_code === 10037 || /no message found/i.test(e?.message ?? "")) return null;
-      throw err;
-    });
+    const m = await jsm.streams.getMessage(stream, { seq }).catch(noMessage);
     return m?.data ?? null;
   };
 }
