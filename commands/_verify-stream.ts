@@ -1,14 +1,21 @@
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import type { Json } from "../src/core/json.ts";
-import { type CheckpointSetup, verifyCheckpointedSource } from "../src/checkpoint/verify-file.ts";
+import type { CheckpointSetup } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
-import { replay } from "../src/fleet/jetstream.ts";
+import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
 import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
+import {
+  VERIFIER_ROLE,
+  type VerifierData,
+  serveVerifier,
+  threadVerifier,
+  verifySource,
+} from "../src/fleet/verify-thread.ts";
+import type { ThreadRole } from "../src/runtime/thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
-import { verifyLedger } from "../src/verify/verify-ledger.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the
@@ -37,20 +44,23 @@ export async function verifyNatsStream(
   const shown = showNats(target);
   const log = createLog();
   let nc: Awaited<ReturnType<typeof connectNats>> | undefined;
+  let threaded: ReturnType<typeof threadVerifier> = null;
   try {
     nc = await connectNats(target, { name: "seam verify" });
     const only = o.origins.length > 0 ? new Set(o.origins) : undefined;
     const subjects = only ? [...only].map((x) => SUBJECT_PREFIX + x) : undefined;
     const setup = o.setup;
     const vopts = { strict: o.strict, allowUnparsed: o.allowUnparsed };
+    // The replay on this thread, the verification on another when this build can start one.
+    threaded = threadVerifier(runtime, { vopts, keys: setup === null ? null : setup.keys.map((k) => k.text) });
+    const verify = threaded?.verify ?? ((name, source) => verifySource(name, source, vopts, setup));
     const { origins, findings } = await verifyStreamLedgers(
       replay(nc, target.stream, subjects),
-      async (name, source) =>
-        setup !== null
-          ? await verifyCheckpointedSource(`${shown}#${name}`, source, vopts, setup)
-          : { report: await verifyLedger(source, vopts) },
+      (name, source) => verify(`${shown}#${name}`, source),
+      await messageFetcher(nc, target.stream),
       only,
     );
+    await threaded?.close();
     await nc.close();
     const out = runtime.stdout();
     const enc = new TextEncoder();
@@ -101,6 +111,7 @@ export async function verifyNatsStream(
   } catch (err) {
     if (err instanceof UsageError) throw err;
     log.error(scrubNats(`cannot read ${shown}: ${(err as Error)?.message ?? String(err)}`, target));
+    await threaded?.close().catch(() => {});
     await nc?.close().catch(() => {});
     return EXIT.INCONCLUSIVE;
   }
@@ -116,4 +127,11 @@ function withStreamFindings(r: VerifyReport, findings: readonly StreamFinding[])
     breaks: r.breaks + findings.length,
     first_break: r.first_break ?? { line: null, kind: findings[0]!.kind, message: findings[0]!.message },
   };
+}
+
+/** Serves `role` when it is the stream verifier's (src/fleet/verify-thread.ts); false for another role. */
+export function serveThread(role: ThreadRole): boolean {
+  if (role.role !== VERIFIER_ROLE) return false;
+  serveVerifier(role.port, role.data as VerifierData);
+  return true;
 }

@@ -118,8 +118,10 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
 // work; it ends when the thread that started it is done with it.
 const role = threadRole();
 if (role) {
-  const { serveThread } = await import("./_recorder.ts");
-  if (!(await serveThread(role))) throw new Error(`no thread role ${role.role}`);
+  const served =
+    (await (await import("./_recorder.ts")).serveThread(role)) ||
+    (await import("./_verify-stream.ts")).serveThread(role);
+  if (!served) throw new Error(`no thread role ${role.role}`);
 } else {
   const code = await run(process.argv.slice(2));
   // Let stdout drain before leaving (a result cut short by exit is a lie),

@@ -11,7 +11,9 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
-import { VIAS, built, seamArgv } from "./cli.ts";
+import { seamLineReader } from "../src/fleet/jetstream.ts";
+import { KEY, OTHER, writeCheckpointed } from "./checkpoint-helpers.ts";
+import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { run, start, tempDir, until } from "./proc.ts";
 import { LedgerBuilder, resetClock, sessionRows } from "./verify-helpers.ts";
 
@@ -53,6 +55,14 @@ async function startNats(dir: string, extra: string[] = [], port?: number): Prom
   return { port: p, url: `nats://127.0.0.1:${p}`, proc, args };
 }
 
+/** A fresh server in a temp dir, with a connection to it and its JetStream manager. */
+async function natsWithManager(prefix: string) {
+  const dir = tempDir(prefix);
+  const nats = await startNats(join(dir, "js"));
+  const nc = await connect({ servers: nats.url });
+  return { dir, nats, nc, jsm: await jetstreamManager(nc) };
+}
+
 function restart(n: Nats): Promise<Nats> {
   const dir = n.args[n.args.indexOf("-sd") + 1]!;
   const extra = n.args.slice(n.args.indexOf("-sd") + 2);
@@ -81,8 +91,8 @@ async function streamCount(url: string, stream = "SEAM_LEDGERS"): Promise<number
 }
 
 const seam = seamArgv("bun");
-const verifyJson = async (target: string, extra: string[] = []) => {
-  const r = await run([...seam, "verify", "--json", target, ...extra]);
+const verifyJson = async (target: string, extra: string[] = [], via: Via = "bun") => {
+  const r = await run([...seamArgv(via), "verify", "--json", target, ...extra]);
   return {
     code: r.code,
     stderr: r.stderr,
@@ -128,7 +138,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
       const done = await shipper.done;
       expect([done.code, done.stderr]).toEqual([0, ""]);
       // The awkward script's deliberate non-JSON client lines are rowed: allowed, as in selftest.
-      const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--allow-unparsed"]);
+      const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--allow-unparsed"], via);
       expect(central.code).toBe(0);
       expect(central.reports).toHaveLength(3);
       for (const l of ledgers) {
@@ -142,6 +152,28 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
       nats.proc.kill("SIGKILL");
     },
     90_000,
+  );
+
+  test.each(VIAS.filter(built))(
+    "via %s: --key: a checkpointed ledger's seal reads the same from the stream as from the file",
+    async (via) => {
+      const dir = tempDir("seam-fleet-key-");
+      const nats = await startNats(join(dir, "js"));
+      const file = join(dir, "sealed.jsonl");
+      await writeCheckpointed(file, { calls: 40, every: 7 });
+      const shipped = await run([...seamArgv(via), "ship", file, "--to", nats.url, "--create-stream"]);
+      expect([shipped.code, shipped.stderr]).toEqual([0, ""]);
+      for (const key of [KEY.verifierKey, OTHER.verifierKey]) {
+        const local = await verifyJson(file, ["--key", key], via);
+        const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--key", key], via);
+        expect(central.code).toBe(local.code);
+        const [l, c] = [local.reports[0]!, central.reports[0]!];
+        expect(c.seal).toBeDefined();
+        for (const k of ["ok", "rows", "head", "breaks", "findings", "seal"]) expect([k, c[k]]).toEqual([k, l[k]]);
+      }
+      nats.proc.kill("SIGKILL");
+    },
+    60_000,
   );
 
   test("kill -9 the server mid-ship, restart it; kill the shipper mid-batch, restart it: every line once", async () => {
@@ -236,8 +268,118 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     const refused = await run([...seam, "ship", file2, "--to", nats.url]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("differs from the line the stream holds");
+    // --origin: one origin, several (read off the whole stream where the server filters one subject only), an unknown one.
+    const origin2 = (await verifyJson(`${nats.url}/SEAM_LEDGERS`)).reports.find((r) => r.origin !== origin)!
+      .origin as string;
+    const none = "seam-ledger/00000000000000000000000000000000";
+    const picks: [string, number, [string, boolean | string][]][] = [
+      [origin2, 0, [[origin2, true]]],
+      [origin, 1, [[origin, false]]],
+      [
+        `${origin},${origin2}`,
+        1,
+        [
+          [origin, false],
+          [origin2, true],
+        ],
+      ],
+      [
+        `${origin2},${none}`,
+        3,
+        [
+          [origin2, true],
+          [none, "not found"],
+        ],
+      ],
+    ];
+    for (const [pick, code, reports] of picks) {
+      const r = await verifyJson(`${nats.url}/SEAM_LEDGERS`, ["--origin", pick]);
+      expect([pick, r.code]).toEqual([pick, code]);
+      expect(r.reports.map((x) => [x.origin, x.found === false ? "not found" : x.ok])).toEqual(reports);
+    }
     nats.proc.kill("SIGKILL");
   }, 60_000);
+
+  test("a line the stream refuses while later ones are stored is shipped again once it can be: no gap", async () => {
+    const { dir, nats, nc, jsm } = await natsWithManager("seam-fleet-refused-");
+    // An append-only stream whose size limit refuses a few long lines in the middle of a batch.
+    await jsm.streams.add({
+      name: "SEAM_LEDGERS",
+      subjects: ["seam.ledger.>"],
+      deny_delete: true,
+      deny_purge: true,
+      max_msg_size: 1000,
+    });
+    resetClock();
+    const b = new LedgerBuilder();
+    const calls: [string, number, string][] = [];
+    for (let c = 0; c < 40; c++) calls.push([c === 17 ? "t".repeat(1200) : "echo", c, "ok"]);
+    for (const row of sessionRows({ id: "s0", calls })) b.add(row);
+    const file = join(dir, "l.jsonl");
+    writeFileSync(file, b.text());
+    const lines = b.lines.length;
+    const long = b.lines.findIndex((l) => l.length > 1000) + 1;
+    expect(long).toBeGreaterThan(1);
+    const first = await run([...seam, "ship", file, "--to", nats.url]);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain(`seam: error: ${file}: the stream refused line ${long}: `);
+    // The lines after it went through: the stream's last line is the file's last.
+    expect(await streamCount(nats.url)).toBe(lines - 1);
+    // A follower starts from the missing line, says once that it is refused, and keeps trying.
+    const follower = start([...seam, "ship", file, "--to", nats.url, "--follow"]);
+    await until(() => follower.stderrSoFar().includes("retrying"), 15000, "the refusal said");
+    await jsm.streams.update("SEAM_LEDGERS", { max_msg_size: -1 });
+    const t0 = Date.now();
+    while ((await streamCount(nats.url)) < lines && Date.now() - t0 < 15000) await Bun.sleep(100);
+    follower.child.kill("SIGTERM");
+    const done = await follower.done;
+    expect(done.code).toBe(0);
+    expect(done.stderr.match(/retrying/g)).toEqual(["retrying"]);
+    expect(done.stderr).toContain(`l.jsonl: the stream refused line ${long}: `);
+    // Each line once (the re-sent ones were dropped by their Nats-Msg-Id), and nothing missing.
+    expect(await streamCount(nats.url)).toBe(lines);
+    const central = await verifyJson(`${nats.url}/SEAM_LEDGERS`);
+    expect([central.code, central.reports[0]!.rows, central.reports[0]!.stream_findings]).toEqual([0, lines, []]);
+    await nc.close();
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+
+  test("Seam-Line is read from the header block as the client's own header decoding reads it", async () => {
+    const { nats, nc, jsm } = await natsWithManager("seam-fleet-headers-");
+    await jsm.streams.add({ name: "H", subjects: ["h.>"] });
+    const js = jetstream(nc);
+    const cases: [string, string][][] = [
+      [["Seam-Line", "7"]],
+      [["Seam-Line", " 8 "]],
+      [["seam-line", "9"]],
+      [["Seam-Lines", "10"]],
+      [["X-Seam-Line", "11"]],
+      [
+        ["Seam-Host", "h"],
+        ["Seam-Line", "12"],
+        ["Seam-Line", "13"],
+      ],
+      [["Nats-Msg-Id", "Seam-Line: 14"]],
+      [["Seam-Line", ""]],
+      [],
+    ];
+    for (const c of cases) {
+      const h = headers();
+      for (const [k, v] of c) h.append(k, v);
+      await js.publish("h.x", new Uint8Array([1]), c.length > 0 ? { headers: h } : {});
+    }
+    const readLine = await seamLineReader();
+    const consumer = await js.consumers.get("H");
+    const got: [string | null, string | null][] = [];
+    for await (const m of await consumer.fetch({ max_messages: cases.length })) {
+      got.push([readLine(m), m.headers?.get("Seam-Line") ?? null]);
+      if (got.length === cases.length) break;
+    }
+    expect(got.map(([mine]) => mine)).toEqual(["7", "8", null, null, null, "12", null, "", null]);
+    for (const [mine, theirs] of got) expect(mine ?? "").toBe(theirs ?? "");
+    await nc.close();
+    nats.proc.kill("SIGKILL");
+  }, 30_000);
 
   test("a 3-node cluster with --replicas 3 loses a node during shipping: nothing lost, central verify ok", async () => {
     const dir = tempDir("seam-fleet-cluster-");

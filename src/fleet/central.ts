@@ -9,9 +9,8 @@
  *   stream_no_line         a message without a valid Seam-Line header
  * Each of these is a break: the central copy is not what the host wrote.
  * Memory: one chunk in flight per origin, lines that arrive ahead of a gap
- * (at most MAX_AHEAD per origin), and 16 bytes of digest per line.
+ * (at most MAX_AHEAD per origin), and 8 bytes per line (its stream sequence).
  */
-import { createHash } from "node:crypto";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 import { originOf } from "./ship.ts";
@@ -25,18 +24,20 @@ export interface StreamFinding {
   message: string;
 }
 
-/** A pull-based byte source that a router pushes into; push resolves once the chunk is taken. */
-class Feed implements AsyncIterable<Uint8Array> {
-  private queue: Uint8Array[] = [];
+/**
+ * A pull-based byte source that a router pushes into; each push resolves
+ * once its chunk is taken (so a router that awaits it holds one chunk, and
+ * one that does not can count what is waiting).
+ */
+export class Feed implements AsyncIterable<Uint8Array> {
+  private queue: { chunk: Uint8Array; taken: () => void }[] = [];
   private done = false;
   private wake: (() => void) | null = null;
-  private taken: (() => void) | null = null;
 
   push(chunk: Uint8Array): Promise<void> {
-    this.queue.push(chunk);
-    this.wake?.();
-    return new Promise((resolve) => {
-      this.taken = resolve;
+    return new Promise((taken) => {
+      this.queue.push({ chunk, taken });
+      this.wake?.();
     });
   }
 
@@ -49,10 +50,8 @@ class Feed implements AsyncIterable<Uint8Array> {
     for (;;) {
       const next = this.queue.shift();
       if (next !== undefined) {
-        const t = this.taken;
-        this.taken = null;
-        t?.();
-        yield next;
+        next.taken();
+        yield next.chunk;
         continue;
       }
       if (this.done) return;
@@ -67,13 +66,21 @@ class Feed implements AsyncIterable<Uint8Array> {
 interface OriginState {
   origin: string;
   next: number;
-  ahead: Map<number, Uint8Array>;
-  digests: Uint8Array;
+  ahead: Map<number, StreamMessage>;
+  /** The stream sequence of each line delivered (index: line - 1). */
+  seqs: Float64Array;
   chunk: Uint8Array[];
   chunkBytes: number;
   feed: Feed;
-  result: Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>;
+  result: Promise<OriginVerdict>;
   findings: StreamFinding[];
+}
+
+/** What the verifier of one origin's bytes says: its report, and the checkpoint lines and JSON when keys were given. */
+export interface OriginVerdict {
+  report: VerifyReport;
+  extra?: string[];
+  json?: Record<string, unknown>;
 }
 
 export interface OriginReport {
@@ -87,14 +94,15 @@ export interface OriginReport {
 
 /**
  * Routes a replay to one verification per origin. `verify` is what the
- * local `seam verify` runs on a byte source (with or without checkpoints).
+ * local `seam verify` runs on a byte source (with or without checkpoints);
+ * `message(seq)` fetches one message of the stream again, by its sequence:
+ * a line published twice is compared with its first copy (which the
+ * append-only stream still holds) rather than keeping a digest of every line.
  */
 export async function verifyStreamLedgers(
-  messages: AsyncIterable<StreamMessage>,
-  verify: (
-    name: string,
-    source: AsyncIterable<Uint8Array>,
-  ) => Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, unknown> }>,
+  messages: AsyncIterable<StreamMessage[]>,
+  verify: (name: string, source: AsyncIterable<Uint8Array>) => Promise<OriginVerdict>,
+  message: (seq: number) => Promise<Uint8Array | null>,
   only?: ReadonlySet<string>,
 ): Promise<{ origins: OriginReport[]; findings: StreamFinding[] }> {
   const states = new Map<string, OriginState>();
@@ -113,75 +121,80 @@ export async function verifyStreamLedgers(
     await s.feed.push(bytes);
   };
 
-  const deliver = async (s: OriginState, n: number, data: Uint8Array) => {
+  const deliver = (s: OriginState, n: number, seq: number, data: Uint8Array) => {
     if (n === 1 && originOf(data.subarray(0, data[data.length - 1] === 0x0a ? -1 : undefined)) !== s.origin)
       s.findings.push({
         kind: "stream_unknown_origin",
         message: `line 1 on ${SUBJECT_PREFIX}${s.origin} does not hash to that origin: not the ledger it names`,
       });
-    remember(s, n, data);
+    if (n > s.seqs.length) {
+      const grown = new Float64Array(s.seqs.length * 2);
+      grown.set(s.seqs);
+      s.seqs = grown;
+    }
+    s.seqs[n - 1] = seq;
     s.chunk.push(data);
     s.chunkBytes += data.length;
     s.next = n + 1;
-    if (s.chunkBytes >= CHUNK) await flush(s);
   };
 
-  for await (const m of messages) {
-    if (!m.subject.startsWith(SUBJECT_PREFIX)) {
-      loose.push({
-        kind: "stream_unknown_origin",
-        message: `message ${m.seq} on ${m.subject}: not a seam ledger subject`,
-      });
-      continue;
-    }
-    const origin = m.subject.slice(SUBJECT_PREFIX.length);
-    if (only && !only.has(origin)) continue;
-    let s = states.get(origin);
-    if (s === undefined) {
-      const feed = new Feed();
-      s = {
-        origin,
-        next: 1,
-        ahead: new Map(),
-        digests: new Uint8Array(16 * 1024),
-        chunk: [],
-        chunkBytes: 0,
-        feed,
-        result: verify(origin, feed),
-        findings: [],
-      };
-      states.set(origin, s);
-    }
-    const n = m.line === null ? Number.NaN : Number(m.line);
-    if (!Number.isSafeInteger(n) || n < 1 || String(n) !== m.line) {
-      s.findings.push({ kind: "stream_no_line", message: `message ${m.seq}: no valid Seam-Line header` });
-      continue;
-    }
-    if (n < s.next) {
-      // Published again: the same bytes are a harmless re-publish, others a conflict.
-      if (!sameDigest(s, n, m.data))
-        s.findings.push({
-          kind: "stream_conflict",
-          message: `line ${n} was published twice with different bytes (message ${m.seq})`,
+  const conflict = (s: OriginState, n: number, seq: number) =>
+    s.findings.push({
+      kind: "stream_conflict",
+      message: `line ${n} was published twice with different bytes (message ${seq})`,
+    });
+
+  for await (const batch of messages)
+    for (const m of batch) {
+      const origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+      if (only && (origin === null || !only.has(origin))) continue;
+      if (origin === null) {
+        loose.push({
+          kind: "stream_unknown_origin",
+          message: `message ${m.seq} on ${m.subject}: not a seam ledger subject`,
         });
-      continue;
+        continue;
+      }
+      let s = states.get(origin);
+      if (s === undefined) {
+        const feed = new Feed();
+        s = {
+          origin,
+          next: 1,
+          ahead: new Map(),
+          seqs: new Float64Array(1024),
+          chunk: [],
+          chunkBytes: 0,
+          feed,
+          result: verify(origin, feed),
+          findings: [],
+        };
+        states.set(origin, s);
+      }
+      const n = m.line === null ? Number.NaN : Number(m.line);
+      if (!Number.isSafeInteger(n) || n < 1 || String(n) !== m.line) {
+        s.findings.push({ kind: "stream_no_line", message: `message ${m.seq}: no valid Seam-Line header` });
+        continue;
+      }
+      if (n < s.next) {
+        // Published again: the same bytes are a harmless re-publish, others a conflict.
+        const first = await message(s.seqs[n - 1]!);
+        if (first === null || !equalBytes(first, m.data)) conflict(s, n, m.seq);
+        continue;
+      }
+      if (n > s.next) {
+        const had = s.ahead.get(n);
+        if (had !== undefined && !equalBytes(had.data, m.data)) conflict(s, n, m.seq);
+        else if (had === undefined && s.ahead.size < MAX_AHEAD) s.ahead.set(n, m);
+        continue;
+      }
+      deliver(s, n, m.seq, m.data);
+      for (let a = s.ahead.get(s.next); a !== undefined; a = s.ahead.get(s.next)) {
+        s.ahead.delete(s.next);
+        deliver(s, s.next, a.seq, a.data);
+      }
+      if (s.chunkBytes >= CHUNK) await flush(s);
     }
-    if (n > s.next) {
-      const had = s.ahead.get(n);
-      if (had !== undefined && !equalBytes(had, m.data))
-        s.findings.push({
-          kind: "stream_conflict",
-          message: `line ${n} was published twice with different bytes (message ${m.seq})`,
-        });
-      else if (s.ahead.size < MAX_AHEAD) s.ahead.set(n, m.data);
-      continue;
-    }
-    await deliver(s, n, m.data);
-    for (let a = s.ahead.get(s.next); a !== undefined; a = s.ahead.get(s.next)) {
-      s.ahead.delete(s.next);
-      await deliver(s, s.next, a);
-    }
-  }
 
   const origins: OriginReport[] = [];
   for (const s of states.values()) {
@@ -198,23 +211,6 @@ export async function verifyStreamLedgers(
     origins.push({ origin: s.origin, lines: s.next - 1, ...r, findings: s.findings });
   }
   return { origins, findings: loose };
-}
-
-function remember(s: OriginState, n: number, data: Uint8Array): void {
-  const at = (n - 1) * 16;
-  if (at + 16 > s.digests.length) {
-    const grown = new Uint8Array(Math.max(s.digests.length * 2, at + 16));
-    grown.set(s.digests);
-    s.digests = grown;
-  }
-  s.digests.set(createHash("sha256").update(data).digest().subarray(0, 16), at);
-}
-
-function sameDigest(s: OriginState, n: number, data: Uint8Array): boolean {
-  const d = createHash("sha256").update(data).digest().subarray(0, 16);
-  const at = (n - 1) * 16;
-  for (let i = 0; i < 16; i++) if (s.digests[at + i] !== d[i]) return false;
-  return true;
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -6,6 +6,8 @@
 import { open } from "node:fs/promises";
 import { LineSplitter } from "../core/lines.ts";
 
+const READ_SIZE = 1 << 20;
+
 export interface LineBatch {
   /** Each complete line, its "\n" included: the file's exact bytes. */
   lines: Uint8Array[];
@@ -23,19 +25,19 @@ export async function readLines(path: string, from: number, maxLines: number, ma
     const lines: Uint8Array[] = [];
     // No limit on what is kept of an open line: every line is sent whole. The
     // splitter is never ended, so a last line without its "\n" never comes out.
-    const splitter = new LineSplitter(Number.POSITIVE_INFINITY);
+    // Each read gets a buffer of its own, so lines can stay views into it.
+    const splitter = new LineSplitter(Number.POSITIVE_INFINITY, true);
     let pos = from;
     let readAt = from;
     let bytes = 0;
-    const buf = new Uint8Array(1 << 20);
     for (;;) {
+      const buf = new Uint8Array(READ_SIZE);
       const { bytesRead } = await fh.read(buf, 0, buf.length, readAt);
       if (bytesRead === 0) return { lines, next: pos };
       readAt += bytesRead;
       splitter.feed(buf.subarray(0, bytesRead));
       for (let part = splitter.next(); part !== null; part = splitter.next()) {
-        // A copy: the part may be a view of `buf`, which the next read reuses.
-        const line = part.raw.slice();
+        const line = part.raw;
         lines.push(line);
         pos += line.length;
         bytes += line.length;

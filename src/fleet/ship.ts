@@ -6,12 +6,13 @@
  *   Seam-Line    <line>            (1-based)
  *   Seam-Host, Seam-File           (where it came from; informative only)
  * Where to start is asked of the stream (the last line it holds for the
- * origin) at start and after every failure, never taken from a local cursor;
- * that line must equal the local one, or the local file was rewritten after
- * it was shipped, which is refused. Lines go in batches whose acks are
- * awaited before the next batch is read: the batch is the in-memory buffer,
- * and while the server is away reading pauses. A line larger than the
- * server's max_payload cannot be shipped: that is an error, not a skip.
+ * origin) at start and after every failure, never taken from a local cursor
+ * alone; that line must equal the local one, or the local file was rewritten
+ * after it was shipped, which is refused. Lines go in batches; a batch is
+ * read and published while the one before it awaits its acks, and no third
+ * is read until those came: two batches are the in-memory buffer, and while
+ * the server is away reading pauses. A line larger than the server's
+ * max_payload cannot be shipped: that is an error, not a skip.
  */
 import { hostname } from "node:os";
 import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
@@ -19,7 +20,7 @@ import { leafHash } from "../checkpoint/merkle.ts";
 import { readLines, offsetAfterLine } from "./lines.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 
-/** The in-memory bound: lines and bytes of one unacknowledged batch. */
+/** The in-memory bound: lines and bytes of one batch (two are held: one awaiting its acks, one on its way). */
 export const BATCH_LINES = 4096;
 export const BATCH_BYTES = 8 << 20;
 
@@ -27,10 +28,42 @@ export class ShipError extends Error {
   override readonly name = "ShipError";
 }
 
-/** What the shipper needs of JetStream (the client's publish and last-message lookup). */
+/** The stream answered a line with an error (a limit of the stream, or a cluster without a leader). */
+export class RefusedError extends Error {
+  override readonly name = "RefusedError";
+}
+
+/** A batch that did not go through whole: the first `stored` of its lines are known to be in the stream. */
+export class BatchError extends Error {
+  override readonly name = "BatchError";
+  constructor(
+    readonly stored: number,
+    readonly reason: Error,
+  ) {
+    super(reason.message);
+  }
+}
+
+/** What every line of one ledger carries besides its number. */
+export interface LineHeaders {
+  origin: string;
+  host: string;
+  file: string;
+}
+
+/** What the shipper needs of JetStream (publishing and the last-message lookup). */
 export interface StreamPort {
-  /** Resolves when stored (or recognised as a duplicate); rejects on timeout or error. */
-  publish(subject: string, data: Uint8Array, msgId: string, headers: Record<string, string>): Promise<void>;
+  /**
+   * Publishes `lines` as lines first, first + 1, … of `subject` (Nats-Msg-Id
+   * `<origin>:<line>`, Seam-Line, Seam-Host, Seam-File); resolves when every
+   * one is stored (or recognised as a duplicate), rejects with a BatchError.
+   */
+  publishLines(subject: string, lines: Uint8Array[], first: number, headers: LineHeaders): Promise<void>;
+  /**
+   * The first line of 1…upTo that `subject` lacks, or null: null at once when
+   * the stream holds at least upTo messages there.
+   */
+  firstMissing(subject: string, upTo: number): Promise<number | null>;
   /** The last message on `subject`: its Seam-Line header and bytes; null when none. */
   last(subject: string): Promise<{ line: number; data: Uint8Array } | null>;
   maxPayload(): number;
@@ -48,12 +81,23 @@ export function originOf(line1: Uint8Array): string {
   return ledgerOrigin(leafHash(line1));
 }
 
+interface InFlightBatch {
+  acked: Promise<void>;
+  lines: number;
+  /** The byte offset after its last line. */
+  next: number;
+}
+
 export class LedgerShipper {
   origin: string | null = null;
   /** Lines the stream is known to hold for this origin. */
   shipped = 0;
   private offset = 0;
   private readonly host = hostname();
+  /** Cleared after a failure: the stream is asked again where to go on from. */
+  private synced = false;
+  /** Whether `shipped` counts acknowledgements of this process (after its first sync). */
+  private counting = false;
 
   constructor(
     readonly path: string,
@@ -69,59 +113,87 @@ export class LedgerShipper {
   async shipAvailable(retry: boolean): Promise<number> {
     let wait = 250;
     let sent = 0;
+    let said = "";
     for (;;) {
+      const before = this.shipped;
       try {
-        sent += await this.shipOnce();
-        return sent;
+        await this.shipOnce();
+        return sent + this.shipped - before;
       } catch (err) {
+        sent += this.shipped - before;
+        if (err instanceof RefusedError && !retry) throw new ShipError(`${this.path}: ${err.message}`);
         if (err instanceof ShipError || !retry || this.deps.stopped()) throw err;
+        // A refusal may be for good (a line over the stream's size limit): said once, retried all the same.
+        if (err instanceof RefusedError && err.message !== said) {
+          said = err.message;
+          this.deps.warn(`${this.path}: ${err.message}; retrying`);
+        }
         await this.deps.sleep(wait);
         wait = Math.min(wait * 2, 5000);
-        this.synced = false; // the stream says where to go on from, not what this process thinks it sent
+        this.synced = false;
       }
     }
   }
 
-  private synced = false;
-
-  private async shipOnce(): Promise<number> {
+  private async shipOnce(): Promise<void> {
     if (this.origin === null) {
       const first = await readLines(this.path, 0, 1, Number.MAX_SAFE_INTEGER);
-      if (first.lines.length === 0) return 0; // no complete first line yet
+      if (first.lines.length === 0) return; // no complete first line yet
       this.origin = originOf(first.lines[0]!.subarray(0, -1));
     }
     const subject = SUBJECT_PREFIX + this.origin;
     if (!this.synced) await this.sync(subject);
-    let sent = 0;
+    const headers = { origin: this.origin, host: this.host, file: this.path };
+    // One batch is read and published while the one before it awaits its
+    // acks, so the server never waits for the file; at most two are held.
+    let readAt = this.offset;
+    let last = this.shipped;
+    let before: InFlightBatch | null = null;
     for (;;) {
-      if (this.deps.stopped()) return sent;
-      const batch = await readLines(this.path, this.offset, BATCH_LINES, BATCH_BYTES);
-      if (batch.lines.length === 0) return sent;
+      if (this.deps.stopped()) break;
+      const batch = await readLines(this.path, readAt, BATCH_LINES, BATCH_BYTES);
+      if (batch.lines.length === 0) break;
       const max = this.port.maxPayload();
-      const acks: Promise<void>[] = [];
-      let n = this.shipped;
-      for (const line of batch.lines) {
-        n++;
-        if (line.length > max)
+      for (let i = 0; i < batch.lines.length; i++)
+        if (batch.lines[i]!.length > max)
           throw new ShipError(
-            `${this.path}: line ${n} is ${line.length} bytes, over the server's max_payload of ${max}: raise max_payload on the NATS servers`,
+            `${this.path}: line ${last + i + 1} is ${batch.lines[i]!.length} bytes, over the server's max_payload of ${max}: raise max_payload on the NATS servers`,
           );
-        acks.push(
-          this.port.publish(subject, line, `${this.origin}:${n}`, {
-            "Seam-Line": String(n),
-            "Seam-Host": this.host,
-            "Seam-File": this.path,
-          }),
-        );
-      }
-      await Promise.all(acks);
-      this.shipped = n;
-      this.offset = batch.next;
-      sent += batch.lines.length;
+      const acked = this.port.publishLines(subject, batch.lines, last + 1, headers);
+      acked.catch(() => {}); // awaited below, after the batch before it
+      last += batch.lines.length;
+      readAt = batch.next;
+      if (before !== null) await this.settle(before);
+      before = { acked, lines: batch.lines.length, next: batch.next };
     }
+    if (before !== null) await this.settle(before);
   }
 
-  /** Where the stream says this origin ends; its last line must be the file's line of that number. */
+  /**
+   * Waits for a batch's acks. What was acknowledged is stored: after a
+   * failure, shipping goes on from there (or from where the stream ends, if
+   * that is earlier), never past a line that may be missing.
+   */
+  private async settle(b: InFlightBatch): Promise<void> {
+    try {
+      await b.acked;
+    } catch (err) {
+      if (!(err instanceof BatchError)) throw err;
+      this.shipped += err.stored;
+      throw err.reason;
+    }
+    this.shipped += b.lines;
+    this.offset = b.next;
+  }
+
+  /**
+   * Where the stream says this origin ends; its last line must be the file's
+   * line of that number. Shipping goes on after it, or from an earlier line
+   * that may be missing: after a failure in this process, the line after the
+   * last one acknowledged; in any case, the first line the stream lacks when
+   * it holds fewer messages than lines. The stream drops what it already has
+   * by its Nats-Msg-Id.
+   */
   private async sync(subject: string): Promise<void> {
     const last = await this.port.last(subject);
     const n = last?.line ?? 0;
@@ -134,9 +206,16 @@ export class LedgerShipper {
       throw new ShipError(
         `${this.path}: line ${n} differs from the line the stream holds for ${this.origin}: the file was rewritten after it was shipped, or someone else published to this origin`,
       );
-    this.shipped = n;
-    this.offset = at.offset;
+    let from = this.counting ? Math.min(n, this.shipped) : n;
+    // A line the stream refused, or lost in a broken connection, while later
+    // ones of its batch were stored (in this process or an earlier one) is
+    // sent again from there.
+    const missing = await this.port.firstMissing(subject, n);
+    if (missing !== null) from = Math.min(from, missing - 1);
+    this.shipped = from;
+    this.offset = from === n ? at.offset : (await offsetAfterLine(this.path, from))!.offset;
     this.synced = true;
+    this.counting = true;
   }
 }
 
