@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GENESIS } from "../src/core/chain.ts";
-import { JsonFloat, parseJson } from "../src/core/json.ts";
+import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { BREAK_KINDS, FINDING_KINDS } from "../src/format/kinds.ts";
 import { chainClaim, classifyLine, expectedChain, isBlank, passedOn, setChain } from "../src/format/line.ts";
 import { ENVELOPE_KEYS, buildRow, repairFields, repairs } from "../src/format/row.ts";
@@ -65,6 +65,14 @@ describe("chain claims", () => {
     expect(lineForm(row)).toBe('{"a": 1, "chain": "bfd5f35b43681d586db0f4a547a500ca"}');
     expect(expectedChain(GENESIS, { a: 1, chain: "whatever" })).toBe("bfd5f35b43681d586db0f4a547a500ca");
     expect(expectedChain(GENESIS, { a: new JsonFloat(1) })).not.toBe("bfd5f35b43681d586db0f4a547a500ca");
+  });
+
+  test("expectedChain from the line or from the row: the same chain, and the Map left without its chain", () => {
+    for (const text of ['{"a": 1, "chain": "x"}', '{"a":1, "chain": "x"}']) {
+      const row = parseJson(text) as Map<string, Json>;
+      expect(expectedChain(GENESIS, row, new TextEncoder().encode(text))).toBe("bfd5f35b43681d586db0f4a547a500ca");
+      expect([...row.keys()]).toEqual(["a"]);
+    }
   });
 });
 

@@ -4,6 +4,7 @@
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
 import { chainOf } from "../core/chain.ts";
+import { chainFromLine } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 
 /**
@@ -65,17 +66,20 @@ const REFERENCE_DEPTH = { maxDepth: REFERENCE_MAX_DEPTH };
  */
 export function classifyLine(bytes: Uint8Array, onDuplicate?: (key: string) => void): LineClass {
   if (isBlank(bytes)) return BLANK;
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return UNPARSEABLE;
+  }
   try {
     return {
       kind: "row",
-      row: parseJson(
-        utf8.decode(bytes),
-        onDuplicate ? { maxDepth: REFERENCE_MAX_DEPTH, onDuplicate } : REFERENCE_DEPTH,
-      ),
+      row: parseJson(text, onDuplicate ? { maxDepth: REFERENCE_MAX_DEPTH, onDuplicate } : REFERENCE_DEPTH),
     };
   } catch {
-    // Invalid UTF-8, a JSON syntax error, a >4300-digit int, nesting too deep
-    // (the parser's limit, or the stack's): all unparseable, as for the reference.
+    // A JSON syntax error, a >4300-digit int, nesting too deep (the
+    // parser's limit, or the stack's): all unparseable, as for the reference.
     return UNPARSEABLE;
   }
 }
@@ -116,8 +120,23 @@ export function passedOn(claim: ChainClaim): string | null {
   return claim.kind === "chained" ? claim.chain : null;
 }
 
-/** The chain a row must carry after `prev`: chainOf(prev, row without its "chain"). A parsed Map is ours to change. */
-export function expectedChain(prev: string, row: JsonObject | { readonly [k: string]: Json }): string {
+/**
+ * The chain a row must carry after `prev`: chainOf(prev, row without its
+ * "chain"), taken from the row's line itself when it is written in chain
+ * form (chainFromLine), else written from the parsed row. A parsed Map is
+ * ours to change.
+ */
+export function expectedChain(
+  prev: string,
+  row: JsonObject | { readonly [k: string]: Json },
+  line?: Uint8Array,
+): string {
+  const quick = line === undefined ? null : chainFromLine(prev, line);
+  if (quick !== null) {
+    // As the long way leaves it: readers of a verified row get it without its chain.
+    if (row instanceof Map) row.delete("chain");
+    return quick;
+  }
   if (row instanceof Map) {
     row.delete("chain");
     return chainOf(prev, row);

@@ -29,6 +29,7 @@ import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { unescapeBytes } from "../core/escape.ts";
 import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
+import { FormRow } from "../core/form-line.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
@@ -213,12 +214,16 @@ export class LedgerVerifier {
     let row: Json | undefined;
     if (input instanceof Uint8Array) {
       this.dupKey = undefined;
-      const line = classifyLine(input, this.onDuplicate);
-      if (line.kind === "blank") {
+      // Nobody outside sees the row: a line in chain form is read member by member as the
+      // checks ask. (A row handed to onRow is parsed whole: its readers want all of it.)
+      const quick = this.onRow === undefined ? FormRow.read(input) : null;
+      const line = quick === null ? classifyLine(input, this.onDuplicate) : null;
+      if (line?.kind === "blank") {
         this.settleUnjudged(null);
         return;
       }
-      if (line.kind === "row") row = line.row;
+      if (quick !== null) row = quick;
+      else if (line?.kind === "row") row = line.row;
     } else {
       const claimed = terminated ? chainFromTail(input.tail) : null;
       if (claimed !== null) {
@@ -252,7 +257,7 @@ export class LedgerVerifier {
       return;
     }
     this.settleUnjudged(row);
-    this.row(row, n, this.dupKey);
+    this.row(row, n, this.dupKey, input instanceof Uint8Array ? input : undefined);
   }
 
   /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
@@ -271,7 +276,8 @@ export class LedgerVerifier {
     this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
-  private row(row: Json, n: number, dupKey?: string): void {
+  /** `line`: the row's bytes, when it was short enough to be parsed (its chain may be read off them). */
+  private row(row: Json, n: number, dupKey: string | undefined, line: Uint8Array | undefined): void {
     this.rows++;
     const claim = chainClaim(row);
     if (claim.kind === "not_object" || !isObject(row)) {
@@ -294,7 +300,10 @@ export class LedgerVerifier {
       this.chained++;
       let computed: string | null = null;
       try {
-        computed = expectedChain(this.prev, row);
+        computed =
+          row instanceof FormRow
+            ? (row.chain(this.prev) ?? expectedChain(this.prev, row.model()))
+            : expectedChain(this.prev, row, line);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just
         // under its own parse limit), hence the message. Here it cannot

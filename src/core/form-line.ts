@@ -1,0 +1,510 @@
+/**
+ * A ledger line read the quick way, when it is written in the chain form's
+ * own text member by member: the layout `json.dumps` gives (", " and ": ",
+ * no other white space), strings with only the escapes json.dumps writes,
+ * ints as they read, floats in Python's repr, nested objects with their keys
+ * in sorted order. Every row seam writes is such a line. For one:
+ *   - its chain form is its top-level members sorted by key, `chain` left
+ *     out, joined by ", " in braces: the verifier hashes the line it has,
+ *     rearranged, instead of writing the form anew from a parsed row
+ *     (chainOf in src/core/chain.ts; the suite holds the two to the same text);
+ *   - a member is parsed only when it is asked for (FormRow), so checking
+ *     a row's sessions costs the few fields they read, not the whole row.
+ *
+ * A shortcut, never a second rule: a line it does not recognize in full
+ * gives null, and the caller parses it and writes its form from the model,
+ * as before. Not recognized: other white space, an escape json.dumps does
+ * not write (`\/`, `\u0041`, uppercase hex), `-0`, `1E5`, a float not in
+ * repr, NaN and Infinity, a repeated key, nested keys out of order, a key
+ * with an escape, nesting past MAX_DEPTH, and anything that is not JSON by
+ * Python's rules (syntax, raw control characters, leading zeros, over 4300
+ * digits, bad UTF-8). What it recognizes, parseJson reads to the same
+ * values, with no repeated key.
+ */
+import * as crypto from "node:crypto";
+import { createHash } from "node:crypto";
+import { type Json, type JsonObject, parseJson } from "./json.ts";
+import { MAX_INT_DIGITS } from "./json-scanner.ts";
+import { pyFloatRepr } from "./pyfloat.ts";
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const SPACE = 0x20;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/** Deeper rows go the long way (they are rare, and the recursion stays short). */
+const MAX_DEPTH = 64;
+
+/** What every scanner below returns when the text is not the form. */
+const NO = -1;
+
+/** Reused from call to call: per top-level member, its start, the end of its key, and its end. */
+let members = new Int32Array(3 * 64);
+/** The line being scanned has a byte of 0x80 or above (then its UTF-8 is checked as a whole). */
+let high = false;
+// ignoreBOM: a BOM is text to it, so a line that starts with one is no object here (nor to Python).
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Reused: prev and the chain form, assembled for one hash call. */
+let scratch = new Uint8Array(1 << 16);
+
+/** node:crypto's one-shot hash (Node 20.12 and later, Bun): no Hash object per row. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string }).hash;
+
+/**
+ * chainOf(prev, row without "chain") for the row on `line` (its bytes
+ * without the "\n"), or null when the line is not in chain form member by
+ * member or prev is not ASCII (then the caller takes the long way).
+ */
+export function chainFromLine(prev: string, line: Uint8Array): string | null {
+  const n = readMembers(line);
+  if (n === NO) return null;
+  const order = sortedMembers(line, members, n);
+  return order === null ? null : chainOfMembers(prev, line, members, order);
+}
+
+/** The chain after `prev` of a line whose members (start, key end, end) are `spans`, in key order `order`. */
+function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order: number[]): string | null {
+  let size = prev.length + 2;
+  for (let k = 0; k < order.length; k++) size += spans[3 * order[k]! + 2]! - spans[3 * order[k]!]! + 2;
+  if (size > scratch.length) scratch = new Uint8Array(Math.max(size, 2 * scratch.length));
+  const out = scratch;
+  let o = 0;
+  for (let k = 0; k < prev.length; k++) {
+    const c = prev.charCodeAt(k);
+    if (c >= 0x80) return null;
+    out[o++] = c;
+  }
+  out[o++] = OPEN_BRACE;
+  for (let k = 0; k < order.length; k++) {
+    const m = order[k]!;
+    if (k > 0) {
+      out[o++] = COMMA;
+      out[o++] = SPACE;
+    }
+    // Byte by byte: a member is short, and a view of each costs more than its copy.
+    for (let j = spans[3 * m]!, end = spans[3 * m + 2]!; j < end; j++) out[o++] = line[j]!;
+  }
+  out[o++] = CLOSE_BRACE;
+  const form = out.subarray(0, o);
+  const hex = oneShot !== undefined ? oneShot("sha256", form, "hex") : createHash("sha256").update(form).digest("hex");
+  return hex.slice(0, 32);
+}
+
+/** Recognizes the line and records its top-level members in `members`: their count, or NO. */
+function readMembers(b: Uint8Array): number {
+  high = false;
+  const n = topMembers(b);
+  if (n === NO) return NO;
+  if (high) {
+    try {
+      utf8.decode(b);
+    } catch {
+      return NO;
+    }
+  }
+  return n;
+}
+
+/** Records the top-level members in `members`; their count, or NO. */
+function topMembers(b: Uint8Array): number {
+  if (b[0] !== OPEN_BRACE) return NO;
+  if (b[1] === CLOSE_BRACE) return b.length === 2 ? 0 : NO;
+  let i = 1;
+  let n = 0;
+  for (;;) {
+    const keyEnd = key(b, i);
+    if (keyEnd === NO) return NO;
+    const end = value(b, keyEnd + 2, 1);
+    if (end === NO) return NO;
+    if (3 * n + 3 > members.length) {
+      const grown = new Int32Array(2 * members.length);
+      grown.set(members);
+      members = grown;
+    }
+    members[3 * n] = i;
+    members[3 * n + 1] = keyEnd;
+    members[3 * n + 2] = end;
+    n++;
+    if (b[end] === CLOSE_BRACE) return end + 1 === b.length ? n : NO;
+    if (b[end] !== COMMA || b[end + 1] !== SPACE) return NO;
+    i = end + 2;
+  }
+}
+
+/** The members' indexes in key order, `chain` left out; null when a key repeats. */
+function sortedMembers(b: Uint8Array, spans: Int32Array, n: number): number[] | null {
+  const order: number[] = [];
+  let chains = 0;
+  for (let m = 0; m < n; m++) {
+    if (isChainKey(b, spans[3 * m]!, spans[3 * m + 1]!)) {
+      chains++;
+      continue;
+    }
+    // Insertion sort: a row has a dozen or two members, mostly in the same order.
+    let k = order.length;
+    order.push(m);
+    for (; k > 0; k--) {
+      const d = compareKeys(b, spans, order[k - 1]!, m);
+      if (d === 0) return null;
+      if (d < 0) break;
+      order[k] = order[k - 1]!;
+    }
+    order[k] = m;
+  }
+  // Two chain members: the long way decides which one the row carries.
+  return chains > 1 ? null : order;
+}
+
+/** The bytes of `"chain"` with its quotes. */
+const CHAIN_KEY = [0x22, 0x63, 0x68, 0x61, 0x69, 0x6e, 0x22];
+
+function isChainKey(b: Uint8Array, start: number, end: number): boolean {
+  if (end - start !== CHAIN_KEY.length) return false;
+  for (let k = 0; k < CHAIN_KEY.length; k++) if (b[start + k] !== CHAIN_KEY[k]) return false;
+  return true;
+}
+
+/**
+ * Keys hold no escape (key() refuses them), so comparing their UTF-8 bytes
+ * is comparing their code points, which is how sort_keys orders them. The
+ * quotes are left out: a key that goes on where another ends sorts after it
+ * whatever comes next, even a byte below the quote's.
+ */
+function compareKeys(b: Uint8Array, spans: Int32Array, x: number, y: number): number {
+  return compareSpans(b, spans[3 * x]! + 1, spans[3 * x + 1]! - 1, spans[3 * y]! + 1, spans[3 * y + 1]! - 1);
+}
+
+function compareSpans(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): number {
+  const len = Math.min(e1 - s1, e2 - s2);
+  for (let k = 0; k < len; k++) {
+    const d = b[s1 + k]! - b[s2 + k]!;
+    if (d !== 0) return d;
+  }
+  return e1 - s1 - (e2 - s2);
+}
+
+/** `"key": ` at i with no escape in the key: the end of the key's closing quote, else NO. */
+function key(b: Uint8Array, i: number): number {
+  if (b[i] !== QUOTE) return NO;
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j]!;
+    if (c === QUOTE) return b[j + 1] === COLON && b[j + 2] === SPACE ? j + 1 : NO;
+    if (c === BACKSLASH || c < 0x20) return NO;
+    if (c >= 0x80) high = true;
+  }
+  return NO;
+}
+
+/** The end of the value at i when it is written in chain form, else NO. */
+function value(b: Uint8Array, i: number, depth: number): number {
+  const c = b[i];
+  if (c === QUOTE) return string(b, i);
+  if (c === OPEN_BRACE) return depth >= MAX_DEPTH ? NO : object(b, i, depth + 1);
+  if (c === OPEN_BRACKET) return depth >= MAX_DEPTH ? NO : array(b, i, depth + 1);
+  if (c === 0x74) return literal(b, i, TRUE);
+  if (c === 0x66) return literal(b, i, FALSE);
+  if (c === 0x6e) return literal(b, i, NULL);
+  if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) return number(b, i);
+  // NaN, Infinity, white space: the long way.
+  return NO;
+}
+
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+const NULL = [0x6e, 0x75, 0x6c, 0x6c];
+
+function literal(b: Uint8Array, i: number, word: number[]): number {
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return NO;
+  return i + word.length;
+}
+
+/**
+ * A string whose escapes are exactly those json.dumps writes with
+ * ensure_ascii=False: `\"` `\\` `\b` `\f` `\n` `\r` `\t`, and `\u00xx` in
+ * lowercase hex for the other controls. Any other escape stands for text
+ * that the form writes raw.
+ */
+function string(b: Uint8Array, i: number): number {
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j]!;
+    if (c === QUOTE) return j + 1;
+    if (c < 0x20) return NO;
+    if (c >= 0x80) high = true;
+    if (c !== BACKSLASH) continue;
+    const e = b[j + 1];
+    if (e === QUOTE || e === BACKSLASH || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      j++;
+      continue;
+    }
+    if (e !== 0x75 || lowControl(b, j + 2) === NO) return NO;
+    j += 5;
+  }
+  return NO;
+}
+
+/** The code of a `\u00xx` escape's hex digits at `at` when json.dumps writes it so (a control with no short form), else NO. */
+function lowControl(b: Uint8Array, at: number): number {
+  if (b[at] !== 0x30 || b[at + 1] !== 0x30) return NO;
+  const hi = b[at + 2]!;
+  const lo = b[at + 3]!;
+  if (hi !== 0x30 && hi !== 0x31) return NO;
+  let low: number;
+  if (lo >= 0x30 && lo <= 0x39) low = lo - 0x30;
+  else if (lo >= 0x61 && lo <= 0x66) low = lo - 0x57;
+  else return NO;
+  const code = (hi - 0x30) * 16 + low;
+  return code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? NO : code;
+}
+
+function object(b: Uint8Array, i: number, depth: number): number {
+  if (b[i + 1] === CLOSE_BRACE) return i + 2;
+  let j = i + 1;
+  let prev = NO;
+  let prevEnd = NO;
+  for (;;) {
+    const keyEnd = key(b, j);
+    if (keyEnd === NO) return NO;
+    // Nested keys are not sorted here, so they must already stand in order (and so not repeat).
+    if (prev !== NO && compareSpans(b, prev + 1, prevEnd - 1, j + 1, keyEnd - 1) >= 0) return NO;
+    prev = j;
+    prevEnd = keyEnd;
+    const end = value(b, keyEnd + 2, depth);
+    if (end === NO) return NO;
+    if (b[end] === CLOSE_BRACE) return end + 1;
+    if (b[end] !== COMMA || b[end + 1] !== SPACE) return NO;
+    j = end + 2;
+  }
+}
+
+function array(b: Uint8Array, i: number, depth: number): number {
+  if (b[i + 1] === CLOSE_BRACKET) return i + 2;
+  let j = i + 1;
+  for (;;) {
+    const end = value(b, j, depth);
+    if (end === NO) return NO;
+    if (b[end] === CLOSE_BRACKET) return end + 1;
+    if (b[end] !== COMMA || b[end + 1] !== SPACE) return NO;
+    j = end + 2;
+  }
+}
+
+/**
+ * An int as JSON writes it (no leading zero, at most MAX_INT_DIGITS digits,
+ * which is all Python reads) and not `-0`, which Python reads as the int 0.
+ * A float must already be Python's repr of the double it reads as (Number()
+ * and float() both round correctly, so that is the double chainForm writes;
+ * and a repr is a valid JSON number).
+ */
+function number(b: Uint8Array, i: number): number {
+  let j = b[i] === 0x2d ? i + 1 : i;
+  const digits = j;
+  while (j < b.length && b[j]! >= 0x30 && b[j]! <= 0x39) j++;
+  if (j === digits) return NO;
+  const c = b[j];
+  if (c !== 0x2e && c !== 0x65 && c !== 0x45) {
+    if (b[digits] === 0x30 && (j - digits > 1 || digits > i)) return NO;
+    return j - digits > MAX_INT_DIGITS ? NO : j;
+  }
+  for (; j < b.length; j++) {
+    const d = b[j]!;
+    if (!((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d)) break;
+  }
+  let text = "";
+  for (let k = i; k < j; k++) text += String.fromCharCode(b[k]!);
+  const x = Number(text);
+  return Number.isFinite(x) && pyFloatRepr(x) === text ? j : NO;
+}
+
+/**
+ * A row read off a line in chain form, a member parsed only when it is
+ * asked for: `get` and `has` read the one member they name (the value
+ * parseJson gives it, kept once read); anything else a Map does (size,
+ * iteration, set, delete) first reads the whole row, in line order. `chain`
+ * gives the row's chain after a prev. Made by `read` over the line's bytes
+ * as they are (good while they are) or over a copy of its own (`own`).
+ */
+export class FormRow extends Map<string, Json> {
+  private readonly spans: Int32Array;
+  /** Byte offsets are text offsets: members are parsed one by one. Else the whole row is, once. */
+  private readonly ascii: boolean;
+  private text: string | null = null;
+  /** Members parsed so far, by index; `undefined`: not yet. */
+  private readonly parsed: (Json | undefined)[] = [];
+  /** The Map holds every member (then it is an ordinary Map). */
+  private filled = false;
+
+  private constructor(
+    private readonly line: Uint8Array,
+    private readonly n: number,
+    /** The members but `chain`, in key order. */
+    private readonly order: number[],
+  ) {
+    super();
+    this.spans = members.slice(0, 3 * n);
+    this.ascii = !high;
+  }
+
+  /**
+   * The line as a FormRow, or null when it is not in chain form member by
+   * member, or repeats a key (then parse it: a repeated key is a break).
+   * `own`: keep a copy of the bytes, for a row that outlives them.
+   */
+  static read(line: Uint8Array, own = false): FormRow | null {
+    const n = readMembers(line);
+    if (n === NO) return null;
+    const order = sortedMembers(line, members, n);
+    return order === null ? null : new FormRow(own ? line.slice() : line, n, order);
+  }
+
+  /** chainOf(prev, this row without its chain); null when prev is not ASCII (then take the long way). */
+  chain(prev: string): string | null {
+    return chainOfMembers(prev, this.line, this.spans, this.order);
+  }
+
+  /** The whole row as parseJson reads the line: a Map of its own. */
+  model(): JsonObject {
+    return parseJson(utf8.decode(this.line)) as JsonObject;
+  }
+
+  override has(key: string): boolean {
+    if (this.filled || !this.ascii) {
+      this.fill();
+      return super.has(key);
+    }
+    return this.find(key) !== NO;
+  }
+
+  override get(key: string): Json | undefined {
+    if (this.filled || !this.ascii) {
+      this.fill();
+      return super.get(key);
+    }
+    const m = this.find(key);
+    return m === NO ? undefined : this.member(m);
+  }
+
+  override set(key: string, v: Json): this {
+    this.fill();
+    return super.set(key, v);
+  }
+
+  override delete(key: string): boolean {
+    this.fill();
+    return super.delete(key);
+  }
+
+  override clear(): void {
+    this.fill();
+    super.clear();
+  }
+
+  override forEach(f: (v: Json, k: string, map: Map<string, Json>) => void, thisArg?: unknown): void {
+    this.fill();
+    super.forEach(f, thisArg);
+  }
+
+  override entries(): MapIterator<[string, Json]> {
+    this.fill();
+    return super.entries();
+  }
+
+  override keys(): MapIterator<string> {
+    this.fill();
+    return super.keys();
+  }
+
+  override values(): MapIterator<Json> {
+    this.fill();
+    return super.values();
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, Json]> {
+    this.fill();
+    return super[Symbol.iterator]();
+  }
+
+  /** Makes the Map hold every member, in line order (with the values already handed out). */
+  private fill(): void {
+    if (!this.filled) {
+      this.filled = true;
+      if (this.ascii) {
+        const text = this.lineText();
+        for (let m = 0; m < this.n; m++)
+          super.set(text.slice(this.spans[3 * m]! + 1, this.spans[3 * m + 1]! - 1), this.member(m));
+      } else {
+        for (const [k, v] of this.model()) super.set(k, v);
+      }
+    }
+  }
+
+  private member(m: number): Json {
+    let v = this.parsed[m];
+    if (v === undefined) {
+      v = valueAt(this.line, this.lineText(), this.spans[3 * m + 1]! + 2, this.spans[3 * m + 2]!);
+      this.parsed[m] = v;
+    }
+    return v;
+  }
+
+  private lineText(): string {
+    this.text ??= utf8.decode(this.line);
+    return this.text;
+  }
+
+  /** The member whose key is `key`, or NO (an ASCII line: a key with other characters is in none). */
+  private find(key: string): number {
+    const b = this.line;
+    const spans = this.spans;
+    for (let m = 0; m < this.n; m++) {
+      const start = spans[3 * m]! + 1;
+      if (spans[3 * m + 1]! - 1 - start !== key.length) continue;
+      let k = 0;
+      while (k < key.length && b[start + k] === key.charCodeAt(k)) k++;
+      if (k === key.length) return m;
+    }
+    return NO;
+  }
+
+  /** Map's own size, read once the Map holds every member. */
+  static {
+    const size = Object.getOwnPropertyDescriptor(Map.prototype, "size")!.get!;
+    Object.defineProperty(FormRow.prototype, "size", {
+      get(this: FormRow) {
+        this.fill();
+        return size.call(this);
+      },
+    });
+  }
+}
+
+/**
+ * The value written in [start, end) of an ASCII line already recognized
+ * (its bytes, and its text at the same offsets): what parseJson reads
+ * there, read directly for the plain strings, small ints and literals that
+ * make up most of a row.
+ */
+function valueAt(b: Uint8Array, text: string, start: number, end: number): Json {
+  const c = b[start]!;
+  if (c === QUOTE) {
+    for (let j = start + 1; j < end - 1; j++) if (b[j] === BACKSLASH) return parseJson(text.slice(start, end));
+    return text.slice(start + 1, end - 1);
+  }
+  if ((c === 0x2d || (c >= 0x30 && c <= 0x39)) && end - start <= 15) {
+    let x = 0;
+    for (let j = c === 0x2d ? start + 1 : start; j < end; j++) {
+      const d = b[j]!;
+      if (d < 0x30 || d > 0x39) return parseJson(text.slice(start, end));
+      x = x * 10 + (d - 0x30);
+    }
+    return c === 0x2d ? -x : x;
+  }
+  if (c === 0x74) return true;
+  if (c === 0x66) return false;
+  if (c === 0x6e) return null;
+  return parseJson(text.slice(start, end));
+}
