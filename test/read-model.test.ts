@@ -11,7 +11,8 @@ import { type Json, parseJson } from "../src/core/json.ts";
 import { type Operation, OperationJoiner, isoMillis } from "../src/read/operations.ts";
 import { jsonText, opJson, opLine, timeText } from "../src/read/format.ts";
 import { aggregate, percentile } from "../src/read/stats.ts";
-import { type FollowWatch, type ReadEvent, followChunks, readLedger } from "../src/read/stream.ts";
+import { type FollowWatch, followChunks } from "../src/read/follow.ts";
+import { type ReadEvent, readLedger } from "../src/read/stream.ts";
 import { tempDir } from "./proc.ts";
 import { LedgerBuilder, type Row, seamRow } from "./verify-helpers.ts";
 
