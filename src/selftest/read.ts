@@ -11,7 +11,7 @@ import { getField } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
 import { FAULT_ENV } from "./faults.ts";
 import { jsonLines } from "./fixture-runs.ts";
-import type { Arm } from "./run.ts";
+import type { Arm } from "./arm.ts";
 
 const dec = new TextDecoder();
 
