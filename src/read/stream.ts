@@ -22,7 +22,7 @@
  * and feed the operations to a StatsAccumulator (stats.ts) for aggregates.
  *
  * `follow` keeps reading as writers append (told by the file system, with a
- * slow poll besides: followChunks), handing the verifier
+ * slow poll besides: followChunks in src/read/follow.ts), handing the verifier
  * whole lines only: a line still being written is waited for, never judged
  * torn. Each time it has caught up with the writers, the operations held
  * back are handed out (vouched as far as the head of the chain is, as at the

@@ -2,7 +2,7 @@
  * Writes the report: one HTML file, everything inline, nothing fetched.
  *
  * Layout of the file:
- *   <head>  a Content-Security-Policy that allows no network at all
+ *   <head>  (src/report/page-shell.ts) a Content-Security-Policy that allows no network at all
  *           (default-src 'none') and only this style and this script, by
  *           their SHA-256 (so no inline event handler or injected script
  *           can run); the stylesheet.
