@@ -56,6 +56,14 @@ function flagsOfType(def: ArgsDef, types: readonly string[]): Set<string> {
   return out;
 }
 
+/** A flag of `def` that takes a value, given it empty (`--f ""`, `--f=`): a usage error. Checked in `def`'s order. */
+export function rejectEmptyValues(a: Record<string, unknown>, def: ArgsDef): void {
+  for (const [name, arg] of Object.entries(def)) {
+    if (arg.type !== "string" && arg.type !== "enum") continue;
+    if (a[name] === "" || a[camel(name)] === "") throw new UsageError(`--${kebab(name)} must not be empty`);
+  }
+}
+
 /** Parses a whole number flag, or throws a usage error naming the flag. */
 export function intFlag(value: string | undefined, flag: string, fallback: number, min = 0): number {
   if (value === undefined || value === "") return fallback;

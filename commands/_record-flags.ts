@@ -7,10 +7,10 @@
 import { readFileSync } from "node:fs";
 import type { ActionRecorder } from "../src/wrap/actions.ts";
 import { chooseEndpoint } from "../src/wrap/endpoint.ts";
-import { intFlag } from "./_args.ts";
+import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { FSYNC_POLICIES } from "../src/ledger/file-sync.ts";
+import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import type { Log } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import {
@@ -19,27 +19,8 @@ import {
   type CheckpointConfig,
 } from "../src/checkpoint/writer.ts";
 
-export const RECORD_ARGS = {
-  raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
-  "max-frame": {
-    type: "string",
-    description:
-      "largest frame read, in bytes (default 67108864); a longer client frame is rowed and, under --write-ahead, refused; a longer server frame is counted",
-    valueHint: "BYTES",
-  },
-  fsync: {
-    type: "enum",
-    options: [...FSYNC_POLICIES] as string[],
-    description: "when rows are fsynced (default batch: at most every 100 ms)",
-  },
-  "write-ahead": {
-    type: "boolean",
-    description: "make each tools/call's intent row durable before forwarding the call",
-  },
-  "fail-closed": {
-    type: "boolean",
-    description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)",
-  },
+/** --map and its companions, each of which needs a mapping. */
+const ACTION_ARGS = {
   map: {
     type: "string",
     description:
@@ -69,6 +50,30 @@ export const RECORD_ARGS = {
       "refuse a call whose action could not be posted (JSON-RPC error -32000); by default it is forwarded after a warning",
   },
   "warn-unmapped": { type: "boolean", description: "warn once for each called tool the mapping does not name" },
+} as const;
+
+export const RECORD_ARGS = {
+  raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
+  "max-frame": {
+    type: "string",
+    description:
+      "largest frame read, in bytes (default 67108864); a longer client frame is rowed and, under --write-ahead, refused; a longer server frame is counted",
+    valueHint: "BYTES",
+  },
+  fsync: {
+    type: "enum",
+    options: [...FSYNC_POLICIES] as string[],
+    description: "when rows are fsynced (default batch: at most every 100 ms)",
+  },
+  "write-ahead": {
+    type: "boolean",
+    description: "make each tools/call's intent row durable before forwarding the call",
+  },
+  "fail-closed": {
+    type: "boolean",
+    description: "refuse a tools/call whose record cannot be made durable (implies --write-ahead)",
+  },
+  ...ACTION_ARGS,
   sign: {
     type: "string",
     description:
@@ -87,6 +92,16 @@ export const RECORD_ARGS = {
     valueHint: "PATH",
   },
 } as const;
+
+/** --fsync: one of FSYNC_POLICIES (default batch). */
+export function fsyncFlag(value: string | undefined): FsyncPolicy {
+  const fsync = (value ?? "batch") as FsyncPolicy;
+  if (!FSYNC_POLICIES.includes(fsync))
+    throw new UsageError(
+      `--fsync takes ${FSYNC_POLICIES.slice(0, -1).join(", ")} or ${FSYNC_POLICIES.at(-1)}, not ${JSON.stringify(fsync)}`,
+    );
+  return fsync;
+}
 
 /** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
 export function checkpointFlags(
@@ -135,16 +150,15 @@ export async function actionFlags(
   a: Record<string, unknown>,
   log: Log,
 ): Promise<ActionRecorder | undefined> {
-  for (const flag of ["map", "apiUrl", "agentId", "workflowId", "timeout"]) {
-    if (a[flag] === "")
-      throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must not be empty`);
-  }
+  rejectEmptyValues(a, ACTION_ARGS);
   const env = process.env;
   const given = (name: string) => (a[name] as string | undefined) || undefined;
   const mapPath = given("map") ?? (env.COMMITLAYER_RECORDER_MAP || undefined);
   const own = rawArgs.slice(0, rawArgs.includes("--") ? rawArgs.indexOf("--") : rawArgs.length);
   if (mapPath === undefined) {
-    const stray = own.find((w) => /^--(api-url|agent-id|workflow-id|timeout|no-fail-open|warn-unmapped)(=|$)/.test(w));
+    const companions = new Set([...valueFlags(ACTION_ARGS), ...booleanFlags(ACTION_ARGS)]);
+    companions.delete("--map");
+    const stray = own.find((w) => companions.has(w.split("=")[0]!));
     if (stray !== undefined)
       throw new UsageError(
         `${stray.split("=")[0]} needs an action mapping`,

@@ -2,7 +2,8 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { breakJson, breakLine, header, opJson, opLine, verdictJson, verdictLine } from "../src/read/format.ts";
-import { readLedgerBatches, readTail } from "../src/read/stream.ts";
+import { readLedgerBatches } from "../src/read/stream.ts";
+import { readTail } from "../src/read/tail.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, checkpointFlags } from "./_record-flags.ts";
+import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
-import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { createLog } from "../src/base/log.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
@@ -90,9 +89,7 @@ export default defineCommand({
         `--listen ${listen.host} is not a loopback address`,
         "add --allow-remote to listen where other machines can reach the proxy",
       );
-    const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
-    if (!["batch", "always", "never"].includes(fsync))
-      throw new UsageError(`--fsync takes batch, always or never, not ${JSON.stringify(fsync)}`);
+    const fsync = fsyncFlag(a.fsync as string | undefined);
     const redactHeaders = new Set<string>();
     for (let i = 0; i < rawArgs.length; i++) {
       const w = rawArgs[i]!;

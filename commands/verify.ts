@@ -17,26 +17,10 @@ import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/r
 import { describeIoError } from "../src/base/io-error.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
-import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 
-const args = {
-  path: {
-    type: "positional",
-    description: "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there",
-    required: false,
-  },
-  strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
-  json: { type: "boolean", description: "print one JSON object per file, one per line" },
-  quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
-  "max-line": {
-    type: "string",
-    description: "longest line parsed, in bytes; a longer one is a finding, read without being held (default 67108864)",
-    valueHint: "BYTES",
-  },
-  "allow-unparsed": {
-    type: "boolean",
-    description: "client frames seam could not read as the server did are notes, not findings",
-  },
+/** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
+const CHECKPOINT_ARGS = {
   key: {
     type: "string",
     description: "check every signed checkpoint with this verifier key (or a file of them) and report what is sealed",
@@ -57,15 +41,36 @@ const args = {
     description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint",
     valueHint: "LINE",
   },
-  origin: {
-    type: "string",
-    description: "with a nats:// stream: verify only these origins (comma-separated)",
-    valueHint: "ORIGIN",
-  },
   "check-proof": {
     type: "string",
     description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin",
     valueHint: "FILE",
+  },
+} as const;
+
+const args = {
+  path: {
+    type: "positional",
+    description: "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there",
+    required: false,
+  },
+  strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
+  json: { type: "boolean", description: "print one JSON object per file, one per line" },
+  quiet: { type: "boolean", description: "print nothing; the exit status is the verdict" },
+  "max-line": {
+    type: "string",
+    description: "longest line parsed, in bytes; a longer one is a finding, read without being held (default 67108864)",
+    valueHint: "BYTES",
+  },
+  "allow-unparsed": {
+    type: "boolean",
+    description: "client frames seam could not read as the server did are notes, not findings",
+  },
+  ...CHECKPOINT_ARGS,
+  origin: {
+    type: "string",
+    description: "with a nats:// stream: verify only these origins (comma-separated)",
+    valueHint: "ORIGIN",
   },
 } as const;
 
@@ -178,9 +183,7 @@ function checkpointSetup(
   a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string },
   paths: string[],
 ): CheckpointSetup | null {
-  for (const f of ["key", "witness", "state", "prove", "checkProof"] as const) {
-    if (a[f] === "") throw new UsageError(`--${f === "checkProof" ? "check-proof" : f} must not be empty`);
-  }
+  rejectEmptyValues(a, CHECKPOINT_ARGS);
   if (
     a.checkProof !== undefined &&
     (paths.length > 0 || a.prove !== undefined || a.witness !== undefined || a.state !== undefined)

@@ -1,11 +1,10 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { actionFlags, checkpointFlags } from "./_record-flags.ts";
+import { actionFlags, checkpointFlags, fsyncFlag } from "./_record-flags.ts";
 import { WRAP_ARGS as args } from "./_wrap-args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { serverLabel } from "../src/wrap/label.ts";
-import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
@@ -40,11 +39,7 @@ export default defineCommand({
     if (!ledger) throw new UsageError("--ledger is required", "seam wrap --ledger seam.jsonl -- <server command>");
     const fault = parseFault(process.env[FAULT_ENV]);
     if (fault === null) throw new UsageError(`${FAULT_ENV} names no known fault`);
-    const fsync = (a.fsync as FsyncPolicy | undefined) ?? "batch";
-    if (!FSYNC_POLICIES.includes(fsync))
-      throw new UsageError(
-        `--fsync takes ${FSYNC_POLICIES.slice(0, -1).join(", ")} or ${FSYNC_POLICIES.at(-1)}, not ${JSON.stringify(fsync)}`,
-      );
+    const fsync = fsyncFlag(a.fsync as string | undefined);
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();

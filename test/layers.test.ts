@@ -14,13 +14,13 @@ function tsFiles(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
-/** Each file's relative imports (type-only ones too), as paths from the repository root. */
+/** Each file's relative imports (type-only and dynamic ones too), as paths from the repository root. */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of [...tsFiles("src"), ...tsFiles("commands")]) {
     const text = readFileSync(join(ROOT, file), "utf8");
-    const targets = [...text.matchAll(/(?:import|export)[^'"]*?from\s+["'](\.[^"']+)["']/g)].map((m) =>
-      relative(ROOT, normalize(join(ROOT, dirname(file), m[1]!))),
+    const targets = [...text.matchAll(/(?:(?:import|export)[^'"]*?from\s+|\bimport\(\s*)["'](\.[^"']+)["']/g)].map(
+      (m) => relative(ROOT, normalize(join(ROOT, dirname(file), m[1]!))),
     );
     graph.set(file, targets);
   }

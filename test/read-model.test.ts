@@ -8,10 +8,12 @@ import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineForm } from "../src/core/canonical.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
-import { type Operation, OperationJoiner, isoMillis } from "../src/read/operations.ts";
+import { isoMillis } from "../src/read/fields.ts";
+import { type Operation, OperationJoiner } from "../src/read/operations.ts";
 import { jsonText, opJson, opLine, timeText } from "../src/read/format.ts";
 import { aggregate, percentile } from "../src/read/stats.ts";
-import { type FollowWatch, type ReadEvent, followChunks, readLedger } from "../src/read/stream.ts";
+import { type FollowWatch, followChunks } from "../src/read/follow.ts";
+import { type ReadEvent, readLedger } from "../src/read/stream.ts";
 import { tempDir } from "./proc.ts";
 import { LedgerBuilder, type Row, seamRow } from "./verify-helpers.ts";
 

@@ -122,6 +122,21 @@ export function sessionEndFields(
   return entries;
 }
 
+/**
+ * A row's `bytes` and `stream_digests`: each side's byte count and the
+ * digest of its stream, sides in the order given (c2s and s2c for a
+ * session's end, request and response for an HTTP exchange).
+ */
+export function streamFields(sides: readonly (readonly [side: string, bytes: number, digest: string])[]): {
+  bytes: Map<string, Json>;
+  stream_digests: Map<string, Json>;
+} {
+  return {
+    bytes: new Map(sides.map(([side, n]) => [side, n])),
+    stream_digests: new Map(sides.map(([side, , digest]) => [side, digest])),
+  };
+}
+
 /** An `ms` field: milliseconds kept to the microsecond, always written as a float (an integral one too). */
 export function msFloat(ms: number): JsonFloat | number {
   const v = Math.round(ms * 1000) / 1000;

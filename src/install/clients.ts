@@ -116,12 +116,29 @@ function bases(env: PathEnv) {
   return { p, home, appData, localAppData, xdgConfig, xdgData, codexHome };
 }
 
+/**
+ * A folder of an app's among the user's settings (`config`) or data
+ * (`data`): roaming or local AppData on Windows, Application Support on
+ * macOS, the XDG folder elsewhere.
+ */
+function appDir(env: PathEnv, kind: "config" | "data", ...names: string[]): string {
+  const { p, home, appData, localAppData, xdgConfig, xdgData } = bases(env);
+  const base =
+    env.os === "win32"
+      ? kind === "config"
+        ? appData
+        : localAppData
+      : env.os === "darwin"
+        ? p.join(home, "Library", "Application Support")
+        : kind === "config"
+          ? xdgConfig
+          : xdgData;
+  return p.join(base, ...names);
+}
+
 /** VS Code's `User` folder (Cline lives under it too). */
 function vscodeUser(env: PathEnv): string {
-  const { p, home, appData, xdgConfig } = bases(env);
-  if (env.os === "win32") return p.join(appData, "Code", "User");
-  if (env.os === "darwin") return p.join(home, "Library", "Application Support", "Code", "User");
-  return p.join(xdgConfig, "Code", "User");
+  return appDir(env, "config", "Code", "User");
 }
 
 const MCP_SERVERS: Container[] = [{ path: ["mcpServers"], label: "mcpServers" }];
@@ -150,15 +167,8 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
     }
   }
   switch (client) {
-    case "claude-desktop": {
-      const dir =
-        env.os === "win32"
-          ? p.join(appData, "Claude")
-          : env.os === "darwin"
-            ? p.join(home, "Library", "Application Support", "Claude")
-            : p.join(xdgConfig, "Claude");
-      return t(p.join(dir, "claude_desktop_config.json"), MCP_SERVERS);
-    }
+    case "claude-desktop":
+      return t(appDir(env, "config", "Claude", "claude_desktop_config.json"), MCP_SERVERS);
     case "claude-code":
       return t(p.join(home, ".claude.json"), [
         { path: ["mcpServers"], label: "mcpServers (user)" },
@@ -191,14 +201,7 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
 
 /** The default ledger of a client: one file per client in the user's data folder. */
 export function defaultLedger(client: ClientId, env: PathEnv): string {
-  const { p, home, localAppData, xdgData } = bases(env);
-  const dir =
-    env.os === "win32"
-      ? p.join(localAppData, "seam")
-      : env.os === "darwin"
-        ? p.join(home, "Library", "Application Support", "seam")
-        : p.join(xdgData, "seam");
-  return p.join(dir, `${client}.jsonl`);
+  return appDir(env, "data", "seam", `${client}.jsonl`);
 }
 
 export function isClientId(s: string): s is ClientId {

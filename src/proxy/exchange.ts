@@ -11,8 +11,7 @@
 import { sleep } from "../base/sleep.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
-import type { Json } from "../core/json.ts";
-import { msFloat } from "../format/row.ts";
+import { msFloat, streamFields } from "../format/row.ts";
 import type { HeaderPairs, InboundRequest, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
@@ -377,13 +376,9 @@ export class Exchange {
       sse_events: f.sse_events,
       www_authenticate: f.www_authenticate,
       response_headers: f.response_headers,
-      bytes: new Map<string, Json>([
-        ["request", this.req.bytes],
-        ["response", this.res.bytes],
-      ]),
-      stream_digests: new Map<string, Json>([
-        ["request", this.req.digest.digest()],
-        ["response", this.res.digest.digest()],
+      ...streamFields([
+        ["request", this.req.bytes, this.req.digest.digest()],
+        ["response", this.res.bytes, this.res.digest.digest()],
       ]),
     });
     this.leave();

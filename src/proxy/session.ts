@@ -11,28 +11,17 @@ import { randomUUID } from "node:crypto";
 import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import type { Log } from "../base/log.ts";
-import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import { LedgerWriter } from "../ledger/writer.ts";
-import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
-import type { ActionRecorder } from "../wrap/actions.ts";
-import { recorderFields } from "../wrap/begin.ts";
+import { type RecordingOptions, recorderFields } from "../wrap/begin.ts";
 import { McpObserver } from "../wrap/mcp.ts";
 import type { Fields, RowSink } from "../wrap/observer-options.ts";
 
-export interface RecordOptions {
+export interface RecordOptions extends RecordingOptions {
   ledger: string;
   server: string;
-  raw: boolean;
-  maxFrame: number;
-  fsync: FsyncPolicy;
-  writeAhead: boolean;
-  failClosed: boolean;
-  actions?: ActionRecorder;
-  checkpoints?: CheckpointConfig;
   openAppend: (path: string) => Promise<AppendFile>;
-  runtime: string;
   /** What session_begin says about the proxy (upstream, listen address; already redacted). */
   begin: Fields;
 }

@@ -18,8 +18,9 @@
  * the wrong type (a hostile or foreign file), and then reads as null. Nothing
  * here throws on a row.
  */
-import { lineForm } from "../core/canonical.ts";
 import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
+import { show } from "../verify/show.ts";
+import { isoMillis, num, str } from "./fields.ts";
 
 /** What an operation is, from the evt of its rows. */
 export type OpKind =
@@ -317,37 +318,6 @@ function kindOf(row: Json, evt: Json | undefined): OpKind {
   return typeof evt === "string" && Object.hasOwn(KIND_OF, evt) ? KIND_OF[evt]! : "other";
 }
 
-let isoKey = "";
-let isoBase = Number.NaN;
-
-/**
- * A recorded `ts` as epoch ms, as Date.parse reads it (NaN when it is no
- * time). seam writes `YYYY-MM-DDTHH:MM:SS.mmmZ` and a ledger's rows come a
- * few ms apart, so the part up to the second is parsed once and the ms are
- * added to it: Date.parse is the costliest part of reading a row's time.
- */
-export function isoMillis(ts: string | null): number {
-  if (ts === null) return Number.NaN;
-  if (
-    ts.length !== 24 ||
-    ts.charCodeAt(19) !== 46 /* . */ ||
-    ts.charCodeAt(23) !== 90 /* Z */ ||
-    !isDigit(ts.charCodeAt(20)) ||
-    !isDigit(ts.charCodeAt(21)) ||
-    !isDigit(ts.charCodeAt(22))
-  )
-    return Date.parse(ts);
-  if (isoKey.length !== 19 || !ts.startsWith(isoKey)) {
-    isoKey = ts.slice(0, 19);
-    isoBase = Date.parse(`${isoKey}.000Z`);
-  }
-  return isoBase + (ts.charCodeAt(20) - 48) * 100 + (ts.charCodeAt(21) - 48) * 10 + (ts.charCodeAt(22) - 48);
-}
-
-function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
-}
-
 function nameOf(kind: OpKind, row: Json, pick: (k: string) => Json | undefined): string | null {
   switch (kind) {
     case "tool_call":
@@ -401,18 +371,6 @@ function durationOf(rows: { row: Json }[]): number | null {
   return Math.max(0, lastTs - firstTs + firstMs);
 }
 
-function str(v: Json | undefined): string | null {
-  return typeof v === "string" ? v : null;
-}
-
-/** A finite number as a JS number (floats and safe ints); anything else null. */
-export function num(v: Json | undefined): number | null {
-  if (typeof v === "number") return Number.isFinite(v) ? v : null;
-  if (v instanceof JsonFloat) return Number.isFinite(v.value) ? v.value : null;
-  if (typeof v === "bigint") return Number(v);
-  return null;
-}
-
 /** A key under which ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
 function idKey(v: Json): string {
   if (typeof v === "string") return `s${v}`;
@@ -420,14 +378,4 @@ function idKey(v: Json): string {
   if (typeof v === "bigint") return `i${v}`;
   if (v instanceof JsonFloat) return `f${v.value}`;
   return `j${show(v)}`;
-}
-
-/** A value as the ledger line writes it; never throws. */
-export function show(v: Json | undefined): string {
-  if (v === undefined) return "";
-  try {
-    return lineForm(v);
-  } catch {
-    return String(v);
-  }
 }

@@ -74,7 +74,27 @@ export interface Stats {
   vouched: number;
 }
 
-interface Acc {
+/** The first and last time seen: `ts` as written, and as epoch ms to compare by (NaN before any). */
+interface Seen {
+  first: string | null;
+  firstT: number;
+  last: string | null;
+  lastT: number;
+}
+
+/** Widens what was seen to take in `ts` (`t`: its epoch ms, not NaN). */
+function see(seen: Seen, ts: string | null, t: number): void {
+  if (!(t >= seen.firstT)) {
+    seen.first = ts;
+    seen.firstT = t;
+  }
+  if (!(t <= seen.lastT)) {
+    seen.last = ts;
+    seen.lastT = t;
+  }
+}
+
+interface Acc extends Seen {
   key: string;
   server: string | null;
   tool: string | null;
@@ -85,20 +105,13 @@ interface Acc {
   msCount: number;
   bytesIn: number | null;
   bytesOut: number | null;
-  first: string | null;
-  firstT: number;
-  last: string | null;
-  lastT: number;
   vouched: number;
 }
 
-interface SessionAcc {
+/** A session's first and last time seen are when it began and ended. */
+interface SessionAcc extends Seen {
   session: string;
   server: string | null;
-  begin: string | null;
-  beginT: number;
-  end: string | null;
-  endT: number;
   calls: number;
   ended: string | null;
   exit: Json | null;
@@ -123,16 +136,7 @@ export class StatsAccumulator {
     const t = op.time;
     const s = op.session === null ? null : this.session(op);
     if (s !== null) {
-      if (!Number.isNaN(t)) {
-        if (!(t >= s.beginT)) {
-          s.begin = op.ts;
-          s.beginT = t;
-        }
-        if (!(t <= s.endT)) {
-          s.end = op.ts;
-          s.endT = t;
-        }
-      }
+      if (!Number.isNaN(t)) see(s, op.ts, t);
       if (op.kind === "tool_call") s.calls++;
       if (op.kind === "session_end") {
         s.ended = op.status ?? "(none)";
@@ -164,16 +168,7 @@ export class StatsAccumulator {
       g.ms[g.msCount++] = op.ms;
     }
     if (op.vouched) g.vouched++;
-    if (!Number.isNaN(t)) {
-      if (!(t >= g.firstT)) {
-        g.first = op.ts;
-        g.firstT = t;
-      }
-      if (!(t <= g.lastT)) {
-        g.last = op.ts;
-        g.lastT = t;
-      }
-    }
+    if (!Number.isNaN(t)) see(g, op.ts, t);
   }
 
   result(): Stats {
@@ -184,9 +179,9 @@ export class StatsAccumulator {
     const sessions = [...this.sessions.values()].map((s) => ({
       session: s.session,
       server: s.server,
-      begin: s.begin,
-      end: s.end,
-      duration_ms: s.begin !== null && s.end !== null ? s.endT - s.beginT : null,
+      begin: s.first,
+      end: s.last,
+      duration_ms: s.first !== null && s.last !== null ? s.lastT - s.firstT : null,
       calls: s.calls,
       ended: s.ended,
       exit_code: s.exit,
@@ -247,10 +242,10 @@ export class StatsAccumulator {
       s = {
         session: id,
         server: op.server,
-        begin: null,
-        beginT: Number.NaN,
-        end: null,
-        endT: Number.NaN,
+        first: null,
+        firstT: Number.NaN,
+        last: null,
+        lastT: Number.NaN,
         calls: 0,
         ended: null,
         exit: null,

@@ -1,4 +1,3 @@
-import { describeIoError } from "../base/io-error.ts";
 /**
  * Reading a ledger as operations, verified as it is read. The bytes go to the
  * same LedgerVerifier `seam verify` uses, so the verdict at the end is the
@@ -23,21 +22,21 @@ import { describeIoError } from "../base/io-error.ts";
  * and feed the operations to a StatsAccumulator (stats.ts) for aggregates.
  *
  * `follow` keeps reading as writers append (told by the file system, with a
- * slow poll besides: followChunks), handing the verifier
+ * slow poll besides: followChunks in src/read/follow.ts), handing the verifier
  * whole lines only: a line still being written is waited for, never judged
  * torn. Each time it has caught up with the writers, the operations held
  * back are handed out (vouched as far as the head of the chain is, as at the
  * end of a file). It stops when `signal` aborts; the verdict then covers
  * what was read.
  */
-import { type FSWatcher, watch } from "node:fs";
-import { open } from "node:fs/promises";
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+import { guardSource } from "../base/byte-source.ts";
+import type { Json } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
 import { verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { type Break, LedgerVerifier, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 import { runtime } from "../runtime/index.ts";
 import { type Filters, OpFilter } from "./filters.ts";
+import { type FollowWatch, followChunks } from "./follow.ts";
 import { type Operation, OperationJoiner } from "./operations.ts";
 
 /** Bytes pushed to the verifier at a time (see ledgerBatches). */
@@ -211,52 +210,40 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
       : opts.follow
         ? followChunks(path, opts.signal, tail, opts.followWatch)
         : (opts.chunks ?? fileChunks)(path);
-  const it = source[Symbol.asyncIterator]();
-  let report: VerifyReport;
+  let failed: string | null = null;
   let sinceReclaim = 0;
-  try {
-    for (;;) {
-      let step: IteratorResult<Uint8Array>;
-      // Only the source's own failures are `unreadable`, as in verifyLedger.
-      try {
-        step = await it.next();
-      } catch (err) {
-        report = v.fail(describeIoError(err));
-        break;
-      }
-      if (step.done) {
-        report = v.end();
-        break;
-      }
-      if (step.value.length === 0) {
-        // A follow caught up with the writers: what is held is shown now, as vouched as the head is (as at the
-        // end of a file), and --last has had its say.
-        release(true);
-        if (last !== undefined) {
-          if (ringBreak !== null) out.push(ringBreak);
-          for (const e of ring) out.push(e);
-          ring.length = 0;
-          ringBreak = null;
-          last = undefined;
-        }
-      } else {
-        // In pieces, each one's operations handed out before the next is read: what was read is soon garbage.
-        const chunk = step.value;
-        sinceReclaim += chunk.length;
-        if (sinceReclaim >= RECLAIM_EVERY) {
-          sinceReclaim = 0;
-          runtime.reclaim();
-        }
-        for (let at = 0; at < chunk.length; at += PIECE) {
-          v.push(chunk.subarray(at, at + PIECE));
-          if (out.length > 0) yield ready();
-        }
-      }
-      if (out.length > 0) yield ready();
+  for await (const chunk of guardSource(source)) {
+    // Only the source's own failures are `unreadable`, as in verifyLedger.
+    if (!(chunk instanceof Uint8Array)) {
+      failed = chunk.failed;
+      break;
     }
-  } finally {
-    await Promise.resolve(it.return?.()).catch(() => {});
+    if (chunk.length === 0) {
+      // A follow caught up with the writers: what is held is shown now, as vouched as the head is (as at the
+      // end of a file), and --last has had its say.
+      release(true);
+      if (last !== undefined) {
+        if (ringBreak !== null) out.push(ringBreak);
+        for (const e of ring) out.push(e);
+        ring.length = 0;
+        ringBreak = null;
+        last = undefined;
+      }
+    } else {
+      // In pieces, each one's operations handed out before the next is read: what was read is soon garbage.
+      sinceReclaim += chunk.length;
+      if (sinceReclaim >= RECLAIM_EVERY) {
+        sinceReclaim = 0;
+        runtime.reclaim();
+      }
+      for (let at = 0; at < chunk.length; at += PIECE) {
+        v.push(chunk.subarray(at, at + PIECE));
+        if (out.length > 0) yield ready();
+      }
+    }
+    if (out.length > 0) yield ready();
   }
+  const report = failed === null ? v.end() : v.fail(failed);
   take(joiner.flush());
   release(true);
   // With --last everything went to the ring, else all of it is in `out`.
@@ -273,188 +260,4 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
     unread_tail: tail.bytes,
   });
   yield end;
-}
-
-/**
- * How `follow` learns of appends: file-change notifications (fs.watch), and
- * a poll besides, since notifications are not delivered on every file system
- * and Bun's sometimes drops one that follows another closely: slow while the
- * file is quiet, quick for a second after it last grew (HOT_MS).
- */
-export interface FollowWatch {
-  /** While the file is quiet, look again this often even without a notification, in ms (default 500; 100 when notifications cannot be had). */
-  pollMs?: number;
-  /** Ask for notifications (default true); false polls only, every pollMs. */
-  watch?: boolean;
-}
-
-/** After the file grew, notifications are backed by a poll every HOT_POLL_MS for HOT_MS. */
-const HOT_MS = 1000;
-const HOT_POLL_MS = 25;
-
-/**
- * A growing file's bytes, whole lines only, until `signal` aborts. At the end
- * of what is there it waits for the file to change (fs.watch, so appends show
- * at once) or for the poll (FollowWatch), whichever comes first, and looks
- * again. The bytes of a line not yet ended are held back (their count in
- * `tail`), so a line a writer is still appending is never seen half. A file
- * that shrinks is an error.
- */
-export async function* followChunks(
-  path: string,
-  signal: AbortSignal | undefined,
-  tail: { bytes: number },
-  how: FollowWatch = {},
-): AsyncGenerator<Uint8Array> {
-  const fh = await open(path, "r");
-  // Set by every notification; cleared before each look at the file, so one that comes while looking is not lost.
-  let changed = false;
-  let wake: (() => void) | null = null;
-  const poke = () => {
-    changed = true;
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  let watcher: FSWatcher | null = null;
-  if (how.watch !== false) {
-    try {
-      watcher = watch(path, { persistent: false }, poke);
-      // A watch that fails later (the file removed, the watch limit hit) leaves the poll to do the work.
-      watcher.on("error", () => {
-        watcher?.close();
-        watcher = null;
-      });
-    } catch {
-      watcher = null;
-    }
-  }
-  const onAbort = () => poke();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    let pos = 0;
-    let carry: Uint8Array = new Uint8Array(0);
-    const size = 1 << 20;
-    let grew = Number.NEGATIVE_INFINITY;
-    for (;;) {
-      if (signal?.aborted) return;
-      changed = false;
-      const buf = new Uint8Array(size);
-      const { bytesRead } = await fh.read(buf, 0, size, pos);
-      if (bytesRead > 0) {
-        pos += bytesRead;
-        grew = performance.now();
-        let chunk = buf.subarray(0, bytesRead);
-        if (carry.length > 0) {
-          const all = new Uint8Array(carry.length + chunk.length);
-          all.set(carry);
-          all.set(chunk, carry.length);
-          chunk = all;
-        }
-        const nl = chunk.lastIndexOf(0x0a);
-        carry = chunk.slice(nl + 1);
-        tail.bytes = carry.length;
-        if (nl >= 0) yield chunk.subarray(0, nl + 1);
-        continue;
-      }
-      const st = await fh.stat();
-      if (st.size < pos) throw new Error("the file shrank while being followed");
-      // Caught up: an empty chunk says so (readLedger shows what it held back).
-      yield new Uint8Array(0);
-      if (changed || signal?.aborted) continue;
-      await new Promise<void>((resolve) => {
-        const quiet = how.pollMs ?? (watcher === null ? 100 : 500);
-        const hot = watcher !== null && performance.now() - grew < HOT_MS;
-        const t = setTimeout(done, hot ? Math.min(HOT_POLL_MS, quiet) : quiet);
-        function done() {
-          clearTimeout(t);
-          wake = null;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  } finally {
-    signal?.removeEventListener("abort", onAbort);
-    watcher?.close();
-    await fh.close().catch(() => {});
-  }
-}
-
-/**
- * `--last N` without verification: the last `n` operations that pass the
- * filters, read from the end of the file (blocks of 256 KiB backwards,
- * doubling until enough are found or the start is reached), so the time
- * does not grow with the file. Nothing is vouched for: no chain is checked.
- * Line numbers are exact when the start was reached (`exact`); otherwise
- * they count back from the end, -1 being the last line. A last line without
- * its "\n" (still being written) is left out.
- */
-export async function readTail(
-  path: string,
-  n: number,
-  filters: Filters = {},
-): Promise<{ ops: Operation[]; exact: boolean }> {
-  const filter = new OpFilter(filters);
-  const fh = await open(path, "r");
-  try {
-    const size = (await fh.stat()).size;
-    let want = 256 * 1024;
-    for (;;) {
-      const start = Math.max(0, size - want);
-      const buf = new Uint8Array(size - start);
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      const bytes = buf.subarray(0, got);
-      const end = bytes.lastIndexOf(0x0a) + 1;
-      // From the start of the file, or from the first whole line in the block.
-      const from = start === 0 ? 0 : bytes.indexOf(0x0a) + 1;
-      const lines: Uint8Array[] = [];
-      let pos = from;
-      while (pos < end) {
-        const nl = bytes.indexOf(0x0a, pos);
-        lines.push(bytes.subarray(pos, nl));
-        pos = nl + 1;
-      }
-      const exact = start === 0;
-      const joiner = new OperationJoiner(path);
-      const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-      const found: Operation[] = [];
-      const offset = exact ? 1 : -lines.length;
-      const take = (ops: Operation[]) => {
-        for (const op of ops) if (filter.test(op)) found.push(op);
-      };
-      for (let i = 0; i < lines.length; i++) {
-        let row: Json;
-        try {
-          row = parseJson(decoder.decode(lines[i]!));
-        } catch {
-          continue;
-        }
-        if (isObject(row) && getField(row, "chain") !== undefined) row = withoutChain(row);
-        take(joiner.add(row, i + offset));
-      }
-      take(joiner.flush());
-      if (found.length >= n || exact) {
-        found.sort((a, b) => a.line - b.line);
-        return { ops: found.slice(Math.max(0, found.length - n)), exact };
-      }
-      want *= 4;
-    }
-  } finally {
-    await fh.close().catch(() => {});
-  }
-}
-
-function withoutChain(row: Json): Json {
-  if (row instanceof Map) {
-    row.delete("chain");
-    return row;
-  }
-  const { chain: _, ...rest } = row as { [k: string]: Json };
-  return rest;
 }

@@ -16,7 +16,8 @@ import { StatsAccumulator } from "../read/stats.ts";
 import { readLedgerBatches } from "../read/stream.ts";
 import { humanReport } from "../verify/report.ts";
 import type { Verdict, VerifyReport } from "../verify/verifier.ts";
-import { type PageFile, type PageOp, type PageTool, ReportWriter } from "./html.ts";
+import { ReportWriter } from "./html.ts";
+import type { PageFile, PageOp, PageTool } from "./page-data.ts";
 import { LineTap } from "./line-tap.ts";
 
 export interface ReportOptions {

@@ -2,7 +2,7 @@
  * Writes the report: one HTML file, everything inline, nothing fetched.
  *
  * Layout of the file:
- *   <head>  a Content-Security-Policy that allows no network at all
+ *   <head>  (src/report/page-shell.ts) a Content-Security-Policy that allows no network at all
  *           (default-src 'none') and only this style and this script, by
  *           their SHA-256 (so no inline event handler or injected script
  *           can run); the stylesheet.
@@ -27,97 +27,14 @@
  * not yet known; the output is assembled and renamed into place at the end,
  * so a reader never sees half a report.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync, constants as fsc } from "node:fs";
-import { PAGE_CSS } from "./page-css.ts";
+import { FLAG, type PageFile, type PageHeader, type PageOp, type PageSessionEnd, type PageTool } from "./page-data.ts";
 import { PAGE_JS } from "./page-js.ts";
+import { jsonBlock, pageHead } from "./page-shell.ts";
 
 /** Operations per data block: small enough to parse between frames, large enough to be few. */
-export const CHUNK = 8192;
-
-/** Bit flags of an operation in the page. */
-export const FLAG = { NOT_VOUCHED: 1, SEALED: 2 } as const;
-
-/** One operation as the page shows it (one table row, one timeline mark). */
-export interface PageOp {
-  /** Index into the report's files. */
-  file: number;
-  /** The line that shows it in ledger order (the row that completes it). */
-  line: number;
-  /** Epoch milliseconds, or null when its rows carry no readable time. */
-  ts: number | null;
-  session: string | null;
-  server: string | null;
-  /** The operation's kind, e.g. tool_call, initialize, session_begin. */
-  kind: string;
-  /** Tool name, uri, prompt or method. */
-  name: string | null;
-  status: string | null;
-  ms: number | null;
-  /** The JSON-RPC id as the ledger writes it (exact, so a 2^64 id stays exact). */
-  rpcId: string | null;
-  vouched: boolean;
-  sealed: boolean;
-  /** The ledger lines it joins, in file order. */
-  lines: number[];
-  /**
-   * Its rows, one per line of `lines`: each line's bytes as the file holds
-   * them, or, for a line the reader no longer had, the parsed row written
-   * out again without its chain (a string).
-   */
-  rows: (Uint8Array | string)[];
-}
-
-/** What the banner says about one ledger file: verify's own words. */
-export interface PageFile {
-  path: string;
-  verdict: "ok" | "broken" | "inconclusive";
-  /** `seam verify`'s rows line, e.g. "9 (9 chained)". */
-  rows_line: string;
-  /** e.g. "1 (1 complete)". */
-  sessions_line: string;
-  first_break: { line: number | null; message: string } | null;
-  breaks: number;
-  head: string | null;
-  /** The checkpoint line of `seam verify --key` ("through line 40; unsealed tail: …"), null without --key. */
-  sealed: string | null;
-  /** The command that checks the file again. */
-  reverify: string;
-  /** `seam verify`'s whole human report for the file. */
-  verify: string;
-}
-
-export interface PageSessionEnd {
-  reason: string | null;
-  /** The exit code as written in the ledger. */
-  exit: string | null;
-  /** Epoch ms of its session_end, null when it has none. */
-  end: number | null;
-}
-
-/** The per-tool figures of `seam stats`. */
-export interface PageTool {
-  server: string | null;
-  tool: string | null;
-  calls: number;
-  statuses: Record<string, number>;
-  error_rate: number;
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-  max: number | null;
-  /** Calls the chain vouches for. */
-  vouched: number;
-}
-
-export interface PageHeader {
-  title: string;
-  /** e.g. "seam 0.1.0". */
-  seam: string;
-  /** The filters given, as on the command line; "" for none. */
-  filters: string;
-  generated: string;
-}
+const CHUNK = 8192;
 
 interface SessionInfo {
   f: number;
@@ -250,8 +167,7 @@ export class ReportWriter {
     let size = 0;
     const put = (s: string | Uint8Array) => {
       const b = typeof s === "string" ? Buffer.from(s, "utf8") : s;
-      let at = 0;
-      while (at < b.length) at += writeSync(fd, b, at);
+      writeAll(fd, b);
       size += b.length;
     };
     let open = true;
@@ -307,10 +223,7 @@ export class ReportWriter {
     ];
     if (this.run !== null) parts.push(this.run);
     parts.push(Buffer.from("</script>\n", "utf8"));
-    for (const b of parts) {
-      let at = 0;
-      while (at < b.length) at += writeSync(this.fd, b, at);
-    }
+    for (const b of parts) writeAll(this.fd, b);
     this.cols = emptyColumns();
     this.rows = [];
     this.run = null;
@@ -394,55 +307,8 @@ const CR = 0x0d;
 const NL = new Uint8Array([0x0a]);
 const EMPTY = new Uint8Array(0);
 
-/** JSON for a data block: "<" escaped, so the text can neither end the element nor start markup. */
-export function jsonBlock(v: unknown): string {
-  return JSON.stringify(v).replace(/</g, "\\u003c");
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("base64");
-}
-
-/** The policy: no network of any kind, only this stylesheet and this script (no inline handlers), no forms, no base. */
-export function contentSecurityPolicy(): string {
-  return [
-    "default-src 'none'",
-    `script-src 'sha256-${sha256(PAGE_JS)}'`,
-    `style-src 'sha256-${sha256(PAGE_CSS)}'`,
-    "img-src 'none'",
-    "connect-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join("; ");
-}
-
-function pageHead(): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>seam report</title>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<div id="banner"></div>
-<div id="progress" class="progress"></div>
-<h2>Timeline</h2>
-<div id="legend" class="legend"></div>
-<div id="timeline-help" class="count"></div>
-<div id="timeline" class="timeline-wrap"></div>
-<h2>Operations</h2>
-<div id="controls" class="controls"></div>
-<div class="main">
-<div class="table"><div id="table-head" class="thead"></div><div id="table-body" class="scroller" tabindex="0"></div></div>
-<div id="details" class="details" aria-live="polite"></div>
-</div>
-<h2>Per tool</h2>
-<div id="tools"></div>
-<div id="tip" class="tip" hidden></div>
-<footer>A seam report: one file, no network. What it shows comes from the ledger and is vouched for only as the banner says; the command in the banner checks the file again.</footer>
-`;
+/** writeSync until every byte is out (it may take fewer than it is given). */
+function writeAll(fd: number, b: Uint8Array): void {
+  let at = 0;
+  while (at < b.length) at += writeSync(fd, b, at);
 }

@@ -85,16 +85,22 @@ export function fixtureSessions(self: string[], dir: string): SessionRun {
   };
 }
 
-/** The rows of a ledger that parse. */
-export function rowsOf(ledger: Uint8Array): Json[] {
-  const out: Json[] = [];
-  for (const line of dec.decode(ledger).split("\n")) {
+/** The non-blank lines of NDJSON output, those that parse, and the first that does not (null when all do). */
+export function jsonLines(bytes: Uint8Array): { values: Json[]; firstBad: string | null } {
+  const values: Json[] = [];
+  let firstBad: string | null = null;
+  for (const line of dec.decode(bytes).split("\n")) {
     if (line.trim() === "") continue;
     try {
-      out.push(parseJson(line));
+      values.push(parseJson(line));
     } catch {
-      // A torn line; the tamper cases look at those through verify.
+      firstBad ??= line;
     }
   }
-  return out;
+  return { values, firstBad };
+}
+
+/** The rows of a ledger that parse (a torn line is left out: the tamper cases look at those through verify). */
+export function rowsOf(ledger: Uint8Array): Json[] {
+  return jsonLines(ledger).values;
 }

@@ -8,7 +8,7 @@ import { concatBytes } from "../core/bytes.ts";
 import { type Json, getField } from "../core/json.ts";
 import { McpObserver } from "../wrap/mcp.ts";
 import type { Fields, ObserverFaults } from "../wrap/observer-options.ts";
-import type { Arm } from "./run.ts";
+import type { Arm } from "./arm.ts";
 
 const enc = new TextEncoder();
 

@@ -7,24 +7,18 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Json, getField, parseJson } from "../core/json.ts";
+import { getField } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
 import { FAULT_ENV } from "./faults.ts";
-import type { Arm } from "./run.ts";
+import { jsonLines } from "./fixture-runs.ts";
+import type { Arm } from "./arm.ts";
 
 const dec = new TextDecoder();
 
 /** What the log printed, judged: null when it marks the edit as it must, else why not. */
 function judge(stdout: Uint8Array, code: number | null, line: number): string | null {
-  const objs: Json[] = [];
-  for (const l of dec.decode(stdout).split("\n")) {
-    if (l.trim() === "") continue;
-    try {
-      objs.push(parseJson(l));
-    } catch {
-      return `a line of --json output is not JSON: ${JSON.stringify(l.slice(0, 80))}`;
-    }
-  }
+  const { values: objs, firstBad } = jsonLines(stdout);
+  if (firstBad !== null) return `a line of --json output is not JSON: ${JSON.stringify(firstBad.slice(0, 80))}`;
   const brk = objs.find((o) => getField(o, "type") === "break");
   if (brk === undefined) return "no break marker";
   if (getField(brk, "line") !== line) return `the marker is at line ${String(getField(brk, "line"))}, not ${line}`;

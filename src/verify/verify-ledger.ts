@@ -1,5 +1,5 @@
 /** Runs the verifier (src/verify/verifier.ts) over a whole ledger: from a byte source, or from bytes in memory. */
-import { describeIoError } from "../base/io-error.ts";
+import { guardSource } from "../base/byte-source.ts";
 import { LedgerVerifier } from "./verifier.ts";
 import type { VerifyOptions } from "./options.ts";
 import type { VerifyReport } from "./verdict.ts";
@@ -11,24 +11,13 @@ export async function verifyLedger(
   /** What the bytes go to: a LedgerVerifier, or one that wraps it (src/checkpoint/verifier.ts). */
   v: Pick<LedgerVerifier, "push" | "fail" | "end" | "progress"> = new LedgerVerifier(opts),
 ): Promise<VerifyReport> {
-  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> =
-    Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
-  try {
-    for (;;) {
-      let step: IteratorResult<Uint8Array>;
-      // Only the source's own failures are `unreadable`; nothing else here throws.
-      try {
-        step = await it.next();
-      } catch (err) {
-        return v.fail(describeIoError(err));
-      }
-      if (step.done) return v.end();
-      v.push(step.value);
-      opts.onProgress?.(v.progress);
-    }
-  } finally {
-    await Promise.resolve(it.return?.()).catch(() => {});
+  for await (const chunk of guardSource(source)) {
+    // Only the source's own failures are `unreadable`; nothing else here throws.
+    if (!(chunk instanceof Uint8Array)) return v.fail(chunk.failed);
+    v.push(chunk);
+    opts.onProgress?.(v.progress);
   }
+  return v.end();
 }
 
 /** Verifies bytes already in memory (tests, small files). */

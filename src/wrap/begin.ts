@@ -11,13 +11,17 @@ import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import { processStartTime } from "../runtime/alive.ts";
 import type { ActionRecorder } from "./actions.ts";
 
-export interface RecordingOptions {
-  runtime: string;
+/** The recording options that are plain data (they cross to a recording thread). */
+export interface RecordingSettings {
   raw: boolean;
   maxFrame: number;
   fsync: FsyncPolicy;
   writeAhead: boolean;
   failClosed: boolean;
+}
+
+export interface RecordingOptions extends RecordingSettings {
+  runtime: string;
   actions?: ActionRecorder;
   checkpoints?: CheckpointConfig;
 }

@@ -10,13 +10,13 @@
  * moment they crossed, so a row's `ts` and `ms` are the same either way.
  */
 import { StreamDigest } from "../core/digest.ts";
-import type { Json } from "../core/json.ts";
+import { streamFields } from "../format/row.ts";
 import { LedgerWriter } from "../ledger/writer.ts";
-import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { ActionRecorder } from "./actions.ts";
+import type { RecordingSettings } from "./begin.ts";
 import { FrameSplitter } from "./frames.ts";
 import { McpObserver } from "./mcp.ts";
 import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
@@ -24,15 +24,10 @@ import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
 export type Dir = "c2s" | "s2c";
 
 /** What a recording needs that can cross to another thread (plain data only). */
-export interface RecordingInit {
+export interface RecordingInit extends RecordingSettings {
   ledger: string;
   session: string;
   server: string;
-  raw: boolean;
-  maxFrame: number;
-  fsync: FsyncPolicy;
-  writeAhead: boolean;
-  failClosed: boolean;
   allowForeignLedger?: boolean;
   /** The session_begin row's fields, made where the session starts. */
   begin: Fields;
@@ -190,13 +185,9 @@ export class Recording {
       ...this.observer.endCounts(),
       client_gone: e.clientGone || undefined,
       recorder_backlog_max: e.backlogMax,
-      bytes: new Map<string, Json>([
-        ["c2s", this.bytes.c2s],
-        ["s2c", this.bytes.s2c],
-      ]),
-      stream_digests: new Map<string, Json>([
-        ["c2s", this.digests.c2s.digest()],
-        ["s2c", this.digests.s2c.digest()],
+      ...streamFields([
+        ["c2s", this.bytes.c2s, this.digests.c2s.digest()],
+        ["s2c", this.bytes.s2c, this.digests.s2c.digest()],
       ]),
     };
     await this.ledger.end(end);
