@@ -223,3 +223,21 @@ describe("a FormRow is a whole Map to whoever asks more than get and has", () =>
     expect(row.chain(GENESIS)).toBe(slow(GENESIS, '{"evt": "begin", "chain": "abc"}'));
   });
 });
+
+describe("dropChain takes the chain out as delete would", () => {
+  const lines = ['{"evt": "x", "chain": "abc", "n": 1}', '{"evt": "é", "chain": "abc"}', '{"evt": "x"}'];
+  test.each(lines)("%s", (text) => {
+    const parsed = parseJson(text) as JsonObject;
+    parsed.delete("chain");
+    for (const readFirst of [false, true]) {
+      const row = FormRow.read(enc.encode(text), true)!;
+      if (readFirst) expect(row.size).toBe(parsed.size + (text.includes('"chain"') ? 1 : 0));
+      row.dropChain();
+      expect(row.has("chain")).toBe(false);
+      expect(row.get("chain")).toBeUndefined();
+      expect(row.get("evt")).toStrictEqual(parsed.get("evt"));
+      expect([...row]).toStrictEqual([...parsed]);
+      expect(row.size).toBe(parsed.size);
+    }
+  });
+});

@@ -8,7 +8,16 @@ import { join } from "node:path";
 import { GENESIS } from "../src/core/chain.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { BREAK_KINDS, FINDING_KINDS } from "../src/format/kinds.ts";
-import { chainClaim, classifyLine, expectedChain, isBlank, passedOn, setChain } from "../src/format/line.ts";
+import {
+  chainClaim,
+  chainedLine,
+  classifyLine,
+  expectedChain,
+  isBlank,
+  passedOn,
+  setChain,
+} from "../src/format/line.ts";
+import { Gen } from "./jsongen.ts";
 import { ENVELOPE_KEYS, buildRow, repairFields, repairs } from "../src/format/row.ts";
 import { lineForm } from "../src/core/canonical.ts";
 
@@ -65,6 +74,27 @@ describe("chain claims", () => {
     expect(lineForm(row)).toBe('{"a": 1, "chain": "bfd5f35b43681d586db0f4a547a500ca"}');
     expect(expectedChain(GENESIS, { a: 1, chain: "whatever" })).toBe("bfd5f35b43681d586db0f4a547a500ca");
     expect(expectedChain(GENESIS, { a: new JsonFloat(1) })).not.toBe("bfd5f35b43681d586db0f4a547a500ca");
+  });
+
+  test("chainedLine: setChain's chain and lineForm's line, for rows in chain form and not", () => {
+    const g = new Gen(7);
+    let rows = 0;
+    for (let i = 0; i < 3000; i++) {
+      let row: Json;
+      try {
+        row = parseJson(`{${g.key()}: ${g.value(1)}, ${g.key()}: ${g.value(1)}, "chain": "x"}`);
+      } catch {
+        continue;
+      }
+      rows++;
+      const copy = parseJson(lineForm(row)) as Map<string, Json>;
+      const prev = g.pick([GENESIS, "bfd5f35b43681d586db0f4a547a500ca"]);
+      const { chain, bytes } = chainedLine(prev, row as Map<string, Json>);
+      expect(chain).toBe(setChain(prev, copy));
+      expect(new TextDecoder().decode(bytes)).toBe(`${lineForm(copy)}\n`);
+      expect([...(row as Map<string, Json>).keys()]).toEqual([...copy.keys()]);
+    }
+    expect(rows).toBeGreaterThan(1000);
   });
 
   test("expectedChain from the line or from the row: the same chain, and the Map left without its chain", () => {

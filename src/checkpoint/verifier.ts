@@ -97,7 +97,8 @@ export class CheckpointVerifier {
     vopts: VerifyOptions,
     private readonly opts: CheckpointCheckOptions,
   ) {
-    this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n) });
+    // Three fields of most rows, read while onRow runs: lent, not parsed whole.
+    this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n), rowsOnLoan: true });
     this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
     this.rollback = new RollbackCheck(
       opts,

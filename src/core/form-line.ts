@@ -337,6 +337,8 @@ export class FormRow extends Map<string, Json> {
   private readonly parsed: (Json | undefined)[] = [];
   /** The Map holds every member (then it is an ordinary Map). */
   private filled = false;
+  /** The member taken out by dropChain, or NO. */
+  private dropped = NO;
 
   private constructor(
     private readonly line: Uint8Array,
@@ -364,6 +366,12 @@ export class FormRow extends Map<string, Json> {
   /** chainOf(prev, this row without its chain); null when prev is not ASCII (then take the long way). */
   chain(prev: string): string | null {
     return chainOfMembers(prev, this.line, this.spans, this.order);
+  }
+
+  /** Takes the `chain` member out, as delete("chain") would, without reading the rest. */
+  dropChain(): void {
+    if (this.filled || !this.ascii) this.delete("chain");
+    else this.dropped = this.find("chain");
   }
 
   /** The whole row as parseJson reads the line: a Map of its own. */
@@ -434,8 +442,10 @@ export class FormRow extends Map<string, Json> {
       this.filled = true;
       if (this.ascii) {
         const text = this.lineText();
-        for (let m = 0; m < this.n; m++)
-          super.set(text.slice(this.spans[3 * m]! + 1, this.spans[3 * m + 1]! - 1), this.member(m));
+        for (let m = 0; m < this.n; m++) {
+          if (m !== this.dropped)
+            super.set(text.slice(this.spans[3 * m]! + 1, this.spans[3 * m + 1]! - 1), this.member(m));
+        }
       } else {
         for (const [k, v] of this.model()) super.set(k, v);
       }
@@ -465,7 +475,7 @@ export class FormRow extends Map<string, Json> {
       if (spans[3 * m + 1]! - 1 - start !== key.length) continue;
       let k = 0;
       while (k < key.length && b[start + k] === key.charCodeAt(k)) k++;
-      if (k === key.length) return m;
+      if (k === key.length) return m === this.dropped ? NO : m;
     }
     return NO;
   }

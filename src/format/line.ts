@@ -3,6 +3,7 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
+import { lineForm } from "../core/canonical.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
@@ -143,6 +144,35 @@ export function expectedChain(
   }
   const { chain: _, ...rest } = row as { [k: string]: Json };
   return chainOf(prev, rest);
+}
+
+/** A chain's place in a line before it is known: as long as a chain, and in chain form. */
+const PLACEHOLDER = "0".repeat(32);
+const encoder = new TextEncoder();
+
+/**
+ * Sets a row's chain after `prev` (as its last key) and returns it with the
+ * row's line, lineForm(row) + "\n", as bytes; throws if the row cannot be
+ * serialized. The line is written once, with a placeholder chain: its chain
+ * form is read off it (chainFromLine leaves the chain member out), and the
+ * chain is then written over the placeholder. A row whose line is not in
+ * chain form (nested keys out of order, a lone surrogate) is written in the
+ * chain form too, as setChain does.
+ */
+export function chainedLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } {
+  row.delete("chain");
+  row.set("chain", PLACEHOLDER);
+  const bytes = encoder.encode(`${lineForm(row)}\n`);
+  let chain = chainFromLine(prev, bytes.subarray(0, bytes.length - 1));
+  if (chain === null) {
+    row.delete("chain");
+    chain = chainOf(prev, row);
+  }
+  row.set("chain", chain);
+  // The line ends `"chain": "<32 hex>"}` and "\n".
+  const at = bytes.length - 3 - PLACEHOLDER.length;
+  for (let k = 0; k < PLACEHOLDER.length; k++) bytes[at + k] = chain.charCodeAt(k);
+  return { chain, bytes };
 }
 
 /** Sets a row's chain after `prev` (as its last key) and returns it; throws if the row cannot be serialized. */

@@ -13,10 +13,9 @@
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/writer.ts says when they come.
  */
-import { lineForm } from "../core/canonical.ts";
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
-import { setChain } from "../format/line.ts";
+import { chainedLine } from "../format/line.ts";
 import { type TornLine, buildRow, repairFields, sessionEndFields } from "../format/row.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { FileSync, type FsyncPolicy } from "./file-sync.ts";
@@ -394,11 +393,9 @@ export class LedgerWriter {
   }
 }
 
-const encoder = new TextEncoder();
-
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
 function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
-  const chain = setChain(prev, row);
-  add(encoder.encode(`${lineForm(row)}\n`));
+  const { chain, bytes } = chainedLine(prev, row);
+  add(bytes);
   return chain;
 }

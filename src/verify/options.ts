@@ -37,6 +37,12 @@ export interface VerifyOptions {
    * chain that was checked: where src/checkpoint/verifier.ts checks checkpoint rows.
    */
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number, chained: boolean) => void;
+  /**
+   * onRow reads what it needs of a row while it is called and keeps no
+   * reference to the row itself: a line in chain form is then lent as a
+   * FormRow (src/core/form-line.ts), which parses only the members asked for.
+   */
+  rowsOnLoan?: boolean;
   /** Sees each break as it is found, before the row it is on reaches onRow: where `seam log` marks what the chain no longer vouches for. */
   onBreak?: (b: Break) => void;
   /**

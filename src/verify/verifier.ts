@@ -62,6 +62,7 @@ export class LedgerVerifier {
   private readonly maxLine: number;
   private readonly maxFindings: number;
   private readonly onRow: VerifyOptions["onRow"];
+  private readonly rowsOnLoan: boolean;
   private readonly onBreak: VerifyOptions["onBreak"];
   private readonly duplicateBreaks: boolean;
   /** The first repeated key of the line being parsed. */
@@ -103,6 +104,7 @@ export class LedgerVerifier {
     this.lines = new LineSplitter(this.maxLine, opts.freshChunks === true);
     this.maxFindings = opts.maxFindings ?? 1000;
     this.onRow = opts.onRow;
+    this.rowsOnLoan = opts.rowsOnLoan === true;
     this.onBreak = opts.onBreak;
     this.duplicateBreaks = opts.duplicateKeys !== "reference";
     this.sessions = new SessionCheck(
@@ -214,9 +216,9 @@ export class LedgerVerifier {
     let row: Json | undefined;
     if (input instanceof Uint8Array) {
       this.dupKey = undefined;
-      // Nobody outside sees the row: a line in chain form is read member by member as the
-      // checks ask. (A row handed to onRow is parsed whole: its readers want all of it.)
-      const quick = this.onRow === undefined ? FormRow.read(input) : null;
+      // A line in chain form is read member by member as the checks ask, unless the row is
+      // handed on for good (readers that keep rows read all of them: parsing is cheaper then).
+      const quick = this.onRow === undefined || this.rowsOnLoan ? FormRow.read(input) : null;
       const line = quick === null ? classifyLine(input, this.onDuplicate) : null;
       if (line?.kind === "blank") {
         this.settleUnjudged(null);
@@ -300,10 +302,10 @@ export class LedgerVerifier {
       this.chained++;
       let computed: string | null = null;
       try {
-        computed =
-          row instanceof FormRow
-            ? (row.chain(this.prev) ?? expectedChain(this.prev, row.model()))
-            : expectedChain(this.prev, row, line);
+        if (row instanceof FormRow) {
+          computed = row.chain(this.prev) ?? expectedChain(this.prev, row.model());
+          row.dropChain(); // as expectedChain leaves a parsed row
+        } else computed = expectedChain(this.prev, row, line);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just
         // under its own parse limit), hence the message. Here it cannot
