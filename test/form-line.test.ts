@@ -10,7 +10,8 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
-import { FormRow, chainFromLine } from "../src/core/form-line.ts";
+import { chainFromLine } from "../src/core/form-line.ts";
+import { FormRow } from "../src/core/form-row.ts";
 import { type Json, type JsonObject, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
 

@@ -235,3 +235,23 @@ describe("object helpers work on parsed Maps and on plain objects built in code"
     }
   });
 });
+
+describe("keys read again from the parser's cache of recent keys", () => {
+  // Raw key pieces: plain text, and escapes that decode to other text of another length.
+  const pieces = ["a", "b", "\\\\", "\\b", "\\n", "\\u0062", '\\"', "\\/", "é"];
+  test("every key reads as JSON.parse reads it, however often keys of the same shape recur", () => {
+    const g = new Gen(11);
+    for (let i = 0; i < 20000; i++) {
+      const keys: string[] = [];
+      for (let k = 0; k < 3; k++) {
+        let raw = "";
+        for (let n = 1 + g.int(4); n > 0; n--) raw += g.pick(pieces);
+        keys.push(raw);
+      }
+      const text = `{${keys.map((k, n) => `"${k}": ${n}`).join(", ")}}`;
+      const want = new Map<string, Json>(Object.entries(JSON.parse(text) as Record<string, number>));
+      const got = parseJson(text) as Map<string, Json>;
+      expect([...got]).toEqual([...want]);
+    }
+  });
+});

@@ -103,7 +103,33 @@ export class ScalarReader extends JsonScanner {
   }
 }
 
+/** Keys seen lately, by a hash of their length and ends: a repeated key is the same string (hashed once as a Map key). */
+const KEYS: string[] = new Array(512).fill("");
+
 class ModelParser extends ScalarReader {
+  key(): string {
+    const s = this.s;
+    const start = this.i + 1;
+    const c0 = s.charCodeAt(start);
+    // The key ends at the next quote unless it holds an escape; a cached key of that length, text
+    // for text, is this one (it holds no quote nor backslash).
+    const q = s.indexOf('"', start);
+    if (q > start) {
+      const len = q - start;
+      const slot = (len * 31 + c0 * 7 + s.charCodeAt(q - 1)) & 511;
+      const cand = KEYS[slot]!;
+      if (cand.length === len && s.startsWith(cand, start)) {
+        this.i = q + 1;
+        return cand;
+      }
+      const k = this.scanString();
+      // Only a key with no escape (its text is its value) may stand for a later key's text.
+      if (this.i === q + 1 && k.length === len) KEYS[slot] = k;
+      return k;
+    }
+    return this.scanString();
+  }
+
   constructor(
     s: string,
     maxDepth: number | undefined,
@@ -159,7 +185,7 @@ class ModelParser extends ScalarReader {
     for (;;) {
       if (c !== 34) this.fail("expecting property name enclosed in double quotes");
       const keyAt = this.i;
-      const key = this.scanString();
+      const key = this.key();
       if (this.ws() !== 58) this.fail("expecting ':' delimiter");
       this.i++;
       const v = this.value();

@@ -29,7 +29,7 @@ import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { unescapeBytes } from "../core/escape.ts";
 import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
-import { FormRow } from "../core/form-line.ts";
+import { FormRow } from "../core/form-row.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, repairs } from "../format/row.ts";
