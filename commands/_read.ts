@@ -8,7 +8,8 @@ import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { type Filters, parseWhen } from "../src/read/filters.ts";
 
-export const filterArgs = {
+/** The filters that may be given more than once (citty keeps the last: see `repeated`). */
+export const repeatableFilterArgs = {
   session: { type: "string", description: "only this session (an id prefix will do; repeatable)", valueHint: "ID" },
   server: { type: "string", description: "only this server (glob; repeatable)", valueHint: "NAME" },
   tool: { type: "string", description: "only calls of this tool (glob; repeatable)", valueHint: "NAME" },
@@ -17,6 +18,10 @@ export const filterArgs = {
     description: "only this status: ok, error, unanswered, cancelled, input_required, refused, … (repeatable)",
     valueHint: "STATUS",
   },
+} as const;
+
+/** The filters that take one value. */
+export const singleFilterArgs = {
   since: {
     type: "string",
     description: "only operations at or after this ISO time, or this long ago (2h, 15m)",
@@ -25,6 +30,20 @@ export const filterArgs = {
   until: { type: "string", description: "only operations before this ISO time, or this long ago", valueHint: "WHEN" },
   slow: { type: "string", description: "only operations that took at least this many ms", valueHint: "MS" },
 } as const;
+
+export const filterArgs = { ...repeatableFilterArgs, ...singleFilterArgs } as const;
+
+/** Each filter given, as `--name value`, in the order of filterArgs (the repeatable ones once per value). */
+export function givenFilters(rawArgs: readonly string[], a: Record<string, unknown>): string[] {
+  const given: string[] = [];
+  for (const name of Object.keys(repeatableFilterArgs)) {
+    for (const v of repeated(rawArgs, name)) given.push(`--${name} ${v}`);
+  }
+  for (const name of Object.keys(singleFilterArgs)) {
+    if (a[name] !== undefined) given.push(`--${name} ${a[name]}`);
+  }
+  return given;
+}
 
 /** Every value of a flag that may be given more than once (`--f V` and `--f=V`), before any `--`. */
 export function repeated(rawArgs: readonly string[], name: string): string[] {
@@ -44,23 +63,13 @@ export function repeated(rawArgs: readonly string[], name: string): string[] {
 /** The filters from the command line; `now` anchors durations. */
 export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknown>, now = Date.now()): Filters {
   const f: Filters = {};
-  const session = repeated(rawArgs, "session");
-  const server = repeated(rawArgs, "server");
-  const tool = repeated(rawArgs, "tool");
-  const status = repeated(rawArgs, "status").flatMap((s) => s.split(","));
-  for (const [flag, values] of [
-    ["session", session],
-    ["server", server],
-    ["tool", tool],
-    ["status", status],
-  ] as const) {
-    if (values.some((v) => v === "")) throw new UsageError(`--${flag} must not be empty`);
+  for (const name of Object.keys(repeatableFilterArgs) as (keyof typeof repeatableFilterArgs)[]) {
+    let values = repeated(rawArgs, name);
+    if (name === "status") values = values.flatMap((s) => s.split(","));
+    if (values.some((v) => v === "")) throw new UsageError(`--${name} must not be empty`);
+    if (values.length > 0) f[name] = values;
   }
-  if (session.length > 0) f.session = session;
-  if (server.length > 0) f.server = server;
-  if (tool.length > 0) f.tool = tool;
-  if (status.length > 0) f.status = status;
-  for (const k of ["since", "until"] as const) {
+  for (const k of ["since", "until"] as const satisfies readonly (keyof typeof singleFilterArgs)[]) {
     const v = a[k];
     if (typeof v !== "string") continue;
     const t = parseWhen(v, now);

@@ -6,14 +6,19 @@ import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { exitCodeFor, printable, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
+import { filterArgs, filtersFrom, givenFilters, keysFrom } from "./_read.ts";
+
+/** The page's own flags (a value none may leave empty). */
+const pageArgs = {
+  out: { type: "string", description: "the HTML file to write (default report.html)", valueHint: "FILE" },
+  title: { type: "string", description: "the page's title (default: seam report: PATH)", valueHint: "TEXT" },
+} as const;
 
 const args = {
   path: { type: "positional", description: "ledger file(s) to report on", required: true },
-  out: { type: "string", description: "the HTML file to write (default report.html)", valueHint: "FILE" },
-  title: { type: "string", description: "the page's title (default: seam report: PATH)", valueHint: "TEXT" },
+  ...pageArgs,
   key: {
     type: "string",
     description: "check signed checkpoints with this verifier key (or a file of them) and show what is sealed",
@@ -40,21 +45,13 @@ export default defineCommand({
     const paths = a._.map(String);
     if (paths.includes("-"))
       throw new UsageError("seam report reads files, not stdin", "save the ledger to a file first");
-    for (const f of ["out", "title"] as const) {
-      if (a[f] === "") throw new UsageError(`--${f} must not be empty`);
-    }
+    rejectEmptyValues(a, pageArgs);
     const out = a.out ?? "report.html";
     const filters = filtersFrom(rawArgs, a);
     const last = a.last === undefined ? undefined : intFlag(a.last, "--last", 0, 1);
     const keys = keysFrom(a.key);
     // The page names the filters that made it, as they were given.
-    const given: string[] = [];
-    for (const name of ["session", "server", "tool", "status"]) {
-      for (const v of repeated(rawArgs, name)) given.push(`--${name} ${v}`);
-    }
-    for (const name of ["since", "until", "slow"] as const) {
-      if (a[name] !== undefined) given.push(`--${name} ${a[name]}`);
-    }
+    const given = givenFilters(rawArgs, a);
     if (last !== undefined) given.push(`--last ${last}`);
     let r;
     try {

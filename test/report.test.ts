@@ -138,6 +138,11 @@ describe.each(VIAS)("seam report via %s", (via) => {
     for (const [args, message] of [
       [["report"], "missing required positional argument"],
       [["report", demo, "--out", ""], "--out must not be empty"],
+      [["report", demo, "--title="], "--title must not be empty"],
+      [["report", demo, "--session", ""], "--session must not be empty"],
+      [["report", demo, "--server="], "--server must not be empty"],
+      [["report", demo, "--tool", ""], "--tool must not be empty"],
+      [["report", demo, "--status", "ok,"], "--status must not be empty"],
       [["report", demo, "--bogus"], "unknown flag --bogus for 'seam report'"],
       [["report", "-"], "seam report reads files, not stdin"],
       [["report", demo, "--since", "yesterday"], "--since takes an ISO time or a duration"],
