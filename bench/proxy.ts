@@ -249,7 +249,9 @@ function report(checks: Awaited<ReturnType<typeof stopAndCheck>>): void {
   const targets = await startTargets(await startUpstream(LOAD_UPSTREAM), "load");
   const per = Math.ceil(LOAD_CALLS / SESSIONS);
   async function load(t: Target): Promise<number> {
-    const ss = await Promise.all(Array.from({ length: SESSIONS }, () => session(t.url)));
+    const ss = await Promise.all(Array.from({ length: SESSIONS }, () => session(t.url))).catch((e: Error) => {
+      throw new Error(`${t.name}: ${e.message}`);
+    });
     const t0 = performance.now();
     await Promise.all(
       ss.map(async (s) => {
