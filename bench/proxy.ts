@@ -1,17 +1,23 @@
 /**
  * `seam proxy` against a bare streaming reverse proxy that records nothing
- * (bench/bare-http-proxy.mjs, same runtime) and against no proxy at all, in
- * front of @modelcontextprotocol/server-everything in streamableHttp mode:
+ * (bench/bare-http-proxy.mjs, same runtime) and against no proxy at all:
  *
- *   latency     one session, sequential tools/call (echo) round trips; the
- *               median added over direct, and seam's added as a ratio of the
- *               bare proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle)
- *   throughput  many sessions at once, calls/s through seam (Bun) beside the
- *               same load sent direct (the upstream's own ceiling on this
- *               machine); every call must have its tool_call row and the
+ *   latency     in front of @modelcontextprotocol/server-everything in
+ *               streamableHttp mode (it answers a call as an SSE stream): one
+ *               session, sequential tools/call (echo) round trips; the median
+ *               added over direct, and seam's added as a ratio of the bare
+ *               proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle)
+ *   throughput  in front of the upstream --upstream names: `fast` (default,
+ *               bench/fast-mcp-server.mjs, which answers each call at once as
+ *               application/json, so the figure is the proxy's and not
+ *               server-everything's ceiling of a few hundred calls/s) or
+ *               `everything`; many sessions at once, calls/s direct, through
+ *               the bare proxy and through seam, each runtime, in alternating
+ *               order; every call must have its tool_call row and each seam
  *               ledger must verify
  *
- *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--sessions 50] [--load-calls 2000] [--smoke] [--json FILE]
+ *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--sessions 50] [--load-calls 2000]
+ *                      [--upstream fast|everything] [--smoke] [--json FILE]
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
@@ -25,6 +31,8 @@ const CALLS = flags.number("--calls", 300, 20);
 const ROUNDS = flags.number("--rounds", 3, 1);
 const SESSIONS = flags.number("--sessions", 50, 5);
 const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
+const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
+if (LOAD_UPSTREAM !== "fast" && LOAD_UPSTREAM !== "everything") throw new Error("--upstream takes fast or everything");
 const BUN = process.execPath;
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-proxy-"));
 
@@ -101,17 +109,28 @@ async function session(url: string) {
       if (!r.text.includes("Echo: bench")) throw new Error(`unexpected answer: ${r.status} ${r.text.slice(0, 200)}`);
       return ms;
     },
+    /** Ends the session (DELETE), so that neither upstream nor proxy carries it on. */
+    async end(): Promise<void> {
+      await (await fetch(url, { method: "DELETE", headers: h })).arrayBuffer();
+    },
   };
 }
 
-const upPort = await freePort();
-await startWaiting(
-  ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"],
-  /listening on port (\d+)/,
-  { PORT: String(upPort) },
-);
-const direct = `http://127.0.0.1:${upPort}/mcp`;
 const have = built();
+const runtimes: ("bun" | "node")[] = have.node ? ["bun", "node"] : ["bun"];
+
+/** Starts an upstream and returns its /mcp URL. */
+async function startUpstream(which: "fast" | "everything"): Promise<string> {
+  if (which === "fast")
+    return (await startWaiting(["node", `${ROOT}bench/fast-mcp-server.mjs`], /^(http:\/\/\S+)$/m)).m;
+  const port = await freePort();
+  await startWaiting(
+    ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"],
+    /listening on port (\d+)/,
+    { PORT: String(port) },
+  );
+  return `http://127.0.0.1:${port}/mcp`;
+}
 
 interface Target {
   name: string;
@@ -120,119 +139,161 @@ interface Target {
   url: string;
   ledger?: string;
   p?: ChildProcess;
-}
-const targets: Target[] = [{ name: "direct", kind: "direct", runtime: "-", url: direct }];
-async function addProxy(kind: "bare" | "seam", runtime: "bun" | "node"): Promise<void> {
-  const ledger = join(dir, `${kind}-${runtime}.jsonl`);
-  const argv =
-    kind === "bare"
-      ? [runtime === "bun" ? BUN : "node", `${ROOT}bench/bare-http-proxy.mjs`, direct]
-      : runtime === "bun"
-        ? [BUN, `${ROOT}commands/seam.ts`, "proxy", "--upstream", direct, "--ledger", ledger]
-        : ["node", `${ROOT}dist/seam.mjs`, "proxy", "--upstream", direct, "--ledger", ledger];
-  const { p, m } = await startWaiting(argv, /^(http:\/\/\S+)$/m);
-  const origin = new URL(m).origin;
-  targets.push({
-    name: `${kind} (${runtime})`,
-    kind,
-    runtime,
-    url: `${origin}/mcp`,
-    ledger: kind === "seam" ? ledger : undefined,
-    p,
-  });
-}
-await addProxy("bare", "bun");
-await addProxy("seam", "bun");
-if (have.node) {
-  await addProxy("bare", "node");
-  await addProxy("seam", "node");
+  /** tools/call sent through it, to check against its ledger's rows. */
+  calls: number;
 }
 
-// ---- latency: rounds of sequential calls, each target in turn ----
-const sessions = await Promise.all(targets.map((t) => session(t.url)));
-for (const s of sessions) for (let i = 0; i < 20; i++) await s.call(); // warm up
-const times: number[][] = targets.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  for (let t = 0; t < targets.length; t++) {
-    for (let i = 0; i < CALLS; i++) times[t]!.push(await sessions[t]!.call());
+/** Direct, then the bare proxy and seam in each runtime, all in front of `upstream`. */
+async function startTargets(upstream: string, tag: string): Promise<Target[]> {
+  const targets: Target[] = [{ name: "direct", kind: "direct", runtime: "-", url: upstream, calls: 0 }];
+  for (const runtime of runtimes) {
+    for (const kind of ["bare", "seam"] as const) {
+      const ledger = join(dir, `${tag}-${kind}-${runtime}.jsonl`);
+      const argv =
+        kind === "bare"
+          ? [runtime === "bun" ? BUN : "node", `${ROOT}bench/bare-http-proxy.mjs`, upstream]
+          : runtime === "bun"
+            ? [BUN, `${ROOT}commands/seam.ts`, "proxy", "--upstream", upstream, "--ledger", ledger]
+            : ["node", `${ROOT}dist/seam.mjs`, "proxy", "--upstream", upstream, "--ledger", ledger];
+      const { p, m } = await startWaiting(argv, /^(http:\/\/\S+)$/m);
+      const url = `${new URL(m).origin}/mcp`;
+      targets.push({
+        name: `${kind} (${runtime})`,
+        kind,
+        runtime,
+        url,
+        ledger: kind === "seam" ? ledger : undefined,
+        p,
+        calls: 0,
+      });
+    }
+  }
+  return targets;
+}
+
+/** Stops the proxies (SIGTERM ends every session), then checks each seam ledger has one tool_call row a call and verifies. */
+async function stopAndCheck(
+  targets: Target[],
+): Promise<{ name: string; rowed: number; calls: number; verified: boolean }[]> {
+  for (const t of targets) if (t.p) t.p.kill("SIGTERM");
+  await Promise.all(targets.map((t) => (t.p && t.p.exitCode === null ? new Promise((r) => t.p!.on("exit", r)) : null)));
+  return targets
+    .filter((t) => t.kind === "seam")
+    .map((t) => {
+      const rowed = readFileSync(t.ledger!, "utf8")
+        .split("\n")
+        .filter((l) => l.includes(`"evt": "tool_call"`)).length;
+      const verify = spawnSync(BUN, [`${ROOT}commands/seam.ts`, "verify", t.ledger!], { encoding: "utf8" });
+      return { name: t.name, rowed, calls: t.calls, verified: verify.status === 0 };
+    });
+}
+
+const rows: Row[] = [];
+const details: Record<string, unknown> = {};
+let complete = true;
+function report(checks: Awaited<ReturnType<typeof stopAndCheck>>): void {
+  for (const c of checks) {
+    console.log(
+      `  rows: ${c.name}: ${c.rowed} tool_call rows for ${c.calls} calls; seam verify ${c.verified ? "ok" : "FAILED"}`,
+    );
+    if (c.rowed !== c.calls || !c.verified) complete = false;
   }
 }
-const med = times.map((xs) => median(xs));
-const rows: Row[] = [];
-console.log(`\nlatency: ${ROUNDS} rounds × ${CALLS} sequential tools/call per target, median`);
-const details: Record<string, unknown> = {};
-for (let t = 0; t < targets.length; t++) {
-  const tg = targets[t]!;
-  const added = med[t]! - med[0]!;
-  const bare = targets.findIndex((x) => x.kind === "bare" && x.runtime === tg.runtime);
-  const bareAdded = bare >= 0 ? med[bare]! - med[0]! : NaN;
-  const ratio = tg.kind === "seam" ? added / bareAdded : undefined;
-  console.log(
-    `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added` : ""}`,
-  );
-  details[tg.name] = {
-    median_ms: med[t],
-    added_ms: tg.kind === "direct" ? undefined : added,
-    ratio_vs_bare_added: ratio,
-  };
-  rows.push({
-    section: "proxy tools/call latency",
-    name: tg.name,
-    value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)})`}`,
-    ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
-    goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
-    met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,
-  });
+
+// ---- latency: rounds of sequential calls, each target in turn, in front of server-everything ----
+{
+  const targets = await startTargets(await startUpstream("everything"), "latency");
+  const sessions = await Promise.all(targets.map((t) => session(t.url)));
+  const times: number[][] = targets.map(() => []);
+  for (let t = 0; t < targets.length; t++) {
+    for (let i = 0; i < 20; i++) await sessions[t]!.call(); // warm up
+    targets[t]!.calls += 20;
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let t = 0; t < targets.length; t++) {
+      for (let i = 0; i < CALLS; i++) times[t]!.push(await sessions[t]!.call());
+      targets[t]!.calls += CALLS;
+    }
+  }
+  const med = times.map((xs) => median(xs));
+  console.log(`\nlatency (server-everything): ${ROUNDS} rounds × ${CALLS} sequential tools/call per target, median`);
+  for (let t = 0; t < targets.length; t++) {
+    const tg = targets[t]!;
+    const added = med[t]! - med[0]!;
+    const bare = targets.findIndex((x) => x.kind === "bare" && x.runtime === tg.runtime);
+    const bareAdded = bare >= 0 ? med[bare]! - med[0]! : NaN;
+    const ratio = tg.kind === "seam" ? added / bareAdded : undefined;
+    console.log(
+      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added` : ""}`,
+    );
+    details[tg.name] = {
+      median_ms: med[t],
+      added_ms: tg.kind === "direct" ? undefined : added,
+      ratio_vs_bare_added: ratio,
+    };
+    rows.push({
+      section: "proxy tools/call latency",
+      name: tg.name,
+      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)})`}`,
+      ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
+      goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
+      met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,
+    });
+  }
+  await Promise.all(sessions.map((s) => s.end()));
+  report(await stopAndCheck(targets));
 }
 
-// ---- throughput: many sessions at once, seam (bun) beside direct ----
-async function load(url: string): Promise<number> {
-  const ss = await Promise.all(Array.from({ length: SESSIONS }, () => session(url)));
+// ---- throughput: many sessions at once, each target twice in alternating order ----
+{
+  const targets = await startTargets(await startUpstream(LOAD_UPSTREAM), "load");
   const per = Math.ceil(LOAD_CALLS / SESSIONS);
-  const t0 = performance.now();
-  await Promise.all(
-    ss.map(async (s) => {
-      for (let i = 0; i < per; i++) await s.call();
-    }),
+  async function load(t: Target): Promise<number> {
+    const ss = await Promise.all(Array.from({ length: SESSIONS }, () => session(t.url))).catch((e: Error) => {
+      throw new Error(`${t.name}: ${e.message}`);
+    });
+    const t0 = performance.now();
+    await Promise.all(
+      ss.map(async (s) => {
+        for (let i = 0; i < per; i++) await s.call();
+      }),
+    );
+    const rate = (per * SESSIONS) / ((performance.now() - t0) / 1000);
+    t.calls += per * SESSIONS;
+    await Promise.all(ss.map((s) => s.end()));
+    return rate;
+  }
+  const rates: number[][] = targets.map(() => []);
+  for (const t of targets) rates[targets.indexOf(t)]!.push(await load(t));
+  for (const t of [...targets].reverse()) rates[targets.indexOf(t)]!.push(await load(t));
+  const rate = rates.map((xs) => (xs[0]! + xs[1]!) / 2);
+  console.log(
+    `\nthroughput (${LOAD_UPSTREAM} upstream): ${SESSIONS} sessions at once, ${per * SESSIONS} tools/call a pass, mean of 2 passes`,
   );
-  return (per * SESSIONS) / ((performance.now() - t0) / 1000);
+  for (let t = 0; t < targets.length; t++) {
+    const tg = targets[t]!;
+    const bare = targets.findIndex((x) => x.kind === "bare" && x.runtime === tg.runtime);
+    console.log(
+      `  ${tg.name.padEnd(12)} ${fmt.int(rate[t]!).padStart(6)} calls/s  ${((100 * rate[t]!) / rate[0]!).toFixed(0)}% of direct${tg.kind === "seam" ? `, ${((100 * rate[t]!) / rate[bare]!).toFixed(0)}% of bare` : ""}  (passes ${rates[t]!.map((r) => fmt.int(r)).join(", ")})`,
+    );
+    details[`throughput ${tg.name}`] = { per_s: rate[t], passes: rates[t] };
+  }
+  const checks = await stopAndCheck(targets);
+  report(checks);
+  for (const c of checks) {
+    const t = targets.findIndex((x) => x.name === c.name);
+    const bare = targets.findIndex((x) => x.kind === "bare" && x.runtime === targets[t]!.runtime);
+    rows.push({
+      section: "proxy throughput",
+      name: `${c.name}, ${SESSIONS} sessions, ${LOAD_UPSTREAM} upstream`,
+      value: `${fmt.int(rate[t]!)} calls/s`,
+      ratio: `bare ${fmt.int(rate[bare]!)}/s, direct ${fmt.int(rate[0]!)}/s`,
+      goal: "1,000 calls/s, every call rowed, verify ok",
+      met: rate[t]! >= 1000 && c.rowed === c.calls && c.verified,
+    });
+  }
+  details.throughput = { upstream: LOAD_UPSTREAM, sessions: SESSIONS, calls_per_pass: per * SESSIONS, checks };
 }
-const seamBun = targets.find((t) => t.kind === "seam" && t.runtime === "bun")!;
-// Sessions are left open, so the upstream carries more of them as the run goes on: alternate the order.
-const seamRate1 = await load(seamBun.url);
-const directRate = await load(direct);
-const seamRate2 = await load(seamBun.url);
-const seamRate = (seamRate1 + seamRate2) / 2;
-console.log(`\nthroughput: ${SESSIONS} sessions at once, ${LOAD_CALLS} tools/call`);
-console.log(`  direct      ${fmt.int(directRate)} calls/s (the upstream's ceiling here)`);
-console.log(`  seam (bun)  ${fmt.int(seamRate)} calls/s  ${((100 * seamRate) / directRate).toFixed(0)}% of direct`);
-
-// Stop the proxies (SIGTERM ends every session), then check every call was rowed.
-for (const t of targets) if (t.p) t.p.kill("SIGTERM");
-await Promise.all(targets.map((t) => (t.p && t.p.exitCode === null ? new Promise((r) => t.p!.on("exit", r)) : null)));
-const seamCalls = ROUNDS * CALLS + 20 + 2 * Math.ceil(LOAD_CALLS / SESSIONS) * SESSIONS;
-const rowed = readFileSync(seamBun.ledger!, "utf8")
-  .split("\n")
-  .filter((l) => l.includes(`"evt": "tool_call"`)).length;
-const verify = spawnSync(BUN, [`${ROOT}commands/seam.ts`, "verify", seamBun.ledger!], { encoding: "utf8" });
-const complete = rowed === seamCalls && verify.status === 0;
-console.log(`  rows: ${rowed} tool_call rows for ${seamCalls} calls; seam verify exit ${verify.status}`);
-rows.push({
-  section: "proxy throughput",
-  name: `seam (bun), ${SESSIONS} sessions`,
-  value: `${fmt.int(seamRate)} calls/s`,
-  ratio: `${((100 * seamRate) / directRate).toFixed(0)}% of direct (${fmt.int(directRate)}/s)`,
-  goal: "every call rowed, verify ok",
-  met: complete,
-});
-details.throughput = {
-  sessions: SESSIONS,
-  calls: LOAD_CALLS,
-  direct_per_s: directRate,
-  seam_bun_per_s: seamRate,
-  rowed,
-  expected: seamCalls,
-};
 
 writeResult(flags, { script: "proxy", rows, details });
 if (!complete) process.exitCode = 1;

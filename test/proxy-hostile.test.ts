@@ -637,6 +637,40 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
   });
 
+  test("50 sessions at once on kept-alive upstream connections: every request is answered by the upstream, every call rowed", async () => {
+    const ledger = ledgerPath();
+    let n = 0;
+    const up = await mcpUpstream({ content: [{ type: "text", text: "ok" }] }, () => `s${++n}`);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const SESSIONS = 50;
+    const CALLS = 10;
+    const statuses: number[] = [];
+    const post = async (body: string, sid?: string) => {
+      const res = await fetch(p.url, {
+        method: "POST",
+        headers: { ...POST, ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } : {}) },
+        body,
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+      return res.headers.get("mcp-session-id") ?? undefined;
+    };
+    for (let round = 0; round < 2; round++) {
+      await Promise.all(
+        Array.from({ length: SESSIONS }, async () => {
+          const sid = await post(INIT);
+          await post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid);
+          for (let i = 0; i < CALLS; i++) await post(CALL, sid);
+        }),
+      );
+    }
+    await p.stop();
+    const count: Record<number, number> = {};
+    for (const x of statuses) count[x] = (count[x] ?? 0) + 1;
+    expect(count).toEqual({ 200: 2 * SESSIONS * (1 + CALLS), 202: 2 * SESSIONS });
+    expect(rowsOf(ledger, "tool_call").length).toBe(2 * SESSIONS * CALLS);
+  });
+
   test("64 MiB each way passes with bounded memory", async () => {
     const ledger = ledgerPath();
     const SIZE = 64 * 1024 * 1024;

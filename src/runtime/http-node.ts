@@ -166,7 +166,23 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
  */
 const IDLE_MS = 2000;
 const idleTimers = new WeakMap<import("node:net").Socket, ReturnType<typeof setTimeout>>();
+/**
+ * Sockets whose request's answer has ended and that the agent has not yet
+ * been told are free. Node 20 can announce one socket free twice: when the
+ * answer ends just after the request body's end() and before its 'finish'
+ * (a body streamed from the client, whose end comes after the upstream has
+ * answered), both the answer's end and the request's finish hand it back. The
+ * second announcement destroys the socket in the pool or, worse, while a new
+ * request is being given it, which then fails with ECONNRESET. So the agent
+ * hears of a socket's freedom once per answer that ended on it.
+ */
+const freeable = new WeakSet<import("node:net").Socket>();
 function pooled<A extends http.Agent>(agent: A): A {
+  const emit = agent.emit.bind(agent);
+  agent.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+    if (event === "free" && !freeable.delete(args[0] as import("node:net").Socket)) return false;
+    return emit(event, ...args);
+  };
   agent.on("free", (socket: import("node:net").Socket) => {
     const t = setTimeout(() => socket.destroy(), IDLE_MS);
     t.unref?.();
@@ -215,7 +231,10 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
       return;
     }
     let responded = false;
+    let socket: import("node:net").Socket | undefined;
     req.on("socket", (s) => {
+      socket = s;
+      freeable.delete(s);
       const idle = idleTimers.get(s);
       if (idle !== undefined) clearTimeout(idle);
       s.setNoDelay(true);
@@ -228,6 +247,9 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
     });
     req.on("response", (res) => {
       responded = true;
+      res.once("end", () => {
+        if (socket !== undefined) freeable.add(socket);
+      });
       resolve({
         status: res.statusCode ?? 502,
         statusText: res.statusMessage ?? "",
