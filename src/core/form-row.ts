@@ -20,10 +20,6 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * as they are (good while they are) or over a copy of its own (`own`).
  */
 export class FormRow extends Map<string, Json> {
-  private readonly spans: Int32Array;
-  private readonly n: number;
-  /** Byte offsets are text offsets: members are parsed one by one. Else the whole row is, once. */
-  private readonly ascii: boolean;
   private text: string | null = null;
   /** Members parsed so far, by index; `undefined`: not yet. */
   private readonly parsed: (Json | undefined)[] = [];
@@ -37,9 +33,6 @@ export class FormRow extends Map<string, Json> {
     private readonly layout: FormLayout,
   ) {
     super();
-    this.spans = layout.spans;
-    this.n = layout.n;
-    this.ascii = layout.ascii;
   }
 
   /**
@@ -59,7 +52,7 @@ export class FormRow extends Map<string, Json> {
 
   /** Takes the `chain` member out, as delete("chain") would, without reading the rest. */
   dropChain(): void {
-    if (this.filled || !this.ascii) this.delete("chain");
+    if (this.filled || !this.layout.ascii) this.delete("chain");
     else this.dropped = this.find("chain");
   }
 
@@ -69,7 +62,7 @@ export class FormRow extends Map<string, Json> {
   }
 
   override has(key: string): boolean {
-    if (this.filled || !this.ascii) {
+    if (this.filled || !this.layout.ascii) {
       this.fill();
       return super.has(key);
     }
@@ -77,7 +70,7 @@ export class FormRow extends Map<string, Json> {
   }
 
   override get(key: string): Json | undefined {
-    if (this.filled || !this.ascii) {
+    if (this.filled || !this.layout.ascii) {
       this.fill();
       return super.get(key);
     }
@@ -129,11 +122,11 @@ export class FormRow extends Map<string, Json> {
   private fill(): void {
     if (!this.filled) {
       this.filled = true;
-      if (this.ascii) {
+      if (this.layout.ascii) {
         const text = this.lineText();
-        for (let m = 0; m < this.n; m++) {
+        for (let m = 0; m < this.layout.n; m++) {
           if (m !== this.dropped)
-            super.set(text.slice(this.spans[3 * m]! + 1, this.spans[3 * m + 1]! - 1), this.member(m));
+            super.set(text.slice(this.layout.spans[3 * m]! + 1, this.layout.spans[3 * m + 1]! - 1), this.member(m));
         }
       } else {
         for (const [k, v] of this.model()) super.set(k, v);
@@ -144,7 +137,7 @@ export class FormRow extends Map<string, Json> {
   private member(m: number): Json {
     let v = this.parsed[m];
     if (v === undefined) {
-      v = valueAt(this.line, this.lineText(), this.spans[3 * m + 1]! + 2, this.spans[3 * m + 2]!);
+      v = valueAt(this.line, this.lineText(), this.layout.spans[3 * m + 1]! + 2, this.layout.spans[3 * m + 2]!);
       this.parsed[m] = v;
     }
     return v;
@@ -158,8 +151,8 @@ export class FormRow extends Map<string, Json> {
   /** The member whose key is `key`, or NO (an ASCII line: a key with other characters is in none). */
   private find(key: string): number {
     const b = this.line;
-    const spans = this.spans;
-    for (let m = 0; m < this.n; m++) {
+    const spans = this.layout.spans;
+    for (let m = 0; m < this.layout.n; m++) {
       const start = spans[3 * m]! + 1;
       if (spans[3 * m + 1]! - 1 - start !== key.length) continue;
       let k = 0;

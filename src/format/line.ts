@@ -133,15 +133,12 @@ export function expectedChain(
   line?: Uint8Array,
 ): string {
   const quick = line === undefined ? null : chainFromLine(prev, line);
-  if (quick !== null) {
-    // As the long way leaves it: readers of a verified row get it without its chain.
-    if (row instanceof Map) row.delete("chain");
-    return quick;
-  }
+  // Either way a parsed Map is left without its chain: readers of a verified row get it so.
   if (row instanceof Map) {
     row.delete("chain");
-    return chainOf(prev, row);
+    return quick ?? chainOf(prev, row);
   }
+  if (quick !== null) return quick;
   const { chain: _, ...rest } = row as { [k: string]: Json };
   return chainOf(prev, rest);
 }
@@ -156,8 +153,8 @@ const encoder = new TextEncoder();
  * serialized. The line is written once, with a placeholder chain: its chain
  * form is read off it (chainFromLine leaves the chain member out), and the
  * chain is then written over the placeholder. A row whose line is not in
- * chain form (nested keys out of order, a lone surrogate) is written in the
- * chain form too, as setChain does.
+ * chain form (nested keys out of order, a lone surrogate) has its chain form
+ * written from the row.
  */
 export function chainedLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } {
   row.delete("chain");
@@ -173,12 +170,4 @@ export function chainedLine(prev: string, row: JsonObject): { chain: string; byt
   const at = bytes.length - 3 - PLACEHOLDER.length;
   for (let k = 0; k < PLACEHOLDER.length; k++) bytes[at + k] = chain.charCodeAt(k);
   return { chain, bytes };
-}
-
-/** Sets a row's chain after `prev` (as its last key) and returns it; throws if the row cannot be serialized. */
-export function setChain(prev: string, row: JsonObject): string {
-  row.delete("chain");
-  const chain = chainOf(prev, row);
-  row.set("chain", chain);
-  return chain;
 }

@@ -37,7 +37,7 @@ export interface Envelope {
 /**
  * A row in the format's key order: evt, seam, seam_impl, session, seq (when
  * given), server, the event's fields in their order (undefined ones left
- * out), ts. `chain` comes last, set by setChain (src/format/line.ts).
+ * out), ts. `chain` comes last, set by chainedLine (src/format/line.ts).
  */
 export function buildRow(env: Envelope, fields: Iterable<[string, Json | undefined]>): JsonObject {
   const row: JsonObject = new Map<string, Json>([

@@ -214,11 +214,14 @@ export class LedgerVerifier {
   private line(input: Uint8Array | LongLine, terminated: boolean): void {
     const n = ++this.lineNo;
     let row: Json | undefined;
+    // The line was looked at for its chain form already (then a parsed row is known not to be in it).
+    let formTried = false;
     if (input instanceof Uint8Array) {
       this.dupKey = undefined;
       // A line in chain form is read member by member as the checks ask, unless the row is
       // handed on for good (readers that keep rows read all of them: parsing is cheaper then).
-      const quick = this.onRow === undefined || this.rowsOnLoan ? FormRow.read(input) : null;
+      formTried = this.onRow === undefined || this.rowsOnLoan;
+      const quick = formTried ? FormRow.read(input) : null;
       const line = quick === null ? classifyLine(input, this.onDuplicate) : null;
       if (line?.kind === "blank") {
         this.settleUnjudged(null);
@@ -259,7 +262,7 @@ export class LedgerVerifier {
       return;
     }
     this.settleUnjudged(row);
-    this.row(row, n, this.dupKey, input instanceof Uint8Array ? input : undefined);
+    this.row(row, n, this.dupKey, input instanceof Uint8Array && !formTried ? input : undefined);
   }
 
   /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
@@ -278,7 +281,7 @@ export class LedgerVerifier {
     this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
-  /** `line`: the row's bytes, when it was short enough to be parsed (its chain may be read off them). */
+  /** `line`: the row's bytes, when its chain may still be read off them (chainFromLine). */
   private row(row: Json, n: number, dupKey: string | undefined, line: Uint8Array | undefined): void {
     this.rows++;
     const claim = chainClaim(row);
@@ -304,7 +307,7 @@ export class LedgerVerifier {
       try {
         if (row instanceof FormRow) {
           computed = row.chain(this.prev) ?? expectedChain(this.prev, row.model());
-          row.dropChain(); // as expectedChain leaves a parsed row
+          if (this.onRow !== undefined) row.dropChain(); // as expectedChain leaves a parsed row
         } else computed = expectedChain(this.prev, row, line);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just
