@@ -120,7 +120,8 @@ const role = threadRole();
 if (role) {
   const served =
     (await (await import("./_recorder.ts")).serveThread(role)) ||
-    (await import("./_verify-stream.ts")).serveThread(role);
+    (await import("./_verify-stream.ts")).serveThread(role) ||
+    (await import("../src/read/verify-ahead.ts")).serveAhead(role);
   if (!served) throw new Error(`no thread role ${role.role}`);
 } else {
   const code = await run(process.argv.slice(2));

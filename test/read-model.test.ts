@@ -298,6 +298,11 @@ describe("escape, globs and times", () => {
     ["[!ab]c", "bc", false],
     ["a.b", "axb", false],
     ["git/*", "git/log", true],
+    // A hyphen is an ordinary character outside a class (escaping it is an error in a Unicode pattern).
+    ["no-such-tool", "no-such-tool", true],
+    ["web-*", "web-fetch", true],
+    ["a-c", "b", false],
+    ["[a-c]x", "bx", true],
   ])("glob %p on %p", (glob, name, want) => {
     expect(globRegExp(glob).test(name)).toBe(want);
   });

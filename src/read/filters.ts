@@ -84,7 +84,7 @@ export function globRegExp(glob: string): RegExp {
         re += `[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]`;
         i = close;
       }
-    } else re += c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
   }
   return new RegExp(`^${re}$`, "u");
 }

@@ -29,15 +29,19 @@
  * end of a file). It stops when `signal` aborts; the verdict then covers
  * what was read.
  */
+import { statSync } from "node:fs";
 import { guardSource } from "../base/byte-source.ts";
 import type { Json } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
 import { verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { type Break, LedgerVerifier, type VerifyReport, fileChunks } from "../verify/verifier.ts";
 import { runtime } from "../runtime/index.ts";
+import type { Thread } from "../runtime/types.ts";
+import { isWriterAlive } from "../runtime/alive.ts";
 import { type Filters, OpFilter } from "./filters.ts";
 import { type FollowWatch, followChunks } from "./follow.ts";
 import { type Operation, OperationJoiner } from "./operations.ts";
+import { type VerifierCalls, startAhead } from "./verify-ahead.ts";
 
 /** Bytes pushed to the verifier at a time (see ledgerBatches). */
 const PIECE = 64 << 10;
@@ -68,10 +72,21 @@ export interface ReadOptions {
   last?: number;
   /** How `follow` learns of appends (default: notifications, and a look every 500 ms besides). */
   followWatch?: FollowWatch;
-  /** How a file's bytes are read for its operations (default fileChunks); `seam report` keeps the lines it hands over. */
+  /**
+   * How a file's bytes are read for its operations (default fileChunks);
+   * `seam report` keeps the lines it hands over. Each chunk must be a buffer
+   * the source does not reuse (as fileChunks'): pieces of it are held while
+   * a thread verifies them.
+   */
   chunks?: (path: string) => AsyncIterable<Uint8Array>;
   /** Where "-" reads from (default: this process's stdin). */
   stdin?: AsyncIterable<Uint8Array>;
+  /**
+   * Where the verifier runs: "auto" (the default), on a thread of its own for
+   * a file of 16 MiB or more (src/read/verify-ahead.ts), else on this one;
+   * "here"; or a function that starts the thread, used for every file (tests).
+   */
+  verifier?: "auto" | "here" | ((role: string, data: unknown) => Thread | null);
   /** Test-only defect (`seam selftest`): breaks are not acted on, so nothing is marked. */
   faults?: { skipVerify?: boolean };
 }
@@ -185,9 +200,7 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
     return b;
   };
 
-  const v = new LedgerVerifier({
-    strict: opts.strict,
-    isWriterAlive: opts.isWriterAlive,
+  const calls: VerifierCalls = {
     onBreak: (b: Break) => {
       if (opts.faults?.skipVerify) return;
       // Everything held touches the broken link (or is before it by one row).
@@ -201,8 +214,13 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
       release(chained);
       take(joiner.add(row, line));
     },
-  });
-
+  };
+  const starter = typeof opts.verifier === "function" ? opts.verifier : runtime.startThread;
+  const ahead = aheadWanted(path, opts)
+    ? startAhead(starter, { strict: opts.strict === true, writerAlive: opts.isWriterAlive === isWriterAlive }, calls)
+    : null;
+  const v =
+    ahead === null ? new LedgerVerifier({ strict: opts.strict, isWriterAlive: opts.isWriterAlive, ...calls }) : null;
   const tail = { bytes: 0 };
   const source: AsyncIterable<Uint8Array> =
     path === "-"
@@ -212,52 +230,83 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
         : (opts.chunks ?? fileChunks)(path);
   let failed: string | null = null;
   let sinceReclaim = 0;
-  for await (const chunk of guardSource(source)) {
-    // Only the source's own failures are `unreadable`, as in verifyLedger.
-    if (!(chunk instanceof Uint8Array)) {
-      failed = chunk.failed;
-      break;
+  try {
+    for await (const chunk of guardSource(source)) {
+      // Only the source's own failures are `unreadable`, as in verifyLedger.
+      if (!(chunk instanceof Uint8Array)) {
+        failed = chunk.failed;
+        break;
+      }
+      if (chunk.length === 0) {
+        // A follow caught up with the writers: what is held is shown now, as vouched as the head is (as at the
+        // end of a file), and --last has had its say.
+        release(true);
+        if (last !== undefined) {
+          if (ringBreak !== null) out.push(ringBreak);
+          for (const e of ring) out.push(e);
+          ring.length = 0;
+          ringBreak = null;
+          last = undefined;
+        }
+      } else {
+        // In pieces, each one's operations handed out before the next is read: what was read is soon garbage.
+        sinceReclaim += chunk.length;
+        if (sinceReclaim >= RECLAIM_EVERY) {
+          sinceReclaim = 0;
+          runtime.reclaim();
+        }
+        for (let at = 0; at < chunk.length; at += PIECE) {
+          const piece = chunk.subarray(at, at + PIECE);
+          if (v !== null) v.push(piece);
+          else await ahead!.push(piece);
+          if (out.length > 0) yield ready();
+        }
+      }
+      if (out.length > 0) yield ready();
     }
-    if (chunk.length === 0) {
-      // A follow caught up with the writers: what is held is shown now, as vouched as the head is (as at the
-      // end of a file), and --last has had its say.
-      release(true);
-      if (last !== undefined) {
-        if (ringBreak !== null) out.push(ringBreak);
-        for (const e of ring) out.push(e);
-        ring.length = 0;
-        ringBreak = null;
-        last = undefined;
-      }
-    } else {
-      // In pieces, each one's operations handed out before the next is read: what was read is soon garbage.
-      sinceReclaim += chunk.length;
-      if (sinceReclaim >= RECLAIM_EVERY) {
-        sinceReclaim = 0;
-        runtime.reclaim();
-      }
-      for (let at = 0; at < chunk.length; at += PIECE) {
-        v.push(chunk.subarray(at, at + PIECE));
-        if (out.length > 0) yield ready();
-      }
-    }
-    if (out.length > 0) yield ready();
+    const report = v === null ? await ahead!.end(failed) : failed === null ? v.end() : v.fail(failed);
+    take(joiner.flush());
+    release(true);
+    // With --last everything went to the ring, else all of it is in `out`.
+    const end = ready();
+    if (ringBreak !== null) end.push(ringBreak);
+    for (const e of ring) end.push(e);
+    end.push({
+      type: "end",
+      file: path,
+      report: sealed?.report ?? report,
+      sealed_through: sealedThrough,
+      seal: sealed?.json ?? null,
+      operations,
+      unread_tail: tail.bytes,
+    });
+    yield end;
+  } finally {
+    // A reader that stops early (`seam log | head`) leaves no thread behind.
+    ahead?.close();
   }
-  const report = failed === null ? v.end() : v.fail(failed);
-  take(joiner.flush());
-  release(true);
-  // With --last everything went to the ring, else all of it is in `out`.
-  const end = ready();
-  if (ringBreak !== null) end.push(ringBreak);
-  for (const e of ring) end.push(e);
-  end.push({
-    type: "end",
-    file: path,
-    report: sealed?.report ?? report,
-    sealed_through: sealedThrough,
-    seal: sealed?.json ?? null,
-    operations,
-    unread_tail: tail.bytes,
-  });
-  yield end;
+}
+
+/**
+ * From this size on, a file's verifier runs on a thread of its own (a
+ * thread costs tens of milliseconds to start; a smaller file is read by then).
+ */
+const AHEAD_FROM = 16 << 20;
+
+/**
+ * Whether to verify `path` ahead on a thread: not when following a file
+ * (what is held is handed out each time the reader catches up, which must
+ * not wait for a thread) nor with an isWriterAlive other than the runtime's
+ * (a function does not cross to a thread; the thread imports that one).
+ */
+function aheadWanted(path: string, opts: ReadOptions): boolean {
+  if (opts.follow || opts.verifier === "here") return false;
+  if (opts.isWriterAlive !== undefined && opts.isWriterAlive !== isWriterAlive) return false;
+  if (typeof opts.verifier === "function") return true;
+  if (path === "-") return false;
+  try {
+    return statSync(path).size >= AHEAD_FROM;
+  } catch {
+    return false;
+  }
 }
