@@ -8,7 +8,7 @@
  * the network.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineForm } from "../src/core/canonical.ts";
 import type { Json } from "../src/core/json.ts";
@@ -515,4 +515,64 @@ describe("the report in headless Chromium", () => {
     },
     60_000,
   );
+});
+
+describe("the head written into room kept for it", () => {
+  const { ReportWriter } = require("../src/report/html.ts") as typeof import("../src/report/html.ts");
+  const { headRoom } = require("../src/report/generate.ts") as typeof import("../src/report/generate.ts");
+  const header = { title: "t", seam: "seam 0.1.0", filters: "", generated: "2026-12-01T00:00:00.000Z" };
+  /** A report of `n` operations written with `reserve` bytes kept for its head; its bytes and the size finish gave. */
+  function written(reserve: number, n = 20_000): { bytes: Buffer; size: number } {
+    const out = join(tempDir("seam-report-room-"), "r.html");
+    const w = new ReportWriter(out, reserve);
+    for (let i = 1; i <= n; i++)
+      w.add({
+        file: 0,
+        line: i,
+        ts: 1_700_000_000_000 + i,
+        session: `s${i % 7}`,
+        server: "srv",
+        kind: "tool_call",
+        name: `tool${i % 13}`,
+        status: i % 5 === 0 ? "error" : "ok",
+        ms: i / 10,
+        rpcId: String(i),
+        vouched: true,
+        sealed: false,
+        lines: [i],
+        rows: [`{"evt": "tool_call", "n": ${i}}`],
+      });
+    const size = w.finish(header, [], []);
+    return { bytes: readFileSync(out), size };
+  }
+  const plain = written(0);
+  const at = plain.bytes.indexOf('<script type="application/json" id="seam-c0">');
+
+  test("when the head fits, the file is the head, spaces to the end of the room, then the same operations", () => {
+    const room = at + 5000;
+    const r = written(room);
+    expect(r.size).toBe(r.bytes.length);
+    expect(r.bytes.length).toBe(plain.bytes.length + room - at);
+    expect(r.bytes.subarray(0, at).equals(plain.bytes.subarray(0, at))).toBe(true);
+    expect(r.bytes.subarray(at, room).every((b) => b === 0x20)).toBe(true);
+    expect(r.bytes.subarray(room).equals(plain.bytes.subarray(at))).toBe(true);
+  });
+
+  test.each([1, at - 1])("a head larger than the room (%p bytes) is copied in front: the file of no room", (room) => {
+    const r = written(room);
+    expect(r.size).toBe(r.bytes.length);
+    expect(r.bytes.equals(plain.bytes)).toBe(true);
+  });
+
+  test("room is kept for ledgers of 16 MiB and more in all, about 0.26% of them", () => {
+    const dir = tempDir("seam-report-room-");
+    const small = join(dir, "small.jsonl");
+    const big = join(dir, "big.jsonl");
+    writeFileSync(small, "x".repeat(1000));
+    writeFileSync(big, "");
+    truncateSync(big, 40 << 20);
+    expect(headRoom([small])).toBe(0);
+    expect(headRoom(["-", join(dir, "missing.jsonl"), small])).toBe(0);
+    expect(headRoom([big, small])).toBe(Math.ceil(((40 << 20) + 1000) / 384) + (128 << 10));
+  });
 });

@@ -5,6 +5,7 @@
  * checkpoint seals it); the banner is `seam verify`'s own report of each file,
  * word for word; the per-tool figures are `seam stats`'.
  */
+import { statSync } from "node:fs";
 import { lineForm } from "../core/canonical.ts";
 import type { Json } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
@@ -48,7 +49,7 @@ export interface ReportResult {
 
 /** Writes the report; throws only for what stops it being written (the output cannot be created). */
 export async function writeReport(o: ReportOptions): Promise<ReportResult> {
-  const w = new ReportWriter(o.out);
+  const w = new ReportWriter(o.out, headRoom(o.paths));
   const files: PageFile[] = [];
   const reports: { path: string; report: VerifyReport }[] = [];
   const stats = new StatsAccumulator("tool");
@@ -113,6 +114,26 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
     tools,
   );
   return { operations, bytes, files: reports };
+}
+
+/**
+ * Room to keep for the page's head in front of the operations (ReportWriter):
+ * none for ledgers under 16 MiB in all, whose report is cheap to copy once
+ * more; else about 0.26% of their size and 128 KiB for the page script (the
+ * head of a report of wrap-shaped sessions is about 0.1% of its ledger's
+ * size). A head that does not fit is copied in front as for a small report.
+ */
+export function headRoom(paths: readonly string[]): number {
+  let bytes = 0;
+  for (const p of paths) {
+    if (p === "-") continue;
+    try {
+      bytes += statSync(p).size;
+    } catch {
+      // Unreadable: its report says so; it adds nothing to the page.
+    }
+  }
+  return bytes < 16 << 20 ? 0 : Math.ceil(bytes / 384) + (128 << 10);
 }
 
 function defaultTitle(paths: string[]): string {

@@ -25,7 +25,13 @@
  *
  * Operations stream to a temporary file beside the output while the meta is
  * not yet known; the output is assembled and renamed into place at the end,
- * so a reader never sees half a report.
+ * so a reader never sees half a report. For a big report the temporary file
+ * starts with room for what goes before the operations (`reserve` bytes of
+ * spaces, white space between elements to HTML): when the head, meta and
+ * page script fit there they are written over its start and the file is
+ * renamed as it is, instead of every operation's bytes being copied once
+ * more behind them (a second write of the whole report, most of its cost
+ * past the reading).
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync, constants as fsc } from "node:fs";
@@ -74,10 +80,22 @@ export class ReportWriter {
   private lastSession = { file: -1, id: "", index: -1 };
   private raw = false;
   private closed = false;
+  /** Bytes of operations written to the temporary file (after the room kept for the head). */
+  private bodyBytes = 0;
 
-  constructor(private readonly out: string) {
+  /** `reserve`: bytes kept at the start of the temporary file for the head (0: none; the head is copied in front). */
+  constructor(
+    private readonly out: string,
+    private readonly reserve = 0,
+  ) {
     this.tmpPath = `${out}.seam-tmp-${randomBytes(6).toString("hex")}`;
     this.fd = openSync(this.tmpPath, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | (fsc.O_NOFOLLOW ?? 0), 0o600);
+    try {
+      if (reserve > 0) writeAll(this.fd, Buffer.alloc(reserve, 0x20));
+    } catch (e) {
+      this.discard();
+      throw e;
+    }
   }
 
   get count(): number {
@@ -146,8 +164,6 @@ export class ReportWriter {
   /** Writes the report and renames it into place; returns its size in bytes. */
   finish(header: PageHeader, files: PageFile[], tools: PageTool[]): number {
     this.flush();
-    closeSync(this.fd);
-    this.closed = true;
     const meta = {
       v: 1,
       title: header.title,
@@ -162,35 +178,49 @@ export class ReportWriter {
       chunks: this.chunks,
       chunk: CHUNK,
     };
+    const head = Buffer.from(
+      `${pageHead()}<script type="application/json" id="seam-meta">${jsonBlock(meta)}</script>\n<script>${PAGE_JS}</script>\n`,
+      "utf8",
+    );
+    const end = Buffer.from("</body>\n</html>\n", "utf8");
+    try {
+      if (head.length <= this.reserve) {
+        writeAll(this.fd, end);
+        writeAll(this.fd, head, 0);
+        closeSync(this.fd);
+        this.closed = true;
+        this.place(this.tmpPath);
+        return this.reserve + this.bodyBytes + end.length;
+      }
+    } catch (e) {
+      this.discard();
+      throw e;
+    }
+    closeSync(this.fd);
+    this.closed = true;
     const final = `${this.out}.seam-tmp-${randomBytes(6).toString("hex")}`;
     const fd = openSync(final, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | (fsc.O_NOFOLLOW ?? 0), 0o600);
-    let size = 0;
-    const put = (s: string | Uint8Array) => {
-      const b = typeof s === "string" ? Buffer.from(s, "utf8") : s;
-      writeAll(fd, b);
-      size += b.length;
-    };
     let open = true;
     try {
-      put(pageHead());
-      put(`<script type="application/json" id="seam-meta">${jsonBlock(meta)}</script>\n`);
-      put(`<script>${PAGE_JS}</script>\n`);
+      writeAll(fd, head);
       const src = openSync(this.tmpPath, fsc.O_RDONLY);
       try {
         const buf = Buffer.allocUnsafe(1 << 20);
+        // Past the room kept for a head that turned out larger.
+        let at = this.reserve;
         for (;;) {
-          const got = readSync(src, buf, 0, buf.length, null);
+          const got = readSync(src, buf, 0, buf.length, at);
           if (got === 0) break;
-          put(buf.subarray(0, got));
+          at += got;
+          writeAll(fd, buf.subarray(0, got));
         }
       } finally {
         closeSync(src);
       }
-      put("</body>\n</html>\n");
+      writeAll(fd, end);
       closeSync(fd);
       open = false;
-      if (!this.raw) chmodSync(final, 0o644);
-      renameSync(final, this.out);
+      this.place(final);
     } catch (e) {
       if (open) closeSync(fd);
       rmSync(final, { force: true });
@@ -198,7 +228,18 @@ export class ReportWriter {
     } finally {
       rmSync(this.tmpPath, { force: true });
     }
-    return size;
+    return head.length + this.bodyBytes + end.length;
+  }
+
+  /** Renames the finished file `from` into place (readable by others unless it holds payloads). */
+  private place(from: string): void {
+    try {
+      if (!this.raw) chmodSync(from, 0o644);
+      renameSync(from, this.out);
+    } catch (e) {
+      rmSync(from, { force: true });
+      throw e;
+    }
   }
 
   /** Removes the temporary file (after a failure). */
@@ -223,7 +264,10 @@ export class ReportWriter {
     ];
     if (this.run !== null) parts.push(this.run);
     parts.push(Buffer.from("</script>\n", "utf8"));
-    for (const b of parts) writeAll(this.fd, b);
+    for (const b of parts) {
+      writeAll(this.fd, b);
+      this.bodyBytes += b.length;
+    }
     this.cols = emptyColumns();
     this.rows = [];
     this.run = null;
@@ -307,8 +351,9 @@ const CR = 0x0d;
 const NL = new Uint8Array([0x0a]);
 const EMPTY = new Uint8Array(0);
 
-/** writeSync until every byte is out (it may take fewer than it is given). */
-function writeAll(fd: number, b: Uint8Array): void {
+/** writeSync until every byte is out (it may take fewer than it is given): at the file's offset, or at `position`. */
+function writeAll(fd: number, b: Uint8Array, position?: number): void {
   let at = 0;
-  while (at < b.length) at += writeSync(fd, b, at);
+  while (at < b.length)
+    at += position === undefined ? writeSync(fd, b, at) : writeSync(fd, b, at, b.length - at, position + at);
 }
