@@ -158,6 +158,15 @@ describe("seam log of a big file verifies on a thread in every build", () => {
       expect(statSync(good).size).toBeGreaterThan(16 << 20);
       const ok = await verdict(via, good);
       expect([ok.verdict, ok.rows, ok.unvouched]).toEqual(["ok", 40_000, 0]);
+      const out = join(dir, `${via}.html`);
+      const made = await runCli(via, ["report", "--out", out, bad]);
+      expect(made.code).toBe(1);
+      const html = readFileSync(out, "utf8");
+      // Every row shown is the line as the file holds it, none written again from its parsed form.
+      const written = [...html.matchAll(/"rb":\[([^\]]*)\]/g)].map((m) => m[1]);
+      expect(written.length).toBe(Math.ceil(40_000 / 8192));
+      expect(written.every((x) => x === "")).toBe(true);
+      expect(html).toContain('"first_break":{"line":30001,"kind":"chain_mismatch"');
       const broken = await verdict(via, bad);
       expect([broken.verdict, broken.first_break]).toEqual([
         "broken",

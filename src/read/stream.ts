@@ -255,12 +255,15 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
           sinceReclaim = 0;
           runtime.reclaim();
         }
-        for (let at = 0; at < chunk.length; at += PIECE) {
-          const piece = chunk.subarray(at, at + PIECE);
-          if (v !== null) v.push(piece);
-          else await ahead!.push(piece);
+        if (v === null) {
+          // Whole: a message to the thread costs about as much as a row.
+          await ahead!.push(chunk);
           if (out.length > 0) yield ready();
-        }
+        } else
+          for (let at = 0; at < chunk.length; at += PIECE) {
+            v.push(chunk.subarray(at, at + PIECE));
+            if (out.length > 0) yield ready();
+          }
       }
       if (out.length > 0) yield ready();
     }

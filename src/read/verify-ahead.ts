@@ -6,14 +6,14 @@
  * verifier's part (the chain form hashed, the session checks) costs about as
  * much as the rest of what `seam log`, `stats` and `report` do with a row, so
  * on a big file it runs on a second thread: the very LedgerVerifier, fed the
- * same pieces in the same order, which posts back per piece what it handed
- * on and broke, in the order it did. This thread cuts the same pieces into
+ * same chunks in the same order, which posts back per chunk what it handed
+ * on and broke, in the order it did. This thread cuts the same chunks into
  * lines with the same splitter, parses the lines the verifier handed on as
  * rows (the row as the verifier would have handed it: parsed, its chain
  * taken out when it was checked), and replays the verifier's calls in order.
  * The verdict at the end is the thread's verifier's report.
  *
- * Only plain data crosses: copies of the pieces (transferred), line numbers
+ * Only plain data crosses: copies of the chunks (transferred), line numbers
  * and breaks. A function cannot cross: a reader that asks whether a
  * session's writer still runs asks the runtime's own (src/runtime/alive.ts),
  * which the thread imports too; one given another verifies on its own thread.
@@ -28,13 +28,17 @@ import { type Break, DEFAULT_MAX_LINE_BYTES, LedgerVerifier, type VerifyReport }
 
 export const READ_VERIFIER_ROLE = "read-verifier";
 
-/** Pieces posted to the thread whose verdicts are not back yet: enough to keep it busy, few enough to hold. */
-const AHEAD = 4;
+/**
+ * Chunks posted to the thread whose verdicts are not back yet: enough to keep
+ * it busy, few enough that the lines of the chunk being replayed are still
+ * remembered by a reader that keeps the last few chunks' (the report's LineTap).
+ */
+const AHEAD = 2;
 
 /** A row the verifier handed on: its line number, negated when its chain was not checked. */
 type Event = number | Break;
 
-type ToThread = { t: "piece"; bytes: Uint8Array } | { t: "end"; failed: string | null };
+type ToThread = { t: "chunk"; bytes: Uint8Array } | { t: "end"; failed: string | null };
 type FromThread = { t: "events"; events: Event[] } | { t: "end"; events: Event[]; report: VerifyReport };
 
 export interface AheadData {
@@ -57,7 +61,7 @@ export interface VerifierCalls {
 export class AheadVerifier {
   private readonly lines = new LineSplitter(DEFAULT_MAX_LINE_BYTES);
   private lineNo = 0;
-  /** Pieces posted, oldest first, kept until their events are replayed. */
+  /** Chunks posted, oldest first, kept until their events are replayed. */
   private readonly posted: Uint8Array[] = [];
   private readonly answers: FromThread[] = [];
   private wake: (() => void) | null = null;
@@ -77,15 +81,15 @@ export class AheadVerifier {
     });
   }
 
-  /** Hands a piece on (copied: the caller keeps its own); replays what the thread has judged once enough wait. */
-  async push(piece: Uint8Array): Promise<void> {
-    const copy = piece.slice();
-    this.thread.post({ t: "piece", bytes: copy } satisfies ToThread, [copy.buffer as ArrayBuffer]);
-    this.posted.push(piece);
+  /** Hands a chunk on (copied: the caller keeps its own); replays what the thread has judged once enough wait. */
+  async push(chunk: Uint8Array): Promise<void> {
+    const copy = chunk.slice();
+    this.thread.post({ t: "chunk", bytes: copy } satisfies ToThread, [copy.buffer as ArrayBuffer]);
+    this.posted.push(chunk);
     while (this.posted.length > AHEAD) await this.replayNext();
   }
 
-  /** The report, once every piece's calls are replayed; `failed`: the source broke (LedgerVerifier.fail). */
+  /** The report, once every chunk's calls are replayed; `failed`: the source broke (LedgerVerifier.fail). */
   async end(failed: string | null): Promise<VerifyReport> {
     this.thread.post({ t: "end", failed } satisfies ToThread);
     while (this.posted.length > 0) await this.replayNext();
@@ -124,7 +128,7 @@ export class AheadVerifier {
   /**
    * Cuts what the splitter has into lines (numbered as the verifier numbers
    * them: a line too long to keep counts once, at its end) and makes the
-   * verifier's calls. A row the verifier handed on ended in the piece that
+   * verifier's calls. A row the verifier handed on ended in the chunk that
    * was just fed (or at the end), so its line is among these.
    */
   private replay(events: Event[]): void {
@@ -167,7 +171,7 @@ export function startAhead(
   return thread === null ? null : new AheadVerifier(thread, calls);
 }
 
-/** The thread's side: one LedgerVerifier, its calls sent back per piece. */
+/** The thread's side: one LedgerVerifier, its calls sent back per chunk. */
 export function serveAhead(role: ThreadRole): boolean {
   if (role.role !== READ_VERIFIER_ROLE) return false;
   const data = role.data as AheadData;
@@ -190,7 +194,7 @@ export function serveAhead(role: ThreadRole): boolean {
     return e;
   };
   role.port.on("message", (m: ToThread) => {
-    if (m.t === "piece") {
+    if (m.t === "chunk") {
       v.push(m.bytes);
       role.port.postMessage({ t: "events", events: take() } satisfies FromThread);
     } else {

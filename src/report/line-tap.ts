@@ -26,9 +26,11 @@ const NL = 0x0a;
 /**
  * Pieces remembered (two per chunk: the line that began in the chunk before,
  * and the rest): the chunk being read, the one before (the row after the
- * last may be in the next), and a few for the rows an operation joins further back.
+ * last may be in the next), the two a reader that verifies ahead has read
+ * beyond the one it hands out (src/read/verify-ahead.ts), and a few for the
+ * rows an operation joins further back.
  */
-const KEEP = 8;
+const KEEP = 12;
 
 export class LineTap {
   private readonly decoder = new TextDecoder("utf-8");
