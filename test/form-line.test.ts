@@ -10,8 +10,8 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
-import { chainFromLine } from "../src/core/form-line.ts";
-import { FormRow } from "../src/core/form-row.ts";
+import { chainFromLine, readLayout } from "../src/core/form-line.ts";
+import { FormRow, parsePlainLine } from "../src/core/form-row.ts";
 import { type Json, type JsonObject, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
 
@@ -53,7 +53,17 @@ function sameFields(row: FormRow, text: string): void {
     }
   }
   expect(row.model()).toStrictEqual(parsed);
+  if (row.plain) samePlain(text, parsed);
 }
+
+/** parsePlainLine gives parseJson's row: type for type, and key order (lineForm writes in the Map's order) at every depth. */
+function samePlain(text: string, parsed: JsonObject = parseJson(text) as JsonObject): void {
+  plainSeen++;
+  const got = parsePlainLine(enc.encode(text));
+  expect(got).toStrictEqual(parsed);
+  expect(lineForm(got)).toBe(lineForm(parsed));
+}
+let plainSeen = 0;
 
 const PREVS = [GENESIS, "bfd5f35b43681d586db0f4a547a500ca"];
 
@@ -171,6 +181,8 @@ describe("seeded random rows agree with the rule", () => {
       seamLines++;
       if (quick(prev, seamLine) !== null) asSeam++;
     }
+    // Plain lines were met among them, and lines in chain form that are not plain.
+    expect(plainSeen).toBeGreaterThan(100);
     // Both kinds were met: the shortcut answered for some lines and declined others.
     expect(asWritten).toBeGreaterThan(100);
     expect(asSeam).toBeGreaterThan(asWritten);
@@ -240,5 +252,35 @@ describe("dropChain takes the chain out as delete would", () => {
       expect([...row]).toStrictEqual([...parsed]);
       expect(row.size).toBe(parsed.size);
     }
+  });
+});
+
+describe("plain: JSON.parse reads the line as parseJson does", () => {
+  const plain: string[] = [
+    '{"evt": "tool_call", "ms": 1.5, "rpc_id": 123456789012345, "n": -123456789012345, "chain": "ab"}',
+    '{"a": {"b": [1, {"c": "\\u0001\\n\\"", "d": null}], "e": true}, "z": []}',
+    '{"a": 1e-05, "b": 0.1, "c": -2.5e-300, "d": 5e-324}',
+    '{"é": "ü😀", "__proto__": {"x": 1}, "constructor": 2}',
+    '{"a1": 1, "a": {"_0": 2}}',
+    "{}",
+  ];
+  test.each(plain)("%s", (text) => {
+    expect(readLayout(enc.encode(text))?.plain).toBe(true);
+    samePlain(text);
+  });
+  const notPlain: [string, string][] = [
+    ["a float that is a whole number", '{"a": 1.0}'],
+    ["one past the exponent", '{"a": 1e+16}'],
+    ["minus zero", '{"a": -0.0}'],
+    ["an int of 16 digits", '{"a": 1234567890123456}'],
+    ["a negative int of 16 digits", '{"a": -1234567890123456}'],
+    ["a nested key that starts with a digit", '{"a": {"1": 1, "b": 2}}'],
+    ["a top-level key that starts with a digit", '{"10": 1, "9": 2}'],
+    ["deep in an array", '{"a": [[{"b": 2.0}]]}'],
+  ];
+  test.each(notPlain)("%s", (_, text) => {
+    const layout = readLayout(enc.encode(text));
+    expect(layout).not.toBeNull();
+    expect(layout!.plain).toBe(false);
   });
 });

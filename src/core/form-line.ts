@@ -47,6 +47,8 @@ const NO = -1;
 let members = new Int32Array(3 * 64);
 /** The line being scanned has a byte of 0x80 or above (then its UTF-8 is checked as a whole). */
 let high = false;
+/** So far the line reads under JSON.parse to parseJson's values (see FormLayout.plain). */
+let plain = true;
 // ignoreBOM: a BOM is text to it, so a line that starts with one is no object here (nor to Python).
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Reused: prev and the chain form, assembled for one hash call. */
@@ -77,6 +79,15 @@ export interface FormLayout {
   order: number[];
   /** The line is ASCII: its byte offsets are its text's offsets. */
   ascii: boolean;
+  /**
+   * JSON.parse reads the line to the values parseJson gives (with its
+   * objects as plain objects in the same key order: parsePlainLine in
+   * src/core/form-row.ts): no float that is a whole number (`1.0`,
+   * `1e+16`: parseJson keeps those apart as JsonFloat), no int of more
+   * than 15 digits (beyond what a double holds exactly), no key that
+   * starts with a digit (a JS object puts keys like "10" first).
+   */
+  plain: boolean;
 }
 
 /** The layout of a line in chain form member by member with no repeated key, or null (then parse it). */
@@ -84,7 +95,7 @@ export function readLayout(line: Uint8Array): FormLayout | null {
   const n = readMembers(line);
   if (n === NO) return null;
   const order = sortedMembers(line, members, n);
-  return order === null ? null : { spans: members.slice(0, 3 * n), n, order, ascii: !high };
+  return order === null ? null : { spans: members.slice(0, 3 * n), n, order, ascii: !high, plain };
 }
 
 /** chainOf(prev, the row without its chain) for a line of this layout; null when prev is not ASCII. */
@@ -123,6 +134,7 @@ function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order
 /** Recognizes the line and records its top-level members in `members`: their count, or NO. */
 function readMembers(b: Uint8Array): number {
   high = false;
+  plain = true;
   const n = topMembers(b);
   if (n === NO) return NO;
   if (high) {
@@ -216,6 +228,8 @@ function compareSpans(b: Uint8Array, s1: number, e1: number, s2: number, e2: num
 /** `"key": ` at i with no escape in the key: the end of the key's closing quote, else NO. */
 function key(b: Uint8Array, i: number): number {
   if (b[i] !== QUOTE) return NO;
+  const first = b[i + 1]!;
+  if (first >= 0x30 && first <= 0x39) plain = false;
   for (let j = i + 1; j < b.length; j++) {
     const c = b[j]!;
     if (c === QUOTE) return b[j + 1] === COLON && b[j + 2] === SPACE ? j + 1 : NO;
@@ -333,6 +347,7 @@ function number(b: Uint8Array, i: number): number {
   const c = b[j];
   if (c !== 0x2e && c !== 0x65 && c !== 0x45) {
     if (b[digits] === 0x30 && (j - digits > 1 || digits > i)) return NO;
+    if (j - digits > 15) plain = false;
     return j - digits > MAX_INT_DIGITS ? NO : j;
   }
   for (; j < b.length; j++) {
@@ -342,5 +357,6 @@ function number(b: Uint8Array, i: number): number {
   let text = "";
   for (let k = i; k < j; k++) text += String.fromCharCode(b[k]!);
   const x = Number(text);
+  if (Number.isInteger(x)) plain = false;
   return Number.isFinite(x) && pyFloatRepr(x) === text ? j : NO;
 }

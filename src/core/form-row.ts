@@ -45,6 +45,11 @@ export class FormRow extends Map<string, Json> {
     return layout === null ? null : new FormRow(own ? line.slice() : line, layout);
   }
 
+  /** JSON.parse reads the line to this row's values (FormLayout.plain): parsePlainLine may read it. */
+  get plain(): boolean {
+    return this.layout.plain;
+  }
+
   /** chainOf(prev, this row without its chain); null when prev is not ASCII (then take the long way). */
   chain(prev: string): string | null {
     return chainOfLayout(prev, this.line, this.layout);
@@ -199,4 +204,31 @@ function valueAt(b: Uint8Array, text: string, start: number, end: number): Json 
   if (c === 0x66) return false;
   if (c === 0x6e) return null;
   return parseJson(text.slice(start, end));
+}
+
+/**
+ * The row of a line that readLayout found `plain`, as parseJson reads it
+ * (a Map, nested objects Maps, in line order), by way of JSON.parse: for such
+ * a line the two agree value for value (test/form-line.test.ts holds them to
+ * it), and JSON.parse is the runtime's own. Any other line: parseJson.
+ */
+export function parsePlainLine(line: Uint8Array): JsonObject {
+  return toModel(JSON.parse(utf8.decode(line))) as JsonObject;
+}
+
+function toModel(v: unknown): Json {
+  if (typeof v !== "object" || v === null) return v as Json;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (typeof x === "object" && x !== null) v[i] = toModel(x);
+    }
+    return v as Json[];
+  }
+  const m: JsonObject = new Map();
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    m.set(k, typeof x === "object" && x !== null ? toModel(x) : (x as Json));
+  }
+  return m;
 }

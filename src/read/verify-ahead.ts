@@ -19,6 +19,7 @@
  * which the thread imports too; one given another verifies on its own thread.
  */
 import { classifyLine } from "../format/line.ts";
+import { FormRow, parsePlainLine } from "../core/form-row.ts";
 import { LineSplitter } from "../core/lines.ts";
 import type { Json } from "../core/json.ts";
 import type { Thread } from "../runtime/types.ts";
@@ -35,7 +36,11 @@ export const READ_VERIFIER_ROLE = "read-verifier";
  */
 const AHEAD = 2;
 
-/** A row the verifier handed on: its line number, negated when its chain was not checked. */
+/**
+ * A row the verifier handed on: 2 × its line number, plus 1 when JSON.parse
+ * reads it as parseJson does (FormLayout.plain), negated when its chain was
+ * not checked.
+ */
 type Event = number | Break;
 
 type ToThread = { t: "chunk"; bytes: Uint8Array } | { t: "end"; failed: string | null };
@@ -144,11 +149,17 @@ export class AheadVerifier {
         this.calls.onBreak(e);
         continue;
       }
-      const line = e < 0 ? -e : e;
+      const a = e < 0 ? -e : e;
+      const line = Math.floor(a / 2);
       const b = bytes[line - first];
-      const parsed = b === undefined || b === null ? null : classifyLine(b);
-      if (parsed === null || parsed.kind !== "row") throw new Error(`line ${line}: not the row the verifier read`);
-      const row = parsed.row;
+      if (b === undefined || b === null) throw new Error(`line ${line}: not the row the verifier read`);
+      let row: Json;
+      if (a % 2 === 1) row = parsePlainLine(b);
+      else {
+        const parsed = classifyLine(b);
+        if (parsed.kind !== "row") throw new Error(`line ${line}: not the row the verifier read`);
+        row = parsed.row;
+      }
       // As the verifier leaves a row whose chain it checked (expectedChain).
       if (e > 0 && row instanceof Map) row.delete("chain");
       this.calls.onRow(row, line, e > 0);
@@ -181,8 +192,9 @@ export function serveAhead(role: ThreadRole): boolean {
     isWriterAlive: data.writerAlive ? isWriterAlive : undefined,
     // Nothing here keeps a row: it may be read member by member (FormRow).
     rowsOnLoan: true,
-    onRow: (_row, line, chained) => {
-      events.push(chained ? line : -line);
+    onRow: (row, line, chained) => {
+      const e = 2 * line + (row instanceof FormRow && row.plain ? 1 : 0);
+      events.push(chained ? e : -e);
     },
     onBreak: (b) => {
       events.push(b);
