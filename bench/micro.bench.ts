@@ -7,16 +7,26 @@
  *       relay does under load); chainOf + lineForm alone; vs JSON.stringify + SHA-256
  *   verify, per row                            LedgerVerifier over 1000 such rows
  *       (parse, chain, sessions) vs JSON.parse + JSON.stringify + SHA-256 of each line
+ *   record, per call                           what a recording thread does for one
+ *       tools/call (src/wrap/recording.ts: both frames split and observed, digests,
+ *       the row made, chained and written to an in-memory file), 1000 calls a
+ *       burst, warm; vs JSON.parse of both frames + the floor of a row
  *
  *   bun bench/micro.bench.ts [--smoke] [--json FILE]
  * --smoke runs every case a few times only, to prove the scripts still run.
  */
 import { measure } from "mitata";
 import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { lineForm } from "../src/core/canonical.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import type { Json, JsonObject } from "../src/core/json.ts";
 import { LedgerWriter } from "../src/ledger/writer.ts";
+import { createLog } from "../src/base/log.ts";
+import { runtime } from "../src/runtime/index.ts";
+import { Recording } from "../src/wrap/recording.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { LedgerVerifier } from "../src/verify/verifier.ts";
 import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
@@ -102,6 +112,60 @@ if (ledgerLines.length !== BURST) throw new Error(`expected ${BURST} ledger rows
   if (r.verdict !== "ok") throw new Error(`the generated ledger does not verify: ${r.verdict}`);
 }
 
+// A recording of one session over an in-memory ledger, fed request and answer frames as chunks.
+const recordFile = memoryFile();
+const recordDir = mkdtempSync(join(tmpdir(), "seam-micro-"));
+const opened = await Recording.open(
+  { ...runtime, openAppend: async () => recordFile },
+  {
+    ledger: join(recordDir, "l.jsonl"),
+    session: "0b7c6a52-8f43-4c1e-9d1a-3f0f4b8e2a61",
+    server: "bench",
+    begin: {},
+    raw: false,
+    maxFrame: 64 << 20,
+    fsync: "never",
+    writeAhead: false,
+    failClosed: false,
+  },
+  {},
+  createLog(() => {}),
+);
+if (typeof opened === "string") throw new Error(opened);
+const recording: Recording = opened;
+recording.chunk(
+  "c2s",
+  new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n`,
+  ),
+);
+recording.chunk(
+  "s2c",
+  new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}\n`,
+  ),
+);
+const callFrames = Array.from({ length: BURST }, (_, i) =>
+  new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":${i + 1},"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"quarterly report ${i}","limit":10}}}\n`,
+  ),
+);
+const answerFrames = Array.from({ length: BURST }, (_, i) =>
+  new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":${i + 1},"result":{"content":[{"type":"text","text":"3 documents match quarterly report ${i}"}]}}\n`,
+  ),
+);
+const callTexts = callFrames.map((b) => new TextDecoder().decode(b));
+const answerTexts = answerFrames.map((b) => new TextDecoder().decode(b));
+async function recordBurst(): Promise<void> {
+  recordFile.reset();
+  for (let i = 0; i < BURST; i++) {
+    recording.chunk("c2s", callFrames[i]!);
+    recording.chunk("s2c", answerFrames[i]!);
+  }
+  await recording.ledger.caughtUp();
+}
+
 const rowModel: JsonObject = new Map<string, Json>([
   ["evt", "tool_call"],
   ["seam", "mcp-stdio"],
@@ -135,6 +199,19 @@ const cases: Case[] = [
     },
   },
   { group: "chain append, per row", name: `LedgerWriter.append (burst of ${BURST})`, per: BURST, fn: appendBurst },
+  {
+    group: "record, per call",
+    name: "JSON.parse of both frames + a row (floor)",
+    per: BURST,
+    fn: () => {
+      for (let i = 0; i < BURST; i++) {
+        JSON.parse(callTexts[i]!);
+        JSON.parse(answerTexts[i]!);
+        sha(JSON.stringify(rowPlain));
+      }
+    },
+  },
+  { group: "record, per call", name: `Recording (burst of ${BURST})`, per: BURST, fn: recordBurst },
   {
     group: "verify, per row",
     name: "JSON.parse + stringify + sha256 (floor)",
@@ -222,3 +299,4 @@ writeResult(flags, {
     results,
   },
 });
+rmSync(recordDir, { recursive: true, force: true });
