@@ -99,7 +99,7 @@ export default defineCommand({
 
     const checker = new Checker(rules);
     const files: FileVerdict[] = [];
-    for await (const e of readLedgers(paths, { filters, keys, isWriterAlive })) {
+    for await (const e of readLedgers(paths, { filters, keys, isWriterAlive, verifier: "auto" })) {
       if (e.type === "op") checker.add(e.op);
       else if (e.type === "end") files.push({ file: e.file, report: e.report, seal: e.seal });
     }

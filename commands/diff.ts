@@ -49,7 +49,11 @@ export default defineCommand({
       const col = new SideCollector(spec);
       let ops = 0;
       let unvouched = 0;
-      for await (const e of readLedger(path, { filters: session ? { session: [session] } : {}, isWriterAlive })) {
+      for await (const e of readLedger(path, {
+        filters: session ? { session: [session] } : {},
+        isWriterAlive,
+        verifier: "auto",
+      })) {
         if (e.type === "op") {
           col.add(e.op);
           ops++;

@@ -128,6 +128,7 @@ export default defineCommand({
         keys,
         last,
         isWriterAlive,
+        verifier: "auto",
         faults: fault ? { skipVerify: true } : undefined,
       })) {
         for (const e of batch) {

@@ -65,6 +65,7 @@ export default defineCommand({
         keyArg: a.key,
         strict: a.strict === true,
         isWriterAlive,
+        verifier: "auto",
         seam: `seam ${VERSION}`,
         last,
       });

@@ -82,9 +82,11 @@ export interface ReadOptions {
   /** Where "-" reads from (default: this process's stdin). */
   stdin?: AsyncIterable<Uint8Array>;
   /**
-   * Where the verifier runs: "auto" (the default), on a thread of its own for
-   * a file of 16 MiB or more (src/read/verify-ahead.ts), else on this one;
-   * "here"; or a function that starts the thread, used for every file (tests).
+   * Where the verifier runs: "here" (the default), on this thread; "auto", on
+   * a thread of its own for a file of 16 MiB or more (src/read/verify-ahead.ts),
+   * started from this process's own script, so only seam's own entry point
+   * (commands/seam.ts) may ask for it; or a function that starts the thread,
+   * used for every file (tests).
    */
   verifier?: "auto" | "here" | ((role: string, data: unknown) => Thread | null);
   /** Test-only defect (`seam selftest`): breaks are not acted on, so nothing is marked. */
@@ -303,7 +305,7 @@ const AHEAD_FROM = 16 << 20;
  * (a function does not cross to a thread; the thread imports that one).
  */
 function aheadWanted(path: string, opts: ReadOptions): boolean {
-  if (opts.follow || opts.verifier === "here") return false;
+  if (opts.follow || opts.verifier === undefined || opts.verifier === "here") return false;
   if (opts.isWriterAlive !== undefined && opts.isWriterAlive !== isWriterAlive) return false;
   if (typeof opts.verifier === "function") return true;
   if (path === "-") return false;

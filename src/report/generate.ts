@@ -14,7 +14,7 @@ import type { CheckpointReport } from "../checkpoint/verifier.ts";
 import type { Filters } from "../read/filters.ts";
 import type { Operation } from "../read/operations.ts";
 import { StatsAccumulator } from "../read/stats.ts";
-import { readLedgerBatches } from "../read/stream.ts";
+import { type ReadOptions, readLedgerBatches } from "../read/stream.ts";
 import { humanReport } from "../verify/report.ts";
 import type { Verdict, VerifyReport } from "../verify/verifier.ts";
 import { ReportWriter } from "./html.ts";
@@ -33,6 +33,8 @@ export interface ReportOptions {
   keyArg?: string;
   strict?: boolean;
   isWriterAlive?: (pid: number, host: string) => boolean;
+  /** Where the reader's verifier runs (ReadOptions.verifier). */
+  verifier?: ReadOptions["verifier"];
   /** "seam 0.1.0". */
   seam: string;
   /** Only the last N operations that pass the filters. */
@@ -63,6 +65,7 @@ export async function writeReport(o: ReportOptions): Promise<ReportResult> {
       keys: o.keys,
       strict: o.strict,
       isWriterAlive: o.isWriterAlive,
+      verifier: o.verifier,
       last: o.last,
       chunks: (path) => tap.chunks(path),
     }))
