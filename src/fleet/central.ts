@@ -11,6 +11,7 @@
  * Memory: one chunk in flight per origin, lines that arrive ahead of a gap
  * (at most MAX_AHEAD per origin), and 8 bytes per line (its stream sequence).
  */
+import { equalBytes } from "../core/bytes.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 import { originOf } from "./ship.ts";
@@ -211,10 +212,4 @@ export async function verifyStreamLedgers(
     origins.push({ origin: s.origin, lines: s.next - 1, ...r, findings: s.findings });
   }
   return { origins, findings: loose };
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
