@@ -85,7 +85,7 @@ function run(chunks: Uint8Array[], fast: boolean): { events: unknown[]; stockByt
     stockBytes += b.length;
     stock(b);
   };
-  if (fast) fastFrames(p as never, State.OP_START, State.MSG_PAYLOAD, Kind.MSG);
+  if (fast) fastFrames(p as never, State.OP_START, Kind.MSG);
   try {
     for (const c of chunks) p.parse(c);
   } catch (err) {
@@ -163,6 +163,8 @@ describe("fastFrames", () => {
     ["too many tokens", "HMSG s 1 r q 4 4\r\nNATS\r\n"],
     ["too few tokens", "MSG s 2\r\nok\r\n"],
     ["a size beyond what the client takes", "MSG s 1 99999999999\r\nok\r\n"],
+    ["a tab within the subject", "MSG s\tx 1 2\r\nok\r\n"],
+    ["a carriage return within the subject", "HMSG s\rx 1 r 4 4\r\nNATS\r\n"],
   ];
   test.each(broken)("malformed: %s: the client's own error, after the frames before it", (_name, frame) => {
     const bytes = wire([WHOLE[0]!, frame, WHOLE[0]!]);

@@ -14,8 +14,6 @@ import type { NatsConnection } from "@nats-io/nats-core";
 /** The parts of the client's parser this reads and drives (nats-core's Parser). */
 interface ClientParser {
   state: number;
-  ma: { size: number } | undefined;
-  msgBuf: { length: number } | undefined;
   dispatcher: { push(e: { kind: number; msg: MsgArg; data: Uint8Array }): void };
   parse(buf: Uint8Array): void;
 }
@@ -56,10 +54,10 @@ export function decimal(buf: Uint8Array, from: number, to: number): number {
 
 /**
  * Wraps `p.parse`: whole frames at the chunk's start are taken here, the
- * rest goes to the client's parse. `start` and `payload` are the client's
- * values of its State enum (OP_START, MSG_PAYLOAD), `msgKind` that of Kind.MSG.
+ * rest goes to the client's parse. `start` is the client's value of
+ * State.OP_START, `msgKind` that of Kind.MSG.
  */
-export function fastFrames(p: ClientParser, start: number, payload: number, msgKind: number): void {
+export function fastFrames(p: ClientParser, start: number, msgKind: number): void {
   const stock = p.parse.bind(p);
   /** The next tab in the chunk at or after a frame's control line (-1: none; -2: not looked for yet): the client splits at tabs too. */
   let tab = -2;
@@ -75,9 +73,9 @@ export function fastFrames(p: ClientParser, start: number, payload: number, msgK
           continue;
         }
       }
-      // The client's parser reads on to the end of its line, or of the frame it has begun.
-      const skip = p.state === payload && p.msgBuf !== undefined && p.ma ? p.ma.size - p.msgBuf.length : 0;
-      const nl = buf.indexOf(LF, i + Math.max(0, skip));
+      // The client's parser reads on to the end of a line (it takes any split, so a frame's data may
+      // reach it in pieces): then the next frame may be whole again.
+      const nl = buf.indexOf(LF, i);
       if (nl < 0) return stock(i === 0 ? buf : buf.subarray(i));
       stock(buf.subarray(i, nl + 1));
       i = nl + 1;
@@ -144,10 +142,9 @@ export async function fastMessages(nc: NatsConnection): Promise<void> {
   const { Parser, State, Kind } = await import("@nats-io/nats-core/internal");
   const proto = (nc as unknown as { protocol?: { parser?: unknown } }).protocol;
   if (proto === undefined || installed.has(proto) || !(proto.parser instanceof Parser)) return;
-  if (typeof State?.OP_START !== "number" || typeof State.MSG_PAYLOAD !== "number" || typeof Kind?.MSG !== "number")
-    return;
+  if (typeof State?.OP_START !== "number" || typeof Kind?.MSG !== "number") return;
   const wrap = (p: unknown) => {
-    if (p instanceof Parser) fastFrames(p as unknown as ClientParser, State.OP_START, State.MSG_PAYLOAD, Kind.MSG);
+    if (p instanceof Parser) fastFrames(p as unknown as ClientParser, State.OP_START, Kind.MSG);
     return p;
   };
   let current = wrap(proto.parser);
