@@ -18,6 +18,8 @@ import { originOf } from "./ship.ts";
 import type { StreamMessage } from "./jetstream.ts";
 
 export const MAX_AHEAD = 100_000;
+/** Subjects whose origin is remembered (beyond that, they are worked out again). */
+const MAX_SUBJECTS = 10_000;
 const CHUNK = 256 * 1024;
 
 export interface StreamFinding {
@@ -145,9 +147,16 @@ export async function verifyStreamLedgers(
       message: `line ${n} was published twice with different bytes (message ${seq})`,
     });
 
+  // A stream's messages come on few subjects: each subject's origin is worked out once.
+  const subjectOrigin = new Map<string, string | null>();
   for await (const batch of messages)
     for (const m of batch) {
-      const origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+      let origin = subjectOrigin.get(m.subject);
+      if (origin === undefined) {
+        origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+        if (subjectOrigin.size >= MAX_SUBJECTS) subjectOrigin.clear();
+        subjectOrigin.set(m.subject, origin);
+      }
       if (only && (origin === null || !only.has(origin))) continue;
       if (origin === null) {
         loose.push({
