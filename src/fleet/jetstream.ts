@@ -430,8 +430,9 @@ export function replayStatus(h: MsgHdrs | undefined): "heartbeat" | "ended" | nu
   const code = h?.code ?? 0;
   if (code === 100) return "heartbeat";
   if (code === 404 || code === 408) {
-    const left = Number(h?.get("Nats-Pending-Messages"));
-    return h?.get("Nats-Pending-Messages") && Number.isSafeInteger(left) && left >= 0 ? left : "ended";
+    const pending = h?.get("Nats-Pending-Messages") ?? "";
+    const left = Number(pending);
+    return pending !== "" && Number.isSafeInteger(left) && left >= 0 ? left : "ended";
   }
   if (code === 503) return "no consumer answers its pull requests (503)";
   return `${code} ${h?.description ?? "a message without a JetStream reply subject"}`.trim();
