@@ -11,7 +11,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
-import { seamLineReader } from "../src/fleet/jetstream.ts";
+import { replay } from "../src/fleet/jetstream.ts";
 import { KEY, OTHER, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { run, start, tempDir, until } from "./proc.ts";
@@ -368,18 +368,98 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
       for (const [k, v] of c) h.append(k, v);
       await js.publish("h.x", new Uint8Array([1]), c.length > 0 ? { headers: h } : {});
     }
-    const readLine = await seamLineReader();
     const consumer = await js.consumers.get("H");
-    const got: [string | null, string | null][] = [];
+    const theirs: (string | null)[] = [];
     for await (const m of await consumer.fetch({ max_messages: cases.length })) {
-      got.push([readLine(m), m.headers?.get("Seam-Line") ?? null]);
-      if (got.length === cases.length) break;
+      theirs.push(m.headers?.get("Seam-Line") ?? null);
+      if (theirs.length === cases.length) break;
     }
+    const got: [string | null, string | null][] = [];
+    for await (const batch of replay(nc, "H")) for (const m of batch) got.push([m.line, theirs[m.seq - 1]!]);
     expect(got.map(([mine]) => mine)).toEqual(["7", "8", null, null, null, "12", null, "", null]);
     for (const [mine, theirs] of got) expect(mine ?? "").toBe(theirs ?? "");
     await nc.close();
     nats.proc.kill("SIGKILL");
   }, 30_000);
+
+  test("a replay in pulls smaller than the stream: every message once, in order, filtered, headers only; no consumer left", async () => {
+    const { nats, nc, jsm } = await natsWithManager("seam-fleet-replay-");
+    await jsm.streams.add({ name: "R", subjects: ["r.>"] });
+    const js = jetstream(nc);
+    const sent: { subject: string; line: string; data: string }[] = [];
+    for (let i = 1; i <= 300; i++) {
+      const subject = i % 3 === 0 ? "r.b" : "r.a";
+      const h = headers();
+      h.set("Seam-Line", String(i));
+      const data = `${subject} ${i} ${"x".repeat(i % 50)}\n`;
+      await js.publish(subject, new TextEncoder().encode(data), { headers: h });
+      sent.push({ subject, line: String(i), data });
+    }
+    await js.publish("r.c", new Uint8Array([1]));
+    const read = async (subjects: string[] | undefined, headersOnly: boolean, pull: number) => {
+      const got: { seq: number; subject: string; line: string | null; data: string }[] = [];
+      let batches = 0;
+      for await (const batch of replay(nc, "R", subjects, headersOnly, pull)) {
+        batches++;
+        for (const m of batch)
+          got.push({ seq: m.seq, subject: m.subject, line: m.line, data: new TextDecoder().decode(m.data) });
+      }
+      expect((await jsm.consumers.list("R").next()).length).toBe(0);
+      return { got, batches };
+    };
+    const want = (keep: (s: (typeof sent)[number]) => boolean, headersOnly = false) =>
+      sent.flatMap((s, i) =>
+        keep(s) ? [{ seq: i + 1, subject: s.subject, line: s.line, data: headersOnly ? "" : s.data }] : [],
+      );
+    const all = await read(undefined, false, 16);
+    expect(all.got).toEqual([...want(() => true), { seq: 301, subject: "r.c", line: null, data: "\u0001" }]);
+    expect(all.batches).toBeGreaterThan(300 / 16);
+    expect((await read(["r.b"], false, 7)).got).toEqual(want((s) => s.subject === "r.b"));
+    expect((await read(["r.a"], true, 5)).got).toEqual(want((s) => s.subject === "r.a", true));
+    // Several subjects: the stream up to the last of theirs (the caller keeps theirs).
+    expect((await read(["r.a", "r.b"], false, 64)).got).toEqual(want(() => true));
+    expect((await read(["r.none"], false, 64)).got).toEqual([]);
+    // The consumer gone mid-replay: the replay says so rather than end short or wait.
+    const stopped = (async () => {
+      let n = 0;
+      for await (const batch of replay(nc, "R", undefined, false, 4)) {
+        n += batch.length;
+        if (n >= 8 && n < 12)
+          for (const c of await jsm.consumers.list("R").next()) await jsm.consumers.delete("R", c.name);
+      }
+      return n;
+    })();
+    await expect(stopped).rejects.toThrow(
+      /^the replay of R stopped(: | before its last message \(301\): the server answered nothing)/,
+    );
+    await nc.close();
+    nats.proc.kill("SIGKILL");
+  }, 30_000);
+
+  test("the fast reading of frames stays on a connection through a server restart", async () => {
+    const { nats, nc, jsm } = await natsWithManager("seam-fleet-frames-");
+    const { Parser } = await import("@nats-io/nats-core/internal");
+    const parser = () => (nc as unknown as { protocol: { parser: InstanceType<typeof Parser> } }).protocol.parser;
+    await jsm.streams.add({ name: "F", subjects: ["f.>"] });
+    await jetstream(nc).publish("f.x", new Uint8Array([7]));
+    expect(Object.hasOwn(parser(), "parse")).toBe(false);
+    const lines = async () => {
+      const out: number[] = [];
+      for await (const batch of replay(nc, "F")) for (const m of batch) out.push(m.seq, m.data[0]!);
+      return out;
+    };
+    expect(await lines()).toEqual([1, 7]);
+    const first = parser();
+    expect(Object.hasOwn(first, "parse")).toBe(true);
+    nats.proc.kill("SIGKILL");
+    const again = await restart(nats);
+    await until(() => parser() !== first && !nc.isClosed(), 15000, "reconnected");
+    for (let i = 0; i < 100 && (await jsm.streams.info("F").catch(() => null)) === null; i++) await Bun.sleep(100);
+    expect(Object.hasOwn(parser(), "parse")).toBe(true);
+    expect(await lines()).toEqual([1, 7]);
+    await nc.close();
+    again.proc.kill("SIGKILL");
+  }, 60_000);
 
   test("a 3-node cluster with --replicas 3 loses a node during shipping: nothing lost, central verify ok", async () => {
     const dir = tempDir("seam-fleet-cluster-");

@@ -12,3 +12,15 @@ export function concatBytes(parts: readonly Uint8Array[], total?: number): Uint8
   }
   return out;
 }
+
+/** Whether two byte arrays hold the same bytes. */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && startsWithBytes(a, b);
+}
+
+/** Whether `data` begins with the bytes of `prefix`. */
+export function startsWithBytes(data: Uint8Array, prefix: Uint8Array): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
+}

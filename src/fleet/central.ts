@@ -11,12 +11,15 @@
  * Memory: one chunk in flight per origin, lines that arrive ahead of a gap
  * (at most MAX_AHEAD per origin), and 8 bytes per line (its stream sequence).
  */
+import { equalBytes } from "../core/bytes.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 import { originOf } from "./ship.ts";
 import type { StreamMessage } from "./jetstream.ts";
 
 export const MAX_AHEAD = 100_000;
+/** Subjects whose origin is remembered (beyond that, they are worked out again). */
+const MAX_SUBJECTS = 10_000;
 const CHUNK = 256 * 1024;
 
 export interface StreamFinding {
@@ -144,9 +147,16 @@ export async function verifyStreamLedgers(
       message: `line ${n} was published twice with different bytes (message ${seq})`,
     });
 
+  // A stream's messages come on few subjects: each subject's origin is worked out once.
+  const subjectOrigin = new Map<string, string | null>();
   for await (const batch of messages)
     for (const m of batch) {
-      const origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+      let origin = subjectOrigin.get(m.subject);
+      if (origin === undefined) {
+        origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+        if (subjectOrigin.size >= MAX_SUBJECTS) subjectOrigin.clear();
+        subjectOrigin.set(m.subject, origin);
+      }
       if (only && (origin === null || !only.has(origin))) continue;
       if (origin === null) {
         loose.push({
@@ -211,10 +221,4 @@ export async function verifyStreamLedgers(
     origins.push({ origin: s.origin, lines: s.next - 1, ...r, findings: s.findings });
   }
   return { origins, findings: loose };
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -3,9 +3,10 @@
  * the stream (append-only: deny_delete, deny_purge), publish a line, find an
  * origin's last line, and replay the stream in order.
  */
-import type { JsMsg } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import { DEFAULT_STREAM, SUBJECT_PREFIX } from "./nats.ts";
+import { equalBytes, startsWithBytes } from "../core/bytes.ts";
+import { decimal, fastMessages } from "./wire.ts";
 import { BatchError, type LineHeaders, RefusedError, ShipError, type StreamPort } from "./ship.ts";
 
 /** Ten minutes of de-duplication: longer than any retry of a batch waits. */
@@ -156,7 +157,7 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
       const i = Number(idx);
       if (b === undefined || !(i >= 0 && i < b.acked.length) || b.acked[i] === 1) return;
       const line = b.first + i;
-      if (!startsWith(m.data, storedAck)) {
+      if (!startsWithBytes(m.data, storedAck)) {
         if (m.headers?.code === 503)
           return fail(id, b, new ShipError(`no stream takes ${b.subject}: is JetStream enabled on the servers?`));
         const refusal = refused(m.data, line);
@@ -239,24 +240,38 @@ export interface StreamMessage {
   data: Uint8Array;
 }
 
-/** Messages asked of the server at a time in a replay (it asks again when a quarter is through). */
+/** Messages asked of the server at a time in a replay (it asks again once half of them are through). */
 const REPLAY_PULL = 8192;
+/** How long a pull request waits on the server for messages it cannot deliver yet (then it says so: 408). */
+const PULL_EXPIRES_S = 2;
+/** A replay that has heard nothing for this long (not even a pull's end) has lost its consumer or server. */
+const REPLAY_SILENCE_S = 3 * PULL_EXPIRES_S;
+/** A replay that has received no message for this long before its last has stopped short. */
+const REPLAY_STALL_S = 30;
 
 /**
  * Every message of the stream in order (up to the last of `subjects` when
  * given, and only theirs when that is one subject; with `headersOnly`,
- * without their data), then done, in batches: what arrived since the last batch was taken. The
- * consumer hands messages to a callback as they are read off the socket; the
- * batches are taken between reads, so no more than the socket's buffer and
- * one pull wait here.
+ * without their data), then done, in batches: what arrived since the last
+ * batch was taken; `pull` messages are asked for at a time.
+ *
+ * The pull protocol is spoken here over a plain subscription rather than
+ * through the JetStream client's consumer, whose per-message objects cost
+ * more than verifying the row: an ephemeral consumer without acks, pull
+ * requests sent to its next-message subject with our inbox as reply, and
+ * each delivery's stream sequence read off its reply subject. It asks again
+ * when half a pull is through and the batches taken, so no more than about
+ * one pull and the socket's buffer wait here.
  */
 export async function* replay(
   nc: NatsConnection,
   stream: string,
   subjects?: string[],
   headersOnly = false,
+  pull = REPLAY_PULL,
 ): AsyncGenerator<StreamMessage[]> {
-  const { jetstream, jetstreamManager } = await import("@nats-io/jetstream");
+  const { jetstreamManager, AckPolicy, DeliverPolicy } = await import("@nats-io/jetstream");
+  const { createInbox, nanos } = await import("@nats-io/transport-node");
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(stream);
   let lastSeq = info.state.last_seq;
@@ -270,74 +285,210 @@ export async function* replay(
     }
     if (lastSeq === 0) return;
   }
-  const readLine = await seamLineReader();
-  const js = jetstream(nc);
+  const read = await deliveryReader();
   // One subject is a filter_subject, which every JetStream server takes; several need a 2.10
   // server (filter_subjects), so then the whole stream up to the last of theirs is read and the
   // caller keeps what it asked for.
-  const consumer = await js.consumers.get(stream, {
-    ...(subjects?.length === 1 ? { filter_subjects: subjects[0] } : {}),
+  const consumer = await jsm.consumers.add(stream, {
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+    ...(subjects?.length === 1 ? { filter_subject: subjects[0] } : {}),
     ...(headersOnly ? { headers_only: true } : {}),
+    inactive_threshold: nanos(5 * 60 * 1000),
+    mem_storage: true,
+    num_replicas: 1,
   });
+  const next = `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer.name}`;
+  const request = new TextEncoder().encode(JSON.stringify({ batch: pull, expires: nanos(PULL_EXPIRES_S * 1000) }));
+  await fastMessages(nc);
+  const inbox = createInbox();
   let batch: StreamMessage[] = [];
   // The stream's last sequence at the start (of these subjects when filtered) ends the replay: not
-  // `pending`, which a cluster that just lost a node can report as 0 before the replay is through.
+  // the consumer's pending count, which a cluster that just lost a node can report as 0 too soon.
   let reached = false;
+  let failed: Error | null = null;
+  /** Messages asked for and not yet delivered (nor given up by the server). */
+  let asked = 0;
+  /** The consumer sequence the next delivery must have: the consumer delivers each message once, in order. */
+  let want = 1;
+  /** Messages received, and what was heard of the server (messages and statuses). */
+  let received = 0;
+  let heard = 0;
   let wake: (() => void) | null = null;
-  const msgs = await consumer.consume({
-    max_messages: REPLAY_PULL,
-    callback: (m) => {
-      if (reached) return;
-      const seq = m.seq;
-      batch.push({ seq, subject: m.subject, line: readLine(m), data: m.data });
-      if (seq >= lastSeq) reached = true;
+  const stop = (err: Error) => {
+    failed ??= err;
+    wake?.();
+  };
+  const ask = () => {
+    if (reached || failed !== null || asked + batch.length > pull / 2) return;
+    asked += pull;
+    nc.publish(next, request, { reply: inbox });
+  };
+  const sub = nc.subscribe(inbox, {
+    callback: (err, m) => {
+      if (err) return stop(err);
+      if (reached || failed !== null) return;
+      heard++;
+      const d = read(m);
+      if (d === null) {
+        const status = replayStatus(m.headers);
+        if (status === "heartbeat") return;
+        if (status === "ended" || typeof status === "number") {
+          // A pull that ran out (expired, or no messages now): what it did not deliver is asked again.
+          asked = typeof status === "number" ? Math.max(0, asked - status) : 0;
+          ask();
+          return;
+        }
+        return stop(new Error(`the replay of ${stream} stopped: ${status}`));
+      }
+      if (d.consumer !== want)
+        return stop(new Error(`the replay of ${stream} skipped messages (delivery ${d.consumer}, expected ${want})`));
+      want++;
+      asked--;
+      received++;
+      batch.push(d);
+      if (d.seq >= lastSeq) reached = true;
+      else ask();
       wake?.();
     },
   });
-  let stopped: { err: Error | undefined } | null = null;
-  void msgs.closed().then((err) => {
-    stopped = { err: err ?? undefined };
-    wake?.();
-  });
+  // Seconds count only while the replay waits for the server (not while its batches wait to be
+  // taken), and as ticks: a busy thread that delays the timer does not make the server look silent.
+  let [lastReceived, lastHeard, stalled, silent] = [-1, -1, 0, 0];
+  const watch = setInterval(() => {
+    if (wake === null) return;
+    [stalled, lastReceived] = received === lastReceived ? [stalled + 1, received] : [0, received];
+    [silent, lastHeard] = heard === lastHeard ? [silent + 1, heard] : [0, heard];
+    const why =
+      silent >= REPLAY_SILENCE_S
+        ? `the server answered nothing for ${REPLAY_SILENCE_S} s`
+        : stalled >= REPLAY_STALL_S
+          ? `no message came for ${REPLAY_STALL_S} s`
+          : null;
+    if (why !== null) stop(new Error(`the replay of ${stream} stopped before its last message (${lastSeq}): ${why}`));
+  }, 1000);
   try {
+    ask();
     for (;;) {
       if (batch.length > 0) {
         const b = batch;
         batch = [];
+        ask();
         yield b;
         continue;
       }
       if (reached) return;
-      if (stopped !== null) {
-        const err = (stopped as { err: Error | undefined }).err;
-        throw err ?? new Error(`the replay of ${stream} stopped before its last message (${lastSeq})`);
-      }
+      if (failed !== null) throw failed;
       await new Promise<void>((resolve) => {
         wake = resolve;
       });
       wake = null;
     }
   } finally {
-    await msgs.close().catch(() => {});
+    clearInterval(watch);
+    sub.unsubscribe();
+    await jsm.consumers.delete(stream, consumer.name).catch(() => {});
   }
 }
 
+/** `$JS.ACK.`, how every JetStream delivery's reply subject begins. */
+const ACK_PREFIX = new TextEncoder().encode("$JS.ACK.");
+const DOT = 0x2e;
+/** Where the dots of a reply subject are (a delivery's has 8, 10 or 11). */
+const dots = new Int32Array(12);
+
 /**
- * A message's Seam-Line header (what `headers.get("Seam-Line")` gives: the
- * first value of that exact key, trimmed), read from the header block's
- * bytes when the client exposes them: decoding every header into the
- * client's header object cost more than verifying the row. Messages of
- * another shape go through `headers`.
+ * The stream and consumer sequences of a JetStream delivery, from its reply
+ * subject's bytes: `$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.
+ * <consumer seq>.<time>.<pending>`, or with `<domain>.<account hash>` after
+ * `$JS.ACK` (and a random token at the end) in the newer form; null for any
+ * other subject (a status message has none).
  */
-export async function seamLineReader(): Promise<(m: JsMsg) => string | null> {
+export function deliveryOf(reply: Uint8Array): { stream: number; consumer: number } | null {
+  if (!startsWithBytes(reply, ACK_PREFIX)) return null;
+  let n = 0;
+  for (let at = reply.indexOf(DOT); at >= 0; at = reply.indexOf(DOT, at + 1)) {
+    if (n === dots.length) return null;
+    dots[n++] = at;
+  }
+  // Token k runs from after dot k-1 to dot k: 9 tokens in the old form, 11 or 12 in the new.
+  const k = n === 8 ? 5 : n === 10 || n === 11 ? 7 : -1;
+  if (k < 0) return null;
+  const stream = decimal(reply, dots[k - 1]! + 1, dots[k]!);
+  const consumer = decimal(reply, dots[k]! + 1, dots[k + 1]!);
+  if (stream < 1 || consumer < 1) return null;
+  return { stream, consumer };
+}
+
+/**
+ * What a status message to a pull says: "heartbeat" (the server is there),
+ * "ended" (the pull is over: no messages now, or it expired), a number (the
+ * pull is over with that many messages undelivered), or else its code and
+ * description, which stop the replay.
+ */
+export function replayStatus(h: MsgHdrs | undefined): "heartbeat" | "ended" | number | string {
+  const code = h?.code ?? 0;
+  if (code === 100) return "heartbeat";
+  if (code === 404 || code === 408) {
+    const pending = h?.get("Nats-Pending-Messages") ?? "";
+    const left = Number(pending);
+    return pending !== "" && Number.isSafeInteger(left) && left >= 0 ? left : "ended";
+  }
+  if (code === 503) return "no consumer answers its pull requests (503)";
+  return `${code} ${h?.description ?? "a message without a JetStream reply subject"}`.trim();
+}
+
+/**
+ * Reads a JetStream delivery off a plain subscription's message: its
+ * sequences (null: not a delivery, e.g. a status), subject, data and
+ * Seam-Line header (what `headers.get("Seam-Line")` gives: the first value
+ * of that exact key, trimmed). From the client's message the bytes are read
+ * as they came: decoding every header into the client's header object, and
+ * every subject afresh, cost more than verifying the row. Messages of
+ * another shape go through their accessors.
+ */
+export async function deliveryReader(): Promise<(m: Msg) => Delivery | null> {
   const { MsgImpl } = await import("@nats-io/transport-node");
+  const enc = new TextEncoder();
   const dec = new TextDecoder();
-  return (m) => {
-    const raw = (m as { msg?: unknown }).msg;
-    if (!(raw instanceof MsgImpl)) return m.headers?.get("Seam-Line") ?? null;
-    if (raw._msg.hdr <= 0) return null;
-    return headerValue(dec.decode(raw._rdata.subarray(0, raw._msg.hdr)), "Seam-Line");
+  // A stream's messages come in runs on few subjects: the last subject's text is kept.
+  let lastSubject = new Uint8Array(0);
+  let lastText = "";
+  const subjectOf = (b: Uint8Array): string => {
+    if (!equalBytes(b, lastSubject)) {
+      lastSubject = b.slice();
+      lastText = dec.decode(b);
+    }
+    return lastText;
   };
+  return (m) => {
+    if (!(m instanceof MsgImpl)) {
+      const d = deliveryOf(enc.encode(m.reply ?? ""));
+      if (d === null) return null;
+      return {
+        seq: d.stream,
+        consumer: d.consumer,
+        subject: m.subject,
+        line: m.headers?.get("Seam-Line") ?? null,
+        data: m.data,
+      };
+    }
+    const raw = m._msg;
+    const d = raw.reply === undefined ? null : deliveryOf(raw.reply);
+    if (d === null) return null;
+    return {
+      seq: d.stream,
+      consumer: d.consumer,
+      subject: subjectOf(raw.subject),
+      line: raw.hdr <= 0 ? null : headerValue(dec.decode(m._rdata.subarray(0, raw.hdr)), "Seam-Line"),
+      data: m.data,
+    };
+  };
+}
+
+export interface Delivery extends StreamMessage {
+  /** The consumer's sequence: each delivery's is one more than the last's. */
+  consumer: number;
 }
 
 /** The first value of `key` in a NATS header block (its status line, then `Key: value` lines), trimmed. */
@@ -362,10 +513,4 @@ export async function messageFetcher(
     const m = await jsm.streams.getMessage(stream, { seq }).catch(noMessage);
     return m?.data ?? null;
   };
-}
-
-function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
-  if (data.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
-  return true;
 }

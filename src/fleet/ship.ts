@@ -17,6 +17,7 @@
 import { hostname } from "node:os";
 import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
+import { equalBytes } from "../core/bytes.ts";
 import { readLines, offsetAfterLine } from "./lines.ts";
 import { SUBJECT_PREFIX } from "./nats.ts";
 
@@ -202,7 +203,7 @@ export class LedgerShipper {
       throw new ShipError(
         `${this.path}: the stream holds ${n} lines of ${this.origin} but the file has fewer: the file was truncated or replaced after shipping, or someone else published to this origin`,
       );
-    if (last !== null && !equal(at.line!, last.data))
+    if (last !== null && !equalBytes(at.line!, last.data))
       throw new ShipError(
         `${this.path}: line ${n} differs from the line the stream holds for ${this.origin}: the file was rewritten after it was shipped, or someone else published to this origin`,
       );
@@ -217,10 +218,4 @@ export class LedgerShipper {
     this.synced = true;
     this.counting = true;
   }
-}
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
