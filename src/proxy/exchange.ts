@@ -227,10 +227,11 @@ export class Exchange {
     let error: string | undefined;
     try {
       for await (const chunk of res.body) {
+        // Forwarded first: what the recording does with a chunk never comes before the client has it.
+        const w = this.reply.write(chunk);
         this.res.digest.update(chunk);
         this.res.bytes += chunk.length;
         splitter?.push(chunk);
-        const w = this.reply.write(chunk);
         if (w) await w;
         if (this.reply.gone) break;
       }
