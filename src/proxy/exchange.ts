@@ -19,7 +19,7 @@ import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamR
 import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
-import type { ProxySession } from "./session.ts";
+import { type ProxySession, moment } from "./session.ts";
 import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
 
 const encoder = new TextEncoder();
@@ -44,6 +44,9 @@ export class Exchange {
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
   private collector: BodyCollector | null = null;
+  /** Observations of the answer not made yet (later()), and the end of the turn they will be made in. */
+  private deferred: (() => void)[] = [];
+  private deferredDone: Promise<void> = Promise.resolve();
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -84,6 +87,27 @@ export class Exchange {
   private observe(f: () => void): void {
     if (this.ready) f();
     else this.queue.push(f);
+  }
+
+  /**
+   * Observes part of the answer at the end of this turn of the event loop
+   * (setImmediate), in order: the chunk holding it has been written to the
+   * client, and the observing (parsing, pairing, the rows) waits until the
+   * chunk has gone out rather than delaying it. Its times are those of when the
+   * part was seen.
+   */
+  private later(s: ProxySession, f: () => void): void {
+    const at = moment();
+    this.deferred.push(() => this.observe(() => s.at(at, f)));
+    if (this.deferred.length > 1) return;
+    this.deferredDone = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const fs = this.deferred;
+        this.deferred = [];
+        for (const g of fs) g();
+        resolve();
+      }),
+    );
   }
 
   /** The request's session (found once). */
@@ -216,8 +240,11 @@ export class Exchange {
     const type = (field(res.headers, "content-type") ?? "").toLowerCase();
     const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== "identity";
     const sink: BodySink = {
-      frame: (f) => this.observe(() => s.observer.fromServer(f)),
-      oversize: (n) => this.observe(() => s.observer.oversize("s2c", n)),
+      frame: (view) => {
+        const f = view.slice();
+        this.later(s, () => s.observer.fromServer(f));
+      },
+      oversize: (n) => this.later(s, () => s.observer.oversize("s2c", n)),
     };
     let splitter: SseSplitter | BodyCollector | null = null;
     if (!compressed) {
@@ -257,6 +284,7 @@ export class Exchange {
       this.fields.http_error = error;
       this.fields.error_phase = "response_body";
     }
+    await this.deferredDone;
     await this.observed();
     await this.done(endAfter);
   }
