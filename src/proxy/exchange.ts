@@ -123,15 +123,27 @@ export class Exchange {
     return this.sessionP;
   }
 
-  /** Observes the request (once), then lets queued observations of the answer run; returns the observer's hold. */
+  /**
+   * Observes the request (once), then lets queued observations of the answer
+   * run; returns the observer's hold. As the answer's (later()), the observing
+   * waits for the end of the turn, so that what the turn wrote upstream goes
+   * out first, and is recorded at the moment it was due.
+   */
   private observed(): Promise<{ hold?: Promise<boolean> }> {
     this.observedP ??= this.resolve().then((s) => {
-      let hold: Promise<boolean> | undefined;
-      if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
-      else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
-      this.ready = true;
-      for (const f of this.queue.splice(0)) f();
-      return { hold };
+      const at = moment();
+      return new Promise<{ hold?: Promise<boolean> }>((done) =>
+        setImmediate(() => {
+          let hold: Promise<boolean> | undefined;
+          s.at(at, () => {
+            if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+            else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
+          });
+          this.ready = true;
+          for (const f of this.queue.splice(0)) f();
+          done({ hold });
+        }),
+      );
     });
     return this.observedP;
   }
