@@ -17,7 +17,7 @@
  *               ledger must verify
  *
  *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--sessions 50] [--load-calls 2000]
- *                      [--upstream fast|everything] [--smoke] [--json FILE]
+ *                      [--upstream fast|everything] [--only latency|throughput] [--smoke] [--json FILE]
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
@@ -33,6 +33,9 @@ const SESSIONS = flags.number("--sessions", 50, 5);
 const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
 if (LOAD_UPSTREAM !== "fast" && LOAD_UPSTREAM !== "everything") throw new Error("--upstream takes fast or everything");
+const ONLY = flags.string("--only");
+if (ONLY !== undefined && ONLY !== "latency" && ONLY !== "throughput")
+  throw new Error("--only takes latency or throughput");
 const BUN = process.execPath;
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-proxy-"));
 
@@ -201,7 +204,7 @@ function report(checks: Awaited<ReturnType<typeof stopAndCheck>>): void {
 }
 
 // ---- latency: rounds of sequential calls, each target in turn, in front of server-everything ----
-{
+if (ONLY !== "throughput") {
   const targets = await startTargets(await startUpstream("everything"), "latency");
   const sessions = await Promise.all(targets.map((t) => session(t.url)));
   const times: number[][] = targets.map(() => []);
@@ -245,7 +248,7 @@ function report(checks: Awaited<ReturnType<typeof stopAndCheck>>): void {
 }
 
 // ---- throughput: many sessions at once, each target twice in alternating order ----
-{
+if (ONLY !== "latency") {
   const targets = await startTargets(await startUpstream(LOAD_UPSTREAM), "load");
   const per = Math.ceil(LOAD_CALLS / SESSIONS);
   async function load(t: Target): Promise<number> {

@@ -14,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "../src/core/digest.ts";
 import { JsonFloat } from "../src/core/json.ts";
+import { LOCK_LINGER_MS } from "../src/ledger/held-lock.ts";
 import { lockPaths } from "../src/ledger/open.ts";
+import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { openAppend as openBun } from "../src/runtime/file-bun.ts";
@@ -520,6 +522,18 @@ test("rows appended in one turn of the event loop go in one write", async () => 
   await w.end({});
 });
 
+test("rows appended over several promise steps of one turn of the event loop go in one write", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const p = await probe(path);
+  const { w } = await openLedger(path, { openAppend: async () => p.file });
+  const written: Promise<boolean>[] = [w.append("a", {})];
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  written.push(w.append("b", {}));
+  await Promise.all(written);
+  expect(p.log.filter((e) => e === "write").length).toBe(1);
+  await w.end({});
+});
+
 test("the lock is kept across back-to-back flushes, let go when idle, and gone after end", async () => {
   const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
   const path = join(dir, "l.jsonl");
@@ -538,11 +552,30 @@ test("the lock is kept across back-to-back flushes, let go when idle, and gone a
   for (let i = 0; i < 50; i++) await w.append("tool_call", { rpc_id: i });
   // 50 flushes one after another: one lock, still held.
   expect(events).toEqual(once);
-  await new Promise((r) => setTimeout(r, 30));
+  await new Promise((r) => setTimeout(r, LOCK_LINGER_MS + 30));
   expect(events).toEqual([...once, ...gone]);
   await w.append("tool_call", { rpc_id: 50 });
   await w.end({});
   expect(events).toEqual([...once, ...gone, ...once, ...gone]);
+  expect(checkChain(read(path)).breaks).toEqual([]);
+});
+
+test("another writer of the process waiting for the lock gets it at once, not after the holder's linger", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "seam-ledger-linger-")), "l.jsonl");
+  const lock = sharedLock({ pid: process.pid });
+  const a = await openLedger(path, { session: "a", lock });
+  const b = await openLedger(path, { session: "b", lock });
+  const waits: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    expect(await a.w.append("tool_call", { rpc_id: round })).toBe(true); // a keeps the lock a moment
+    const t0 = performance.now();
+    expect(await b.w.append("tool_call", { rpc_id: round })).toBe(true);
+    waits.push(performance.now() - t0);
+  }
+  // Waiting out a's linger would take LOCK_LINGER_MS every round (the least of them: a loaded machine slows some).
+  expect(Math.min(...waits)).toBeLessThan(LOCK_LINGER_MS / 2);
+  await a.w.end({});
+  await b.w.end({});
   expect(checkChain(read(path)).breaks).toEqual([]);
 });
 

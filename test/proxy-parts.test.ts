@@ -2,7 +2,13 @@
 import { describe, expect, test } from "bun:test";
 import { foreignRequest, isLoopbackHost } from "../src/proxy/guard.ts";
 import { endToEnd, headerSummary, redactTarget, upstreamRequestHeaders } from "../src/proxy/headers.ts";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sharedLock } from "../src/ledger/shared-lock.ts";
+import { ProxySession } from "../src/proxy/session.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
+import { openAppend } from "../src/runtime/file-bun.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -190,4 +196,34 @@ describe("headers", () => {
   for (const [target, want, n] of targets) {
     test(`query ${target}`, () => expect(redactTarget(target)).toEqual({ target: want, redactions: n }));
   }
+});
+
+describe("ProxySession.at", () => {
+  test("an observation made after the fact is recorded at the moment it stands for: the row's ts and the call's ms", async () => {
+    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-at-")), "l.jsonl");
+    const quiet = { error() {}, warn() {}, info() {} };
+    const o = { ledger, server: "srv", openAppend, begin: {}, runtime: "bun", raw: false, maxFrame: 1 << 20 };
+    const s = await ProxySession.open(
+      { ...o, fsync: "never", writeAhead: false, failClosed: false },
+      "sessionless",
+      sharedLock({ pid: process.pid }),
+      quiet,
+    );
+    const wall = Date.UTC(2020, 0, 2, 3, 4, 5, 6);
+    const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
+    s.at({ perf: 1000, wall }, () => s.observer.fromClient(enc.encode(call)));
+    s.at({ perf: 1250.5, wall: wall + 250 }, () =>
+      s.observer.fromServer(enc.encode(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)),
+    );
+    await s.end("test_over");
+    const rows = readFileSync(ledger, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const toolCall = rows.find((r) => r.evt === "tool_call");
+    expect(toolCall.ts).toBe("2020-01-02T03:04:05.256Z");
+    expect(toolCall.ms).toBe(250.5);
+    // Outside `at`, the session's clock is now again.
+    expect(Date.parse(rows.at(-1).ts)).toBeGreaterThan(wall + 1000);
+  });
 });

@@ -3,12 +3,14 @@
  * them: every lock file of the ledger in order (src/ledger/open.ts), kept
  * between flushes while they keep coming. Taking them costs several
  * file-system round trips (about 85 µs here), which one row per call would
- * pay every time. They are let go once no flush has come for LOCK_LINGER_MS,
- * after LOCK_MAX_HOLD_MS at the latest so that other writers of the same
- * ledger get their turn, and at close.
+ * pay every time. They are let go once no flush has come for LOCK_LINGER_MS
+ * (at once if another writer of this process waits for them: src/ledger/
+ * shared-lock.ts), after LOCK_MAX_HOLD_MS at the latest so that other writers
+ * of the same ledger get their turn, and at close.
  */
 import { describeIoError } from "../base/io-error.ts";
 import type { Release } from "./lock.ts";
+import type { SharedRelease } from "./shared-lock.ts";
 
 /**
  * Longest a flush waits for the ledger's lock (a holder keeps it for one
@@ -17,13 +19,25 @@ import type { Release } from "./lock.ts";
  */
 export const LOCK_TIMEOUT_MS = 5000;
 
-/** Idle time after which the writer lets the ledger's lock go. */
-const LOCK_LINGER_MS = 2;
+/**
+ * Idle time after which the writer lets the ledger's lock go: longer than the
+ * gap between the rows of calls made one after another (a few ms each), so
+ * that such a client does not cost a take and a release of the lock files a call.
+ */
+export const LOCK_LINGER_MS = 20;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 
+interface Held {
+  release: Release;
+  since: number;
+  timer: ReturnType<typeof setTimeout> | null;
+  /** Another writer of this process waits for the lock. */
+  wanted: boolean;
+}
+
 export class HeldLock {
-  private heldLock: { release: Release; since: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+  private heldLock: Held | null = null;
   private warnedLock = false;
 
   constructor(
@@ -39,20 +53,30 @@ export class HeldLock {
     if (held) {
       if (held.timer) clearTimeout(held.timer);
       held.timer = null;
-      if (performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
+      if (!held.wanted && performance.now() - held.since < LOCK_MAX_HOLD_MS) return held.release;
       this.heldLock = null;
       await held.release().catch(() => {});
     }
-    const release = await this.lockOnce();
-    if (release) this.heldLock = { release, since: performance.now(), timer: null };
+    const next: Held = { release: async () => {}, since: 0, timer: null, wanted: false };
+    const release = await this.lockOnce(() => {
+      next.wanted = true;
+      // Wanted while lingering: let it go now.
+      if (this.heldLock === next && next.timer !== null) void this.letGo();
+    });
+    if (release) {
+      next.release = release;
+      next.since = performance.now();
+      this.heldLock = next;
+    }
     return release;
   }
 
-  /** After a flush: keep the lock a moment for the next one. */
+  /** After a flush: keep the lock a moment for the next one, unless another writer waits for it. */
   linger(): void {
     const held = this.heldLock;
     if (!held) return;
-    held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
+    if (held.wanted) void this.letGo();
+    else held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
   }
 
   async letGo(): Promise<void> {
@@ -64,14 +88,16 @@ export class HeldLock {
   }
 
   /** Every lock of the ledger, in order, or none (then the append goes on without, warned once). */
-  private async lockOnce(): Promise<Release | null> {
+  private async lockOnce(onWanted: () => void): Promise<Release | null> {
     const taken: Release[] = [];
     const releaseAll = async () => {
       for (let i = taken.length - 1; i >= 0; i--) await taken[i]!().catch(() => {});
     };
     for (const path of this.lockPaths) {
       try {
-        taken.push(await this.lockFn(path));
+        const release = await this.lockFn(path);
+        taken.push(release);
+        (release as Partial<SharedRelease>).whenWanted?.(onWanted);
       } catch (e) {
         await releaseAll();
         if (!this.warnedLock) {

@@ -7,8 +7,9 @@
  * takes everything queued, takes the cross-process locks (kept while flushes
  * keep coming: src/ledger/held-lock.ts), reads back the file's tail only if
  * its size is not where this writer left it (src/ledger/tail.ts), computes
- * the chains and writes all lines in one write. Rows queued meanwhile go in
- * the next flush, so batches grow with load. When they are fsynced is the
+ * the chains and writes all lines in one write. The first flush waits for
+ * the end of the event loop's turn; rows queued meanwhile go in the next
+ * flush, so batches grow with load. When they are fsynced is the
  * --fsync policy (src/ledger/file-sync.ts); `appendDurable` rows are fsynced
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/writer.ts says when they come.
@@ -263,7 +264,10 @@ export class LedgerWriter {
   }
 
   private async drain(): Promise<void> {
-    await null; // let rows appended in this same turn join the first batch
+    // The first batch waits for the end of this turn of the event loop (setImmediate): every row
+    // appended in the turn joins it, and its chaining and write come after what the turn sent on
+    // sockets (the answer seam proxy forwards goes out before the rows that record it are written).
+    await new Promise<void>((r) => setImmediate(r));
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);

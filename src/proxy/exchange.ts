@@ -19,7 +19,7 @@ import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamR
 import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
-import type { ProxySession } from "./session.ts";
+import { type ProxySession, moment } from "./session.ts";
 import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
 
 const encoder = new TextEncoder();
@@ -44,6 +44,9 @@ export class Exchange {
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
   private collector: BodyCollector | null = null;
+  /** Observations of the answer not made yet (later()), and the end of the turn they will be made in. */
+  private deferred: (() => void)[] = [];
+  private deferredDone: Promise<void> = Promise.resolve();
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -86,6 +89,27 @@ export class Exchange {
     else this.queue.push(f);
   }
 
+  /**
+   * Observes part of the answer at the end of this turn of the event loop
+   * (setImmediate), in order: the chunk holding it has been written to the
+   * client, and the observing (parsing, pairing, the rows) waits until the
+   * chunk has gone out rather than delaying it. Its times are those of when the
+   * part was seen.
+   */
+  private later(s: ProxySession, f: () => void): void {
+    const at = moment();
+    this.deferred.push(() => this.observe(() => s.at(at, f)));
+    if (this.deferred.length > 1) return;
+    this.deferredDone = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const fs = this.deferred;
+        this.deferred = [];
+        for (const g of fs) g();
+        resolve();
+      }),
+    );
+  }
+
   /** The request's session (found once). */
   private resolve(): Promise<ProxySession> {
     this.sessionP ??= this.p.resolveSession(this.sid, this.req.frame).then((s) => {
@@ -99,15 +123,27 @@ export class Exchange {
     return this.sessionP;
   }
 
-  /** Observes the request (once), then lets queued observations of the answer run; returns the observer's hold. */
+  /**
+   * Observes the request (once), then lets queued observations of the answer
+   * run; returns the observer's hold. As the answer's (later()), the observing
+   * waits for the end of the turn, so that what the turn wrote upstream goes
+   * out first, and is recorded at the moment it was due.
+   */
   private observed(): Promise<{ hold?: Promise<boolean> }> {
     this.observedP ??= this.resolve().then((s) => {
-      let hold: Promise<boolean> | undefined;
-      if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
-      else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
-      this.ready = true;
-      for (const f of this.queue.splice(0)) f();
-      return { hold };
+      const at = moment();
+      return new Promise<{ hold?: Promise<boolean> }>((done) =>
+        setImmediate(() => {
+          let hold: Promise<boolean> | undefined;
+          s.at(at, () => {
+            if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+            else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
+          });
+          this.ready = true;
+          for (const f of this.queue.splice(0)) f();
+          done({ hold });
+        }),
+      );
     });
     return this.observedP;
   }
@@ -216,8 +252,11 @@ export class Exchange {
     const type = (field(res.headers, "content-type") ?? "").toLowerCase();
     const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== "identity";
     const sink: BodySink = {
-      frame: (f) => this.observe(() => s.observer.fromServer(f)),
-      oversize: (n) => this.observe(() => s.observer.oversize("s2c", n)),
+      frame: (view) => {
+        const f = view.slice();
+        this.later(s, () => s.observer.fromServer(f));
+      },
+      oversize: (n) => this.later(s, () => s.observer.oversize("s2c", n)),
     };
     let splitter: SseSplitter | BodyCollector | null = null;
     if (!compressed) {
@@ -227,10 +266,11 @@ export class Exchange {
     let error: string | undefined;
     try {
       for await (const chunk of res.body) {
+        // Forwarded first: what the recording does with a chunk never comes before the client has it.
+        const w = this.reply.write(chunk);
         this.res.digest.update(chunk);
         this.res.bytes += chunk.length;
         splitter?.push(chunk);
-        const w = this.reply.write(chunk);
         if (w) await w;
         if (this.reply.gone) break;
       }
@@ -256,6 +296,7 @@ export class Exchange {
       this.fields.http_error = error;
       this.fields.error_phase = "response_body";
     }
+    await this.deferredDone;
     await this.observed();
     await this.done(endAfter);
   }

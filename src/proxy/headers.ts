@@ -110,14 +110,37 @@ export function headerSummary(
   return { names: [...names].sort(), values };
 }
 
-export function isSecretHeader(name: string, extraSecret: ReadonlySet<string>): boolean {
-  const n = name.toLowerCase();
-  return SECRET_HEADERS.includes(n) || extraSecret.has(n) || isSecretName(n);
+/**
+ * The answers of the functions below, kept: every exchange of a session sends
+ * the same few names, values and targets, and searching them again for
+ * credential shapes cost more than the rest of an exchange's row. Emptied
+ * when full, so a client sending ever new values cannot grow it.
+ */
+const MEMO_MAX = 1024;
+function memo<T>(cache: Map<string, T>, key: string, f: (key: string) => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = f(key);
+    if (cache.size >= MEMO_MAX) cache.clear();
+    cache.set(key, v);
+  }
+  return v;
 }
 
+const secretNames = new WeakMap<ReadonlySet<string>, Map<string, boolean>>();
+export function isSecretHeader(name: string, extraSecret: ReadonlySet<string>): boolean {
+  let cache = secretNames.get(extraSecret);
+  if (cache === undefined) {
+    cache = new Map();
+    secretNames.set(extraSecret, cache);
+  }
+  return memo(cache, name.toLowerCase(), (n) => SECRET_HEADERS.includes(n) || extraSecret.has(n) || isSecretName(n));
+}
+
+const redactedValues = new Map<string, string>();
 /** A value searched for credential shapes (tokens, Bearer …, key=value pairs), as argv is. */
 export function redactValue(v: string): string {
-  return redactArgv([v]).argv[0] ?? "";
+  return memo(redactedValues, v, (x) => redactArgv([x]).argv[0] ?? "");
 }
 
 /**
@@ -130,13 +153,19 @@ function redactChallenge(v: string): string {
   return m ? m[1]! + redactValue(m[2]!) : redactValue(v);
 }
 
+const redactedTargets = new Map<string, Readonly<{ target: string; redactions: number }>>();
+
 /**
  * A request-target as a row records it: the path, and the query with the
  * value of each credential-like parameter (by the argv rules: `token`,
  * `api_key`, `sig`, `X-Amz-Signature`, …, or a value shaped like a known token)
  * replaced by `<redacted>`. Returns how many values were replaced.
  */
-export function redactTarget(target: string): { target: string; redactions: number } {
+export function redactTarget(target: string): Readonly<{ target: string; redactions: number }> {
+  return memo(redactedTargets, target, redactTargetOnce);
+}
+
+function redactTargetOnce(target: string): { target: string; redactions: number } {
   const q = target.indexOf("?");
   if (q < 0) {
     const r = redactArgv([target]);

@@ -40,6 +40,37 @@ export function sessionIdDigest(id: string): string {
   return digestOfCanonical(JSON.stringify(id));
 }
 
+/** When something was seen: the monotonic clock (the observer's) and the wall clock (a row's ts). */
+export interface Moment {
+  perf: number;
+  wall: number;
+}
+
+/** Now, for an observation that will be made later (ProxySession.at). */
+export function moment(): Moment {
+  return { perf: performance.now(), wall: Date.now() };
+}
+
+/** A session's clock: now, or, while an observation made after the fact runs, the moment it stands for. */
+class SessionClock {
+  private pinned: Moment | null = null;
+  perf(): number {
+    return this.pinned?.perf ?? performance.now();
+  }
+  date(): Date {
+    return new Date(this.pinned?.wall ?? Date.now());
+  }
+  at(m: Moment, f: () => void): void {
+    const before = this.pinned;
+    this.pinned = m;
+    try {
+      f();
+    } finally {
+      this.pinned = before;
+    }
+  }
+}
+
 export class ProxySession {
   readonly observer: McpObserver;
   readonly rows: RowSink;
@@ -65,6 +96,7 @@ export class ProxySession {
     private readonly writer: LedgerWriter,
     o: RecordOptions,
     private readonly log: Log,
+    private readonly clock: SessionClock,
   ) {
     // Once session_end's counts are taken, a late row (an exchange that outlived
     // the grace period) would contradict them: it is dropped and warned about.
@@ -85,8 +117,13 @@ export class ProxySession {
       writeAhead: o.writeAhead || o.failClosed,
       failClosed: o.failClosed,
       actions: o.actions,
-      now: () => performance.now(),
+      now: () => clock.perf(),
     });
+  }
+
+  /** Runs `f` (observations and the rows they write) as if at `m`: their times are those of when it was seen. */
+  at(m: Moment, f: () => void): void {
+    this.clock.at(m, f);
   }
 
   /**
@@ -102,6 +139,7 @@ export class ProxySession {
     continues?: string,
   ): Promise<ProxySession> {
     const id = randomUUID();
+    const clock = new SessionClock();
     const writer = await LedgerWriter.open({
       path: o.ledger,
       session: id,
@@ -112,8 +150,9 @@ export class ProxySession {
       checkpoints: o.checkpoints,
       seam: "mcp-http",
       lock,
+      now: () => clock.date(),
     });
-    const s = new ProxySession(id, kind, writer, o, log);
+    const s = new ProxySession(id, kind, writer, o, log, clock);
     s.mcpId = mcpId;
     s.rows.row("session_begin", {
       ...o.begin,
