@@ -47,7 +47,7 @@ export default defineCommand({
     const files: Json[] = [];
     let operations = 0;
     let unvouched = 0;
-    for await (const batch of readLedgerBatches(paths, { filters, keys, isWriterAlive, verifier: "auto" }))
+    for await (const batch of readLedgerBatches(paths, { filters, keys, isWriterAlive }))
       for (const e of batch) {
         if (e.type === "op") {
           acc.add(e.op);
