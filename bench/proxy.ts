@@ -16,7 +16,7 @@
  *               order; every call must have its tool_call row and each seam
  *               ledger must verify
  *
- *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--sessions 50] [--load-calls 2000]
+ *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--warmup N] [--sessions 50] [--load-calls 2000]
  *                      [--upstream fast|everything] [--only latency|throughput] [--smoke] [--json FILE]
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -29,6 +29,10 @@ import { Flags, ROOT, type Row, built, fmt, median, writeResult } from "./lib.ts
 const flags = new Flags();
 const CALLS = flags.number("--calls", 300, 20);
 const ROUNDS = flags.number("--rounds", 3, 1);
+// Calls each target answers before the timed rounds, as bench/relay.ts warms its relays: long
+// enough for the JIT to have compiled the hot paths (a proxy runs for hours; its first calls are not
+// what a user waits on). --warmup 20 gives the figures of a process just started.
+const WARMUP = flags.number("--warmup", Math.min(1000, CALLS), 0);
 const SESSIONS = flags.number("--sessions", 50, 5);
 const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
@@ -209,8 +213,8 @@ if (ONLY !== "throughput") {
   const sessions = await Promise.all(targets.map((t) => session(t.url)));
   const times: number[][] = targets.map(() => []);
   for (let t = 0; t < targets.length; t++) {
-    for (let i = 0; i < 20; i++) await sessions[t]!.call(); // warm up
-    targets[t]!.calls += 20;
+    for (let i = 0; i < WARMUP; i++) await sessions[t]!.call();
+    targets[t]!.calls += WARMUP;
   }
   for (let r = 0; r < ROUNDS; r++) {
     for (let t = 0; t < targets.length; t++) {
@@ -219,7 +223,9 @@ if (ONLY !== "throughput") {
     }
   }
   const med = times.map((xs) => median(xs));
-  console.log(`\nlatency (server-everything): ${ROUNDS} rounds × ${CALLS} sequential tools/call per target, median`);
+  console.log(
+    `\nlatency (server-everything): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target, median`,
+  );
   for (let t = 0; t < targets.length; t++) {
     const tg = targets[t]!;
     const added = med[t]! - med[0]!;
