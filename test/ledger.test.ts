@@ -522,15 +522,18 @@ test("rows appended in one turn of the event loop go in one write", async () => 
   await w.end({});
 });
 
-test("rows appended over several promise steps of one turn of the event loop go in one write", async () => {
+test.each([
+  [true, 1],
+  [false, 2],
+])("batchByTurn %p: rows appended five promise steps apart in one turn go in %p write(s)", async (byTurn, writes) => {
   const path = join(tmp(), "l.jsonl");
   const p = await probe(path);
-  const { w } = await openLedger(path, { openAppend: async () => p.file });
+  const { w } = await openLedger(path, { openAppend: async () => p.file, batchByTurn: byTurn });
   const written: Promise<boolean>[] = [w.append("a", {})];
   for (let i = 0; i < 5; i++) await Promise.resolve();
   written.push(w.append("b", {}));
   await Promise.all(written);
-  expect(p.log.filter((e) => e === "write").length).toBe(1);
+  expect(p.log.filter((e) => e === "write").length).toBe(writes);
   await w.end({});
 });
 

@@ -7,9 +7,10 @@
  * takes everything queued, takes the cross-process locks (kept while flushes
  * keep coming: src/ledger/held-lock.ts), reads back the file's tail only if
  * its size is not where this writer left it (src/ledger/tail.ts), computes
- * the chains and writes all lines in one write. The first flush waits for
- * the end of the event loop's turn; rows queued meanwhile go in the next
- * flush, so batches grow with load. When they are fsynced is the
+ * the chains and writes all lines in one write. The first flush takes the
+ * rows appended in the same turn (batchByTurn: the same turn of the event
+ * loop); rows queued meanwhile go in the next flush, so batches grow with
+ * load. When they are fsynced is the
  * --fsync policy (src/ledger/file-sync.ts); `appendDurable` rows are fsynced
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/writer.ts says when they come.
@@ -51,6 +52,16 @@ export interface LedgerConfig {
   checkpoints?: CheckpointConfig;
   /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
   seam?: string;
+  /**
+   * The first batch of a flush waits for the end of the event loop's turn
+   * (setImmediate), not one promise step: every row appended in the turn
+   * joins it, and it is written after what the turn sent on sockets (seam
+   * proxy: the answer reaches the client before the rows that record it
+   * are written). Not for a recorder fed by a flood of messages (wrap's
+   * thread), whose turns never end while the flood lasts: its rows would
+   * wait and the relay with them.
+   */
+  batchByTurn?: boolean;
 }
 
 const LF = 0x0a;
@@ -264,10 +275,10 @@ export class LedgerWriter {
   }
 
   private async drain(): Promise<void> {
-    // The first batch waits for the end of this turn of the event loop (setImmediate): every row
-    // appended in the turn joins it, and its chaining and write come after what the turn sent on
-    // sockets (the answer seam proxy forwards goes out before the rows that record it are written).
-    await new Promise<void>((r) => setImmediate(r));
+    // Let rows appended in this same turn join the first batch: one promise step, or the end of
+    // the turn (batchByTurn).
+    if (this.cfg.batchByTurn === true) await new Promise<void>((r) => setImmediate(r));
+    else await null;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);

@@ -149,6 +149,7 @@ export class ProxySession {
       warn: (m) => log.warn(m),
       checkpoints: o.checkpoints,
       seam: "mcp-http",
+      batchByTurn: true,
       lock,
       now: () => clock.date(),
     });
