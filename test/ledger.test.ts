@@ -566,8 +566,10 @@ test("the lock is kept across back-to-back flushes, let go when idle, and gone a
 test("another writer of the process waiting for the lock gets it at once, not after the holder's linger", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "seam-ledger-linger-")), "l.jsonl");
   const lock = sharedLock({ pid: process.pid });
-  const a = await openLedger(path, { session: "a", lock });
-  const b = await openLedger(path, { session: "b", lock });
+  // seam proxy's linger: long enough that waiting it out would show.
+  const linger = 20;
+  const a = await openLedger(path, { session: "a", lock, lockLingerMs: linger });
+  const b = await openLedger(path, { session: "b", lock, lockLingerMs: linger });
   const waits: number[] = [];
   for (let round = 0; round < 5; round++) {
     expect(await a.w.append("tool_call", { rpc_id: round })).toBe(true); // a keeps the lock a moment
@@ -575,8 +577,8 @@ test("another writer of the process waiting for the lock gets it at once, not af
     expect(await b.w.append("tool_call", { rpc_id: round })).toBe(true);
     waits.push(performance.now() - t0);
   }
-  // Waiting out a's linger would take LOCK_LINGER_MS every round (the least of them: a loaded machine slows some).
-  expect(Math.min(...waits)).toBeLessThan(LOCK_LINGER_MS / 2);
+  // Waiting out a's linger would take `linger` every round (the least of them: a loaded machine slows some).
+  expect(Math.min(...waits)).toBeLessThan(linger / 2);
   await a.w.end({});
   await b.w.end({});
   expect(checkChain(read(path)).breaks).toEqual([]);

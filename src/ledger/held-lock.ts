@@ -3,7 +3,7 @@
  * them: every lock file of the ledger in order (src/ledger/open.ts), kept
  * between flushes while they keep coming. Taking them costs several
  * file-system round trips (about 85 µs here), which one row per call would
- * pay every time. They are let go once no flush has come for LOCK_LINGER_MS
+ * pay every time. They are let go once no flush has come for a linger (LOCK_LINGER_MS)
  * (at once if another writer of this process waits for them: src/ledger/
  * shared-lock.ts), after LOCK_MAX_HOLD_MS at the latest so that other writers
  * of the same ledger get their turn, and at close.
@@ -20,11 +20,15 @@ import type { SharedRelease } from "./shared-lock.ts";
 export const LOCK_TIMEOUT_MS = 5000;
 
 /**
- * Idle time after which the writer lets the ledger's lock go: longer than the
- * gap between the rows of calls made one after another (a few ms each), so
- * that such a client does not cost a take and a release of the lock files a call.
+ * Idle time after which the writer lets the ledger's lock go, by default. A
+ * writer whose rows come a few ms apart (seam proxy, one row or two a call)
+ * keeps it longer (LedgerConfig.lockLingerMs), so that a client making calls
+ * one after another does not cost a take and a release of the lock files a
+ * call. wrap's recorder keeps the default: under a burst its flushes come
+ * back to back anyway, and a longer linger there held its rows back (the
+ * relay, which waits for them, moved a tenth as many calls: bench/relay.ts).
  */
-export const LOCK_LINGER_MS = 20;
+export const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
 const LOCK_MAX_HOLD_MS = 50;
 
@@ -45,6 +49,7 @@ export class HeldLock {
     /** The lock files taken for each append, in order (src/ledger/open.ts), so that every name of one file shares them. */
     public lockPaths: string[],
     private readonly warn?: (message: string) => void,
+    private readonly lingerMs = LOCK_LINGER_MS,
   ) {}
 
   /** The locks for a flush: still held from the last one, or taken now; null when they cannot be (warned once). */
@@ -76,7 +81,7 @@ export class HeldLock {
     const held = this.heldLock;
     if (!held) return;
     if (held.wanted) void this.letGo();
-    else held.timer = setTimeout(() => void this.letGo(), LOCK_LINGER_MS);
+    else held.timer = setTimeout(() => void this.letGo(), this.lingerMs);
   }
 
   async letGo(): Promise<void> {

@@ -62,6 +62,8 @@ export interface LedgerConfig {
    * wait and the relay with them.
    */
   batchByTurn?: boolean;
+  /** How long the lock is kept after a flush for the next one (default LOCK_LINGER_MS, src/ledger/held-lock.ts). */
+  lockLingerMs?: number;
 }
 
 const LF = 0x0a;
@@ -101,7 +103,7 @@ export class LedgerWriter {
   ) {
     const pid = cfg.pid ?? process.pid;
     const lockFn = cfg.lock ?? ((p) => acquireLock(p, { pid, timeoutMs: LOCK_TIMEOUT_MS }));
-    this.lock = new HeldLock(lockFn, [`${cfg.path}.lock`], (m) => cfg.warn?.(m));
+    this.lock = new HeldLock(lockFn, [`${cfg.path}.lock`], (m) => cfg.warn?.(m), cfg.lockLingerMs);
     this.fsync = new FileSync(
       () => this.file,
       cfg.batchMs ?? 100,

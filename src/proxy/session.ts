@@ -150,6 +150,8 @@ export class ProxySession {
       checkpoints: o.checkpoints,
       seam: "mcp-http",
       batchByTurn: true,
+      // A client's calls come a few ms apart: keep the lock files from one row to the next.
+      lockLingerMs: 20,
       lock,
       now: () => clock.date(),
     });
