@@ -19,36 +19,41 @@ import {
 } from "./canonical.ts";
 import { canonicalBytes } from "./canonical-bytes.ts";
 import { type Json, parseJson } from "./json.ts";
+import { sha256Hex } from "./sha256.ts";
 
 export type { Recipe } from "./canonical.ts";
 export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
 
 /** The digest of a value under `recipe` (default json-c14n). Never throws. `style`: see compactForm. */
 export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style): string {
-  // The form goes to the hash in pieces (as compactForm and jcsForm write it, never a whole string of it).
-  const hash = createHash("sha256");
+  // The form goes to the hash in pieces (as compactForm and jcsForm write it, never a whole string of
+  // it); a small value's form is one piece, hashed in one call with no Hash object.
+  let hash: Hash | null = null;
   let lone = false;
   const feed = (piece: string) => {
-    if (isWellFormed(piece)) feedUtf8(hash, piece);
-    else lone = true;
+    if (!isWellFormed(piece)) lone = true;
+    else if (!lone) feedUtf8((hash ??= createHash("sha256")), piece);
   };
+  let last: string;
   try {
-    feed(streamForm(v, recipe === "jcs" ? JCS : (style ?? COMPACT), feed));
+    last = streamForm(v, recipe === "jcs" ? JCS : (style ?? COMPACT), feed);
   } catch (err) {
     return `undigestible:${err instanceof CanonicalError ? err.kind : "ValueError"}`;
   }
   // A lone surrogate has no UTF-8: Python's encode fails (once dumps has not, as above).
-  if (lone) return "undigestible:UnicodeEncodeError";
-  return `sha256:${recipe}:v1:${hash.digest("hex")}`;
+  if (lone || !isWellFormed(last)) return "undigestible:UnicodeEncodeError";
+  if (hash === null) return `sha256:${recipe}:v1:${sha256Hex(last)}`;
+  feedUtf8(hash, last);
+  return `sha256:${recipe}:v1:${(hash as Hash).digest("hex")}`;
 }
 
 /** `sha256:<recipe>:v1:<hex>` of text that is already the recipe's canonical form (well-formed UTF-16). */
 export function digestOfCanonical(text: string, recipe: Recipe = "json-c14n"): string {
-  return `sha256:${recipe}:v1:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+  return `sha256:${recipe}:v1:${sha256Hex(text)}`;
 }
 
 export function digestBytes(bytes: Uint8Array): string {
-  return `sha256:raw-bytes:v1:${createHash("sha256").update(bytes).digest("hex")}`;
+  return `sha256:raw-bytes:v1:${sha256Hex(bytes)}`;
 }
 
 /** The raw-bytes digest of a stream fed in chunks; digest() ends it. */

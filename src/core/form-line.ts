@@ -22,10 +22,9 @@
  * digits, bad UTF-8). What it recognizes, parseJson reads to the same
  * values, with no repeated key.
  */
-import * as crypto from "node:crypto";
-import { createHash } from "node:crypto";
 import { MAX_INT_DIGITS } from "./json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
+import { sha256Hex } from "./sha256.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -53,9 +52,6 @@ let plain = true;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Reused: prev and the chain form, assembled for one hash call. */
 let scratch = new Uint8Array(1 << 16);
-
-/** node:crypto's one-shot hash (Node 20.12 and later, Bun): no Hash object per row. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string }).hash;
 
 /**
  * chainOf(prev, row without "chain") for the row on `line` (its bytes
@@ -127,8 +123,7 @@ function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order
   }
   out[o++] = CLOSE_BRACE;
   const form = out.subarray(0, o);
-  const hex = oneShot !== undefined ? oneShot("sha256", form, "hex") : createHash("sha256").update(form).digest("hex");
-  return hex.slice(0, 32);
+  return sha256Hex(form).slice(0, 32);
 }
 
 /** Recognizes the line and records its top-level members in `members`: their count, or NO. */
