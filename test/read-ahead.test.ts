@@ -101,6 +101,23 @@ describe("verifying ahead gives what verifying here gives", () => {
           expect(ahead).toEqual(here);
         });
 
+  test("a source that fails part way: the same operations, and `unreadable` as the verdict, either way", async () => {
+    const path = join(tempDir("seam-ahead-"), "l.jsonl");
+    writeFileSync(path, text(mainLedger().lines));
+    const failing = async function* (p: string): AsyncGenerator<Uint8Array> {
+      let n = 0;
+      for await (const c of chunked(300)(p)) {
+        if (++n === 4) throw Object.assign(new Error("input/output error"), { code: "EIO" });
+        yield c;
+      }
+    };
+    const here = await collect(path, { chunks: failing, verifier: "here" });
+    const ahead = await collect(path, { chunks: failing, verifier: starter({ started: 0 }) });
+    expect(ahead).toEqual(here);
+    const end = ahead.at(-1)!;
+    expect(end.type === "end" && end.report.first_break?.kind).toBe("unreadable");
+  });
+
   test("the thread finds the edit: its break, in place, greys out what follows", async () => {
     const path = join(tempDir("seam-ahead-"), "l.jsonl");
     writeFileSync(path, text(tampered()));
