@@ -25,8 +25,10 @@ export const LOCK_TIMEOUT_MS = 5000;
  * keeps it longer (LedgerConfig.lockLingerMs), so that a client making calls
  * one after another does not cost a take and a release of the lock files a
  * call. wrap's recorder keeps the default: under a burst its flushes come
- * back to back anyway, and a longer linger there held its rows back (the
- * relay, which waits for them, moved a tenth as many calls: bench/relay.ts).
+ * back to back anyway, and with a longer one the pipelined burst of
+ * bench/relay.ts came out at a tenth of the bare relay's rate in the runs
+ * made (weak evidence: that figure is a threshold, see the README's
+ * Performance notes, but nothing there asked for a longer linger).
  */
 export const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
