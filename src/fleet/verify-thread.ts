@@ -10,7 +10,8 @@
 import type { MessagePort } from "node:worker_threads";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { newVerifier } from "../checkpoint/note.ts";
-import type { Runtime, Thread } from "../runtime/types.ts";
+import { threadOrNull } from "../runtime/thread.ts";
+import type { Runtime } from "../runtime/types.ts";
 import type { VerifyOptions } from "../verify/verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 import { Feed, type OriginVerdict } from "./central.ts";
@@ -67,14 +68,8 @@ export function threadVerifier(
   verify(name: string, source: AsyncIterable<Uint8Array>): Promise<OriginVerdict>;
   close(): Promise<void>;
 } | null {
-  let thread: Thread | null;
-  try {
-    thread = rt.startThread?.(VERIFIER_ROLE, data) ?? null;
-  } catch {
-    thread = null;
-  }
-  if (thread === null) return null;
-  const t = thread;
+  const t = threadOrNull(rt.startThread, VERIFIER_ROLE, data);
+  if (t === null) return null;
   const pending = new Map<number, Pending>();
   let ended: string | null = null;
   let nextId = 0;

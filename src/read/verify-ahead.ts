@@ -24,7 +24,7 @@ import { LineSplitter } from "../core/lines.ts";
 import type { Json } from "../core/json.ts";
 import type { Thread } from "../runtime/types.ts";
 import { isWriterAlive } from "../runtime/alive.ts";
-import type { ThreadRole } from "../runtime/thread.ts";
+import { type ThreadRole, threadOrNull } from "../runtime/thread.ts";
 import { type Break, DEFAULT_MAX_LINE_BYTES, LedgerVerifier, type VerifyReport } from "../verify/verifier.ts";
 
 export const READ_VERIFIER_ROLE = "read-verifier";
@@ -173,12 +173,7 @@ export function startAhead(
   data: AheadData,
   calls: VerifierCalls,
 ): AheadVerifier | null {
-  let thread: Thread | null = null;
-  try {
-    thread = startThread?.(READ_VERIFIER_ROLE, data) ?? null;
-  } catch {
-    thread = null;
-  }
+  const thread = threadOrNull(startThread, READ_VERIFIER_ROLE, data);
   return thread === null ? null : new AheadVerifier(thread, calls);
 }
 

@@ -64,6 +64,23 @@ export function startThreadFrom(entry: string, role: string, data: unknown): Thr
   };
 }
 
+/**
+ * A thread started with `start` (a Runtime's startThread) in `role`, or null
+ * when there is no way to start one here or it fails to start: the caller
+ * then does the work on its own thread.
+ */
+export function threadOrNull(
+  start: ((role: string, data: unknown) => Thread | null) | undefined,
+  role: string,
+  data: unknown,
+): Thread | null {
+  try {
+    return start?.(role, data) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** In a thread started by `startThread`: its role, data and port to the starting thread; else null. */
 export function threadRole(): ThreadRole | null {
   if (isMainThread || parentPort === null) return null;

@@ -5,6 +5,7 @@
  * the ring is full or its oldest bytes are too old.
  */
 import type { Log } from "../base/log.ts";
+import { threadOrNull } from "../runtime/thread.ts";
 import type { Runtime, Thread } from "../runtime/types.ts";
 import {
   BACKLOG_LIMIT,
@@ -82,13 +83,8 @@ export class RecorderLink {
       ring: new SharedArrayBuffer(limit),
       plain,
     };
-    let thread: Thread | null;
-    try {
-      thread = rt.startThread?.(RECORDER_ROLE, data) ?? null;
-    } catch {
-      thread = null;
-    }
-    if (!thread) return null;
+    const thread = threadOrNull(rt.startThread, RECORDER_ROLE, data);
+    if (thread === null) return null;
     const link = new RecorderLink(thread, data, log, maxAgeMs);
     return new Promise<RecorderLink | string | null>((resolve) => {
       let opened = false;
