@@ -11,12 +11,13 @@
  * verifiers racing on one DIR can both write, and the larger still wins on
  * the next run, which only reads.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { sha256Hex } from "../core/sha256.ts";
 import { parseCheckpointText } from "./checkpoint.ts";
 
-const name = (s: string) => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 32);
+const name = (s: string) => sha256Hex(s).slice(0, 32);
 
 export class StateDir {
   constructor(readonly dir: string) {}

@@ -4,8 +4,8 @@
  * The reading model needs two things of every line: what the verifier makes
  * of it (a row handed on, chained or not; a break) and the parsed row. The
  * verifier's part (the chain form hashed, the session checks) costs about as
- * much as the rest of what `seam log`, `stats` and `report` do with a row, so
- * on a big file it runs on a second thread: the very LedgerVerifier, fed the
+ * much as the rest of what `seam log` or `report` does with a row, so on a
+ * big file it runs on a second thread (when the caller asks: ReadOptions.verifier): the very LedgerVerifier, fed the
  * same chunks in the same order, which posts back per chunk what it handed
  * on and broke, in the order it did. This thread cuts the same chunks into
  * lines with the same splitter, parses the lines the verifier handed on as
