@@ -2,7 +2,7 @@
 /**
  * A minimal MCP server over Streamable HTTP that answers at once, so that a
  * load figure measures the proxy in front of it rather than the server:
- *   node bench/fast-mcp-server.mjs      bun bench/fast-mcp-server.mjs
+ *   node bench/fast-mcp-server.mjs [--sse]      bun bench/fast-mcp-server.mjs [--sse]
  * Listens on 127.0.0.1 on a free port (or PORT) and prints its URL (…/mcp).
  *
  * Per the 2025-06-18 transport: one endpoint; POST carries one JSON-RPC
@@ -39,6 +39,24 @@ function send(res, status, body, headers = {}) {
   });
   res.end(text);
 }
+/**
+ * --sse: a request is answered as server-everything answers it, an SSE stream
+ * written in three writes (a priming event with an id and no data, the
+ * message's event, the end), each in its own turn, so that each reaches the
+ * proxy as its own chunk; and, unlike server-everything, at the same speed
+ * all run long.
+ */
+const SSE = process.argv.includes("--sse");
+let eventId = 0;
+function sendEvents(res, body) {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.write(`id: ${++eventId}\ndata: \n\n`);
+  setImmediate(() => {
+    res.write(`event: message\nid: ${++eventId}\ndata: ${JSON.stringify(body)}\n\n`);
+    setImmediate(() => res.end());
+  });
+}
+
 const rpcError = (id, code, message) => ({ jsonrpc: "2.0", id: id ?? null, error: { code, message } });
 
 function answer(msg) {
@@ -96,7 +114,9 @@ function handle(req, res, raw) {
   }
   if (!isRequest) return send(res, 202); // a notification or a response to us
   const out = answer(msg);
-  send(res, 200, out.error ? out : { jsonrpc: "2.0", id: msg.id, result: out });
+  const body = out.error ? out : { jsonrpc: "2.0", id: msg.id, result: out };
+  if (SSE) return sendEvents(res, body);
+  send(res, 200, body);
 }
 
 const server = http.createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req, res) => {

@@ -4,8 +4,8 @@
  *
  *   latency     in front of @modelcontextprotocol/server-everything in
  *               streamableHttp mode (it answers a call as an SSE stream): one
- *               session, sequential tools/call (echo) round trips; the median
- *               added over direct, and seam's added as a ratio of the bare
+ *               session, sequential tools/call (echo) round trips, the targets
+ *               taking turns ten calls at a time; the median added over direct, and seam's added as a ratio of the bare
  *               proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle)
  *   throughput  in front of the upstream --upstream names: `fast` (default,
  *               bench/fast-mcp-server.mjs, which answers each call at once as
@@ -216,15 +216,24 @@ if (ONLY !== "throughput") {
     for (let i = 0; i < WARMUP; i++) await sessions[t]!.call();
     targets[t]!.calls += WARMUP;
   }
+  // The targets take turns a few calls at a time, each turn starting with the next target: the
+  // upstream (server-everything keeps state per session and slows as a run goes on) and the machine
+  // drift over seconds, and a target always run after another would carry that drift as its own cost.
+  const SLICE = 10;
+  let turn = 0;
   for (let r = 0; r < ROUNDS; r++) {
-    for (let t = 0; t < targets.length; t++) {
-      for (let i = 0; i < CALLS; i++) times[t]!.push(await sessions[t]!.call());
-      targets[t]!.calls += CALLS;
+    for (let done = 0; done < CALLS; done += SLICE, turn++) {
+      const n = Math.min(SLICE, CALLS - done);
+      for (let k = 0; k < targets.length; k++) {
+        const t = (turn + k) % targets.length;
+        for (let i = 0; i < n; i++) times[t]!.push(await sessions[t]!.call());
+        targets[t]!.calls += n;
+      }
     }
   }
   const med = times.map((xs) => median(xs));
   console.log(
-    `\nlatency (server-everything): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target, median`,
+    `\nlatency (server-everything): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${SLICE}), median`,
   );
   for (let t = 0; t < targets.length; t++) {
     const tg = targets[t]!;

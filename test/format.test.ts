@@ -97,6 +97,110 @@ describe("chain claims", () => {
     expect(rows).toBeGreaterThan(1000);
   });
 
+  // chainedLine writes a row of ASCII text as bytes itself, and takes the general way for the rest:
+  // each row here must come out as the rule's chain and lineForm's line either way.
+  const H = "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  const rowCases: [string, [string, Json][], string?][] = [
+    [
+      "a row as seam writes one",
+      [
+        ["evt", "tool_call"],
+        ["seq", 7],
+        ["tool", "search"],
+        ["rpc_id", 4711],
+        ["args_digest", H],
+        ["ms", 3.25],
+        ["ts", "2026-11-30T03:24:07.123Z"],
+      ],
+    ],
+    [
+      "every scalar",
+      [
+        ["f", new JsonFloat(3)],
+        ["g", -0.5],
+        ["t", true],
+        ["n", null],
+        ["b", 123456789012345678901234567890n],
+        ["i", -(2 ** 60)],
+      ],
+    ],
+    [
+      "NaN and the infinities",
+      [
+        ["a", Number.NaN],
+        ["b", Number.POSITIVE_INFINITY],
+        ["c", new JsonFloat(-Infinity)],
+      ],
+    ],
+    ["the escapes json.dumps writes, and DEL raw", [["s", 'a\nb\t"q"\\ \u0001\u001f\b\f\r\u007f~ /']]],
+    ["a string past ASCII", [["s", "café"]]],
+    ["an astral character", [["s", "x😀y"]]],
+    ["a lone surrogate", [["s", "a\ud800b"]]],
+    ["a key with an escape", [['k"ey', 1]]],
+    ["a key past ASCII", [["ключ", 1]]],
+    [
+      "a nested object in key order",
+      [
+        [
+          "o",
+          new Map<string, Json>([
+            ["a", 1],
+            ["b", [1, "x\n"]],
+          ]),
+        ],
+      ],
+    ],
+    [
+      "a nested object out of key order",
+      [
+        [
+          "o",
+          new Map<string, Json>([
+            ["b", 1],
+            ["a", 2],
+          ]),
+        ],
+      ],
+    ],
+    ["a nested string past ASCII", [["o", ["é"]]]],
+    ["a long string", [["s", "ab\n".repeat(5000)]]],
+    ["no member but the chain", []],
+    [
+      "keys the sort must order (code point order, prefixes first)",
+      [
+        ["zz", 1],
+        ["Z", 2],
+        ["z", 3],
+        ["_", 4],
+        ["a_b", 5],
+        ["ab", 6],
+      ],
+    ],
+    ["a prev past ASCII", [["a", 1]], "prév"],
+  ];
+  test.each(rowCases)("chainedLine: %s", (_name, members, prev = GENESIS) => {
+    const row = new Map<string, Json>([...members, ["chain", "x"]]);
+    const copy = new Map<string, Json>(members);
+    const { chain, bytes } = chainedLine(prev, row);
+    expect(chain).toBe(setChain(prev, copy));
+    expect(new TextDecoder().decode(bytes)).toBe(`${lineForm(copy)}\n`);
+    expect([...row.entries()]).toEqual([...copy.entries()]);
+  });
+
+  test("chainedLine: a row with no form throws, as lineForm does", () => {
+    for (const v of [10n ** 5000n, undefined as unknown as Json]) {
+      expect(() =>
+        chainedLine(
+          GENESIS,
+          new Map<string, Json>([
+            ["a", "x"],
+            ["v", v],
+          ]),
+        ),
+      ).toThrow();
+    }
+  });
+
   test("expectedChain from the line or from the row: the same chain, and the Map left without its chain", () => {
     for (const text of ['{"a": 1, "chain": "x"}', '{"a":1, "chain": "x"}']) {
       const row = parseJson(text) as Map<string, Json>;

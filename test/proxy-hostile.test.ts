@@ -602,22 +602,35 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
   });
 });
 
+/**
+ * An upstream that answers a POST with an SSE stream: `first` at once, then,
+ * 2 s later, `then` and the end; `sent` is called after each of the two writes.
+ */
+async function pausingUpstream(first: string, then: string, sent: () => void) {
+  const up = await upstream((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(first);
+    sent();
+    setTimeout(() => {
+      if (then !== "") res.write(then);
+      sent();
+      res.end();
+    }, 2000);
+  });
+  cleanups.push(up.close);
+  return up;
+}
+
 describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) streams", (via) => {
   test("an SSE event reaches the client within 100 ms of being sent, not when the stream ends", async () => {
     const ledger = ledgerPath();
     const sentAt: number[] = [];
-    const up = await upstream((req, res) => {
-      req.resume();
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n`);
-      sentAt.push(performance.now());
-      setTimeout(() => {
-        res.write(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`);
-        sentAt.push(performance.now());
-        res.end();
-      }, 2000);
-    });
-    cleanups.push(up.close);
+    const up = await pausingUpstream(
+      `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n`,
+      `data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`,
+      () => sentAt.push(performance.now()),
+    );
     const p = await proxyTo(up.url, ledger, [], via);
     const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
     const reader = res.body!.getReader();
@@ -635,6 +648,69 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(got[0]!).toBeLessThan(sentAt[1]!);
     await p.stop();
     expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
+  test("a call's row is written while its answer's stream goes on, not once the stream ends", async () => {
+    const ledger = ledgerPath();
+    let sent = 0;
+    let endedAt = 0;
+    const up = await pausingUpstream(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`, "", () => {
+      if (++sent === 2) endedAt = performance.now();
+    });
+    const p = await proxyTo(up.url, ledger, [], via);
+    const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain(`"id":7`);
+    let rowedAt = 0;
+    while (rowedAt === 0 && endedAt === 0) {
+      await Bun.sleep(20);
+      if (rowsOf(ledger, "tool_call").length > 0) rowedAt = performance.now();
+    }
+    while (!(await reader.read()).done) {}
+    await p.stop();
+    expect(rowedAt).toBeGreaterThan(0);
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
+  test("a server's request on one exchange's stream is observed before the client's answer to it on another", async () => {
+    const ledger = ledgerPath();
+    let stream: http.ServerResponse | undefined;
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(parts).toString());
+        if (m.method === "tools/call") {
+          // The call's stream carries a request to the client, and stays open until the client answers it.
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          res.write(`data: {"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{"message":"ok?"}}\n\n`);
+          stream = res;
+          return;
+        }
+        // The client's answer: 202 at once, then the call's result and the end of its stream.
+        res.writeHead(202).end();
+        stream?.end(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`);
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("elicitation/create");
+    const answer = await fetch(p.url, {
+      method: "POST",
+      headers: POST,
+      body: `{"jsonrpc":"2.0","id":"s1","result":{"action":"accept"}}`,
+    });
+    expect(answer.status).toBe(202);
+    while (!(await reader.read()).done) {}
+    await p.stop();
+    expect(rowsOf(ledger, "server_request").map((r) => [getField(r, "method"), getField(r, "status")])).toEqual([
+      ["elicitation/create", "ok"],
+    ]);
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+    const end = rowsOf(ledger, "session_end")[0]!;
+    expect(getField(end, "unmatched_responses")).toBeUndefined();
   });
 
   test("50 sessions at once on kept-alive upstream connections: every request is answered by the upstream, every call rowed", async () => {

@@ -3,7 +3,8 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { lineForm } from "../core/canonical.ts";
+import { chainForm, lineForm } from "../core/canonical.ts";
+import { sha256Hex } from "../core/sha256.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
@@ -150,14 +151,17 @@ const encoder = new TextEncoder();
 /**
  * Sets a row's chain after `prev` (as its last key) and returns it with the
  * row's line, lineForm(row) + "\n", as bytes; throws if the row cannot be
- * serialized. The line is written once, with a placeholder chain: its chain
- * form is read off it (chainFromLine leaves the chain member out), and the
- * chain is then written over the placeholder. A row whose line is not in
- * chain form (nested keys out of order, a lone surrogate) has its chain form
- * written from the row.
+ * serialized. A row of ASCII text whose members read the same in the line
+ * and in the chain form is written once, member by member, as bytes
+ * (asciiLine): the chain form is the same bytes in key order. Any other row
+ * (non-ASCII text, nested keys out of order) is written as a line with a
+ * placeholder chain, its chain form read off it (chainFromLine) or else
+ * written from the row, and the chain written over the placeholder.
  */
 export function chainedLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } {
   row.delete("chain");
+  const quick = asciiLine(prev, row);
+  if (quick !== null) return quick;
   row.set("chain", PLACEHOLDER);
   const bytes = encoder.encode(`${lineForm(row)}\n`);
   let chain = chainFromLine(prev, bytes.subarray(0, bytes.length - 1));
@@ -170,4 +174,165 @@ export function chainedLine(prev: string, row: JsonObject): { chain: string; byt
   const at = bytes.length - 3 - PLACEHOLDER.length;
   for (let k = 0; k < PLACEHOLDER.length; k++) bytes[at + k] = chain.charCodeAt(k);
   return { chain, bytes };
+}
+
+/*
+ * asciiLine writes into these, reused from row to row (JavaScriptCore builds
+ * a line of a few dozen pieces as a rope, and flattening and encoding it cost
+ * more than writing its bytes one by one: bench/micro.bench.ts, "chain
+ * append"). A member's text is `"key": value`; spans[2m, 2m+1] is where
+ * member m's starts and ends in lineBuf.
+ */
+let lineBuf: Uint8Array = new Uint8Array(1 << 12);
+let formBuf: Uint8Array = new Uint8Array(1 << 12);
+let spans = new Int32Array(64);
+/** `"key": ` as bytes, for the keys rows use (a few dozen field names; null for a key past ASCII). */
+const keyBytes = new Map<string, Uint8Array | null>();
+const KEY_CACHE_MAX = 256;
+/** The bytes of a short escape (json.dumps writes these), by code unit. */
+const SHORT_ESCAPE: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72, 34: 0x22, 92: 0x5c };
+const HEX = "0123456789abcdef";
+
+/**
+ * The row's line and chain, written as bytes in one pass, or null when the
+ * row needs the general way: a key or string with a code unit past ASCII,
+ * a nested value whose line and chain forms differ (keys out of order), or
+ * one that cannot be written at all (which the general way then reports).
+ * Scalars other than strings, and nested values, are written by lineForm
+ * (the line and chain forms write them alike: same numbers, NaN and Infinity).
+ */
+function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } | null {
+  if (2 * row.size > spans.length) spans = new Int32Array(4 * row.size);
+  const keys: string[] = [];
+  let o = 0;
+  lineBuf[o++] = 0x7b;
+  for (const [k, v] of row) {
+    const key = keyOf(k);
+    if (key === null) return null;
+    let text: string | null = null;
+    // Room for the key, ", ", and the value: a string's unit takes at most 6 bytes (\u00XX).
+    let need = o + key.length + 2;
+    if (typeof v === "string") need += 6 * v.length + 2;
+    else {
+      try {
+        text = lineForm(v);
+      } catch {
+        return null;
+      }
+      if (v !== null && typeof v === "object" && !(v instanceof JsonFloat) && text !== chainForm(v)) return null;
+      need += text.length;
+    }
+    if (need + 64 > lineBuf.length) lineBuf = grown(lineBuf, need + 64, o);
+    const b = lineBuf;
+    if (keys.length > 0) {
+      b[o++] = 0x2c;
+      b[o++] = 0x20;
+    }
+    spans[2 * keys.length] = o;
+    b.set(key, o);
+    o += key.length;
+    o = text === null ? putString(b, o, v as string) : putAscii(b, o, text);
+    if (o < 0) return null;
+    spans[2 * keys.length + 1] = o;
+    keys.push(k);
+  }
+  const chain = chainOfSpans(prev, keys);
+  if (chain === null) return null;
+  row.set("chain", chain);
+  const b = lineBuf;
+  if (keys.length > 0) {
+    b[o++] = 0x2c;
+    b[o++] = 0x20;
+  }
+  o = putAscii(b, o, `"chain": "${chain}"}\n`);
+  return { chain, bytes: b.slice(0, o) };
+}
+
+/** A JSON string literal as json.dumps writes it, into b at o; -1 at a code unit past ASCII. */
+function putString(b: Uint8Array, o: number, s: string): number {
+  b[o++] = 0x22;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) {
+      b[o++] = c; // DEL too: json.dumps writes it raw
+    } else if (c >= 0x80) {
+      return -1;
+    } else {
+      b[o++] = 0x5c;
+      const short = SHORT_ESCAPE[c];
+      if (short !== undefined) {
+        b[o++] = short;
+      } else {
+        b[o++] = 0x75;
+        b[o++] = 0x30;
+        b[o++] = 0x30;
+        b[o++] = HEX.charCodeAt(c >> 4);
+        b[o++] = HEX.charCodeAt(c & 15);
+      }
+    }
+  }
+  b[o++] = 0x22;
+  return o;
+}
+
+/** ASCII text into b at o; -1 at a code unit past ASCII. */
+function putAscii(b: Uint8Array, o: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    b[o++] = c;
+  }
+  return o;
+}
+
+/** chainOf(prev, row) from the member texts in lineBuf (spans), in key order; null when prev is not ASCII. */
+function chainOfSpans(prev: string, keys: string[]): string | null {
+  const n = keys.length;
+  // Insertion sort: a row has a dozen or two members; the keys are ASCII, so `<` is code point order.
+  const order: number[] = [];
+  for (let m = 0; m < n; m++) {
+    let k = order.length;
+    order.push(m);
+    for (; k > 0 && keys[order[k - 1]!]! > keys[m]!; k--) order[k] = order[k - 1]!;
+    order[k] = m;
+  }
+  let size = prev.length + 2;
+  for (let m = 0; m < n; m++) size += spans[2 * m + 1]! - spans[2 * m]! + 2;
+  if (size > formBuf.length) formBuf = new Uint8Array(Math.max(size, 2 * formBuf.length));
+  const out = formBuf;
+  const line = lineBuf;
+  let o = putAscii(out, 0, prev);
+  if (o < 0) return null;
+  out[o++] = 0x7b;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) {
+      out[o++] = 0x2c;
+      out[o++] = 0x20;
+    }
+    const m = order[i]!;
+    for (let j = spans[2 * m]!, end = spans[2 * m + 1]!; j < end; j++) out[o++] = line[j]!;
+  }
+  out[o++] = 0x7d;
+  return sha256Hex(out.subarray(0, o)).slice(0, 32);
+}
+
+/** `"key": ` as bytes (cached), or null for a key with a code unit past ASCII. */
+function keyOf(k: string): Uint8Array | null {
+  const known = keyBytes.get(k);
+  if (known !== undefined) return known;
+  const b = new Uint8Array(6 * k.length + 4);
+  let o = putString(b, 0, k);
+  const bytes = o < 0 ? null : b.slice(0, o + 2);
+  if (bytes !== null) {
+    bytes[o++] = 0x3a;
+    bytes[o++] = 0x20;
+  }
+  if (keyBytes.size < KEY_CACHE_MAX && k.length <= 64) keyBytes.set(k, bytes);
+  return bytes;
+}
+
+function grown(buf: Uint8Array, need: number, used: number): Uint8Array {
+  const next = new Uint8Array(Math.max(need, 2 * buf.length));
+  next.set(buf.subarray(0, used));
+  return next;
 }
