@@ -8,7 +8,15 @@ import { join } from "node:path";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { BREAK_KINDS, FINDING_KINDS } from "../src/format/kinds.ts";
-import { chainClaim, chainedLine, classifyLine, expectedChain, isBlank, passedOn } from "../src/format/line.ts";
+import {
+  chainClaim,
+  chainedLine,
+  classifyLine,
+  expectedChain,
+  isBlank,
+  lineBufferBytes,
+  passedOn,
+} from "../src/format/line.ts";
 import { Gen } from "./jsongen.ts";
 import { ENVELOPE_KEYS, buildRow, repairFields, repairs } from "../src/format/row.ts";
 import { lineForm } from "../src/core/canonical.ts";
@@ -100,6 +108,7 @@ describe("chain claims", () => {
   // chainedLine writes a row of ASCII text as bytes itself, and takes the general way for the rest:
   // each row here must come out as the rule's chain and lineForm's line either way.
   const H = "sha256:json-c14n:v1:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  const nest = (n: number): Json => (n === 0 ? "x" : [nest(n - 1)]);
   const rowCases: [string, [string, Json][], string?][] = [
     [
       "a row as seam writes one",
@@ -164,6 +173,9 @@ describe("chain claims", () => {
     ],
     ["a nested string past ASCII", [["o", ["é"]]]],
     ["a long string", [["s", "ab\n".repeat(5000)]]],
+    ["a string too long for the line buffer", [["s", "x".repeat(300_000)]]],
+    ["a large nested value", [["o", Array.from({ length: 20_000 }, (_, i) => `item ${i}`)]]],
+    ["a deeply nested value", [["o", nest(900)]]],
     ["no member but the chain", []],
     [
       "keys the sort must order (code point order, prefixes first)",
@@ -185,6 +197,12 @@ describe("chain claims", () => {
     expect(chain).toBe(setChain(prev, copy));
     expect(new TextDecoder().decode(bytes)).toBe(`${lineForm(copy)}\n`);
     expect([...row.entries()]).toEqual([...copy.entries()]);
+  });
+
+  test("chainedLine: the reused line buffer stays within 1 MiB, whatever the rows", () => {
+    chainedLine(GENESIS, new Map<string, Json>([["s", "x".repeat(300_000)]]));
+    chainedLine(GENESIS, new Map<string, Json>([["o", Array.from({ length: 150_000 }, (_, i) => `item ${i}`)]]));
+    expect(lineBufferBytes()).toBeLessThanOrEqual(1 << 20);
   });
 
   test("chainedLine: a row with no form throws, as lineForm does", () => {

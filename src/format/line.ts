@@ -3,7 +3,7 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { chainForm, lineForm } from "../core/canonical.ts";
+import { MAX_WRITE_DEPTH, chainForm, lineForm } from "../core/canonical.ts";
 import { sha256Hex } from "../core/sha256.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine } from "../core/form-line.ts";
@@ -186,6 +186,15 @@ export function chainedLine(prev: string, row: JsonObject): { chain: string; byt
 let lineBuf: Uint8Array = new Uint8Array(1 << 12);
 let formBuf: Uint8Array = new Uint8Array(1 << 12);
 let spans = new Int32Array(64);
+/** How large the reused line buffer has grown (for the tests: it stays within LINE_BUF_MAX). */
+export function lineBufferBytes(): number {
+  return lineBuf.length;
+}
+
+/** The most lineBuf grows to: a longer row goes the general way (the buffers are kept from row to row). */
+const LINE_BUF_MAX = 1 << 20;
+/** A nested value larger than this (its strings' lengths, 8 for anything else) goes the general way. */
+const NESTED_MAX = 1 << 16;
 /** `"key": ` as bytes, for the keys rows use (a few dozen field names; null for a key past ASCII). */
 const keyBytes = new Map<string, Uint8Array | null>();
 const KEY_CACHE_MAX = 256;
@@ -213,7 +222,9 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
     // Room for the key, ", ", and the value: a string's unit takes at most 6 bytes (\u00XX).
     let need = o + key.length + 2;
     if (typeof v === "string") need += 6 * v.length + 2;
-    else {
+    else if (v !== null && typeof v === "object" && !(v instanceof JsonFloat) && sizeLeft(v, NESTED_MAX) < 0) {
+      return null; // a large nested value (--raw payloads) is written once, the general way
+    } else {
       try {
         text = lineForm(v);
       } catch {
@@ -222,6 +233,7 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
       if (v !== null && typeof v === "object" && !(v instanceof JsonFloat) && text !== chainForm(v)) return null;
       need += text.length;
     }
+    if (need + 64 > LINE_BUF_MAX) return null;
     if (need + 64 > lineBuf.length) lineBuf = grown(lineBuf, need + 64, o);
     const b = lineBuf;
     if (keys.length > 0) {
@@ -329,6 +341,32 @@ function keyOf(k: string): Uint8Array | null {
   }
   if (keyBytes.size < KEY_CACHE_MAX && k.length <= 64) keyBytes.set(k, bytes);
   return bytes;
+}
+
+/**
+ * `budget` less the size of v (strings by length, 8 for anything else), or
+ * -1 once it is spent or v nests deeper than MAX_WRITE_DEPTH.
+ */
+function sizeLeft(v: Json, budget: number, depth = 0): number {
+  if (depth > MAX_WRITE_DEPTH) return -1;
+  if (typeof v === "string") budget -= v.length + 2;
+  else if (Array.isArray(v)) {
+    budget -= 8;
+    for (let i = 0; i < v.length && budget >= 0; i++) budget = sizeLeft(v[i]!, budget, depth + 1);
+  } else if (v instanceof Map) {
+    budget -= 8;
+    for (const [k, x] of v) {
+      if (budget < 0) break;
+      budget = sizeLeft(x, budget - k.length - 4, depth + 1);
+    }
+  } else if (v !== null && typeof v === "object" && !(v instanceof JsonFloat)) {
+    budget -= 8;
+    for (const k in v) {
+      if (budget < 0) break;
+      budget = sizeLeft((v as { [k: string]: Json })[k]!, budget - k.length - 4, depth + 1);
+    }
+  } else budget -= 8;
+  return budget < 0 ? -1 : budget;
 }
 
 function grown(buf: Uint8Array, need: number, used: number): Uint8Array {
