@@ -17,11 +17,16 @@
  *               ledger must verify
  *
  *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--warmup N] [--sessions 50] [--load-calls 2000]
- *                      [--upstream fast|everything] [--only latency|throughput] [--smoke] [--json FILE]
+ *                      [--upstream fast|everything] [--only latency|throughput] [--pin] [--smoke] [--json FILE]
+ *
+ * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset): the
+ * proxy's added latency is then its own work, which repeats from run to run within
+ * tens of µs, where unpinned the three processes sharing two cores move it by more.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus } from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Flags, ROOT, type Row, built, fmt, median, writeResult } from "./lib.ts";
@@ -38,6 +43,17 @@ const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
 if (LOAD_UPSTREAM !== "fast" && LOAD_UPSTREAM !== "everything") throw new Error("--upstream takes fast or everything");
 const ONLY = flags.string("--only");
+// --pin: the proxies on CPU 1, this process (the client) and the upstream on CPU 0, so that
+// the latency is the proxy's own work rather than how the three share two cores.
+const PIN = flags.has("--pin");
+if (PIN && (process.platform !== "linux" || Bun.which("taskset") === null || cpus().length < 2))
+  throw new Error("--pin needs Linux, taskset and two CPUs");
+if (PIN) {
+  const r = spawnSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr.trim()}`);
+}
+/** argv run on the CPUs `cpu` names when --pin is given. */
+const on = (cpu: string, argv: string[]) => (PIN ? ["taskset", "-c", cpu, ...argv] : argv);
 if (ONLY !== undefined && ONLY !== "latency" && ONLY !== "throughput")
   throw new Error("--only takes latency or throughput");
 const BUN = process.execPath;
@@ -129,10 +145,10 @@ const runtimes: ("bun" | "node")[] = have.node ? ["bun", "node"] : ["bun"];
 /** Starts an upstream and returns its /mcp URL. */
 async function startUpstream(which: "fast" | "everything"): Promise<string> {
   if (which === "fast")
-    return (await startWaiting(["node", `${ROOT}bench/fast-mcp-server.mjs`], /^(http:\/\/\S+)$/m)).m;
+    return (await startWaiting(on("0", ["node", `${ROOT}bench/fast-mcp-server.mjs`]), /^(http:\/\/\S+)$/m)).m;
   const port = await freePort();
   await startWaiting(
-    ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"],
+    on("0", ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"]),
     /listening on port (\d+)/,
     { PORT: String(port) },
   );
@@ -162,7 +178,7 @@ async function startTargets(upstream: string, tag: string): Promise<Target[]> {
           : runtime === "bun"
             ? [BUN, `${ROOT}commands/seam.ts`, "proxy", "--upstream", upstream, "--ledger", ledger]
             : ["node", `${ROOT}dist/seam.mjs`, "proxy", "--upstream", upstream, "--ledger", ledger];
-      const { p, m } = await startWaiting(argv, /^(http:\/\/\S+)$/m);
+      const { p, m } = await startWaiting(on("1", argv), /^(http:\/\/\S+)$/m);
       const url = `${new URL(m).origin}/mcp`;
       targets.push({
         name: `${kind} (${runtime})`,
@@ -233,7 +249,7 @@ if (ONLY !== "throughput") {
   }
   const med = times.map((xs) => median(xs));
   console.log(
-    `\nlatency (server-everything): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${SLICE}), median`,
+    `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${SLICE}), median`,
   );
   for (let t = 0; t < targets.length; t++) {
     const tg = targets[t]!;
@@ -250,7 +266,7 @@ if (ONLY !== "throughput") {
       ratio_vs_bare_added: ratio,
     };
     rows.push({
-      section: "proxy tools/call latency",
+      section: PIN ? "proxy tools/call latency, proxy on its own CPU" : "proxy tools/call latency",
       name: tg.name,
       value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)})`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
