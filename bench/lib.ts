@@ -226,3 +226,13 @@ export function generateLedger(path: string, n: number): { rows: number; seconds
   closeSync(fd);
   return { rows, seconds: (performance.now() - t0) / 1000 };
 }
+
+/** Moves this process and all its threads onto the CPUs `cpuList` names (taskset, Linux). */
+export function pinSelf(cpuList: string): void {
+  const r = Bun.spawnSync({
+    cmd: ["taskset", "-a", "-p", "-c", cpuList, String(process.pid)],
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  if (r.exitCode !== 0) throw new Error(`taskset failed: ${r.stderr.toString().trim()}`);
+}

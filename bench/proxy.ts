@@ -29,7 +29,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Flags, ROOT, type Row, built, fmt, median, writeResult } from "./lib.ts";
+import { Flags, ROOT, type Row, built, fmt, median, pinSelf, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const CALLS = flags.number("--calls", 300, 20);
@@ -48,10 +48,7 @@ const ONLY = flags.string("--only");
 const PIN = flags.has("--pin");
 if (PIN && (process.platform !== "linux" || Bun.which("taskset") === null || cpus().length < 2))
   throw new Error("--pin needs Linux, taskset and two CPUs");
-if (PIN) {
-  const r = spawnSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr.trim()}`);
-}
+if (PIN) pinSelf("0");
 /** argv run on the CPUs `cpu` names when --pin is given. */
 const on = (cpu: string, argv: string[]) => (PIN ? ["taskset", "-c", cpu, ...argv] : argv);
 if (ONLY !== undefined && ONLY !== "latency" && ONLY !== "throughput")

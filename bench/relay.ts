@@ -38,7 +38,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/cli.ts";
-import { Flags, ROOT, type Row, built, fmt, median, quantile, writeResult } from "./lib.ts";
+import { Flags, ROOT, type Row, built, fmt, median, pinSelf, quantile, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
@@ -105,15 +105,6 @@ function argvOf(t: Target, ledger: string): string[] {
 }
 
 /** Sets this process's CPU affinity, all its threads (the client side of a pinned round trip). */
-function pinSelf(cpuList: string): void {
-  const r = Bun.spawnSync({
-    cmd: ["taskset", "-a", "-p", "-c", cpuList, String(process.pid)],
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  if (r.exitCode !== 0) throw new Error(`taskset failed: ${r.stderr.toString().trim()}`);
-}
-
 function unpinnedArgv(t: Target, ledger: string): string[] {
   switch (t.kind) {
     case "direct":

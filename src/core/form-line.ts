@@ -99,8 +99,12 @@ export function chainOfLayout(prev: string, line: Uint8Array, layout: FormLayout
   return chainOfMembers(prev, line, layout.spans, layout.order);
 }
 
-/** The chain after `prev` of a line whose members (start, key end, end) are `spans`, in key order `order`. */
-function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order: number[]): string | null {
+/**
+ * The chain after `prev` of a line whose members (start, key end, end) are
+ * `spans`, in key order `order`; null when prev is not ASCII. Also the
+ * writer's (chainedLine in src/format/line.ts), over the line it has written.
+ */
+export function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order: number[]): string | null {
   let size = prev.length + 2;
   for (let k = 0; k < order.length; k++) size += spans[3 * order[k]! + 2]! - spans[3 * order[k]!]! + 2;
   if (size > scratch.length) scratch = new Uint8Array(Math.max(size, 2 * scratch.length));

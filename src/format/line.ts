@@ -4,9 +4,8 @@
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
 import { MAX_WRITE_DEPTH, chainForm, lineForm } from "../core/canonical.ts";
-import { sha256Hex } from "../core/sha256.ts";
 import { chainOf } from "../core/chain.ts";
-import { chainFromLine } from "../core/form-line.ts";
+import { chainFromLine, chainOfMembers } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 
 /**
@@ -180,11 +179,11 @@ export function chainedLine(prev: string, row: JsonObject): { chain: string; byt
  * asciiLine writes into these, reused from row to row (JavaScriptCore builds
  * a line of a few dozen pieces as a rope, and flattening and encoding it cost
  * more than writing its bytes one by one: bench/micro.bench.ts, "chain
- * append"). A member's text is `"key": value`; spans[2m, 2m+1] is where
- * member m's starts and ends in lineBuf.
+ * append"). A member's text is `"key": value`; spans[3m, 3m+1, 3m+2] is
+ * where member m starts, where its key ends and where it ends in lineBuf (the
+ * layout chainOfMembers reads).
  */
 let lineBuf: Uint8Array = new Uint8Array(1 << 12);
-let formBuf: Uint8Array = new Uint8Array(1 << 12);
 let spans = new Int32Array(64);
 /** How large the reused line buffer has grown (for the tests: it stays within LINE_BUF_MAX). */
 export function lineBufferBytes(): number {
@@ -211,7 +210,7 @@ const HEX = "0123456789abcdef";
  * (the line and chain forms write them alike: same numbers, NaN and Infinity).
  */
 function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } | null {
-  if (2 * row.size > spans.length) spans = new Int32Array(4 * row.size);
+  if (3 * row.size > spans.length) spans = new Int32Array(6 * row.size);
   const keys: string[] = [];
   let o = 0;
   lineBuf[o++] = 0x7b;
@@ -222,15 +221,16 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
     // Room for the key, ", ", and the value: a string's unit takes at most 6 bytes (\u00XX).
     let need = o + key.length + 2;
     if (typeof v === "string") need += 6 * v.length + 2;
-    else if (v !== null && typeof v === "object" && !(v instanceof JsonFloat) && sizeLeft(v, NESTED_MAX) < 0) {
-      return null; // a large nested value (--raw payloads) is written once, the general way
-    } else {
+    else {
+      const nested = v !== null && typeof v === "object" && !(v instanceof JsonFloat);
+      // A large nested value (--raw payloads) is written once, the general way.
+      if (nested && sizeLeft(v, NESTED_MAX) < 0) return null;
       try {
         text = lineForm(v);
       } catch {
         return null;
       }
-      if (v !== null && typeof v === "object" && !(v instanceof JsonFloat) && text !== chainForm(v)) return null;
+      if (nested && text !== chainForm(v)) return null;
       need += text.length;
     }
     if (need + 64 > LINE_BUF_MAX) return null;
@@ -240,15 +240,16 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
       b[o++] = 0x2c;
       b[o++] = 0x20;
     }
-    spans[2 * keys.length] = o;
+    spans[3 * keys.length] = o;
     b.set(key, o);
     o += key.length;
+    spans[3 * keys.length + 1] = o;
     o = text === null ? putString(b, o, v as string) : putAscii(b, o, text);
     if (o < 0) return null;
-    spans[2 * keys.length + 1] = o;
+    spans[3 * keys.length + 2] = o;
     keys.push(k);
   }
-  const chain = chainOfSpans(prev, keys);
+  const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys));
   if (chain === null) return null;
   row.set("chain", chain);
   const b = lineBuf;
@@ -297,35 +298,16 @@ function putAscii(b: Uint8Array, o: number, s: string): number {
   return o;
 }
 
-/** chainOf(prev, row) from the member texts in lineBuf (spans), in key order; null when prev is not ASCII. */
-function chainOfSpans(prev: string, keys: string[]): string | null {
-  const n = keys.length;
-  // Insertion sort: a row has a dozen or two members; the keys are ASCII, so `<` is code point order.
+/** The members' indexes by key: insertion sort (a row has a dozen or two members; ASCII keys, so `<` is code point order). */
+function keyOrder(keys: string[]): number[] {
   const order: number[] = [];
-  for (let m = 0; m < n; m++) {
+  for (let m = 0; m < keys.length; m++) {
     let k = order.length;
     order.push(m);
     for (; k > 0 && keys[order[k - 1]!]! > keys[m]!; k--) order[k] = order[k - 1]!;
     order[k] = m;
   }
-  let size = prev.length + 2;
-  for (let m = 0; m < n; m++) size += spans[2 * m + 1]! - spans[2 * m]! + 2;
-  if (size > formBuf.length) formBuf = new Uint8Array(Math.max(size, 2 * formBuf.length));
-  const out = formBuf;
-  const line = lineBuf;
-  let o = putAscii(out, 0, prev);
-  if (o < 0) return null;
-  out[o++] = 0x7b;
-  for (let i = 0; i < n; i++) {
-    if (i > 0) {
-      out[o++] = 0x2c;
-      out[o++] = 0x20;
-    }
-    const m = order[i]!;
-    for (let j = spans[2 * m]!, end = spans[2 * m + 1]!; j < end; j++) out[o++] = line[j]!;
-  }
-  out[o++] = 0x7d;
-  return sha256Hex(out.subarray(0, o)).slice(0, 32);
+  return order;
 }
 
 /** `"key": ` as bytes (cached), or null for a key with a code unit past ASCII. */
