@@ -94,7 +94,13 @@ export interface RawResponse {
 /** One HTTP request with node:http (no decompression, any Host header); the whole answer. */
 export function rawRequest(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: Uint8Array | string } = {},
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Uint8Array | string;
+    /** Sends the body's first `at` bytes (units of a string), then the rest `ms` later. */
+    pause?: { at: number; ms: number };
+  } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: opts.method ?? "GET", headers: opts.headers, agent: false }, (res) => {
@@ -111,7 +117,14 @@ export function rawRequest(
       res.on("error", reject);
     });
     req.on("error", reject);
-    req.end(opts.body);
+    const { body, pause } = opts;
+    if (pause === undefined || body === undefined) {
+      req.end(body);
+      return;
+    }
+    req.flushHeaders();
+    req.write(body.slice(0, pause.at));
+    setTimeout(() => req.end(body.slice(pause.at)), pause.ms);
   });
 }
 

@@ -91,6 +91,16 @@ describe("seam proxy, hostile cases", () => {
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32000);
     expect(body.error.message).toContain("ECONNREFUSED");
+    // A body still arriving when the upstream fails is read to its end: its request's id is answered.
+    const slow = CALL.replace('"id":7', '"id":8');
+    const late = await rawRequest(p.url, {
+      method: "POST",
+      headers: { ...POST, "content-length": String(slow.length) },
+      body: slow,
+      pause: { at: 20, ms: 300 },
+    });
+    expect(late.status).toBe(502);
+    expect(JSON.parse(late.body.toString()).id).toBe(8);
     // A notification has no id to answer: 502 without a JSON-RPC body.
     const n = await rawRequest(p.url, {
       method: "POST",
@@ -104,11 +114,15 @@ describe("seam proxy, hostile cases", () => {
     expect(ex.map((e) => [getField(e, "http_status"), getField(e, "http_error"), getField(e, "error_phase")])).toEqual([
       [502, "ECONNREFUSED", "connect"],
       [502, "ECONNREFUSED", "connect"],
+      [502, "ECONNREFUSED", "connect"],
     ]);
     const call = rowsOf(ledger, "tool_call");
-    expect(call.map((c) => [getField(c, "tool"), getField(c, "status")])).toEqual([["echo", "error"]]);
+    expect(call.map((c) => [getField(c, "tool"), getField(c, "status")])).toEqual([
+      ["echo", "error"],
+      ["echo", "error"],
+    ]);
     expect(getField(rowsOf(ledger, "session_end")[0]!, "reason")).toBe("proxy_stopped");
-    expect(getField(rowsOf(ledger, "session_end")[0]!, "http_errors")).toBe(2);
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "http_errors")).toBe(3);
   });
 
   test("sessions that never were: an initialize the upstream never got, a session id it does not know", async () => {
@@ -293,6 +307,51 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(ex, "method")).toBe("GET");
     expect(getField(ex, "client_gone")).toBe(true);
     expect(getField(rowsOf(ledger, "session_begin")[0]!, "opened_by")).toBe("joined");
+  });
+
+  test("a client that leaves mid-upload: the upstream's request is cut too, the row says client_gone", async () => {
+    const ledger = ledgerPath();
+    const seen: string[] = [];
+    let upstreamDone!: () => void;
+    const done = new Promise<void>((r) => {
+      upstreamDone = r;
+    });
+    const up = await upstream((req, res) => {
+      if (req.method === "DELETE") {
+        res.end();
+        return;
+      }
+      let bytes = 0;
+      req.on("data", (d: Buffer) => {
+        bytes += d.length;
+      });
+      req.on("end", () => seen.push(`end ${bytes}`));
+      req.on("close", () => {
+        seen.push(req.complete ? "closed" : `cut after ${bytes}`);
+        upstreamDone();
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const req = http.request(p.url, {
+      method: "POST",
+      headers: { ...POST, "mcp-session-id": "s-1", "content-length": String(CALL.length) },
+      agent: false,
+    });
+    req.on("error", () => {});
+    req.flushHeaders();
+    req.write(CALL.slice(0, 30));
+    await Bun.sleep(200);
+    req.destroy();
+    await Promise.race([done, Bun.sleep(5000).then(() => Promise.reject(new Error("upstream request left open")))]);
+    expect(seen).toEqual(["cut after 30"]);
+    // The proxy goes on: the next exchange is forwarded.
+    expect((await rawRequest(p.url, { method: "DELETE", headers: { "mcp-session-id": "s-2" } })).status).toBe(200);
+    await p.stop();
+    const ex = rowsOf(ledger, "http_exchange").find((e) => getField(e, "method") === "POST")!;
+    expect(getField(ex, "client_gone")).toBe(true);
+    expect(getField(getField(ex, "bytes") as Json, "request")).toBe(30);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
   });
 
   test("Host and Origin that are not loopback get 403 on a loopback listener", async () => {

@@ -12,7 +12,7 @@ import { sleep } from "../base/sleep.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { msFloat, streamFields } from "../format/row.ts";
-import type { HeaderPairs, InboundRequest, Reply, UpstreamResponse } from "../runtime/http-types.ts";
+import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
 import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
@@ -39,7 +39,14 @@ export class Exchange {
   private readonly req = { digest: new StreamDigest(), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
   private readonly res = { digest: new StreamDigest(), bytes: 0 };
   private fields: Fields = {};
-  private readonly inboundIt: AsyncIterator<Uint8Array>;
+  /** The request body pulled chunk by chunk (a held POST), made when first read. */
+  private inboundIt: AsyncIterator<Uint8Array> | undefined;
+  /** The request body is passed on as it arrives (a PipedBody) rather than pulled. */
+  private piped = false;
+  /** Called when a piped body has ended or the observer's copy of it is full (drainForObserver waits for it). */
+  private drained: (() => void) | null = null;
+  /** A piped body has ended or broken off. */
+  private pipeOver = false;
   private bodyEnded = false;
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
@@ -59,7 +66,6 @@ export class Exchange {
   ) {
     this.method = inbound.method.toUpperCase();
     this.sid = field(inbound.headers, "mcp-session-id");
-    this.inboundIt = inbound.body[Symbol.asyncIterator]();
     this.bodyEnd = new Promise<void>((r) => {
       this.markBodyEnd = r;
     });
@@ -151,6 +157,7 @@ export class Exchange {
   /** The next chunk of the request body (tapped and kept for the observer), or null at its end. */
   private async nextChunk(): Promise<Uint8Array | null> {
     if (this.bodyEnded) return null;
+    this.inboundIt ??= this.inbound.body[Symbol.asyncIterator]();
     const r = await this.inboundIt.next();
     if (r.done) {
       this.bodyEnded = true;
@@ -181,7 +188,7 @@ export class Exchange {
     const observeBody = this.method === "POST";
     const holdMode = observeBody && (o.writeAhead || o.failClosed || o.actions !== undefined);
     const headers = upstreamRequestHeaders(this.inbound.headers, this.url);
-    let body: AsyncIterable<Uint8Array> | Uint8Array | null = null;
+    let body: PipedBody | AsyncIterable<Uint8Array> | Uint8Array | null = null;
     if (observeBody) this.keepFrame();
     // A request naming its session holds it open from its first byte (not idle while its body uploads).
     // Its failure to open a ledger session is met again where the session is awaited.
@@ -218,7 +225,7 @@ export class Exchange {
       }
       body = this.bodyEnded ? concatBytes(read, len) : this.streamBody(read);
     } else if (hasBody) {
-      body = this.streamBody([]);
+      body = this.pipedBody();
     } else {
       this.bodyEnded = true;
       await this.observed();
@@ -263,22 +270,15 @@ export class Exchange {
       if (type.startsWith("text/event-stream")) splitter = new SseSplitter(o.maxFrame, sink);
       else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
     }
-    let error: string | undefined;
-    try {
-      for await (const chunk of res.body) {
-        // Forwarded first: what the recording does with a chunk never comes before the client has it.
-        const w = this.reply.write(chunk);
-        this.res.digest.update(chunk);
-        this.res.bytes += chunk.length;
-        splitter?.push(chunk);
-        if (w) await w;
-        if (this.reply.gone) break;
-      }
-    } catch (e) {
-      error = e instanceof UpstreamError ? e.code : "EIO";
-    }
-    if (error !== undefined && !this.reply.gone) {
-      if (this.abort.signal.aborted) error = "proxy_stopped";
+    // Forwarded first: what the recording does with a chunk never comes before the client has it.
+    const error = await res.pipeTo(this.reply, (chunk) => {
+      this.res.digest.update(chunk);
+      this.res.bytes += chunk.length;
+      splitter?.push(chunk);
+    });
+    let failure = error;
+    if (failure !== undefined && !this.reply.gone) {
+      if (this.abort.signal.aborted) failure = "proxy_stopped";
       this.reply.abort();
     } else if (!this.reply.gone) {
       splitter?.end();
@@ -292,13 +292,46 @@ export class Exchange {
     this.fields.response_content_type = field(res.headers, "content-type");
     this.fields.response_content_encoding = encoding;
     this.responseHeaders(res.headers);
-    if (error !== undefined) {
-      this.fields.http_error = error;
+    if (failure !== undefined) {
+      this.fields.http_error = failure;
       this.fields.error_phase = "response_body";
     }
     await this.deferredDone;
     await this.observed();
     await this.done(endAfter);
+  }
+
+  /** The request body, passed on as it arrives, each chunk then tapped and kept (up to --max-frame) for the observer. */
+  private pipedBody(): PipedBody {
+    this.piped = true;
+    return {
+      from: this.inbound,
+      chunk: (c) => {
+        this.req.digest.update(c);
+        this.req.bytes += c.length;
+        const c2 = this.collector;
+        if (c2 !== null) {
+          c2.push(c);
+          if (c2.oversize) this.wake();
+        }
+      },
+      end: (ended) => {
+        this.pipeOver = true;
+        if (ended) {
+          this.bodyEnded = true;
+          this.collector?.end();
+          this.markBodyEnd();
+          void this.observed();
+        }
+        this.wake();
+      },
+    };
+  }
+
+  private wake(): void {
+    const d = this.drained;
+    this.drained = null;
+    d?.();
   }
 
   /** The request body, passed on as it arrives (after the chunks already read), a copy kept for the observer. */
@@ -317,6 +350,14 @@ export class Exchange {
    * --max-frame) so that the requests in it are known and answered.
    */
   private async drainForObserver(): Promise<void> {
+    if (this.piped) {
+      // The pipe reads on: wait for the body's end (or the client's leaving), or for the observer's copy to be full.
+      if (!this.pipeOver && !(this.collector?.oversize ?? true))
+        await new Promise<void>((r) => {
+          this.drained = r;
+        });
+      return;
+    }
     try {
       while (!this.bodyEnded && !(this.collector?.oversize ?? true)) {
         if ((await this.nextChunk()) === null) break;

@@ -23,7 +23,9 @@ import {
   type HeaderPairs,
   type Handler,
   type HttpRuntime,
+  type InboundRequest,
   type Listener,
+  type PipedBody,
   type Reply,
   type UpstreamRequest,
   type UpstreamResponse,
@@ -50,12 +52,15 @@ function codeOf(err: unknown): string {
   return "EIO";
 }
 
+/** The node:http message behind each inbound request this runtime made (a PipedBody names the request). */
+const messages = new WeakMap<InboundRequest, http.IncomingMessage>();
+
 class NodeReply implements Reply {
   private goneFlag = false;
   private finished = false;
   private readonly goneHandlers: (() => void)[] = [];
 
-  constructor(private readonly res: http.ServerResponse) {
+  constructor(readonly res: http.ServerResponse) {
     res.on("close", () => {
       if (this.finished && res.writableFinished) return;
       this.goneFlag = true;
@@ -115,16 +120,20 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
   // the peer's delayed ACK (Nagle's algorithm: 40 ms a round trip).
   const server = http.createServer({ noDelay: true }, (req, res) => {
     const reply = new NodeReply(res);
-    handler(
-      {
-        method: req.method ?? "GET",
-        target: req.url ?? "/",
-        headers: pairs(req.rawHeaders),
-        body: chunksOf(req),
-        remote: req.socket.remoteAddress ?? "",
+    let body: AsyncIterableIterator<Uint8Array> | undefined;
+    const inbound: InboundRequest = {
+      method: req.method ?? "GET",
+      target: req.url ?? "/",
+      headers: pairs(req.rawHeaders),
+      // Made when first asked for: its listeners would start the body flowing.
+      get body() {
+        body ??= chunksOf(req);
+        return body;
       },
-      reply,
-    ).catch(() => {
+      remote: req.socket.remoteAddress ?? "",
+    };
+    messages.set(inbound, req);
+    handler(inbound, reply).catch(() => {
       // The handler answers its own failures; one that escapes cuts the exchange.
       reply.abort();
     });
@@ -254,13 +263,85 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
         status: res.statusCode ?? 502,
         statusText: res.statusMessage ?? "",
         headers: pairs(res.rawHeaders),
-        body: responseBody(res),
+        pipeTo: (reply, tap) => pipeResponse(res, reply, tap),
       });
     });
     const body = r.body;
     if (body === null) req.end();
     else if (body instanceof Uint8Array) req.end(body);
-    else void sendBody(req, body);
+    else if (Symbol.asyncIterator in body) void sendBody(req, body);
+    else pipeRequest(body, req);
+  });
+}
+
+/**
+ * A PipedBody's chunks written to the upstream request as they come, the way
+ * Readable.pipe does it (pause while the request's buffer is full, resume on
+ * 'drain'), each shown to the tap after it was written. Once the request is
+ * gone (the upstream failed or answered early) the rest is still read and
+ * shown, so that the requests in it are known.
+ */
+function pipeRequest(body: PipedBody, req: http.ClientRequest): void {
+  const src = messages.get(body.from);
+  if (src === undefined) throw new TypeError("a PipedBody's request must come from this runtime's listener");
+  let over = false;
+  const finish = (ended: boolean) => {
+    if (over) return;
+    over = true;
+    if (ended) {
+      if (!req.destroyed) req.end();
+    } else req.destroy();
+    body.end(ended);
+  };
+  const resume = () => src.resume();
+  src.on("data", (chunk: Uint8Array) => {
+    if (!req.destroyed && !req.write(chunk)) {
+      src.pause();
+      req.once("drain", resume);
+    }
+    body.chunk(chunk);
+  });
+  req.once("close", resume);
+  src.once("end", () => finish(true));
+  src.once("error", () => finish(false));
+  src.once("close", () => finish(src.complete));
+}
+
+/** An upstream answer's body written to the reply as it comes (Readable.pipe's way), each chunk then shown to `tap`. */
+function pipeResponse(
+  res: http.IncomingMessage,
+  reply: Reply,
+  tap: (chunk: Uint8Array) => void,
+): Promise<string | undefined> {
+  if (!(reply instanceof NodeReply)) throw new TypeError("pipeTo needs this runtime's reply");
+  const out = reply.res;
+  return new Promise<string | undefined>((resolve) => {
+    let over = false;
+    const finish = (code: string | undefined) => {
+      if (over) return;
+      over = true;
+      res.off("data", onData);
+      resolve(code);
+    };
+    const resume = () => res.resume();
+    const onData = (chunk: Uint8Array) => {
+      if (reply.gone) {
+        // The client went away: stop reading (the exchange then cuts the upstream).
+        res.pause();
+        finish(undefined);
+        return;
+      }
+      if (!out.write(chunk)) {
+        res.pause();
+        out.once("drain", resume);
+      }
+      tap(chunk);
+    };
+    res.on("data", onData);
+    res.once("end", () => finish(res.complete ? undefined : "ECONNRESET"));
+    res.once("error", (e) => finish(codeOf(e) === "EIO" ? "ECONNRESET" : codeOf(e)));
+    res.once("close", () => finish(res.complete ? undefined : "ECONNRESET"));
+    reply.onGone(() => finish(undefined));
   });
 }
 
@@ -348,16 +429,6 @@ function chunksOf(s: import("node:stream").Readable): AsyncIterableIterator<Uint
     },
   };
   return it;
-}
-
-/** The response body; a body cut short (the connection closed before its end) throws UpstreamError. */
-async function* responseBody(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
-  try {
-    for await (const chunk of chunksOf(res)) yield chunk;
-  } catch (e) {
-    throw new UpstreamError(codeOf(e) === "EIO" ? "ECONNRESET" : codeOf(e), e instanceof Error ? e.message : String(e));
-  }
-  if (!res.complete) throw new UpstreamError("ECONNRESET", "the upstream closed the connection before the body ended");
 }
 
 export const nodeHttp: HttpRuntime = { listen, request };

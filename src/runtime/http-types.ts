@@ -14,8 +14,12 @@ export interface InboundRequest {
   /** The request-target as sent: path and query. */
   target: string;
   headers: HeaderPairs;
-  /** The body, chunk by chunk as it arrives (empty for a request without one). */
-  body: AsyncIterable<Uint8Array>;
+  /**
+   * The body, chunk by chunk as it arrives (empty for a request without one),
+   * for a body read before it is passed on; one passed on as it comes goes
+   * upstream as a PipedBody instead. Only one of the two may be used.
+   */
+  readonly body: AsyncIterable<Uint8Array>;
   /** The client's address. */
   remote: string;
 }
@@ -46,12 +50,25 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/**
+ * An inbound request's body passed upstream as it arrives, the way a pipe
+ * passes it (no promise per chunk; back-pressure reaches the client's socket),
+ * each chunk shown to `chunk` after it was passed on. If the upstream stops
+ * reading (it failed or answered early), the rest is still read and shown.
+ */
+export interface PipedBody {
+  from: InboundRequest;
+  chunk(c: Uint8Array): void;
+  /** Called once: true at the body's end, false when the client broke it off. */
+  end(ended: boolean): void;
+}
+
 export interface UpstreamRequest {
   url: URL;
   method: string;
   headers: HeaderPairs;
-  /** null: no body. */
-  body: AsyncIterable<Uint8Array> | Uint8Array | null;
+  /** null: no body; bytes: sent whole; an iterable: sent as it yields. */
+  body: PipedBody | AsyncIterable<Uint8Array> | Uint8Array | null;
   /** Aborting cuts the exchange (request and response). */
   signal: AbortSignal;
 }
@@ -60,8 +77,14 @@ export interface UpstreamResponse {
   status: number;
   statusText: string;
   headers: HeaderPairs;
-  /** The body as received, never decoded (no decompression). Throws if the upstream breaks off. */
-  body: AsyncIterable<Uint8Array>;
+  /**
+   * Passes the body on to `reply` as it arrives, as received (never
+   * decoded), the way a pipe does (back-pressure included), each chunk shown
+   * to `tap` after it was written. Resolves once the body has ended
+   * (undefined) or the client went away (undefined; `reply.gone` says so), or
+   * with the error code when the upstream broke off. Does not end the reply.
+   */
+  pipeTo(reply: Reply, tap: (chunk: Uint8Array) => void): Promise<string | undefined>;
 }
 
 /** A transport failure: a short stable code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPROTO…) and a message. */
