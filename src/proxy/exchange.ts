@@ -13,7 +13,7 @@ import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { msFloat, streamFields } from "../format/row.ts";
 import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
-import { UpstreamError } from "../runtime/http-types.ts";
+import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
 import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyHost } from "./options.ts";
@@ -29,7 +29,7 @@ export class Exchange {
   private readonly t0 = performance.now();
   private readonly method: string;
   private readonly sid: string | undefined;
-  private readonly abort = new AbortController();
+  private readonly cut = new Cut();
   private session: ProxySession | undefined;
   private sessionP: Promise<ProxySession> | undefined;
   private observedP: Promise<{ hold?: Promise<boolean> }> | undefined;
@@ -72,8 +72,8 @@ export class Exchange {
   }
 
   async life(): Promise<void> {
-    const dropAborter = this.p.addAborter(this.abort);
-    this.reply.onGone(() => this.abort.abort());
+    const dropAborter = this.p.addAborter(this.cut);
+    this.reply.onGone(() => this.cut.cut());
     try {
       await this.exchange();
     } finally {
@@ -238,7 +238,7 @@ export class Exchange {
         method: this.inbound.method,
         headers,
         body,
-        signal: this.abort.signal,
+        cut: this.cut,
       });
     } catch (e) {
       await this.drainForObserver();
@@ -278,7 +278,7 @@ export class Exchange {
     });
     let failure = error;
     if (failure !== undefined && !this.reply.gone) {
-      if (this.abort.signal.aborted) failure = "proxy_stopped";
+      if (this.cut.done) failure = "proxy_stopped";
       this.reply.abort();
     } else if (!this.reply.gone) {
       splitter?.end();
@@ -378,7 +378,7 @@ export class Exchange {
       void this.done(endAfter);
       return;
     }
-    const stopped = this.abort.signal.aborted;
+    const stopped = this.cut.done;
     const message = stopped
       ? "seam: the proxy is stopping; the request was not answered"
       : `seam: upstream unreachable (${code})`;

@@ -2,7 +2,7 @@
  * What `seam proxy` is started with (commands/proxy.ts builds it from the
  * flags), and what each exchange (src/proxy/exchange.ts) asks of the proxy.
  */
-import type { HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
+import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
 import type { ProxySession, RecordOptions } from "./session.ts";
 
@@ -24,8 +24,8 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
 export interface ProxyHost {
   readonly opts: ProxyOptions;
   readonly runtime: HttpRuntime;
-  /** Aborted when the proxy stops; the returned function forgets it. */
-  addAborter(a: AbortController): () => void;
+  /** Cut when the proxy stops; the returned function forgets it. */
+  addAborter(a: Cut): () => void;
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */
   resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession>;
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */

@@ -17,7 +17,7 @@
 import type { Log } from "../base/log.ts";
 import { sleep } from "../base/sleep.ts";
 import { sharedLock } from "../ledger/shared-lock.ts";
-import type { HttpRuntime, InboundRequest, Listener, Reply, UpstreamResponse } from "../runtime/http-types.ts";
+import type { Cut, HttpRuntime, InboundRequest, Listener, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { Exchange } from "./exchange.ts";
 import { foreignRequest } from "./guard.ts";
 import { field } from "./headers.ts";
@@ -45,7 +45,7 @@ export class McpProxy implements ProxyHost {
   /** MCP session id → the ledger session this proxy ended as idle (oldest first, at most EXPIRED_KEPT). */
   private readonly expired = new Map<string, string>();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly aborters = new Set<AbortController>();
+  private readonly aborters = new Set<Cut>();
   private readonly endings = new Set<Promise<void>>();
   /** Sessions whose end is under way (it may wait for their other exchanges). */
   private readonly ending = new WeakSet<ProxySession>();
@@ -89,7 +89,7 @@ export class McpProxy implements ProxyHost {
     if (this.stopping) return;
     this.stopping = true;
     const closed = this.listener.close();
-    for (const a of this.aborters) a.abort();
+    for (const a of this.aborters) a.cut();
     await closed;
     await Promise.race([Promise.allSettled([...this.inflight]), sleep(STOP_GRACE_MS)]);
     await Promise.allSettled([...this.endings]);
@@ -204,9 +204,9 @@ export class McpProxy implements ProxyHost {
   get runtime(): HttpRuntime {
     return this.http;
   }
-  addAborter(a: AbortController): () => void {
+  addAborter(a: Cut): () => void {
     this.aborters.add(a);
-    if (this.stopping) a.abort();
+    if (this.stopping) a.cut();
     return () => this.aborters.delete(a);
   }
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */

@@ -48,7 +48,6 @@ function flat(h: HeaderPairs): string[] {
 function codeOf(err: unknown): string {
   const e = err as NodeJS.ErrnoException | undefined;
   if (typeof e?.code === "string" && e.code !== "") return e.code;
-  if (e?.name === "AbortError") return "ABORTED";
   return "EIO";
 }
 
@@ -217,7 +216,7 @@ async function request(r: UpstreamRequest): Promise<UpstreamResponse> {
     return await requestOnce(r, false);
   } catch (e) {
     const stale = e instanceof UpstreamError && STALE.has(e.code) && (e as { reused?: boolean }).reused === true;
-    if (!stale || r.signal.aborted || !(r.body === null || r.body instanceof Uint8Array)) throw e;
+    if (!stale || r.cut.done || !(r.body === null || r.body instanceof Uint8Array)) throw e;
     return requestOnce(r, true);
   }
 }
@@ -232,7 +231,6 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
         method: r.method,
         headers: flat(r.headers) as unknown as http.OutgoingHttpHeaders,
         agent: fresh ? false : secure ? agents.https : agents.http,
-        signal: r.signal,
         setHost: false,
       });
     } catch (e) {
@@ -240,6 +238,9 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
       return;
     }
     let responded = false;
+    r.cut.onCut(() => req.destroy(Object.assign(new Error("the exchange was cut"), { code: "ABORT_ERR" })));
+    // Once the request is over its socket may serve another one (keep-alive): a later cut must not reach it.
+    req.once("close", () => r.cut.onCut(() => {}));
     let socket: import("node:net").Socket | undefined;
     req.on("socket", (s) => {
       socket = s;
