@@ -13,8 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LedgerWriter } from "../src/ledger/writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
-import { openAppend as openBun } from "../src/runtime/file-bun.ts";
-import { openAppend as openNode } from "../src/runtime/file-node.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { Flags, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 
@@ -54,10 +53,7 @@ console.log(
   `ledger append rows/s (${process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`}; ${dir})`,
 );
 console.log("sink       pattern  policy   rows/s      ratio vs never");
-for (const [name, sink] of [
-  ["file-bun", openBun],
-  ["file-node", openNode],
-] as const) {
+for (const [name, sink] of [["file", openAppend]] as const) {
   for (const pattern of ["burst", "serial"] as const) {
     const rates: Partial<Record<FsyncPolicy, number>> = {};
     for (const policy of ["never", "batch", "always"] as const) {
@@ -67,7 +63,7 @@ for (const [name, sink] of [
       console.log(
         `${name.padEnd(10)} ${pattern.padEnd(8)} ${policy.padEnd(8)} ${Math.round(r).toLocaleString("en-US").padStart(10)}  ${(r / rates.never!).toFixed(3)}`,
       );
-      if (name === "file-bun") {
+      if (name === "file") {
         summary.push({
           section: "ledger append (LedgerWriter to a file, Bun)",
           name: `${pattern}, --fsync ${policy}`,

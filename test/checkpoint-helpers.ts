@@ -4,7 +4,7 @@ import type { Checkpoint } from "../src/checkpoint/checkpoint.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { LedgerWriter } from "../src/ledger/writer.ts";
 import { generateKey, newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
-import { openAppend } from "../src/runtime/file-node.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { reforgeCheckpoint } from "../src/selftest/checkpoints.ts";
 import { rechainLines } from "../src/selftest/tamper.ts";

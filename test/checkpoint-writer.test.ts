@@ -12,7 +12,7 @@ import { LedgerWriter } from "../src/ledger/writer.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { rootOf } from "./merkle-proofs.ts";
 import { openNote } from "../src/checkpoint/note.ts";
-import { openAppend } from "../src/runtime/file-node.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { verifyCheckpointed } from "../src/checkpoint/verifier.ts";
 import { fileChunks } from "../src/verify/verifier.ts";

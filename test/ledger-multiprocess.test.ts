@@ -1,7 +1,6 @@
 /**
- * Several real processes append to one ledger at once (Bun processes over
- * file-bun and file-node, and real Node processes running the bundled
- * writer): the result must be one valid chain, no torn or interleaved line,
+ * Several real processes append to one ledger at once (Bun processes and
+ * real Node processes running the bundled writer): the result must be one valid chain, no torn or interleaved line,
  * every row present, each session's seq dense.
  */
 import { beforeAll, expect, test } from "bun:test";
@@ -21,14 +20,14 @@ beforeAll(async () => {
   writeFileSync(nodeWriter, await built.outputs[0]!.text());
 });
 
-type Kind = "bun/file-bun" | "bun/file-node" | "node";
+type Kind = "bun" | "node";
 
 function spawnWriter(kind: Kind, path: string, session: string, n: number, fsync = "batch", foreign = false) {
   const extra = foreign ? ["foreign"] : [];
   const argv =
     kind === "node"
-      ? ["node", nodeWriter, path, session, String(n), "node", fsync, ...extra]
-      : [process.execPath, WRITER, path, session, String(n), kind === "bun/file-bun" ? "bun" : "node", fsync, ...extra];
+      ? ["node", nodeWriter, path, session, String(n), fsync, ...extra]
+      : [process.execPath, WRITER, path, session, String(n), fsync, ...extra];
   return Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });
 }
 
@@ -69,17 +68,17 @@ async function race(writers: [Kind, number, string?][]): Promise<void> {
 
 test("two processes, 3000 rows each, one chain", async () => {
   await race([
-    ["bun/file-bun", 3000],
-    ["bun/file-bun", 3000],
+    ["bun", 3000],
+    ["bun", 3000],
   ]);
 });
 
-test("four processes (Bun over both file sinks, real Node), 2000 rows each, one chain", async () => {
+test("four processes (Bun and real Node), 2000 rows each, one chain", async () => {
   await race([
-    ["bun/file-bun", 2000],
-    ["bun/file-node", 2000],
+    ["bun", 2000],
     ["node", 2000],
-    ["bun/file-bun", 2000, "always"],
+    ["node", 2000],
+    ["bun", 2000, "always"],
   ]);
 });
 
@@ -88,7 +87,7 @@ test("two names of one ledger (a symlink, taken with allowForeign, and the real 
   const names = [join(dir, "l.jsonl"), join(dir, "alias.jsonl")];
   writeFileSync(names[0]!, "", { mode: 0o600 });
   symlinkSync(names[0]!, names[1]!);
-  const kinds: Kind[] = ["bun/file-bun", "node", "bun/file-node"];
+  const kinds: Kind[] = ["bun", "node", "bun"];
   const procs = Array.from({ length: 6 }, (_, i) =>
     spawnWriter(kinds[i % 3]!, names[i % 2]!, `s${i}`, 1500, "batch", true),
   );
@@ -105,7 +104,7 @@ test("three hard-linked names of one ledger (one in the same directory, one in a
   writeFileSync(names[0]!, "", { mode: 0o600 });
   linkSync(names[0]!, names[1]!);
   linkSync(names[0]!, names[2]!);
-  const kinds: Kind[] = ["bun/file-bun", "node", "bun/file-node"];
+  const kinds: Kind[] = ["bun", "node", "bun"];
   const procs = Array.from({ length: 6 }, (_, i) => spawnWriter(kinds[i % 3]!, names[i % 3]!, `s${i}`, 1500));
   const results = await Promise.all(procs.map(finish));
   for (const r of results) expect(JSON.parse(r.out)).toMatchObject({ written: 1502, unlogged: 0, warnings: [] });
@@ -114,7 +113,7 @@ test("three hard-linked names of one ledger (one in the same directory, one in a
 
 test("a writer killed with SIGKILL mid-stream: the next writers break its lock, heal any torn line, and continue the chain", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "seam-mp-")), "shared.jsonl");
-  const victim = spawnWriter("bun/file-bun", path, "victim", 1_000_000);
+  const victim = spawnWriter("bun", path, "victim", 1_000_000);
   // kill it once it is well into writing
   for (let i = 0; i < 200; i++) {
     await Bun.sleep(10);
@@ -124,7 +123,7 @@ test("a writer killed with SIGKILL mid-stream: the next writers break its lock, 
   await victim.exited;
   const t0 = performance.now();
   const results = await Promise.all(
-    [spawnWriter("bun/file-bun", path, "a", 500), spawnWriter("node", path, "b", 500)].map(finish),
+    [spawnWriter("bun", path, "a", 500), spawnWriter("node", path, "b", 500)].map(finish),
   );
   expect(performance.now() - t0).toBeLessThan(20_000);
   for (const r of results) expect(JSON.parse(r.out)).toMatchObject({ written: 502, unlogged: 0, ended: true });

@@ -19,8 +19,7 @@ import { lockPaths } from "../src/ledger/open.ts";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
-import { openAppend as openBun } from "../src/runtime/file-bun.ts";
-import { openAppend as openNode } from "../src/runtime/file-node.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { runAsNobody } from "./as-nobody.ts";
 import { checkChain } from "./ledger-check.ts";
@@ -44,7 +43,7 @@ async function openLedger(path: string, extra: Partial<LedgerConfig> = {}): Prom
     session: "s-golden",
     server: "srv",
     fsync: "batch",
-    openAppend: openBun,
+    openAppend,
     now: NOW,
     warn: (m) => warnings.push(m),
     ...extra,
@@ -58,10 +57,7 @@ const read = (path: string) => readFileSync(path, "utf8");
 const OTHER_BEGIN = `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-other", "seq": 1, "server": "other", "pid": 7, "ts": "2026-11-30T03:24:07.123Z", "chain": "95821ff431e1fc7528d1c9fa7cc4710c"}\n`;
 const BEGIN_AFTER_OTHER = `{"evt": "session_begin", "seam": "mcp-stdio", "seam_impl": "seam/0.1.0", "session": "s-golden", "seq": 1, "server": "srv", "pid": 42, "ts": "2026-11-30T03:24:07.123Z", "chain": "96650e6947669ba8edce441004322d78"}\n`;
 
-describe.each([
-  ["bun", openBun],
-  ["node", openNode],
-] as const)("LedgerWriter over file-%s", (_impl, openAppend) => {
+describe("LedgerWriter over the ledger file", () => {
   test("golden: a fresh ledger's exact bytes (field order, seq, omitted fields, chains, session_end counters)", async () => {
     const path = join(tmp(), "sub", "l.jsonl");
     const { w, warnings } = await openLedger(path, { openAppend });
@@ -305,7 +301,7 @@ describe("an unwritable ledger", () => {
   test("a write that fails for a while: rows lost are counted, seq has a gap, session_end says rows_unlogged", async () => {
     const path = join(tmp(), "l.jsonl");
     let failing = false;
-    const inner = await openBun(path);
+    const inner = await openAppend(path);
     const flaky: AppendFile = {
       ...inner,
       write: (b) =>
@@ -332,7 +328,7 @@ describe("an unwritable ledger", () => {
 
   test("a short write: whole lines that landed count as written, the torn rest is cut off by the next flush", async () => {
     const path = join(tmp(), "l.jsonl");
-    const inner = await openBun(path);
+    const inner = await openAppend(path);
     let cut = -1; // write only this many bytes of the next write, then fail
     const short: AppendFile = {
       ...inner,
@@ -388,7 +384,7 @@ interface Probe {
 }
 
 async function probe(path: string): Promise<Probe> {
-  const inner = await openBun(path);
+  const inner = await openAppend(path);
   const p: Probe = {
     log: [],
     gate: null,
@@ -464,7 +460,7 @@ test.each(["never", "batch", "always"] as const)(
 
 test("appendDurable whose fsync fails resolves false (the row is in the file and counted written)", async () => {
   const path = join(tmp(), "l.jsonl");
-  const inner = await openBun(path);
+  const inner = await openAppend(path);
   const file: AppendFile = {
     ...inner,
     sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })),
@@ -481,7 +477,7 @@ test("appendDurable whose fsync fails resolves false (the row is in the file and
 
 test("append returns at once while a slow write is in flight, and rows queued meanwhile go in one write", async () => {
   const path = join(tmp(), "l.jsonl");
-  const inner = await openBun(path);
+  const inner = await openAppend(path);
   const sizes: number[] = [];
   const slow: AppendFile = {
     ...inner,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { ProxySession } from "../src/proxy/session.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
-import { openAppend } from "../src/runtime/file-bun.ts";
+import { openAppend } from "../src/runtime/file.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

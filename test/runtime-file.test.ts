@@ -3,16 +3,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, 
 import { appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openAppend as openBun } from "../src/runtime/file-bun.ts";
-import { openAppend as openNode } from "../src/runtime/file-node.ts";
-import type { AppendFile } from "../src/runtime/types.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import { runAsNobody } from "./as-nobody.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const IMPLS: [string, (path: string, opts?: { allowForeign?: boolean }) => Promise<AppendFile>][] = [
-  ["bun", openBun],
-  ["node", openNode],
-];
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -46,7 +40,7 @@ async function errorCode(p: Promise<unknown>): Promise<string> {
   }
 }
 
-describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
+describe("AppendFile", () => {
   test("creates missing parent directories and the file, mode 0600", async () => {
     const path = join(tmp(), "a", "b", "ledger.jsonl");
     const f = await openAppend(path);
@@ -117,7 +111,7 @@ describe.each(IMPLS)("AppendFile (%s)", (impl, openAppend) => {
       const dir = smallTmpfs();
       try {
         const path = join(dir, "l.jsonl");
-        const probe = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file-${impl}.ts`)};
+        const probe = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file.ts`)};
 const f = await openAppend(${JSON.stringify(path)});
 let ok = 0, err = "none";
 for (let i = 0; i < 20; i++) {
@@ -149,7 +143,7 @@ await f.close();`;
       return;
     }
     // root ignores permissions: try as nobody instead
-    const code = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file-${impl}.ts`)};
+    const code = `import { openAppend } from ${JSON.stringify(`${ROOT}src/runtime/file.ts`)};
       try { await openAppend(${JSON.stringify(path)}); console.log("resolved"); } catch (e) { console.log(e.code); }`;
     const p = runAsNobody(code);
     expect(p.stdout.trim()).toBe("EACCES");
@@ -163,7 +157,6 @@ await f.close();`;
       `trap '' XFSZ; ulimit -f 1; exec "$0" "$@"`,
       process.execPath,
       `${ROOT}test/fixtures/append-file-probe.ts`,
-      impl,
       path,
     ]);
     expect(p.stderr.toString()).toBe("");
@@ -174,7 +167,7 @@ await f.close();`;
   });
 });
 
-test("file-node.ts under real Node (bundled): the same short-write behaviour", async () => {
+test("file.ts under real Node (bundled): the same short-write behaviour", async () => {
   const out = join(tmp(), "probe.mjs");
   const built = await Bun.build({
     entrypoints: [`${ROOT}test/fixtures/append-file-probe.ts`],
@@ -184,7 +177,7 @@ test("file-node.ts under real Node (bundled): the same short-write behaviour", a
   expect(built.success).toBe(true);
   writeFileSync(out, await built.outputs[0]!.text());
   const path = join(tmp(), "lim");
-  const p = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 1; exec node "$0" node "$1"`, out, path]);
+  const p = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 1; exec node "$0" "$1"`, out, path]);
   expect(p.stderr.toString()).toBe("");
   expect(JSON.parse(p.stdout.toString())).toEqual({ steps: ["ok 1000", "EFBIG 1024", "ok 5"], content: "ccccc" });
 });

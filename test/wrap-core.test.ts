@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getField } from "../src/core/json.ts";
 import { createLog } from "../src/base/log.ts";
-import { openAppend } from "../src/runtime/file-node.ts";
+import { openAppend } from "../src/runtime/file.ts";
 import type { ByteSink, Child, ExitStatus, Runtime } from "../src/runtime/types.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { ledgerRows } from "./proc.ts";

@@ -4,8 +4,7 @@
  */
 import { bunStdin, bunStdout, spawnBun } from "./proc-bun.ts";
 import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
-import { openAppend as openAppendBun } from "./file-bun.ts";
-import { openAppend as openAppendNode } from "./file-node.ts";
+import { openAppend } from "./file.ts";
 import { startThread } from "./thread.ts";
 import type { Runtime } from "./types.ts";
 
@@ -49,7 +48,7 @@ export const runtime: Runtime = isBun
       spawn: spawnBun,
       stdin: bunStdin,
       stdout: once(bunStdout),
-      openAppend: openAppendBun,
+      openAppend,
       onSignals,
       selfArgv,
       startThread,
@@ -60,7 +59,7 @@ export const runtime: Runtime = isBun
       spawn: spawnNode,
       stdin: nodeStdin,
       stdout: once(nodeStdout),
-      openAppend: openAppendNode,
+      openAppend,
       onSignals,
       selfArgv,
       startThread,

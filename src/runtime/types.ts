@@ -60,7 +60,7 @@ export interface Runtime {
   stdin(): ByteSource;
   /** This process's stdout as a sink; a reader that went away (EPIPE) makes writes resolve and sets `broken`. */
   stdout(): ByteSink & { readonly broken: boolean };
-  /** Opens (creating parent directories and the file) for appending; refuses a symlink or a file others own or may write unless `allowForeign` (file-node.ts). */
+  /** Opens (creating parent directories and the file) for appending; refuses a symlink or a file others own or may write unless `allowForeign` (file.ts). */
   openAppend(path: string, opts?: { allowForeign?: boolean }): Promise<AppendFile>;
   /** Calls `handler` on each of the signals; returns a function that removes the handlers. */
   onSignals(signals: readonly string[], handler: (signal: string) => void): () => void;

@@ -1,9 +1,22 @@
 /**
- * The ledger file through node:fs/promises. Also the base of file-bun.ts:
- * opening, fsync, fstat and positional reads are the same calls on both
- * runtimes; only how bytes are written differs.
+ * The ledger file, alike under Bun and Node: opened through node:fs/promises
+ * (checks, creation), written with blocking write(2) calls (node:fs
+ * writeSync) in a loop until the bytes are out, each failure thrown at once
+ * after the bytes that did land, so the writer can measure them.
+ *
+ * Blocking, because a write of a regular file is a copy into the page cache:
+ * under Node each promise write took a trip through the thread pool (two
+ * thread switches and a futex wake) that cost more than the write, about
+ * 150 µs a proxied call in all (bench/proxy.ts). Not Bun's
+ * `Bun.file(fd).writer()` either: when the disk fills part way through a
+ * chunk, that sink neither throws from write() nor from flush(); it reports
+ * the ENOSPC itself, as an uncaught error with a stack trace on stderr (the
+ * MCP client's log), and the writer would count lines as written that are not
+ * in the file (test/runtime-file.test.ts, a full file system). What this
+ * costs: a disk that stalls stalls the thread that writes (seam wrap's
+ * recorder thread; seam proxy's only thread).
  */
-import { constants, fstatSync } from "node:fs";
+import { constants, fstatSync, writeSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { AppendFile } from "./types.ts";
@@ -19,7 +32,7 @@ import type { AppendFile } from "./types.ts";
  * or others is refused (UnsafeFileError) rather than written to: rows (with
  * --raw, payloads) would go where another user reads or rewrites them.
  */
-export async function openAppendHandle(path: string, opts: OpenOptions = {}): Promise<FileHandle> {
+async function openAppendHandle(path: string, opts: OpenOptions = {}): Promise<FileHandle> {
   await mkdir(dirname(path), { recursive: true });
   if (opts.allowForeign) return open(path, "a+", 0o600);
   const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
@@ -62,20 +75,20 @@ export class UnsafeFileError extends Error {
   }
 }
 
-/** Writes all of `bytes` through `fh`, looping over short writes (a full disk or a file-size limit gives one). */
-async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
+/** Writes all of `bytes` to `fd`, looping over short writes (a full disk or a file-size limit gives one). */
+async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
   let done = 0;
   while (done < bytes.length) {
-    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, null);
-    if (bytesWritten <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
-    done += bytesWritten;
+    const n = writeSync(fd, bytes, done, bytes.length - done);
+    if (n <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
+    done += n;
   }
 }
 
-/** An AppendFile over an open handle; `write` defaults to node:fs writes. */
-export function appendFileOver(fh: FileHandle, write?: (bytes: Uint8Array) => Promise<void>): AppendFile {
+/** An AppendFile over an open handle. */
+function appendFileOver(fh: FileHandle): AppendFile {
   return {
-    write: write ?? ((bytes) => writeAll(fh, bytes)),
+    write: (bytes) => writeAll(fh.fd, bytes),
     sync: () => fh.sync(),
     // fstat(2) on an open local descriptor returns at once; a thread-pool round
     // trip for it cost more than the rest of a small flush (bench/relay.ts profile).
