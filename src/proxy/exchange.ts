@@ -309,10 +309,10 @@ export class Exchange {
       chunk: (c) => {
         this.req.digest.update(c);
         this.req.bytes += c.length;
-        const c2 = this.collector;
-        if (c2 !== null) {
-          c2.push(c);
-          if (c2.oversize) this.wake();
+        const kept = this.collector;
+        if (kept !== null) {
+          kept.push(c);
+          if (kept.oversize) this.wake();
         }
       },
       end: (ended) => {
