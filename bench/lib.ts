@@ -9,7 +9,16 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { lineForm } from "../src/core/canonical.ts";
@@ -235,4 +244,20 @@ export function pinSelf(cpuList: string): void {
     stderr: "pipe",
   });
   if (r.exitCode !== 0) throw new Error(`taskset failed: ${r.stderr.toString().trim()}`);
+}
+
+/**
+ * CPU time a process has used so far, all its threads, in nanoseconds: the
+ * first field of /proc/<pid>/task/<tid>/schedstat (0 when unreadable).
+ */
+export function cpuNs(pid: number): number {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {}
+    }
+  } catch {}
+  return ns;
 }

@@ -6,7 +6,8 @@
  *               streamableHttp mode (it answers a call as an SSE stream): one
  *               session, sequential tools/call (echo) round trips, the targets
  *               taking turns ten calls at a time; the median added over direct, and seam's added as a ratio of the bare
- *               proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle)
+ *               proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle); and each proxy's CPU a
+ *               call over the timed rounds (all its threads, from /proc), steadier than latency on a busy machine
  *   throughput  in front of the upstream --upstream names: `fast` (default,
  *               bench/fast-mcp-server.mjs, which answers each call at once as
  *               application/json, so the figure is the proxy's and not
@@ -29,7 +30,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Flags, ROOT, type Row, built, fmt, median, pinSelf, writeResult } from "./lib.ts";
+import { Flags, ROOT, type Row, built, cpuNs, fmt, median, pinSelf, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const CALLS = flags.number("--calls", 300, 20);
@@ -234,6 +235,8 @@ if (ONLY !== "throughput") {
   // drift over seconds, and a target always run after another would carry that drift as its own cost.
   const SLICE = 10;
   let turn = 0;
+  // Each proxy's CPU over the timed rounds, all its threads: a steadier figure than latency on a shared machine.
+  const cpu0 = targets.map((t) => (t.p?.pid === undefined ? 0 : cpuNs(t.p.pid)));
   for (let r = 0; r < ROUNDS; r++) {
     for (let done = 0; done < CALLS; done += SLICE, turn++) {
       const n = Math.min(SLICE, CALLS - done);
@@ -245,6 +248,9 @@ if (ONLY !== "throughput") {
     }
   }
   const med = times.map((xs) => median(xs));
+  const cpuPerCall = targets.map((t, i) =>
+    t.p?.pid === undefined ? undefined : (cpuNs(t.p.pid) - cpu0[i]!) / 1e6 / times[i]!.length,
+  );
   console.log(
     `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${SLICE}), median`,
   );
@@ -255,17 +261,18 @@ if (ONLY !== "throughput") {
     const bareAdded = bare >= 0 ? med[bare]! - med[0]! : NaN;
     const ratio = tg.kind === "seam" ? added / bareAdded : undefined;
     console.log(
-      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added` : ""}`,
+      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call` : ""}`,
     );
     details[tg.name] = {
       median_ms: med[t],
       added_ms: tg.kind === "direct" ? undefined : added,
+      cpu_us_per_call: cpuPerCall[t],
       ratio_vs_bare_added: ratio,
     };
     rows.push({
       section: PIN ? "proxy tools/call latency, proxy on its own CPU" : "proxy tools/call latency",
       name: tg.name,
-      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)})`}`,
+      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call)`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
       goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
       met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,

@@ -38,7 +38,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/cli.ts";
-import { Flags, ROOT, type Row, built, fmt, median, pinSelf, quantile, writeResult } from "./lib.ts";
+import { Flags, ROOT, type Row, built, cpuNs, fmt, median, pinSelf, quantile, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
@@ -127,22 +127,6 @@ function unpinnedArgv(t: Target, ledger: string): string[] {
       ];
     }
   }
-}
-
-/**
- * CPU time a process has used so far, all its threads, in nanoseconds: the
- * first field of /proc/<pid>/task/<tid>/schedstat (0 when unreadable).
- */
-function cpuNs(pid: number): number {
-  let ns = 0;
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-      } catch {}
-    }
-  } catch {}
-  return ns;
 }
 
 /** Peak RSS (VmHWM from /proc/<pid>/status), polled until the process is gone. */
