@@ -33,7 +33,7 @@
  * bench/echo-server.mjs. Build dist/ first (bun scripts/build.ts --exe) to
  * include Node and the compiled executable.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
