@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -805,6 +806,50 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(count).toEqual({ 200: 2 * SESSIONS * (1 + CALLS), 202: 2 * SESSIONS });
     expect(rowsOf(ledger, "tool_call").length).toBe(2 * SESSIONS * CALLS);
   });
+
+  test("an idle kept-alive upstream connection is closed by the proxy after about 2 s (not one in use)", async () => {
+    const ledger = ledgerPath();
+    const closes: number[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (req.headers["x-quiet"] === undefined) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+          return;
+        }
+        // A stream in progress that says nothing for longer than the idle time.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n`);
+        setTimeout(() => res.end(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`), 2600);
+      });
+    });
+    // The upstream itself would keep it a minute: closing it is the proxy's doing.
+    server.keepAliveTimeout = 60_000;
+    server.on("connection", (sock) => sock.on("close", () => closes.push(performance.now())));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    );
+    const p = await proxyTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, ledger, [], via);
+    expect((await rawRequest(p.url, { method: "POST", headers: POST, body: CALL })).status).toBe(200);
+    const answered = performance.now();
+    for (let i = 0; i < 50 && closes.length === 0; i++) await Bun.sleep(100);
+    expect(closes.length).toBe(1);
+    const after = closes[0]! - answered;
+    expect(after).toBeGreaterThan(1500);
+    expect(after).toBeLessThan(4000);
+    // The next call goes on a new connection, and its answer's stream may stay quiet past the idle time.
+    const quiet = await rawRequest(p.url, { method: "POST", headers: { ...POST, "x-quiet": "1" }, body: CALL });
+    expect(quiet.status).toBe(200);
+    expect(quiet.body.toString()).toContain(`"result"`);
+    expect(closes.length).toBe(1);
+    await p.stop();
+  }, 15_000);
 
   test("64 MiB each way passes with bounded memory", async () => {
     const ledger = ledgerPath();
