@@ -5,9 +5,11 @@
  *   latency     in front of @modelcontextprotocol/server-everything in
  *               streamableHttp mode (it answers a call as an SSE stream): one
  *               session, sequential tools/call (echo) round trips, the targets
- *               taking turns ten calls at a time; the median added over direct, and seam's added as a ratio of the bare
- *               proxy's (goal ≤ 1.5x), under Bun (source) and Node (bundle); and each proxy's CPU a
- *               call over the timed rounds (all its threads, from /proc), steadier than latency on a busy machine
+ *               taking turns ten calls at a time; the median added over
+ *               direct, and seam's added as a ratio of the bare proxy's (goal
+ *               ≤ 1.5x), under Bun (source) and Node (bundle); and each
+ *               proxy's CPU a call over the timed rounds (all its threads,
+ *               from /proc), steadier than latency on a busy machine
  *   throughput  in front of the upstream --upstream names: `fast` (default,
  *               bench/fast-mcp-server.mjs, which answers each call at once as
  *               application/json, so the figure is the proxy's and not
@@ -27,8 +29,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { cpus } from "node:os";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Flags, ROOT, type Row, built, cpuNs, fmt, median, pinSelf, writeResult } from "./lib.ts";
 

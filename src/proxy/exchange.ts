@@ -271,12 +271,11 @@ export class Exchange {
       else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
     }
     // Forwarded first: what the recording does with a chunk never comes before the client has it.
-    const error = await res.pipeTo(this.reply, (chunk) => {
+    let failure = await res.pipeTo(this.reply, (chunk) => {
       this.res.digest.update(chunk);
       this.res.bytes += chunk.length;
       splitter?.push(chunk);
     });
-    let failure = error;
     if (failure !== undefined && !this.reply.gone) {
       if (this.cut.done) failure = "proxy_stopped";
       this.reply.abort();

@@ -271,6 +271,13 @@ function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamRespon
   });
 }
 
+/** Writes `chunk` to `dst`; when that fills its buffer, `src` pauses until 'drain' (what Readable.pipe does). */
+function passOn(src: import("node:stream").Readable, dst: import("node:stream").Writable, chunk: Uint8Array): void {
+  if (dst.write(chunk)) return;
+  src.pause();
+  dst.once("drain", () => src.resume());
+}
+
 /**
  * A PipedBody's chunks written to the upstream request as they come, the way
  * Readable.pipe does it (pause while the request's buffer is full, resume on
@@ -290,15 +297,11 @@ function pipeRequest(body: PipedBody, req: http.ClientRequest): void {
     } else req.destroy();
     body.end(ended);
   };
-  const resume = () => src.resume();
   src.on("data", (chunk: Uint8Array) => {
-    if (!req.destroyed && !req.write(chunk)) {
-      src.pause();
-      req.once("drain", resume);
-    }
+    if (!req.destroyed) passOn(src, req, chunk);
     body.chunk(chunk);
   });
-  req.once("close", resume);
+  req.once("close", () => src.resume());
   src.once("end", () => finish(true));
   src.once("error", () => finish(false));
   src.once("close", () => finish(src.complete));
@@ -320,7 +323,6 @@ function pipeResponse(
       res.off("data", onData);
       resolve(code);
     };
-    const resume = () => res.resume();
     const onData = (chunk: Uint8Array) => {
       if (reply.gone) {
         // The client went away: stop reading (the exchange then cuts the upstream).
@@ -328,10 +330,7 @@ function pipeResponse(
         finish(undefined);
         return;
       }
-      if (!out.write(chunk)) {
-        res.pause();
-        out.once("drain", resume);
-      }
+      passOn(res, out, chunk);
       tap(chunk);
     };
     res.on("data", onData);
