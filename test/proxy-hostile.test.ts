@@ -851,6 +851,96 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     await p.stop();
   }, 15_000);
 
+  test("back-pressure both ways: a side that stops reading holds the sender back, rather than the proxy buffering", async () => {
+    const ledger = ledgerPath();
+    const SIZE = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    /** Writes SIZE bytes, a chunk at a time as the stream takes them; `sent()` is how many it has taken. */
+    function feed(w: import("node:stream").Writable, done: () => void): () => number {
+      let sent = 0;
+      (async () => {
+        while (sent < SIZE && !w.destroyed) {
+          const more = w.write(chunk);
+          sent += chunk.length;
+          if (!more) await new Promise((r) => w.once("drain", r));
+        }
+        done();
+      })();
+      return () => sent;
+    }
+    let answerSent = () => 0;
+    let uploadRead = 0;
+    let releaseUpload!: () => void;
+    const uploadHeld = new Promise<void>((r) => {
+      releaseUpload = r;
+    });
+    const up = await upstream((req, res) => {
+      if (req.headers["x-upload"] !== undefined) {
+        // Reads nothing of the body until told to.
+        req.pause();
+        void uploadHeld.then(() => {
+          req.on("data", (d: Buffer) => {
+            uploadRead += d.length;
+          });
+          req.on("end", () => res.end());
+          req.resume();
+        });
+        return;
+      }
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      answerSent = feed(res, () => res.end());
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+
+    // Download: the client takes nothing for a while.
+    let sentWhilePaused = -1;
+    const got = await new Promise<number>((resolve, reject) => {
+      const req = http.request(p.url, { method: "POST", headers: POST, agent: false }, (res) => {
+        res.pause();
+        setTimeout(() => {
+          sentWhilePaused = answerSent();
+          let n = 0;
+          res.on("data", (d: Buffer) => {
+            n += d.length;
+          });
+          res.on("end", () => resolve(n));
+          res.resume();
+        }, 1500);
+      });
+      req.on("error", reject);
+      req.end(CALL);
+    });
+    expect(got).toBe(SIZE);
+    expect(sentWhilePaused).toBeGreaterThan(0);
+    expect(sentWhilePaused).toBeLessThan(SIZE / 2);
+
+    // Upload: the upstream takes nothing for a while.
+    let uploadedWhileHeld = -1;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        p.url,
+        { method: "POST", headers: { ...POST, "x-upload": "1", "content-length": String(SIZE) }, agent: false },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      const uploaded = feed(req, () => req.end());
+      setTimeout(() => {
+        uploadedWhileHeld = uploaded();
+        releaseUpload();
+      }, 1500);
+    });
+    expect(status).toBe(200);
+    expect(uploadRead).toBe(SIZE);
+    expect(uploadedWhileHeld).toBeGreaterThan(0);
+    expect(uploadedWhileHeld).toBeLessThan(SIZE / 2);
+    await p.stop();
+  }, 30_000);
+
   test("64 MiB each way passes with bounded memory", async () => {
     const ledger = ledgerPath();
     const SIZE = 64 * 1024 * 1024;
