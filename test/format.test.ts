@@ -172,6 +172,49 @@ describe("chain claims", () => {
       ],
     ],
     ["a nested string past ASCII", [["o", ["é"]]]],
+    [
+      "nested scalars of every kind, in key order",
+      [
+        [
+          "o",
+          new Map<string, Json>([
+            ["a", new JsonFloat(3)],
+            ["b", 123456789012345678901234567890n],
+            ["c", [Number.NaN, -0.5, null, true, false, []]],
+            ["d", new Map()],
+          ]),
+        ],
+      ],
+    ],
+    [
+      "a plain object in key order, an undefined member left out",
+      [["o", { a: 1, b: undefined, c: ["x"] } as unknown as Json]],
+    ],
+    ["a plain object whose keys read as indexes (a JS object puts them first)", [["o", { b: 1, 10: 2, 9: 3 } as Json]]],
+    [
+      "keys where a prefix comes first",
+      [
+        [
+          "o",
+          new Map<string, Json>([
+            ["ab", 1],
+            ["a", 2],
+          ]),
+        ],
+      ],
+    ],
+    [
+      "a key that repeats its neighbour but for case",
+      [
+        [
+          "o",
+          new Map<string, Json>([
+            ["a", 1],
+            ["B", 2],
+          ]),
+        ],
+      ],
+    ],
     ["a long string", [["s", "ab\n".repeat(5000)]]],
     ["a string too long for the line buffer", [["s", "x".repeat(300_000)]]],
     ["a large nested value", [["o", Array.from({ length: 20_000 }, (_, i) => `item ${i}`)]]],
@@ -199,6 +242,40 @@ describe("chain claims", () => {
     expect([...row.entries()]).toEqual([...copy.entries()]);
   });
 
+  test("chainedLine: rows of the same size one after another, with other keys, each in its own order", () => {
+    const shapes: [string, Json][][] = [
+      [
+        ["b", 1],
+        ["a", 2],
+        ["c", 3],
+      ],
+      [
+        ["c", 1],
+        ["b", 2],
+        ["a", 3],
+      ],
+      [
+        ["a", 1],
+        ["c", 2],
+        ["b", 3],
+      ],
+      [
+        ["c", 1],
+        ["b", 2],
+        ["a", 3],
+      ],
+    ];
+    let prev = GENESIS;
+    for (const members of shapes) {
+      const { chain, bytes } = chainedLine(prev, new Map<string, Json>(members));
+      expect(chain).toBe(setChain(prev, new Map<string, Json>(members)));
+      expect(new TextDecoder().decode(bytes)).toBe(
+        `${lineForm(new Map<string, Json>([...members, ["chain", chain]]))}\n`,
+      );
+      prev = chain;
+    }
+  });
+
   test("chainedLine: the reused line buffer stays within 1 MiB, whatever the rows", () => {
     chainedLine(GENESIS, new Map<string, Json>([["s", "x".repeat(300_000)]]));
     chainedLine(GENESIS, new Map<string, Json>([["o", Array.from({ length: 150_000 }, (_, i) => `item ${i}`)]]));
@@ -206,7 +283,7 @@ describe("chain claims", () => {
   });
 
   test("chainedLine: a row with no form throws, as lineForm does", () => {
-    for (const v of [10n ** 5000n, undefined as unknown as Json]) {
+    for (const v of [10n ** 5000n, undefined as unknown as Json, [new Date(0) as unknown as Json]]) {
       expect(() =>
         chainedLine(
           GENESIS,

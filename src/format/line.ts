@@ -3,7 +3,7 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { MAX_WRITE_DEPTH, chainForm, lineForm } from "../core/canonical.ts";
+import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine, chainOfMembers } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
@@ -192,7 +192,7 @@ export function lineBufferBytes(): number {
 
 /** The most lineBuf grows to: a longer row goes the general way (the buffers are kept from row to row). */
 const LINE_BUF_MAX = 1 << 20;
-/** A nested value larger than this (its strings' lengths, 8 for anything else) goes the general way. */
+/** A value whose text would be longer than this goes the general way (it is written once there). */
 const NESTED_MAX = 1 << 16;
 /** `"key": ` as bytes, for the keys rows use (a few dozen field names; null for a key past ASCII). */
 const keyBytes = new Map<string, Uint8Array | null>();
@@ -200,14 +200,16 @@ const KEY_CACHE_MAX = 256;
 /** The bytes of a short escape (json.dumps writes these), by code unit. */
 const SHORT_ESCAPE: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72, 34: 0x22, 92: 0x5c };
 const HEX = "0123456789abcdef";
+/** `"chain": "`, the start of a line's last member. */
+const CHAIN_MEMBER = new TextEncoder().encode('"chain": "');
 
 /**
  * The row's line and chain, written as bytes in one pass, or null when the
  * row needs the general way: a key or string with a code unit past ASCII,
  * a nested value whose line and chain forms differ (keys out of order), or
  * one that cannot be written at all (which the general way then reports).
- * Scalars other than strings, and nested values, are written by lineForm
- * (the line and chain forms write them alike: same numbers, NaN and Infinity).
+ * Scalars other than strings are written by lineForm (the line and chain
+ * forms write them alike: same numbers, NaN and Infinity).
  */
 function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } | null {
   if (3 * row.size > spans.length) spans = new Int32Array(6 * row.size);
@@ -217,22 +219,9 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
   for (const [k, v] of row) {
     const key = keyOf(k);
     if (key === null) return null;
-    let text: string | null = null;
-    // Room for the key, ", ", and the value: a string's unit takes at most 6 bytes (\u00XX).
+    // Room for the key, ", ", and a string (a unit takes at most 6 bytes, \u00XX); other values make their own.
     let need = o + key.length + 2;
     if (typeof v === "string") need += 6 * v.length + 2;
-    else {
-      const nested = v !== null && typeof v === "object" && !(v instanceof JsonFloat);
-      // A large nested value (--raw payloads) is written once, the general way.
-      if (nested && sizeLeft(v, NESTED_MAX) < 0) return null;
-      try {
-        text = lineForm(v);
-      } catch {
-        return null;
-      }
-      if (nested && text !== chainForm(v)) return null;
-      need += text.length;
-    }
     if (need + 64 > LINE_BUF_MAX) return null;
     if (need + 64 > lineBuf.length) lineBuf = grown(lineBuf, need + 64, o);
     const b = lineBuf;
@@ -244,7 +233,12 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
     b.set(key, o);
     o += key.length;
     spans[3 * keys.length + 1] = o;
-    o = text === null ? putString(b, o, v as string) : putAscii(b, o, text);
+    if (typeof v === "string") o = putString(b, o, v);
+    else {
+      // A large nested value (--raw payloads) is written once, the general way.
+      valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
+      o = putValue(o, v, 1);
+    }
     if (o < 0) return null;
     spans[3 * keys.length + 2] = o;
     keys.push(k);
@@ -252,13 +246,103 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
   const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys));
   if (chain === null) return null;
   row.set("chain", chain);
+  // putValue and the room asked for above leave 64 bytes spare: enough for `, "chain": "<32>"}\n`.
   const b = lineBuf;
   if (keys.length > 0) {
     b[o++] = 0x2c;
     b[o++] = 0x20;
   }
-  o = putAscii(b, o, `"chain": "${chain}"}\n`);
+  b.set(CHAIN_MEMBER, o);
+  o += CHAIN_MEMBER.length;
+  for (let k = 0; k < chain.length; k++) b[o++] = chain.charCodeAt(k);
+  b[o++] = 0x22;
+  b[o++] = 0x7d;
+  b[o++] = 0x0a;
   return { chain, bytes: b.slice(0, o) };
+}
+
+/** Where the value putValue is writing must end (with 64 bytes to spare), at most LINE_BUF_MAX. */
+let valueEnd = 0;
+
+/** Makes lineBuf hold n more bytes at o (and 64 to spare), within valueEnd; false when it cannot. */
+function room(o: number, n: number): boolean {
+  if (o + n + 64 > valueEnd) return false;
+  if (o + n + 64 > lineBuf.length) lineBuf = grown(lineBuf, o + n + 64, o);
+  return true;
+}
+
+/**
+ * A value that is not a string, into lineBuf at o, as lineForm writes it
+ * when that is also how chainForm writes it: nested objects with ASCII keys
+ * already in code point order (a Map, or a plain object, its undefined
+ * members left out as the forms leave them), ASCII text. The end, or -1
+ * for anything else (then the general way writes the row, or says why it
+ * cannot): a nested value in no other order, past MAX_WRITE_DEPTH, or past
+ * valueEnd.
+ */
+function putValue(o: number, v: Json, depth: number): number {
+  if (typeof v === "string") return room(o, 6 * v.length + 2) ? putString(lineBuf, o, v) : -1;
+  if (v === null || typeof v !== "object" || v instanceof JsonFloat) {
+    let text: string;
+    try {
+      text = lineForm(v);
+    } catch {
+      return -1;
+    }
+    return room(o, text.length) ? putAscii(lineBuf, o, text) : -1;
+  }
+  if (depth >= MAX_WRITE_DEPTH || !room(o, 2)) return -1;
+  if (Array.isArray(v)) {
+    lineBuf[o++] = 0x5b;
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) {
+        if (!room(o, 2)) return -1;
+        lineBuf[o++] = 0x2c;
+        lineBuf[o++] = 0x20;
+      }
+      o = putValue(o, v[i]!, depth + 1);
+      if (o < 0) return -1;
+    }
+    lineBuf[o++] = 0x5d;
+    return o;
+  }
+  lineBuf[o++] = 0x7b;
+  let last: string | null = null;
+  if (v instanceof Map) {
+    for (const [k, x] of v) {
+      o = putMember(o, last, k, x, depth);
+      if (o < 0) return -1;
+      last = k;
+    }
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return -1;
+    const obj = v as { readonly [k: string]: Json };
+    for (const k of Object.keys(obj)) {
+      const x = obj[k];
+      if (x === undefined) continue;
+      o = putMember(o, last, k, x, depth);
+      if (o < 0) return -1;
+      last = k;
+    }
+  }
+  // The 64 bytes to spare hold the brace.
+  lineBuf[o++] = 0x7d;
+  return o;
+}
+
+/** `"key": value` of a nested object, after the member whose key is `last`; -1 when the keys are not in order. */
+function putMember(o: number, last: string | null, k: string, x: Json, depth: number): number {
+  // ASCII keys (keyOf refuses others): `<` is code point order, the chain form's.
+  if (last !== null && !(last < k)) return -1;
+  const key = keyOf(k);
+  if (key === null || !room(o, key.length + 2)) return -1;
+  if (last !== null) {
+    lineBuf[o++] = 0x2c;
+    lineBuf[o++] = 0x20;
+  }
+  lineBuf.set(key, o);
+  return putValue(o + key.length, x, depth + 1);
 }
 
 /** A JSON string literal as json.dumps writes it, into b at o; -1 at a code unit past ASCII. */
@@ -298,8 +382,23 @@ function putAscii(b: Uint8Array, o: number, s: string): number {
   return o;
 }
 
-/** The members' indexes by key: insertion sort (a row has a dozen or two members; ASCII keys, so `<` is code point order). */
+/** The last row's keys, and their order: rows of one kind follow one another with the same keys. */
+let lastKeys: string[] = [];
+let lastOrder: number[] = [];
+
+/** The members' indexes by key: the last row's order again when the keys are the same, else sorted. */
 function keyOrder(keys: string[]): number[] {
+  let same = keys.length === lastKeys.length;
+  for (let m = 0; same && m < keys.length; m++) same = keys[m] === lastKeys[m];
+  if (!same) {
+    lastKeys = keys;
+    lastOrder = sortedOrder(keys);
+  }
+  return lastOrder;
+}
+
+/** Insertion sort (a row has a dozen or two members; ASCII keys, so `<` is code point order). */
+function sortedOrder(keys: string[]): number[] {
   const order: number[] = [];
   for (let m = 0; m < keys.length; m++) {
     let k = order.length;
@@ -323,32 +422,6 @@ function keyOf(k: string): Uint8Array | null {
   }
   if (keyBytes.size < KEY_CACHE_MAX && k.length <= 64) keyBytes.set(k, bytes);
   return bytes;
-}
-
-/**
- * `budget` less the size of v (strings by length, 8 for anything else), or
- * -1 once it is spent or v nests deeper than MAX_WRITE_DEPTH.
- */
-function sizeLeft(v: Json, budget: number, depth = 0): number {
-  if (depth > MAX_WRITE_DEPTH) return -1;
-  if (typeof v === "string") budget -= v.length + 2;
-  else if (Array.isArray(v)) {
-    budget -= 8;
-    for (let i = 0; i < v.length && budget >= 0; i++) budget = sizeLeft(v[i]!, budget, depth + 1);
-  } else if (v instanceof Map) {
-    budget -= 8;
-    for (const [k, x] of v) {
-      if (budget < 0) break;
-      budget = sizeLeft(x, budget - k.length - 4, depth + 1);
-    }
-  } else if (v !== null && typeof v === "object" && !(v instanceof JsonFloat)) {
-    budget -= 8;
-    for (const k in v) {
-      if (budget < 0) break;
-      budget = sizeLeft((v as { [k: string]: Json })[k]!, budget - k.length - 4, depth + 1);
-    }
-  } else budget -= 8;
-  return budget < 0 ? -1 : budget;
 }
 
 function grown(buf: Uint8Array, need: number, used: number): Uint8Array {
