@@ -14,6 +14,7 @@ import { chainFromLine, readLayout } from "../src/core/form-line.ts";
 import { FormRow, parsePlainLine } from "../src/core/form-row.ts";
 import { type Json, type JsonObject, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
+import { pyFloatRepr } from "../src/core/pyfloat.ts";
 
 const enc = new TextEncoder();
 
@@ -187,6 +188,53 @@ describe("seeded random rows agree with the rule", () => {
     expect(asWritten).toBeGreaterThan(100);
     expect(asSeam).toBeGreaterThan(asWritten);
     expect(asSeam).toBeLessThan(seamLines);
+  });
+});
+
+describe("decimals written without an exponent", () => {
+  // The scanner takes most of these from their digits alone, without pyFloatRepr: each must be
+  // taken exactly when it is Python's repr of the float it reads as.
+  test("are taken when they are repr, and only then", () => {
+    const g = new Gen(20261201);
+    const digits = (n: number, zeros: number) => {
+      let t = "";
+      for (let i = 0; i < n; i++) t += g.chance(zeros) ? "0" : String(g.int(10));
+      return t;
+    };
+    let taken = 0;
+    let refused = 0;
+    for (let i = 0; i < 20000; i++) {
+      const intPart = g.chance(0.4) ? "0" : String(1 + g.int(9)) + digits(g.int(17), 0.3);
+      const text = `${g.chance(0.2) ? "-" : ""}${intPart}.${digits(1 + g.int(18), 0.4)}`;
+      const x = Number(text);
+      const isRepr = Number.isFinite(x) && pyFloatRepr(x) === text;
+      const got = quick(PREVS[i % 2]!, `{"a": ${text}, "b": [${text}]}`);
+      expect([text, got !== null]).toEqual([text, isRepr]);
+      if (isRepr) taken++;
+      else refused++;
+    }
+    expect(taken).toBeGreaterThan(3000);
+    expect(refused).toBeGreaterThan(3000);
+  });
+
+  const cases: [string, boolean][] = [
+    ["0.0", true],
+    ["-0.0", true],
+    ["0.0001", true],
+    ["0.00001", false],
+    ["0.000123456789012345", true],
+    ["0.10", false],
+    ["100.0", true],
+    ["1.5", true],
+    ["1.50", false],
+    ["123456789012345.0", true],
+    ["1234567890123456.0", true],
+    ["12345678901234567.0", false],
+    ["0.30000000000000004", true],
+    ["0.3000000000000000", false],
+  ];
+  test.each(cases)("%s", (text, taken) => {
+    expect(quick(GENESIS, `{"a": ${text}}`) !== null).toBe(taken);
   });
 });
 

@@ -39,6 +39,13 @@ const CLOSE_BRACKET = 0x5d;
 /** Deeper rows go the long way (they are rare, and the recursion stays short). */
 const MAX_DEPTH = 64;
 
+/** 1 for the bytes a string or key holds as they are and that need no other look: ASCII from space on but `"` and `\`. */
+const PLAIN_TEXT = new Uint8Array(256);
+for (let c = 0x20; c < 0x80; c++) if (c !== QUOTE && c !== BACKSLASH) PLAIN_TEXT[c] = 1;
+
+/** A member longer than this is moved with copyWithin, a shorter one byte by byte (a call costs about as much as a few dozen bytes). */
+const LONG_MEMBER = 32;
+
 /** What every scanner below returns when the text is not the form. */
 const NO = -1;
 
@@ -68,7 +75,7 @@ export function chainFromLine(prev: string, line: Uint8Array): string | null {
 /** Where a line in chain form keeps its top-level members, as readLayout found them. */
 export interface FormLayout {
   /** Per member: its start (the key's opening quote), the end of its key (after the closing quote), its end. */
-  spans: Int32Array;
+  spans: readonly number[];
   /** How many members. */
   n: number;
   /** The members but `chain`, in key order. */
@@ -91,7 +98,11 @@ export function readLayout(line: Uint8Array): FormLayout | null {
   const n = readMembers(line);
   if (n === NO) return null;
   const order = sortedMembers(line, members, n);
-  return order === null ? null : { spans: members.slice(0, 3 * n), n, order, ascii: !high, plain };
+  if (order === null) return null;
+  // A plain array: V8 makes a typed array (members.slice) several times slower than a small array.
+  const spans: number[] = [];
+  for (let k = 0; k < 3 * n; k++) spans.push(members[k]!);
+  return { spans, n, order, ascii: !high, plain };
 }
 
 /** chainOf(prev, the row without its chain) for a line of this layout; null when prev is not ASCII. */
@@ -104,11 +115,19 @@ export function chainOfLayout(prev: string, line: Uint8Array, layout: FormLayout
  * `spans`, in key order `order`; null when prev is not ASCII. Also the
  * writer's (chainedLine in src/format/line.ts), over the line it has written.
  */
-export function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array, order: number[]): string | null {
+export function chainOfMembers(
+  prev: string,
+  line: Uint8Array,
+  spans: ArrayLike<number>,
+  order: number[],
+): string | null {
   let size = prev.length + 2;
   for (let k = 0; k < order.length; k++) size += spans[3 * order[k]! + 2]! - spans[3 * order[k]!]! + 2;
-  if (size > scratch.length) scratch = new Uint8Array(Math.max(size, 2 * scratch.length));
+  // The line is copied once behind the form (one native copy), and a long member moved from there.
+  const far = size;
+  if (far + line.length > scratch.length) scratch = new Uint8Array(Math.max(far + line.length, 2 * scratch.length));
   const out = scratch;
+  out.set(line, far);
   let o = 0;
   for (let k = 0; k < prev.length; k++) {
     const c = prev.charCodeAt(k);
@@ -122,8 +141,12 @@ export function chainOfMembers(prev: string, line: Uint8Array, spans: Int32Array
       out[o++] = COMMA;
       out[o++] = SPACE;
     }
-    // Byte by byte: a member is short, and a view of each costs more than its copy.
-    for (let j = spans[3 * m]!, end = spans[3 * m + 2]!; j < end; j++) out[o++] = line[j]!;
+    const start = spans[3 * m]!;
+    const end = spans[3 * m + 2]!;
+    if (end - start > LONG_MEMBER) {
+      out.copyWithin(o, far + start, far + end);
+      o += end - start;
+    } else for (let j = start; j < end; j++) out[o++] = line[j]!;
   }
   out[o++] = CLOSE_BRACE;
   const form = out.subarray(0, o);
@@ -172,8 +195,52 @@ function topMembers(b: Uint8Array): number {
   }
 }
 
-/** The members' indexes in key order, `chain` left out; null when a key repeats. */
+/** The members' indexes in key order, `chain` left out (the last line's again when its keys were the same); null when a key repeats. */
 function sortedMembers(b: Uint8Array, spans: Int32Array, n: number): number[] | null {
+  if (sameKeys(b, spans, n)) return lastOrder;
+  const order = sortMembers(b, spans, n);
+  if (order !== null) remember(b, spans, n, order);
+  return order;
+}
+
+/*
+ * The last line's keys in line order (their bytes one after another) and
+ * the order sortedMembers gave them: rows of one kind follow one another
+ * with the same keys in the same order.
+ */
+let lastKeys = new Uint8Array(1024);
+let lastN = -1;
+let lastOrder: number[] = [];
+
+/** The keys, quotes and all, read as the last line's did byte for byte (a key holds no quote, so their ends match too). */
+function sameKeys(b: Uint8Array, spans: Int32Array, n: number): boolean {
+  if (n !== lastN) return false;
+  let at = 0;
+  for (let m = 0; m < n; m++) {
+    for (let j = spans[3 * m]!, end = spans[3 * m + 1]!; j < end; j++) if (b[j] !== lastKeys[at++]) return false;
+  }
+  return true;
+}
+
+function remember(b: Uint8Array, spans: Int32Array, n: number, order: number[]): void {
+  let size = 0;
+  for (let m = 0; m < n; m++) size += spans[3 * m + 1]! - spans[3 * m]!;
+  // A row of unusual keys is not kept (the buffers stay small).
+  if (size > 4096 || n > 256) {
+    lastN = -1;
+    return;
+  }
+  if (size > lastKeys.length) lastKeys = new Uint8Array(4096);
+  let at = 0;
+  for (let m = 0; m < n; m++) {
+    for (let j = spans[3 * m]!, end = spans[3 * m + 1]!; j < end; j++) lastKeys[at++] = b[j]!;
+  }
+  lastN = n;
+  lastOrder = order;
+}
+
+/** The members' indexes in key order, `chain` left out; null when a key repeats. */
+function sortMembers(b: Uint8Array, spans: Int32Array, n: number): number[] | null {
   const order: number[] = [];
   let chains = 0;
   for (let m = 0; m < n; m++) {
@@ -231,9 +298,10 @@ function key(b: Uint8Array, i: number): number {
   if (first >= 0x30 && first <= 0x39) plain = false;
   for (let j = i + 1; j < b.length; j++) {
     const c = b[j]!;
+    if (PLAIN_TEXT[c] === 1) continue;
     if (c === QUOTE) return b[j + 1] === COLON && b[j + 2] === SPACE ? j + 1 : NO;
     if (c === BACKSLASH || c < 0x20) return NO;
-    if (c >= 0x80) high = true;
+    high = true;
   }
   return NO;
 }
@@ -270,10 +338,13 @@ function literal(b: Uint8Array, i: number, word: number[]): number {
 function string(b: Uint8Array, i: number): number {
   for (let j = i + 1; j < b.length; j++) {
     const c = b[j]!;
+    if (PLAIN_TEXT[c] === 1) continue;
     if (c === QUOTE) return j + 1;
     if (c < 0x20) return NO;
-    if (c >= 0x80) high = true;
-    if (c !== BACKSLASH) continue;
+    if (c >= 0x80) {
+      high = true;
+      continue;
+    }
     const e = b[j + 1];
     if (e === QUOTE || e === BACKSLASH || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
       j++;
@@ -353,9 +424,47 @@ function number(b: Uint8Array, i: number): number {
     const d = b[j]!;
     if (!((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d)) break;
   }
+  const repr = plainRepr(b, i, j);
+  if (repr !== UNSURE) {
+    if (repr === WHOLE) plain = false;
+    return j;
+  }
   let text = "";
   for (let k = i; k < j; k++) text += String.fromCharCode(b[k]!);
   const x = Number(text);
   if (Number.isInteger(x)) plain = false;
   return Number.isFinite(x) && pyFloatRepr(x) === text ? j : NO;
+}
+
+/** What plainRepr sees in a float's text: no verdict, or surely its repr, of a fraction or of a whole number (`.0`). */
+const UNSURE = 0;
+const FRACTION = 1;
+const WHOLE = 2;
+
+/**
+ * Whether [i, j) is surely Python's repr of the float it reads as, seen
+ * from its digits alone: `-?(0|[1-9]\d*)\.\d+` with at most 15 significant
+ * digits, no trailing zero but in `.0`, and a decimal exponent from -4 to
+ * 15 (repr writes those without one). A decimal of 15 digits or fewer comes
+ * back from its double unchanged (DBL_DIG), so no shorter one reads as the
+ * same double, and these are the digits repr writes; and with so few
+ * digits it is a whole number exactly when its fraction is `0`. Anything
+ * else is left to pyFloatRepr (UNSURE).
+ */
+function plainRepr(b: Uint8Array, i: number, j: number): number {
+  let k = b[i] === 0x2d ? i + 1 : i;
+  const int = k;
+  while (b[k]! >= 0x30 && b[k]! <= 0x39) k++;
+  const intDigits = k - int;
+  if (intDigits === 0 || b[k] !== 0x2e || (intDigits > 1 && b[int] === 0x30)) return UNSURE;
+  const frac = k + 1;
+  const fracDigits = j - frac;
+  if (fracDigits === 0) return UNSURE;
+  for (let m = frac; m < j; m++) if (b[m]! < 0x30 || b[m]! > 0x39) return UNSURE;
+  if (b[j - 1] === 0x30) return fracDigits === 1 && intDigits <= 15 ? WHOLE : UNSURE;
+  if (b[int] !== 0x30) return intDigits + fracDigits <= 15 ? FRACTION : UNSURE;
+  // 0.xxx: the zeros after the point are no digits of it, and more than 3 of them make repr write an exponent.
+  let zeros = 0;
+  while (b[frac + zeros] === 0x30) zeros++;
+  return zeros <= 3 && fracDigits - zeros <= 15 ? FRACTION : UNSURE;
 }
