@@ -306,15 +306,22 @@ describe("chain claims", () => {
 });
 
 describe("rows", () => {
-  test("the envelope's key order, and fields named like envelope keys dropped", () => {
-    const row = buildRow({ evt: "tool_call", impl: "seam/9", session: "s", seq: 3, server: "x", ts: "T" }, [
-      ["tool", "echo"],
-      ["seq", 99],
-      ["chain", "forged"],
-      ["gone", undefined],
-    ]);
+  test.each([
+    [
+      "pairs",
+      [
+        ["tool", "echo"],
+        ["seq", 99],
+        ["chain", "forged"],
+        ["gone", undefined],
+        ["n", 1],
+      ] as [string, Json | undefined][],
+    ],
+    ["an object", { tool: "echo", seq: 99, chain: "forged", gone: undefined, n: 1 }],
+  ])("the envelope's key order, and fields named like envelope keys dropped: fields as %s", (_, fields) => {
+    const row = buildRow({ evt: "tool_call", impl: "seam/9", session: "s", seq: 3, server: "x", ts: "T" }, fields);
     expect(lineForm(row)).toBe(
-      '{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/9", "session": "s", "seq": 3, "server": "x", "tool": "echo", "ts": "T"}',
+      '{"evt": "tool_call", "seam": "mcp-stdio", "seam_impl": "seam/9", "session": "s", "seq": 3, "server": "x", "tool": "echo", "n": 1, "ts": "T"}',
     );
     expect([...ENVELOPE_KEYS].every((k) => k === "chain" || row.has(k))).toBe(true);
     const noSeq = buildRow({ evt: "checkpoint", impl: "seam/9", session: "s", seq: null, server: "x", ts: "T" }, []);

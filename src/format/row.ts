@@ -34,12 +34,19 @@ export interface Envelope {
   ts: string;
 }
 
+/** An event's fields: pairs, or an object literal (its keys in their order). */
+export type FieldsIn = Iterable<[string, Json | undefined]> | { readonly [k: string]: Json | undefined };
+
+function isPairs(f: FieldsIn): f is Iterable<[string, Json | undefined]> {
+  return typeof (f as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function";
+}
+
 /**
  * A row in the format's key order: evt, seam, seam_impl, session, seq (when
  * given), server, the event's fields in their order (undefined ones left
  * out), ts. `chain` comes last, set by chainedLine (src/format/line.ts).
  */
-export function buildRow(env: Envelope, fields: Iterable<[string, Json | undefined]>): JsonObject {
+export function buildRow(env: Envelope, fields: FieldsIn): JsonObject {
   const row: JsonObject = new Map<string, Json>([
     ["evt", env.evt],
     ["seam", env.seam ?? SEAM],
@@ -48,7 +55,15 @@ export function buildRow(env: Envelope, fields: Iterable<[string, Json | undefin
   ]);
   if (env.seq !== null) row.set("seq", env.seq);
   row.set("server", env.server);
-  for (const [k, v] of fields) if (v !== undefined && !ENVELOPE_KEYS.has(k)) row.set(k, v);
+  if (isPairs(fields)) {
+    for (const [k, v] of fields) if (v !== undefined && !ENVELOPE_KEYS.has(k)) row.set(k, v);
+  } else {
+    // An object literal seam wrote: its own keys in their order (no entries array made per row).
+    for (const k in fields) {
+      const v = fields[k];
+      if (v !== undefined && !ENVELOPE_KEYS.has(k)) row.set(k, v);
+    }
+  }
   row.set("ts", env.ts);
   return row;
 }

@@ -18,7 +18,7 @@
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
 import { chainedLine } from "../format/line.ts";
-import { type TornLine, buildRow, repairFields, sessionEndFields } from "../format/row.ts";
+import { type FieldsIn, type TornLine, buildRow, repairFields, sessionEndFields } from "../format/row.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { FileSync, type FsyncPolicy } from "./file-sync.ts";
 import { HeldLock, LOCK_TIMEOUT_MS } from "./held-lock.ts";
@@ -28,6 +28,9 @@ import { settleTail } from "./tail.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import { type CheckpointConfig, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
+
+/** Every row's seam_impl. */
+const IMPL = `seam/${VERSION}`;
 
 export type RowFields = Record<string, Json | undefined>;
 
@@ -186,7 +189,7 @@ export class LedgerWriter {
    * written. Never rejects, never waits: the relay does not await it.
    */
   append(evt: string, fields: RowFields): Promise<boolean> {
-    return this.enqueue(evt, Object.entries(fields), false);
+    return this.enqueue(evt, fields, false);
   }
 
   /** The seq the last queued row got (0 before the first): the next row's is one more. */
@@ -196,7 +199,7 @@ export class LedgerWriter {
 
   /** As append, but resolves true only once the row is written and fsynced (for --write-ahead). */
   appendDurable(evt: string, fields: RowFields): Promise<boolean> {
-    return this.enqueue(evt, Object.entries(fields), true);
+    return this.enqueue(evt, fields, true);
   }
 
   /**
@@ -233,15 +236,12 @@ export class LedgerWriter {
     }
   }
 
-  private buildRow(evt: string, seq: number | null, fields: Iterable<[string, Json | undefined]>): JsonObject {
+  private buildRow(evt: string, seq: number | null, fields: FieldsIn): JsonObject {
     const { session, server } = this.cfg;
-    return buildRow(
-      { evt, seam: this.cfg.seam, impl: `seam/${VERSION}`, session, seq, server, ts: this.timestamp() },
-      fields,
-    );
+    return buildRow({ evt, seam: this.cfg.seam, impl: IMPL, session, seq, server, ts: this.timestamp() }, fields);
   }
 
-  private enqueue(evt: string, fields: Iterable<[string, Json | undefined]>, durable: boolean): Promise<boolean> {
+  private enqueue(evt: string, fields: FieldsIn, durable: boolean): Promise<boolean> {
     if (this.ended) {
       this.unlogged++;
       return Promise.resolve(false);
