@@ -506,7 +506,9 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     const t1 = Date.now();
     while ((await streamCount(nodes[0]!.url).catch(() => 0)) < lines && Date.now() - t1 < 60000) await Bun.sleep(200);
     shipper.child.kill("SIGTERM");
-    expect((await shipper.done).code).toBe(0);
+    const shipped = await shipper.done;
+    if (shipped.code !== 0) console.error(shipped.stderr);
+    expect(shipped.code).toBe(0);
     // With a node gone the stream's leader may still be moving: the replay is retried while the servers cannot answer it.
     const target = `nats://${nodes[0]!.url.slice(7)},${nodes[1]!.url.slice(7)}/SEAM_LEDGERS`;
     let central = await verifyJson(target);

@@ -82,6 +82,9 @@ export function originOf(line1: Uint8Array): string {
   return ledgerOrigin(leafHash(line1));
 }
 
+/** How long a stopping shipper asks the stream whether the lines it sent are stored, after a failure. */
+const STOP_CONFIRM_MS = 15_000;
+
 interface InFlightBatch {
   acked: Promise<void>;
   lines: number;
@@ -123,7 +126,11 @@ export class LedgerShipper {
       } catch (err) {
         sent += this.shipped - before;
         if (err instanceof RefusedError && !retry) throw new ShipError(`${this.path}: ${err.message}`);
-        if (err instanceof ShipError || !retry || this.deps.stopped()) throw err;
+        if (err instanceof ShipError || !retry) throw err;
+        if (this.deps.stopped()) {
+          await this.confirmStored(err, wait);
+          return sent + this.shipped - before;
+        }
         // A refusal may be for good (a line over the stream's size limit): said once, retried all the same.
         if (err instanceof RefusedError && err.message !== said) {
           said = err.message;
@@ -134,6 +141,41 @@ export class LedgerShipper {
         this.synced = false;
       }
     }
+  }
+
+  /**
+   * Stopping after a failure: a batch whose acks were lost (its stream's
+   * leader moving) may still be stored, and what the stream holds decides,
+   * not the lost acks. It is asked, backing off, for up to STOP_CONFIRM_MS;
+   * nothing more is sent. Throws `err` unless every line is there.
+   */
+  private async confirmStored(err: unknown, wait: number): Promise<void> {
+    for (let waited = 0; ; ) {
+      if (await this.allStored().catch(() => false)) return;
+      if (waited >= STOP_CONFIRM_MS) throw err;
+      await this.deps.sleep(wait);
+      waited += wait;
+      wait = Math.min(wait * 2, 5000);
+    }
+  }
+
+  /**
+   * The stream holds every complete line of the file, asked anew: its last
+   * line is the file's last, and none before it is missing. Then they count
+   * as shipped.
+   */
+  private async allStored(): Promise<boolean> {
+    if (this.origin === null) return false;
+    const subject = SUBJECT_PREFIX + this.origin;
+    const last = await this.port.last(subject);
+    const n = last?.line ?? 0;
+    const at = await offsetAfterLine(this.path, n);
+    if (at === null || (last !== null && !equalBytes(at.line!, last.data))) return false;
+    if ((await this.port.firstMissing(subject, n)) !== null) return false;
+    if ((await readLines(this.path, at.offset, 1, Number.MAX_SAFE_INTEGER)).lines.length > 0) return false;
+    this.shipped = n;
+    this.offset = at.offset;
+    return true;
   }
 
   private async shipOnce(): Promise<void> {
