@@ -2,8 +2,8 @@
 import { spawn as nodeSpawn } from "node:child_process";
 import { fstatSync } from "node:fs";
 import { Socket } from "node:net";
-import type { Writable } from "node:stream";
-import type { ByteSink, ByteSource, Child, ExitStatus, SpawnResult } from "./types.ts";
+import type { Readable, Writable } from "node:stream";
+import type { ByteSink, ByteSource, Child, ExitStatus, PushChunks, SpawnResult } from "./types.ts";
 
 /**
  * Wraps a Writable as a ByteSink: `write` hands back a promise only when the
@@ -56,6 +56,48 @@ export function writableSink(stream: Writable): ByteSink & { readonly broken: bo
   };
 }
 
+/**
+ * A Readable as a ByteSource that also pushes its chunks from 'data' events,
+ * pausing while a chunk's promise is pending, as `Readable.pipe` does: the
+ * stream's async iterator costs a few promise steps a chunk more.
+ */
+export function readableSource(stream: Readable): ByteSource {
+  const each: PushChunks = (f) =>
+    new Promise<void>((resolve) => {
+      let last: Promise<void> | undefined;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        stream.off("data", onData);
+        // Whatever the last chunk's promise waits for, then the end.
+        void (last ?? Promise.resolve()).then(resolve, resolve);
+      };
+      const onData = (chunk: Uint8Array) => {
+        const wait = f(chunk);
+        if (!wait) return;
+        stream.pause();
+        const p = wait.then(
+          () => {
+            if (last === p) last = undefined;
+            if (!done) stream.resume();
+          },
+          // A wait that fails ends the flow, as a read error does.
+          () => {
+            if (last === p) last = undefined;
+            finish();
+          },
+        );
+        last = p;
+      };
+      stream.on("data", onData);
+      stream.once("end", finish);
+      stream.once("error", finish);
+      stream.once("close", finish);
+    });
+  return { [Symbol.asyncIterator]: () => (stream as AsyncIterable<Uint8Array>)[Symbol.asyncIterator](), each };
+}
+
 export async function spawnNode(
   argv: readonly string[],
   opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
@@ -76,7 +118,7 @@ export async function spawnNode(
       const child: Child = {
         pid: proc.pid!,
         stdin: writableSink(stdin),
-        stdout: proc.stdout! as AsyncIterable<Uint8Array>,
+        stdout: readableSource(proc.stdout!),
         exited,
         kill(signal) {
           try {
@@ -90,7 +132,7 @@ export async function spawnNode(
 }
 
 export function nodeStdin(): ByteSource {
-  return process.stdin as AsyncIterable<Uint8Array>;
+  return readableSource(process.stdin);
 }
 
 /**

@@ -13,8 +13,19 @@ export interface ByteSink {
   end(): Promise<void>;
 }
 
-/** A byte source: an async iterable of chunks as the OS delivered them. */
-export type ByteSource = AsyncIterable<Uint8Array>;
+/**
+ * A byte source: an async iterable of chunks as the OS delivered them. A
+ * source may also push them (`each`), which costs less per chunk than its
+ * iterator where the runtime's streams are event emitters (Node).
+ */
+export type ByteSource = AsyncIterable<Uint8Array> & { readonly each?: PushChunks };
+
+/**
+ * Hands every chunk to `f`, in order, until the source ends or fails (both
+ * resolve; never rejects). While a promise `f` returned is pending no other
+ * chunk is read; the result resolves once the last one has settled.
+ */
+export type PushChunks = (f: (chunk: Uint8Array) => void | Promise<void>) => Promise<void>;
 
 export interface ExitStatus {
   /** Exit code, or null when killed by a signal. */

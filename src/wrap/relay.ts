@@ -27,14 +27,19 @@ export async function pump(
   observe: (chunk: Uint8Array) => void | Promise<void>,
   corrupt?: Corruptor,
 ): Promise<void> {
+  const each = (chunk: Uint8Array): void | Promise<void> => {
+    const out = corrupt ? corrupt(chunk) : chunk;
+    const wait = dst.write(out);
+    // A promise from the observer is a recorder that fell behind: read no more until it caught up.
+    const behind = observe(out);
+    if (wait && behind) return Promise.all([wait, behind]).then(() => {});
+    return wait ?? behind;
+  };
+  if (src.each) return src.each(each);
   try {
     for await (const chunk of src) {
-      const out = corrupt ? corrupt(chunk) : chunk;
-      const wait = dst.write(out);
-      // A promise from the observer is a recorder that fell behind: read no more until it caught up.
-      const behind = observe(out);
-      if (wait) await wait;
-      if (behind) await behind;
+      const w = each(chunk);
+      if (w) await w;
     }
   } catch {
     // A read error on a pipe is its end; the session records how it ended.
