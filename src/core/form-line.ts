@@ -45,6 +45,8 @@ for (let c = 0x20; c < 0x80; c++) if (c !== QUOTE && c !== BACKSLASH) PLAIN_TEXT
 
 /** A member longer than this is moved with copyWithin, a shorter one byte by byte (a call costs about as much as a few dozen bytes). */
 const LONG_MEMBER = 32;
+/** Lines up to this long are copied whole behind the chain form they are rearranged into. */
+const FAR_COPY_MAX = 1 << 16;
 
 /** What every scanner below returns when the text is not the form. */
 const NO = -1;
@@ -123,11 +125,13 @@ export function chainOfMembers(
 ): string | null {
   let size = prev.length + 2;
   for (let k = 0; k < order.length; k++) size += spans[3 * order[k]! + 2]! - spans[3 * order[k]!]! + 2;
-  // The line is copied once behind the form (one native copy), and a long member moved from there.
-  const far = size;
-  if (far + line.length > scratch.length) scratch = new Uint8Array(Math.max(far + line.length, 2 * scratch.length));
+  // A short line is copied once behind the form (one native copy), and a long member moved from
+  // there; a long line's members are copied from views of it (no second copy of a large line kept).
+  const far = line.length <= FAR_COPY_MAX ? size : -1;
+  const room = size + (far < 0 ? 0 : line.length);
+  if (room > scratch.length) scratch = new Uint8Array(Math.max(room, 2 * scratch.length));
   const out = scratch;
-  out.set(line, far);
+  if (far >= 0) out.set(line, far);
   let o = 0;
   for (let k = 0; k < prev.length; k++) {
     const c = prev.charCodeAt(k);
@@ -144,7 +148,8 @@ export function chainOfMembers(
     const start = spans[3 * m]!;
     const end = spans[3 * m + 2]!;
     if (end - start > LONG_MEMBER) {
-      out.copyWithin(o, far + start, far + end);
+      if (far >= 0) out.copyWithin(o, far + start, far + end);
+      else out.set(line.subarray(start, end), o);
       o += end - start;
     } else for (let j = start; j < end; j++) out[o++] = line[j]!;
   }
