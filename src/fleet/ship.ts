@@ -166,12 +166,8 @@ export class LedgerShipper {
    */
   private async allStored(): Promise<boolean> {
     if (this.origin === null) return false;
-    const subject = SUBJECT_PREFIX + this.origin;
-    const last = await this.port.last(subject);
-    const n = last?.line ?? 0;
-    const at = await offsetAfterLine(this.path, n);
-    if (at === null || (last !== null && !equalBytes(at.line!, last.data))) return false;
-    if ((await this.port.firstMissing(subject, n)) !== null) return false;
+    const { n, at, missing } = await this.streamEnd(SUBJECT_PREFIX + this.origin);
+    if (missing !== null) return false;
     if ((await readLines(this.path, at.offset, 1, Number.MAX_SAFE_INTEGER)).lines.length > 0) return false;
     this.shipped = n;
     this.offset = at.offset;
@@ -238,6 +234,26 @@ export class LedgerShipper {
    * by its Nats-Msg-Id.
    */
   private async sync(subject: string): Promise<void> {
+    const { n, at, missing } = await this.streamEnd(subject);
+    let from = this.counting ? Math.min(n, this.shipped) : n;
+    // A line the stream refused, or lost in a broken connection, while later
+    // ones of its batch were stored (in this process or an earlier one) is
+    // sent again from there.
+    if (missing !== null) from = Math.min(from, missing - 1);
+    this.shipped = from;
+    this.offset = from === n ? at.offset : (await offsetAfterLine(this.path, from))!.offset;
+    this.synced = true;
+    this.counting = true;
+  }
+
+  /**
+   * The last line the stream holds for `subject` (n, 0 for none), where it
+   * ends in the file, and the first line before it the stream lacks (or
+   * null). Throws ShipError when the file has fewer lines, or another line n.
+   */
+  private async streamEnd(
+    subject: string,
+  ): Promise<{ n: number; at: { offset: number; line: Uint8Array | null }; missing: number | null }> {
     const last = await this.port.last(subject);
     const n = last?.line ?? 0;
     const at = await offsetAfterLine(this.path, n);
@@ -249,15 +265,6 @@ export class LedgerShipper {
       throw new ShipError(
         `${this.path}: line ${n} differs from the line the stream holds for ${this.origin}: the file was rewritten after it was shipped, or someone else published to this origin`,
       );
-    let from = this.counting ? Math.min(n, this.shipped) : n;
-    // A line the stream refused, or lost in a broken connection, while later
-    // ones of its batch were stored (in this process or an earlier one) is
-    // sent again from there.
-    const missing = await this.port.firstMissing(subject, n);
-    if (missing !== null) from = Math.min(from, missing - 1);
-    this.shipped = from;
-    this.offset = from === n ? at.offset : (await offsetAfterLine(this.path, from))!.offset;
-    this.synced = true;
-    this.counting = true;
+    return { n, at, missing: await this.port.firstMissing(subject, n) };
   }
 }
