@@ -218,27 +218,20 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
   lineBuf[o++] = 0x7b;
   for (const [k, v] of row) {
     const key = keyOf(k);
-    if (key === null) return null;
-    // Room for the key, ", ", and a string (a unit takes at most 6 bytes, \u00XX); other values make their own.
-    let need = o + key.length + 2;
-    if (typeof v === "string") need += 6 * v.length + 2;
-    if (need + 64 > LINE_BUF_MAX) return null;
-    if (need + 64 > lineBuf.length) lineBuf = grown(lineBuf, need + 64, o);
-    const b = lineBuf;
+    // Room for ", " and the key (room keeps 64 bytes spare after what it is asked for).
+    valueEnd = LINE_BUF_MAX;
+    if (key === null || !room(o, key.length + 2)) return null;
     if (keys.length > 0) {
-      b[o++] = 0x2c;
-      b[o++] = 0x20;
+      lineBuf[o++] = 0x2c;
+      lineBuf[o++] = 0x20;
     }
     spans[3 * keys.length] = o;
-    b.set(key, o);
+    lineBuf.set(key, o);
     o += key.length;
     spans[3 * keys.length + 1] = o;
-    if (typeof v === "string") o = putString(b, o, v);
-    else {
-      // A large nested value (--raw payloads) is written once, the general way.
-      valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
-      o = putValue(o, v, 1);
-    }
+    // A string may fill the line; a large nested value (--raw payloads) is written once, the general way.
+    if (typeof v !== "string") valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
+    o = putValue(o, v, 1);
     if (o < 0) return null;
     spans[3 * keys.length + 2] = o;
     keys.push(k);
@@ -246,7 +239,7 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
   const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys));
   if (chain === null) return null;
   row.set("chain", chain);
-  // putValue and the room asked for above leave 64 bytes spare: enough for `, "chain": "<32>"}\n`.
+  // room left 64 bytes spare after the last value: enough for `, "chain": "<32>"}\n`.
   const b = lineBuf;
   if (keys.length > 0) {
     b[o++] = 0x2c;
@@ -272,13 +265,12 @@ function room(o: number, n: number): boolean {
 }
 
 /**
- * A value that is not a string, into lineBuf at o, as lineForm writes it
- * when that is also how chainForm writes it: nested objects with ASCII keys
- * already in code point order (a Map, or a plain object, its undefined
- * members left out as the forms leave them), ASCII text. The end, or -1
- * for anything else (then the general way writes the row, or says why it
- * cannot): a nested value in no other order, past MAX_WRITE_DEPTH, or past
- * valueEnd.
+ * A value into lineBuf at o, as lineForm writes it when that is also how
+ * chainForm writes it: nested objects with ASCII keys already in code point
+ * order (a Map, or a plain object, its undefined members left out as the
+ * forms leave them), ASCII text. The end, or -1 for anything else (then the
+ * general way writes the row, or says why it cannot): a nested value in no
+ * other order, past MAX_WRITE_DEPTH, or past valueEnd.
  */
 function putValue(o: number, v: Json, depth: number): number {
   if (typeof v === "string") return room(o, 6 * v.length + 2) ? putString(lineBuf, o, v) : -1;
