@@ -519,19 +519,22 @@ test("rows appended in one turn of the event loop go in one write", async () => 
 });
 
 test.each([
-  [true, 1],
-  [false, 2],
-])("batchByTurn %p: rows appended five promise steps apart in one turn go in %p write(s)", async (byTurn, writes) => {
-  const path = join(tmp(), "l.jsonl");
-  const p = await probe(path);
-  const { w } = await openLedger(path, { openAppend: async () => p.file, batchByTurn: byTurn });
-  const written: Promise<boolean>[] = [w.append("a", {})];
-  for (let i = 0; i < 5; i++) await Promise.resolve();
-  written.push(w.append("b", {}));
-  await Promise.all(written);
-  expect(p.log.filter((e) => e === "write").length).toBe(writes);
-  await w.end({});
-});
+  ["the end of the turn", (go: () => void) => setImmediate(go), 1],
+  ["none", undefined, 2],
+] as const)(
+  "batchWhen %s: rows appended five promise steps apart in one turn go in %p write(s)",
+  async (_, batchWhen, writes) => {
+    const path = join(tmp(), "l.jsonl");
+    const p = await probe(path);
+    const { w } = await openLedger(path, { openAppend: async () => p.file, batchWhen });
+    const written: Promise<boolean>[] = [w.append("a", {})];
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    written.push(w.append("b", {}));
+    await Promise.all(written);
+    expect(p.log.filter((e) => e === "write").length).toBe(writes);
+    await w.end({});
+  },
+);
 
 test("the lock is kept across back-to-back flushes, let go when idle, and gone after end", async () => {
   const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { ProxySession } from "../src/proxy/session.ts";
+import { RECORD_DELAY_MS, delayed } from "../src/proxy/record-later.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
 
@@ -208,6 +209,7 @@ describe("ProxySession.at", () => {
       "sessionless",
       sharedLock({ pid: process.pid }),
       quiet,
+      delayed(),
     );
     const wall = Date.UTC(2020, 0, 2, 3, 4, 5, 6);
     const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
@@ -225,5 +227,44 @@ describe("ProxySession.at", () => {
     expect(toolCall.ms).toBe(250.5);
     // Outside `at`, the session's clock is now again.
     expect(Date.parse(rows.at(-1).ts)).toBeGreaterThan(wall + 1000);
+  });
+});
+
+describe("delayed (when the proxy records)", () => {
+  test("functions run in the order queued, in one batch, no sooner than the delay after the first", async () => {
+    const later = delayed();
+    const ran: [string, number][] = [];
+    const t0 = performance.now();
+    const at = (name: string) => () => ran.push([name, performance.now() - t0]);
+    later(at("a"));
+    await Promise.resolve();
+    later(at("b"));
+    later(() => {
+      at("c")();
+      // queued while the batch runs: it joins the batch
+      later(at("d"));
+    });
+    await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
+    expect(ran.map(([n]) => n)).toEqual(["a", "b", "c", "d"]);
+    expect(ran[0]![1]).toBeGreaterThanOrEqual(RECORD_DELAY_MS - 1);
+    // one batch: all four within the same timer callback
+    expect(ran[3]![1] - ran[0]![1]).toBeLessThan(RECORD_DELAY_MS);
+    // and the queue starts afresh after it
+    later(at("e"));
+    expect(ran.length).toBe(4);
+    await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
+    expect(ran.map(([n]) => n)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  test("a function that throws does not keep the rest of its batch from running", async () => {
+    const later = delayed(1);
+    const ran: string[] = [];
+    later(() => ran.push("a"));
+    later(() => {
+      throw new Error("boom");
+    });
+    later(() => ran.push("c"));
+    await new Promise((r) => setTimeout(r, 40));
+    expect(ran).toEqual(["a", "c"]);
   });
 });

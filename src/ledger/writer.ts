@@ -56,15 +56,14 @@ export interface LedgerConfig {
   /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
   seam?: string;
   /**
-   * The first batch of a flush waits for the end of the event loop's turn
-   * (setImmediate), not one promise step: every row appended in the turn
-   * joins it, and it is written after what the turn sent on sockets (seam
-   * proxy: the answer reaches the client before the rows that record it
-   * are written). Not for a recorder fed by a flood of messages (wrap's
-   * thread), whose turns never end while the flood lasts: its rows would
-   * wait and the relay with them.
+   * When the first batch of a flush is taken (default: one promise step
+   * later). Given, it calls `go` when the rows of a while have joined: seam
+   * proxy's recording queue (src/proxy/record-later.ts), so the rows are
+   * written after what was sent on sockets, together. Not for a recorder fed
+   * by a flood of messages (wrap's thread), whose turns never end while the
+   * flood lasts: its rows would wait and the relay with them.
    */
-  batchByTurn?: boolean;
+  batchWhen?: (go: () => void) => void;
   /** How long the lock is kept after a flush for the next one (default LOCK_LINGER_MS, src/ledger/held-lock.ts). */
   lockLingerMs?: number;
 }
@@ -277,9 +276,9 @@ export class LedgerWriter {
   }
 
   private async drain(): Promise<void> {
-    // Let rows appended in this same turn join the first batch: one promise step, or the end of
-    // the turn (batchByTurn).
-    if (this.cfg.batchByTurn === true) await new Promise<void>((r) => setImmediate(r));
+    // Let rows appended meanwhile join the first batch: one promise step, or until batchWhen says.
+    const when = this.cfg.batchWhen;
+    if (when !== undefined) await new Promise<void>((r) => when(r));
     else await null;
     try {
       while (this.queue.length > 0) {

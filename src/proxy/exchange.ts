@@ -96,18 +96,18 @@ export class Exchange {
   }
 
   /**
-   * Observes part of the answer at the end of this turn of the event loop
-   * (setImmediate), in order: the chunk holding it has been written to the
-   * client, and the observing (parsing, pairing, the rows) waits until the
-   * chunk has gone out rather than delaying it. Its times are those of when the
-   * part was seen.
+   * Observes part of the answer when the proxy records (ProxyHost.later: a
+   * moment later, or at the end of this turn of the event loop), in order:
+   * the chunk holding it has been written to the client, and the observing
+   * (parsing, pairing, the rows) waits until the chunk has gone out rather
+   * than delaying it. Its times are those of when the part was seen.
    */
   private later(s: ProxySession, f: () => void): void {
     const at = moment();
     this.deferred.push(() => this.observe(() => s.at(at, f)));
     if (this.deferred.length > 1) return;
     this.deferredDone = new Promise<void>((resolve) =>
-      setImmediate(() => {
+      this.p.later(() => {
         const fs = this.deferred;
         this.deferred = [];
         for (const g of fs) g();
@@ -132,14 +132,14 @@ export class Exchange {
   /**
    * Observes the request (once), then lets queued observations of the answer
    * run; returns the observer's hold. As the answer's (later()), the observing
-   * waits for the end of the turn, so that what the turn wrote upstream goes
-   * out first, and is recorded at the moment it was due.
+   * waits for ProxyHost.later, so that what the turn wrote upstream goes out
+   * first, and is recorded at the moment it was due.
    */
   private observed(): Promise<{ hold?: Promise<boolean> }> {
     this.observedP ??= this.resolve().then((s) => {
       const at = moment();
       return new Promise<{ hold?: Promise<boolean> }>((done) =>
-        setImmediate(() => {
+        this.p.later(() => {
           let hold: Promise<boolean> | undefined;
           s.at(at, () => {
             if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);

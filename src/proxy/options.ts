@@ -4,6 +4,7 @@
  */
 import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
+import type { Later } from "./record-later.ts";
 import type { ProxySession, RecordOptions } from "./session.ts";
 
 export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
@@ -24,6 +25,8 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
 export interface ProxyHost {
   readonly opts: ProxyOptions;
   readonly runtime: HttpRuntime;
+  /** Runs an exchange's recording (src/proxy/record-later.ts). */
+  readonly later: Later;
   /** Cut when the proxy stops; the returned function forgets it. */
   addAborter(a: Cut): () => void;
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */

@@ -24,6 +24,7 @@ import { field } from "./headers.ts";
 import type { ProxyHost, ProxyOptions } from "./options.ts";
 import { plain } from "./replies.ts";
 import { holdsInitialize } from "./request-bodies.ts";
+import { type Later, delayed, soon } from "./record-later.ts";
 import { ProxySession, type SessionKind } from "./session.ts";
 
 /** How long a session that ends waits for its other exchanges (a GET stream the upstream closes) to finish. */
@@ -52,12 +53,16 @@ export class McpProxy implements ProxyHost {
   private stopping = false;
   private refusedForeign = 0;
   private readonly lock = sharedLock({ pid: process.pid });
+  /** When exchanges record (src/proxy/record-later.ts): at once where a call waits for its rows, else a moment later. */
+  readonly later: Later;
 
   private constructor(
     private readonly http: HttpRuntime,
     private readonly o: ProxyOptions,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.later = o.writeAhead || o.failClosed || o.actions !== undefined ? soon : delayed();
+  }
 
   static async start(http: HttpRuntime, o: ProxyOptions, log: Log): Promise<McpProxy> {
     const p = new McpProxy(http, o, log);
@@ -111,7 +116,7 @@ export class McpProxy implements ProxyHost {
   // ---- sessions ----
 
   private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
-    const p = ProxySession.open(this.o, kind, this.lock, this.log, mcpId, continues);
+    const p = ProxySession.open(this.o, kind, this.lock, this.log, this.later, mcpId, continues);
     void p.then((s) => this.sessions.add(s));
     return p;
   }

@@ -17,6 +17,7 @@ import type { AppendFile } from "../runtime/types.ts";
 import { type RecordingOptions, recorderFields } from "../wrap/begin.ts";
 import { McpObserver } from "../wrap/mcp.ts";
 import type { Fields, RowSink } from "../wrap/observer-options.ts";
+import type { Later } from "./record-later.ts";
 
 export interface RecordOptions extends RecordingOptions {
   ledger: string;
@@ -135,6 +136,7 @@ export class ProxySession {
     kind: SessionKind,
     lock: ReturnType<typeof sharedLock>,
     log: Log,
+    later: Later,
     mcpId?: string,
     continues?: string,
   ): Promise<ProxySession> {
@@ -149,7 +151,7 @@ export class ProxySession {
       warn: (m) => log.warn(m),
       checkpoints: o.checkpoints,
       seam: "mcp-http",
-      batchByTurn: true,
+      batchWhen: later,
       // A client's calls come a few ms apart: keep the lock files from one row to the next.
       lockLingerMs: 20,
       lock,
