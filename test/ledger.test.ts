@@ -19,6 +19,7 @@ import { lockPaths } from "../src/ledger/open.ts";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
+import { delayed } from "../src/proxy/record-later.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { runAsNobody } from "./as-nobody.ts";
@@ -535,6 +536,26 @@ test.each([
     await w.end({});
   },
 );
+
+test("batchWhen, seam proxy's recording queue: rows a batch appends some promise steps apart go in one write", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const p = await probe(path);
+  const later = delayed(1);
+  const { w } = await openLedger(path, { openAppend: async () => p.file, batchWhen: later });
+  const written: Promise<boolean>[] = [];
+  // An exchange's batch: the call's row at once, its http_exchange row after the promise steps that follow.
+  await new Promise<void>((done) =>
+    later(async () => {
+      written.push(w.append("tool_call", {}));
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      written.push(w.append("http_exchange", {}));
+      done();
+    }),
+  );
+  await Promise.all(written);
+  expect(p.log.filter((e) => e === "write").length).toBe(1);
+  await w.end({});
+});
 
 test("the lock is kept across back-to-back flushes, let go when idle, and gone after end", async () => {
   const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));

@@ -241,13 +241,13 @@ describe("delayed (when the proxy records)", () => {
     later(at("b"));
     later(() => {
       at("c")();
-      // queued while the batch runs: it joins the batch
+      // queued while the batch runs: it follows at the end of the turn, not a delay later
       later(at("d"));
     });
     await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
     expect(ran.map(([n]) => n)).toEqual(["a", "b", "c", "d"]);
     expect(ran[0]![1]).toBeGreaterThanOrEqual(RECORD_DELAY_MS - 1);
-    // one batch: all four within the same timer callback
+    // no second delay for the one queued meanwhile
     expect(ran[3]![1] - ran[0]![1]).toBeLessThan(RECORD_DELAY_MS);
     // and the queue starts afresh after it
     later(at("e"));

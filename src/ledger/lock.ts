@@ -26,10 +26,17 @@
  * `<ledger>.lock.break`, and the lock is moved aside and compared before it is
  * deleted, so two waiters that both saw the same stale lock never both end up
  * holding the lock.
+ *
+ * Taking a free lock and releasing it are blocking calls (create, link,
+ * unlink), as the ledger's own writes are: through the thread pool each was
+ * a round trip between threads, and a writer takes its locks again every
+ * LOCK_MAX_HOLD_MS (src/ledger/held-lock.ts) under steady traffic (seam
+ * proxy under Node: about one thread-pool round trip a call, each waking the
+ * forwarding thread). Waiting and judging a lock someone holds stay async.
  */
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { link, lstat, open, rename, rmdir, unlink, writeFile } from "node:fs/promises";
+import { constants, linkSync, unlinkSync, writeFileSync } from "node:fs";
+import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 
 export type Release = () => Promise<void>;
@@ -153,17 +160,19 @@ function code(e: unknown): string | undefined {
  * no one ever sees the lock empty, even if we die halfway. False if `path`
  * already exists.
  */
-async function createExclusive(path: string, content: string): Promise<boolean> {
+function createExclusive(path: string, content: string): boolean {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
-  await writeFile(tmp, content, { flag: "wx", mode: 0o644 });
+  writeFileSync(tmp, content, { flag: "wx", mode: 0o644 });
   try {
-    await link(tmp, path);
+    linkSync(tmp, path);
     return true;
   } catch (e) {
     if (code(e) === "EEXIST") return false;
     throw e;
   } finally {
-    await unlink(tmp).catch(() => {});
+    try {
+      unlinkSync(tmp);
+    } catch {}
   }
 }
 
@@ -186,7 +195,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   for (;;) {
     const since = now();
     const mine = `${JSON.stringify({ pid: opts.pid, host, since, proc: PROC })}\n`;
-    if (await createExclusive(lockPath, mine)) return () => release(lockPath, mine, since, staleMs, now);
+    if (createExclusive(lockPath, mine)) return () => release(lockPath, mine, since, staleMs, now);
 
     const seen = await readLockFile(lockPath);
     if (seen === null) continue; // released meanwhile: try again at once
@@ -242,7 +251,7 @@ function isStale(seen: Seen, j: Judge): boolean {
 async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boolean> {
   const breakPath = `${lockPath}.break`;
   try {
-    if (!(await createExclusive(breakPath, `${j.pid}\n`))) {
+    if (!createExclusive(breakPath, `${j.pid}\n`)) {
       // Someone else is breaking it; a break lock left by a crash goes after a while, a planted one at once.
       const st = await lstat(breakPath).catch(() => null);
       if (st !== null && (j.now() - st.mtimeMs > BREAK_STALE_MS || !st.isFile() || st.mtimeMs > j.now() + 1000)) {
@@ -289,5 +298,7 @@ async function release(
     const current = await readLockFile(lockPath);
     if (current?.kind !== "file" || current.text !== mine) return;
   }
-  await unlink(lockPath).catch(() => {});
+  try {
+    unlinkSync(lockPath);
+  } catch {}
 }

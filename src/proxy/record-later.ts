@@ -31,21 +31,27 @@ export const soon: Later = (f) => {
   setImmediate(f);
 };
 
-/** A queue run `delayMs` after its first function was put in, whole, in order. */
+/**
+ * A queue run `delayMs` after its first function was put in, whole, in
+ * order. Functions put in while it runs (a ledger writer's wait for the rows
+ * of the batch) run at the end of that turn, after the promise steps the
+ * batch started: the rows those steps append then go in the same write.
+ */
 export function delayed(delayMs = RECORD_DELAY_MS): Later {
-  const queue: (() => void)[] = [];
+  let queue: (() => void)[] = [];
   let scheduled = false;
   const run = () => {
-    scheduled = false;
-    // Functions queued while the batch runs (a row's write, which waits for the rows before it) join it.
-    for (let i = 0; i < queue.length; i++) {
+    const batch = queue;
+    queue = [];
+    for (const f of batch) {
       try {
-        queue[i]!();
+        f();
       } catch {
         // Each function handles its own failures; one that escapes must not drop the rest.
       }
     }
-    queue.length = 0;
+    if (queue.length > 0) setImmediate(run);
+    else scheduled = false;
   };
   return (f) => {
     queue.push(f);
