@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { ProxySession } from "../src/proxy/session.ts";
-import { RECORD_DELAY_MS, delayed } from "../src/proxy/record-later.ts";
+import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed } from "../src/proxy/record-later.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
 
@@ -254,6 +254,28 @@ describe("delayed (when the proxy records)", () => {
     expect(ran.length).toBe(4);
     await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
     expect(ran.map(([n]) => n)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  test("past RECORD_MAX_BYTES held, the batch runs at once, in order; inside a batch, not again", async () => {
+    const later = delayed();
+    const ran: string[] = [];
+    const half = RECORD_MAX_BYTES / 2 + 1;
+    later(() => ran.push("a"), half);
+    expect(ran).toEqual([]);
+    later(() => {
+      ran.push("b");
+      // a large chunk queued from inside a batch waits for the batch's follow-up
+      later(() => ran.push("d"), 2 * RECORD_MAX_BYTES);
+      ran.push("c");
+    }, half);
+    expect(ran).toEqual(["a", "b", "c"]);
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toEqual(["a", "b", "c", "d"]);
+    // the count starts again: a small function waits for the delay
+    later(() => ran.push("e"), 10);
+    expect(ran.length).toBe(4);
+    await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
+    expect(ran).toEqual(["a", "b", "c", "d", "e"]);
   });
 
   test("a function that throws does not keep the rest of its batch from running", async () => {

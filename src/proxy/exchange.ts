@@ -19,7 +19,7 @@ import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamR
 import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
-import { type ProxySession, moment } from "./session.ts";
+import { type Moment, type ProxySession, moment } from "./session.ts";
 import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
 
 const encoder = new TextEncoder();
@@ -51,9 +51,10 @@ export class Exchange {
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
   private collector: BodyCollector | null = null;
-  /** Observations of the answer not made yet (later()), and the end of the turn they will be made in. */
-  private deferred: (() => void)[] = [];
-  private deferredDone: Promise<void> = Promise.resolve();
+  /** Chunks whose recording is queued (recordLater) and not done yet. */
+  private pending = 0;
+  /** When the chunk being recorded crossed. */
+  private chunkAt: Moment = moment();
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -96,24 +97,25 @@ export class Exchange {
   }
 
   /**
-   * Observes part of the answer when the proxy records (ProxyHost.later: a
-   * moment later, or at the end of this turn of the event loop), in order:
-   * the chunk holding it has been written to the client, and the observing
-   * (parsing, pairing, the rows) waits until the chunk has gone out rather
-   * than delaying it. Its times are those of when the part was seen.
+   * Records a chunk (its digest, the frames it completes) when the proxy
+   * records (ProxyHost.later: a moment later, or at the end of this turn of
+   * the event loop), in order: the chunk has been written on already, and its
+   * recording waits rather than delaying it. `chunkAt` says when it crossed,
+   * the time its frames are observed at.
    */
-  private later(s: ProxySession, f: () => void): void {
+  private recordLater(bytes: number, f: () => void): void {
     const at = moment();
-    this.deferred.push(() => this.observe(() => s.at(at, f)));
-    if (this.deferred.length > 1) return;
-    this.deferredDone = new Promise<void>((resolve) =>
-      this.p.later(() => {
-        const fs = this.deferred;
-        this.deferred = [];
-        for (const g of fs) g();
-        resolve();
-      }),
-    );
+    this.pending++;
+    this.p.later(() => {
+      this.pending--;
+      this.chunkAt = at;
+      f();
+    }, bytes);
+  }
+
+  /** Every chunk queued in recordLater recorded (the request's that came after it was observed too). */
+  private async recorded(): Promise<void> {
+    while (this.pending > 0) await new Promise<void>((r) => this.p.later(r));
   }
 
   /** The request's session (found once). */
@@ -131,7 +133,7 @@ export class Exchange {
 
   /**
    * Observes the request (once), then lets queued observations of the answer
-   * run; returns the observer's hold. As the answer's (later()), the observing
+   * run; returns the observer's hold. As the answer's (recordLater), the observing
    * waits for ProxyHost.later, so that what the turn wrote upstream goes out
    * first, and is recorded at the moment it was due.
    */
@@ -243,6 +245,7 @@ export class Exchange {
     } catch (e) {
       await this.drainForObserver();
       await this.observed();
+      await this.recorded();
       this.failedBeforeHead(e);
       return;
     }
@@ -258,36 +261,44 @@ export class Exchange {
     const encoding = field(res.headers, "content-encoding");
     const type = (field(res.headers, "content-type") ?? "").toLowerCase();
     const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== "identity";
+    // The splitter runs in recordLater (below): a frame is observed at the moment of the chunk that
+    // completed it, once the request has been (pairing needs it).
     const sink: BodySink = {
       frame: (view) => {
         const f = view.slice();
-        this.later(s, () => s.observer.fromServer(f));
+        const at = this.chunkAt;
+        this.observe(() => s.at(at, () => s.observer.fromServer(f)));
       },
-      oversize: (n) => this.later(s, () => s.observer.oversize("s2c", n)),
+      oversize: (n) => {
+        const at = this.chunkAt;
+        this.observe(() => s.at(at, () => s.observer.oversize("s2c", n)));
+      },
     };
     let splitter: SseSplitter | BodyCollector | null = null;
     if (!compressed) {
       if (type.startsWith("text/event-stream")) splitter = new SseSplitter(o.maxFrame, sink);
       else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
     }
-    // Forwarded first: what the recording does with a chunk never comes before the client has it.
+    // Forwarded first: what the recording does with a chunk (its digest, the frames it completes) comes
+    // when the proxy records, never before the client has it.
     let failure = await res.pipeTo(this.reply, (chunk) => {
-      this.res.digest.update(chunk);
       this.res.bytes += chunk.length;
-      splitter?.push(chunk);
+      this.recordLater(chunk.length, () => {
+        this.res.digest.update(chunk);
+        splitter?.push(chunk);
+      });
     });
     if (failure !== undefined && !this.reply.gone) {
       if (this.cut.done) failure = "proxy_stopped";
       this.reply.abort();
     } else if (!this.reply.gone) {
-      splitter?.end();
+      if (splitter !== null) this.recordLater(0, () => splitter.end());
       await this.reply.end();
     }
     if (compressed && this.res.bytes > 0) {
       s.unobservedBodies++;
       this.fields.observed = false;
     }
-    if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
     this.fields.response_content_type = field(res.headers, "content-type");
     this.fields.response_content_encoding = encoding;
     this.responseHeaders(res.headers);
@@ -295,7 +306,8 @@ export class Exchange {
       this.fields.http_error = failure;
       this.fields.error_phase = "response_body";
     }
-    await this.deferredDone;
+    await this.recorded();
+    if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
     await this.observed();
     await this.done(endAfter);
   }
@@ -306,8 +318,9 @@ export class Exchange {
     return {
       from: this.inbound,
       chunk: (c) => {
-        this.req.digest.update(c);
         this.req.bytes += c.length;
+        this.recordLater(c.length, () => this.req.digest.update(c));
+        // Kept at once: which session a request without an id belongs to is read from it.
         const kept = this.collector;
         if (kept !== null) {
           kept.push(c);

@@ -12,10 +12,10 @@
  * the answer ended, against 180 µs through the bare proxy). A few ms later the
  * call is usually with the upstream and the client waits.
  *
- * What this costs: a frame is held that much longer, so memory holds what
- * crosses in RECORD_DELAY_MS plus one batch; the batch runs on the thread
- * that forwards, so reading pauses while it runs (the sockets' own
- * back-pressure). Under --write-ahead, --fail-closed and --map a call waits
+ * What this costs: the chunks are held that much longer, at most
+ * RECORD_MAX_BYTES of them (more, and the batch runs at once); the batch runs
+ * on the thread that forwards, so reading pauses while it runs (the sockets'
+ * own back-pressure). Under --write-ahead, --fail-closed and --map a call waits
  * for its rows, so the proxy runs its recording at the end of the event
  * loop's turn instead (`soon`), as before.
  */
@@ -23,8 +23,11 @@
 /** How long recording waits after the bytes it records crossed. */
 export const RECORD_DELAY_MS = 3;
 
-/** Runs a function after the bytes it records crossed. */
-export type Later = (f: () => void) => void;
+/** Most bytes of chunks waiting to be recorded: a large body is recorded as it streams, not held. */
+export const RECORD_MAX_BYTES = 1 << 20;
+
+/** Runs a function after the bytes it records crossed; `bytes`: how many it holds until then. */
+export type Later = (f: () => void, bytes?: number) => void;
 
 /** At the end of the event loop's turn: what the turn wrote has gone out first. */
 export const soon: Later = (f) => {
@@ -37,12 +40,16 @@ export const soon: Later = (f) => {
  * of the batch) run at the end of that turn, after the promise steps the
  * batch started: the rows those steps append then go in the same write.
  */
-export function delayed(delayMs = RECORD_DELAY_MS): Later {
+export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES): Later {
   let queue: (() => void)[] = [];
+  let held = 0;
   let scheduled = false;
+  let running = false;
   const run = () => {
     const batch = queue;
     queue = [];
+    held = 0;
+    running = true;
     for (const f of batch) {
       try {
         f();
@@ -50,11 +57,18 @@ export function delayed(delayMs = RECORD_DELAY_MS): Later {
         // Each function handles its own failures; one that escapes must not drop the rest.
       }
     }
+    running = false;
     if (queue.length > 0) setImmediate(run);
     else scheduled = false;
   };
-  return (f) => {
+  return (f, bytes = 0) => {
     queue.push(f);
+    held += bytes;
+    // Past the bound, now (in order, everything queued before it first); not from inside a batch, which its follow-up ends.
+    if (held > maxBytes && !running) {
+      run();
+      return;
+    }
     if (scheduled) return;
     scheduled = true;
     setTimeout(run, delayMs);
