@@ -56,14 +56,19 @@ export function digestBytes(bytes: Uint8Array): string {
   return `sha256:raw-bytes:v1:${sha256Hex(bytes)}`;
 }
 
-/** The raw-bytes digest of a stream fed in chunks; digest() ends it. */
+/**
+ * The raw-bytes digest of a stream fed in chunks; digest() ends it. Its hash
+ * is made at the first chunk: seam proxy makes two for every exchange as it
+ * arrives, and createHash costs enough there to be worth keeping off that path.
+ */
 export class StreamDigest {
-  private readonly hash: Hash = createHash("sha256");
+  private hash: Hash | null = null;
   update(chunk: Uint8Array): void {
+    this.hash ??= createHash("sha256");
     this.hash.update(chunk);
   }
   digest(): string {
-    return `sha256:raw-bytes:v1:${this.hash.digest("hex")}`;
+    return `sha256:raw-bytes:v1:${(this.hash ?? createHash("sha256")).digest("hex")}`;
   }
 }
 
