@@ -710,6 +710,29 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
   });
 
+  test("an answer's head reaches the client at once when its body has not begun (an SSE stream quiet for 2 s)", async () => {
+    const ledger = ledgerPath();
+    let headAt = 0;
+    const up = await upstream((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream", "x-quiet": "yes" });
+      res.flushHeaders();
+      headAt = performance.now();
+      setTimeout(() => res.end(`data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`), 2000);
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const res = await fetch(p.url, { method: "POST", headers: POST, body: CALL });
+    const gotHead = performance.now();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-quiet")).toBe("yes");
+    // Not held until the first chunk (2 s later) could carry it.
+    expect(gotHead - headAt).toBeLessThan(500);
+    expect(await res.text()).toContain(`"id":7`);
+    await p.stop();
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
   test("a call's row is written while its answer's stream goes on, not once the stream ends", async () => {
     const ledger = ledgerPath();
     let sent = 0;

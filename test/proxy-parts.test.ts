@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { ProxySession } from "../src/proxy/session.ts";
-import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed } from "../src/proxy/record-later.ts";
+import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed, soon } from "../src/proxy/record-later.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
 
@@ -276,6 +276,40 @@ describe("delayed (when the proxy records)", () => {
     expect(ran.length).toBe(4);
     await new Promise((r) => setTimeout(r, RECORD_DELAY_MS + 30));
     expect(ran).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  test("waiting: what is queued runs at the end of the turn, not a delay later; the next batch waits its own delay", async () => {
+    const later = delayed(200);
+    const ran: string[] = [];
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // nothing queued: nothing to run, and a function queued after it waits the delay
+    later.waiting();
+    later(() => ran.push("a"));
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toEqual([]);
+    later(() => ran.push("b"));
+    later.waiting();
+    later.waiting();
+    ran.push("turn");
+    expect(ran).toEqual(["turn"]);
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toEqual(["turn", "a", "b"]);
+    // the first batch's timer went with it: queued 150 ms in, "c" is not run at 200 ms but 200 ms after it was queued
+    await pause(150);
+    later(() => ran.push("c"));
+    await pause(110);
+    expect(ran).toEqual(["turn", "a", "b"]);
+    await pause(150);
+    expect(ran).toEqual(["turn", "a", "b", "c"]);
+  });
+
+  test("soon runs at the end of the turn, and its waiting does nothing", async () => {
+    const ran: string[] = [];
+    soon(() => ran.push("a"));
+    soon.waiting();
+    expect(ran).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toEqual(["a"]);
   });
 
   test("a function that throws does not keep the rest of its batch from running", async () => {

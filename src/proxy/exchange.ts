@@ -334,6 +334,8 @@ export class Exchange {
           this.collector?.end();
           this.markBodyEnd();
           void this.observed();
+          // The request is with the upstream now (written whole): what is queued can be recorded while it works.
+          this.p.later.waiting();
         }
         this.wake();
       },

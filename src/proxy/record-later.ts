@@ -12,6 +12,11 @@
  * the answer ended, against 180 µs through the bare proxy). A few ms later the
  * call is usually with the upstream and the client waits.
  *
+ * Sooner when the proxy has just passed a request on and waits for the
+ * upstream (Later.waiting): a sequential client's call is then recorded
+ * while the upstream works on its next one, not at a moment that may fall
+ * on the next request's arrival.
+ *
  * What this costs: the chunks are held that much longer, at most
  * RECORD_MAX_BYTES of them (more, and the batch runs at once); the batch runs
  * on the thread that forwards, so reading pauses while it runs (the sockets'
@@ -27,15 +32,23 @@ export const RECORD_DELAY_MS = 3;
 export const RECORD_MAX_BYTES = 1 << 20;
 
 /** Runs a function after the bytes it records crossed; `bytes`: how many it holds until then. */
-export type Later = (f: () => void, bytes?: number) => void;
+export interface Later {
+  (f: () => void, bytes?: number): void;
+  /** A request has gone upstream and the proxy waits for the answer: what is queued may run now (after this turn's writes). */
+  waiting(): void;
+}
 
 /** At the end of the event loop's turn: what the turn wrote has gone out first. */
-export const soon: Later = (f) => {
-  setImmediate(f);
-};
+export const soon: Later = Object.assign(
+  (f: () => void) => {
+    setImmediate(f);
+  },
+  { waiting: () => {} },
+);
 
 /**
- * A queue run `delayMs` after its first function was put in, whole, in
+ * A queue run `delayMs` after its first function was put in, or at the end
+ * of the turn `waiting` was called in, whichever comes first: whole, in
  * order. Functions put in while it runs (a ledger writer's wait for the rows
  * of the batch) run at the end of that turn, after the promise steps the
  * batch started: the rows those steps append then go in the same write.
@@ -43,9 +56,14 @@ export const soon: Later = (f) => {
 export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES): Later {
   let queue: (() => void)[] = [];
   let held = 0;
-  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let kicked = false;
   let running = false;
   const run = () => {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
     const batch = queue;
     queue = [];
     held = 0;
@@ -59,9 +77,12 @@ export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES):
     }
     running = false;
     if (queue.length > 0) setImmediate(run);
-    else scheduled = false;
   };
-  return (f, bytes = 0) => {
+  const kick = () => {
+    kicked = false;
+    if (!running && queue.length > 0) run();
+  };
+  const later = (f: () => void, bytes = 0) => {
     queue.push(f);
     held += bytes;
     // Past the bound, now (in order, everything queued before it first); not from inside a batch, which its follow-up ends.
@@ -69,8 +90,13 @@ export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES):
       run();
       return;
     }
-    if (scheduled) return;
-    scheduled = true;
-    setTimeout(run, delayMs);
+    if (timer === undefined && !running) timer = setTimeout(run, delayMs);
   };
+  return Object.assign(later, {
+    waiting: () => {
+      if (kicked || queue.length === 0) return;
+      kicked = true;
+      setImmediate(kick);
+    },
+  });
 }

@@ -57,6 +57,8 @@ const messages = new WeakMap<InboundRequest, http.IncomingMessage>();
 class NodeReply implements Reply {
   private goneFlag = false;
   private finished = false;
+  /** A body chunk has been written (it carries the head if the head had not gone yet). */
+  wrote = false;
   private readonly goneHandlers: (() => void)[] = [];
 
   constructor(readonly res: http.ServerResponse) {
@@ -80,12 +82,17 @@ class NodeReply implements Reply {
     if (this.res.headersSent) return;
     if (statusText) this.res.writeHead(status, statusText, flat(headers));
     else this.res.writeHead(status, flat(headers));
-    // An SSE answer's head must reach the client before its first event.
-    this.res.flushHeaders();
+    // An SSE answer's head must reach the client before its first event, which may come much later: it
+    // goes at the end of this turn of the event loop, unless a chunk written in this turn (the body the
+    // upstream sent with its head, usually) takes it along, in one write instead of two.
+    setImmediate(() => {
+      if (!this.wrote && !this.finished && !this.goneFlag) this.res.flushHeaders();
+    });
   }
 
   write(chunk: Uint8Array): void | Promise<void> {
     if (this.goneFlag) return;
+    this.wrote = true;
     if (this.res.write(chunk)) return;
     return new Promise<void>((resolve) => {
       const done = () => {
@@ -315,6 +322,14 @@ function pipeResponse(
 ): Promise<string | undefined> {
   if (!(reply instanceof NodeReply)) throw new TypeError("pipeTo needs this runtime's reply");
   const out = reply.res;
+  // What one turn of the event loop writes goes out in one write: the chunks the upstream sent together
+  // (the head with them, NodeReply.head) and, when its end came with them, the end (end() uncorks).
+  // Node's own cork lasts until the next tick, which comes before the end is known.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    out.uncork();
+  };
   return new Promise<string | undefined>((resolve) => {
     let over = false;
     const finish = (code: string | undefined) => {
@@ -329,6 +344,12 @@ function pipeResponse(
         res.pause();
         finish(undefined);
         return;
+      }
+      reply.wrote = true;
+      if (!corked) {
+        corked = true;
+        out.cork();
+        setImmediate(uncork);
       }
       passOn(res, out, chunk);
       tap(chunk);
