@@ -6,10 +6,13 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
+import { McpProxy } from "../src/proxy/server.ts";
 import { ProxySession } from "../src/proxy/session.ts";
 import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed, soon } from "../src/proxy/record-later.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
+import { http as nodeHttp } from "../src/runtime/index.ts";
+import { createServer } from "node:http";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -227,6 +230,66 @@ describe("ProxySession.at", () => {
     expect(toolCall.ms).toBe(250.5);
     // Outside `at`, the session's clock is now again.
     expect(Date.parse(rows.at(-1).ts)).toBeGreaterThan(wall + 1000);
+  });
+});
+
+describe("McpProxy and its recording queue", () => {
+  test("once a POST's body has gone upstream the proxy says it waits (Later.waiting), once a POST; a GET does not", async () => {
+    const up = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
+    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-waiting-")), "l.jsonl");
+    const quiet = { error() {}, warn() {}, info() {} };
+    const proxy = await McpProxy.start(
+      nodeHttp,
+      {
+        ledger,
+        server: "srv",
+        openAppend,
+        begin: {},
+        runtime: "bun",
+        raw: false,
+        maxFrame: 1 << 20,
+        fsync: "never",
+        writeAhead: false,
+        failClosed: false,
+        upstream,
+        listenHost: "127.0.0.1",
+        listenPort: 0,
+        guardLoopback: true,
+        redactHeaders: new Set(),
+        sessionIdleMs: 0,
+      },
+      quiet,
+    );
+    const told = proxy.later.waiting;
+    let waits = 0;
+    proxy.later.waiting = () => {
+      waits++;
+      told();
+    };
+    const post = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
+    for (let i = 1; i <= 2; i++) {
+      const res = await fetch(`${proxy.origin}/mcp`, { method: "POST", headers: post, body: call });
+      expect(await res.text()).toContain(`"result"`);
+      expect(waits).toBe(i);
+    }
+    await (await fetch(`${proxy.origin}/mcp`)).text();
+    expect(waits).toBe(2);
+    await proxy.stop();
+    up.close();
+    expect(
+      readFileSync(ledger, "utf8")
+        .split("\n")
+        .filter((l) => l.includes(`"evt": "tool_call"`)),
+    ).toHaveLength(2);
   });
 });
 
