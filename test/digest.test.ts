@@ -31,13 +31,32 @@ describe("raw-bytes digests", () => {
     );
   });
   test("StreamDigest over any chunking equals digestBytes of the whole", () => {
-    const all = new Uint8Array(10_000).map((_, i) => (i * 31) & 255);
-    for (const size of [1, 7, 64, 1000, 10_000]) {
+    const all = new Uint8Array(40_000).map((_, i) => (i * 31) & 255);
+    // One chunk, small and large; a small first chunk then more; large chunks.
+    for (const size of [1, 7, 64, 1000, 16_384, 16_385, 20_000, 40_000]) {
       const d = new StreamDigest();
       for (let i = 0; i < all.length; i += size) d.update(all.subarray(i, i + size));
       expect(d.digest()).toBe(digestBytes(all));
     }
     expect(new StreamDigest().digest()).toBe(digestBytes(new Uint8Array()));
+  });
+  test("StreamDigest digests what it was fed when the caller reuses its buffer", () => {
+    const whole = new Uint8Array([1, 2, 3, 4, 5, 6]);
+    const buf = new Uint8Array(3);
+    for (const chunks of [[whole.subarray(0, 3)], [whole.subarray(0, 3), whole.subarray(3)]]) {
+      const d = new StreamDigest();
+      for (const c of chunks) {
+        buf.set(c);
+        d.update(buf);
+        buf.fill(0);
+      }
+      expect(d.digest()).toBe(digestBytes(whole.subarray(0, chunks.length * 3)));
+    }
+    const d = new StreamDigest();
+    const node = Buffer.from([9, 8, 7]);
+    d.update(node);
+    node.fill(0);
+    expect(d.digest()).toBe(digestBytes(new Uint8Array([9, 8, 7])));
   });
 });
 

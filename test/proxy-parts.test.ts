@@ -109,6 +109,24 @@ describe("loopback guard", () => {
   for (const [host, origin, want] of cases) {
     test(`Host ${host} Origin ${origin}`, () => expect(foreignRequest(host, origin, port)).toBe(want));
   }
+  test("a verdict asked again is the same, and one for another port or Origin is its own", () => {
+    const asked: [string, string | undefined, number][] = [
+      ["localhost:8788", undefined, 8788],
+      ["localhost:8788", undefined, 8789],
+      ["localhost:8788", "", 8788],
+      ["localhost:8788", undefined, 8788],
+      ["localhost:8788", "", 8788],
+      ["localhost:8788", undefined, 8789],
+    ];
+    expect(asked.map(([h, o, p]) => foreignRequest(h, o, p))).toEqual([
+      null,
+      "Host names another port",
+      "Origin is not a URL",
+      null,
+      "Origin is not a URL",
+      "Host names another port",
+    ]);
+  });
   test("loopback listen hosts", () => {
     expect(["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"].map(isLoopbackHost)).toEqual([
       true,
@@ -146,6 +164,23 @@ describe("headers", () => {
       ["A", "1"],
       ["B", "2"],
       ["A", "3"],
+    ]);
+    // With no Connection field, in any case; a field as long as a hop-by-hop name stays.
+    expect(
+      endToEnd([
+        ["transfer-ENCODING", "chunked"],
+        ["X-Same-Length-Ab", "a"],
+        ["X-Same-Length-Abc", "b"],
+        ["KEEP-ALIVE", "timeout=5"],
+        ["te", "trailers"],
+        ["Tf", "c"],
+        ["UpGrade", "h2c"],
+        ["PROXY-connection", "keep-alive"],
+      ]),
+    ).toEqual([
+      ["X-Same-Length-Ab", "a"],
+      ["X-Same-Length-Abc", "b"],
+      ["Tf", "c"],
     ]);
   });
 

@@ -7,6 +7,7 @@
  * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning).
  */
 import { isIP } from "node:net";
+import { memo } from "../base/memo.ts";
 
 /** Whether a listen host is a loopback address (or localhost). */
 export function isLoopbackHost(host: string): boolean {
@@ -31,7 +32,16 @@ export function splitHostPort(s: string): { host: string; port: string | undefin
  * http(s) origin on a loopback host (any port: a local tool's page).
  */
 export function foreignRequest(host: string | undefined, origin: string | undefined, port: number): string | null {
+  // Every request of a client sends the same Host and Origin: the verdict is kept per pair (a
+  // verdict of null is kept as "").
   if (host === undefined) return "no Host header";
+  const key = `${port} ${host}\n${origin ?? "\n"}`;
+  return memo(verdicts, key, () => judge(host, origin, port) ?? "") || null;
+}
+
+const verdicts = new Map<string, string>();
+
+function judge(host: string, origin: string | undefined, port: number): string | null {
   const hp = splitHostPort(host.trim());
   if (!hp || !isLoopbackHost(hp.host)) return "Host is not a loopback name";
   if (hp.port !== undefined && Number(hp.port) !== port) return "Host names another port";

@@ -13,18 +13,30 @@
  * reads what it records; an upstream that compresses anyway is forwarded
  * untouched and counted as unobserved).
  */
+import { memo } from "../base/memo.ts";
 import type { HeaderPairs } from "../runtime/http-types.ts";
 import { redactArgv } from "../wrap/redact.ts";
 import { isSecretName } from "../wrap/secret-names.ts";
 import { REDACTED } from "../wrap/secret-values.ts";
 
 const HOP_BY_HOP = new Set(["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP].map((n) => n.length));
+
+/**
+ * Whether field name `k` is `lower` (given lower-cased), case-insensitively. The
+ * lengths are compared first: every exchange looks fields up several times, and
+ * lower-casing each name it passes was a string made per field per lookup.
+ */
+function named(k: string, lower: string): boolean {
+  return k.length === lower.length && (k === lower || k.toLowerCase() === lower);
+}
 
 /** The lower-cased names a message's Connection fields list (RFC 9110 §7.6.1). */
-function connectionOptions(h: HeaderPairs): Set<string> {
-  const out = new Set<string>();
+function connectionOptions(h: HeaderPairs): Set<string> | null {
+  let out: Set<string> | null = null;
   for (const [k, v] of h) {
-    if (k.toLowerCase() !== "connection") continue;
+    if (!named(k, "connection")) continue;
+    out ??= new Set<string>();
     for (const name of v.split(",")) {
       const n = name.trim().toLowerCase();
       if (n !== "") out.add(n);
@@ -35,10 +47,12 @@ function connectionOptions(h: HeaderPairs): Set<string> {
 
 /** The end-to-end fields of a message, in order (hop-by-hop ones and those its Connection names dropped). */
 export function endToEnd(h: HeaderPairs): HeaderPairs {
-  const named = connectionOptions(h);
+  const listed = connectionOptions(h);
   return h.filter(([k]) => {
+    // Most fields are neither hop-by-hop nor listed: their length says so without lower-casing them.
+    if (listed === null && !HOP_BY_HOP_LENGTHS.has(k.length)) return true;
     const n = k.toLowerCase();
-    return !HOP_BY_HOP.has(n) && !named.has(n);
+    return !HOP_BY_HOP.has(n) && !listed?.has(n);
   });
 }
 
@@ -46,9 +60,8 @@ export function endToEnd(h: HeaderPairs): HeaderPairs {
 export function upstreamRequestHeaders(h: HeaderPairs, upstream: URL): HeaderPairs {
   const out: HeaderPairs = [["Host", upstream.host]];
   for (const [k, v] of endToEnd(h)) {
-    const n = k.toLowerCase();
     // Expect: 100-continue was answered by this hop's server already; the body follows regardless.
-    if (n === "host" || n === "accept-encoding" || n === "expect") continue;
+    if (named(k, "host") || named(k, "accept-encoding") || named(k, "expect")) continue;
     out.push([k, v]);
   }
   out.push(["Accept-Encoding", "identity"]);
@@ -58,7 +71,7 @@ export function upstreamRequestHeaders(h: HeaderPairs, upstream: URL): HeaderPai
 /** The first value of a field (names compare case-insensitively), or undefined. */
 export function field(h: HeaderPairs, name: string): string | undefined {
   const n = name.toLowerCase();
-  for (const [k, v] of h) if (k.toLowerCase() === n) return v;
+  for (const [k, v] of h) if (named(k, n)) return v;
   return undefined;
 }
 
@@ -110,22 +123,9 @@ export function headerSummary(
   return { names: [...names].sort(), values };
 }
 
-/**
- * The answers of the functions below, kept: every exchange of a session sends
- * the same few names, values and targets, and searching them again for
- * credential shapes cost more than the rest of an exchange's row. Emptied
- * when full, so a client sending ever new values cannot grow it.
- */
-const MEMO_MAX = 1024;
-function memo<T>(cache: Map<string, T>, key: string, f: (key: string) => T): T {
-  let v = cache.get(key);
-  if (v === undefined) {
-    v = f(key);
-    if (cache.size >= MEMO_MAX) cache.clear();
-    cache.set(key, v);
-  }
-  return v;
-}
+// The answers of the functions below are kept (memo): every exchange of a session sends the same few
+// names, values and targets, and searching them again for credential shapes cost more than the rest of
+// an exchange's row.
 
 const secretNames = new WeakMap<ReadonlySet<string>, Map<string, boolean>>();
 export function isSecretHeader(name: string, extraSecret: ReadonlySet<string>): boolean {

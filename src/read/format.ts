@@ -10,6 +10,7 @@
  *   SERVER, OPERATION (cut to 14 and 28 unless --wide), STATUS, MS, ID
  *   and with a --raw ledger, a preview of arguments → result.
  */
+import { memo } from "../base/memo.ts";
 import { lineForm } from "../core/canonical.ts";
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
@@ -75,10 +76,15 @@ class LineFormatter {
   line(op: Operation): string {
     const mark = op.sealed === true ? "S" : op.vouched ? "+" : "!";
     const time = this.time(op);
-    const session = kept(this.sessions, op.session ?? "-", (s) => (this.wide ? cell(s) : fit(short(s), W.session)));
-    const server = kept(this.servers, op.server ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.server)));
-    const name = kept(this.names, op.name ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.name)));
-    const statusText = kept(this.statuses, op.status ?? "-", (s) => fit(s, W.status));
+    const session = memo(
+      this.sessions,
+      op.session ?? "-",
+      (s) => (this.wide ? cell(s) : fit(short(s), W.session)),
+      KEPT,
+    );
+    const server = memo(this.servers, op.server ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.server)), KEPT);
+    const name = memo(this.names, op.name ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.name)), KEPT);
+    const statusText = memo(this.statuses, op.status ?? "-", (s) => fit(s, W.status), KEPT);
     const status = this.color ? paint(op.status, statusText) : statusText;
     const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
     const id = op.rpc_id === undefined ? "-" : idText(op.rpc_id);
@@ -106,17 +112,6 @@ class LineFormatter {
     const ms = t - second * 1000;
     return `${this.secondText}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}${this.secondEnd}`;
   }
-}
-
-/** `make(key)`, made once per key (the map is emptied when it grows large). */
-function kept(map: Map<string, string>, key: string, make: (k: string) => string): string {
-  let v = map.get(key);
-  if (v === undefined) {
-    if (map.size >= 4096) map.clear();
-    v = make(key);
-    map.set(key, v);
-  }
-  return v;
 }
 
 /** The ID column: the id as JSON, cut to 40. */
@@ -183,11 +178,13 @@ export function opJson(op: Operation): string {
   return `${s}}`;
 }
 
+/** How many texts each of these caches keeps before it starts over. */
+const KEPT = 4096;
 const repeatedText = new Map<string, string>();
 
 /** jsonText of a string the ledger repeats on many rows (or null), made once per value. */
 function repeated(v: string | null): string {
-  return v === null ? "null" : kept(repeatedText, v, jsonText);
+  return v === null ? "null" : memo(repeatedText, v, jsonText, KEPT);
 }
 
 /** jsonText of a value, without the general writer for the plain ints and nulls most fields hold. */

@@ -136,7 +136,6 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
         body ??= chunksOf(req);
         return body;
       },
-      remote: req.socket.remoteAddress ?? "",
     };
     messages.set(inbound, req);
     handler(inbound, reply).catch(() => {

@@ -20,8 +20,6 @@ export interface InboundRequest {
    * upstream as a PipedBody instead. Only one of the two may be used.
    */
   readonly body: AsyncIterable<Uint8Array>;
-  /** The client's address. */
-  remote: string;
 }
 
 /** The answer being sent to the client. */
