@@ -56,33 +56,19 @@ export function digestBytes(bytes: Uint8Array): string {
   return `sha256:raw-bytes:v1:${sha256Hex(bytes)}`;
 }
 
-const KEPT_FIRST_CHUNK = 16 * 1024;
-
 /**
- * The raw-bytes digest of a stream fed in chunks; digest() ends it. seam proxy
- * makes two for every exchange, and most bodies come as one small chunk: a
- * small first chunk is kept (a copy: callers may reuse their buffer) and a
- * stream of one chunk is hashed in one call with no Hash object; a Hash is
- * made at the second chunk, or at once for a large first one.
+ * The raw-bytes digest of a stream fed in chunks; digest() ends it. Its hash
+ * is made at the first chunk: seam proxy makes two for every exchange as it
+ * arrives, and createHash costs enough there to be worth keeping off that path.
  */
 export class StreamDigest {
   private hash: Hash | null = null;
-  private first: Uint8Array | null = null;
   update(chunk: Uint8Array): void {
-    if (this.hash === null) {
-      if (this.first === null && chunk.length <= KEPT_FIRST_CHUNK) {
-        this.first = Uint8Array.prototype.slice.call(chunk); // a copy (a Buffer's own slice() is a view)
-        return;
-      }
-      this.hash = createHash("sha256");
-      if (this.first !== null) this.hash.update(this.first);
-      this.first = null;
-    }
+    this.hash ??= createHash("sha256");
     this.hash.update(chunk);
   }
   digest(): string {
-    if (this.hash !== null) return `sha256:raw-bytes:v1:${this.hash.digest("hex")}`;
-    return digestBytes(this.first ?? new Uint8Array(0));
+    return `sha256:raw-bytes:v1:${(this.hash ?? createHash("sha256")).digest("hex")}`;
   }
 }
 
