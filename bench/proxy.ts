@@ -39,10 +39,12 @@ const ROUNDS = flags.number("--rounds", 3, 1);
 // Calls each target answers before the timed rounds, as bench/relay.ts warms its relays: long
 // enough for the JIT to have compiled the hot paths (a proxy runs for hours; its first calls are not
 // what a user waits on). Measured in 1,000-call windows of one process (CPU a call, all threads), seam
-// proxy under Node settles only after 3,000-4,000 calls (2,500 -> 2,170 -> 1,550 -> 1,390 -> 1,090 µs;
-// the bare proxy 1,180 -> 1,100 -> 820 -> 720): a shorter warmup times seam's JIT compiling, not its
-// work. --warmup 20 gives the figures of a process just started.
-const WARMUP = flags.number("--warmup", 3000, 0);
+// proxy settles only after several thousand calls: under Node 2,500 -> 2,170 -> 1,550 -> 1,390 ->
+// 1,090 µs over the first five windows (the bare proxy 1,180 -> 1,100 -> 820 -> 720), under Bun
+// 2,990 -> 2,150 -> 2,130 -> 1,910 -> 1,840 -> 1,870 -> 1,590 -> 1,280 -> 1,380 -> 1,340 µs, its JIT
+// threads alone 810 µs a call in the first window and 50-350 from the eighth. A shorter warmup times
+// seam's code being compiled, not its work. --warmup 20 gives the figures of a process just started.
+const WARMUP = flags.number("--warmup", 8000, 0);
 const SESSIONS = flags.number("--sessions", 50, 5);
 const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
