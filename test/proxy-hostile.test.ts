@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -564,6 +564,50 @@ describe("seam proxy, hostile cases", () => {
 });
 
 describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) header fields", (via) => {
+  test("an answer the upstream sent in one write reaches the client in one: head, events and end together", async () => {
+    const ledger = ledgerPath();
+    // Two SSE events, as server-everything sends a call's answer (it writes them apart; here they come at once).
+    const events = [
+      `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n`,
+      `data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n`,
+    ];
+    const body = `${events.map((e) => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join("")}0\r\n\r\n`;
+    const up = await wireUpstream(
+      ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Transfer-Encoding: chunked", "", body].join("\r\n"),
+    );
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger, [], via);
+    const u = new URL(p.url);
+    const reads: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const s = connect(Number(u.port), u.hostname, () =>
+        s.write(
+          [
+            "POST /mcp HTTP/1.1",
+            `Host: ${u.host}`,
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            `Content-Length: ${CALL.length}`,
+            "Connection: close",
+            "",
+            CALL,
+          ].join("\r\n"),
+        ),
+      );
+      s.on("data", (d: Buffer) => reads.push(d));
+      s.on("error", reject);
+      s.on("close", () => resolve());
+    });
+    const text = Buffer.concat(reads).toString();
+    expect(text).toStartWith("HTTP/1.1 200 OK\r\n");
+    expect(text).toEndWith(body);
+    // One read of the client's socket: a head or a first event the proxy wrote on its own would have
+    // reached the client, and woken it, before the rest.
+    expect(reads.length).toBe(1);
+    await p.stop();
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+  });
+
   test("hop-by-hop fields stay on their hop; end-to-end ones pass as they came: repeats, order, reason phrase", async () => {
     const ledger = ledgerPath();
     const answer = `{"jsonrpc":"2.0","id":1,"result":{}}`;

@@ -57,6 +57,7 @@ const messages = new WeakMap<InboundRequest, http.IncomingMessage>();
 class NodeReply implements Reply {
   private goneFlag = false;
   private finished = false;
+  private headFlushed = false;
   /** A body chunk has been written (it carries the head if the head had not gone yet). */
   wrote = false;
   private readonly goneHandlers: (() => void)[] = [];
@@ -86,8 +87,23 @@ class NodeReply implements Reply {
     // goes at the end of this turn of the event loop, unless a chunk written in this turn (the body the
     // upstream sent with its head, usually) takes it along, in one write instead of two.
     setImmediate(() => {
-      if (!this.wrote && !this.finished && !this.goneFlag) this.res.flushHeaders();
+      if (!this.wrote && !this.finished && !this.goneFlag) this.flushHead();
     });
+  }
+
+  /**
+   * Sends the head (once) ahead of the first chunk written with pipeResponse.
+   * Under Bun, ServerResponse.write for a reply whose head has not gone writes
+   * head and chunk inside a cork callback of its native handle, which sends at
+   * once: an answer the upstream wrote in two pieces went out in two writes
+   * (strace: three sendto a call against the bare proxy's two). With the head
+   * flushed first, what the turn writes goes out together. Under Node the head
+   * joins the corked writes of the turn.
+   */
+  flushHead(): void {
+    if (this.headFlushed) return;
+    this.headFlushed = true;
+    this.res.flushHeaders();
   }
 
   write(chunk: Uint8Array): void | Promise<void> {
@@ -350,6 +366,7 @@ function pipeResponse(
         out.cork();
         setImmediate(uncork);
       }
+      reply.flushHead();
       passOn(res, out, chunk);
       tap(chunk);
     };
