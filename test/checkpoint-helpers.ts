@@ -15,7 +15,7 @@ export const OTHER = generateKey("other", new Uint8Array(32).fill(9));
 export const signer = newSigner(KEY.privateKey);
 export const verifier = newVerifier(KEY.verifierKey);
 
-export const FIXED_NOW = () => new Date(Date.UTC(2026, 10, 30, 3, 24, 7, 123));
+export const FIXED_NOW = () => Date.UTC(2026, 10, 30, 3, 24, 7, 123);
 
 export interface Sealed {
   path: string;

@@ -26,7 +26,7 @@ import { runAsNobody } from "./as-nobody.ts";
 import { checkChain } from "./ledger-check.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const NOW = () => new Date(Date.UTC(2026, 10, 30, 3, 24, 7, 123));
+const NOW = () => Date.UTC(2026, 10, 30, 3, 24, 7, 123);
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "seam-ledger-"));
@@ -692,4 +692,60 @@ describe("the locks every name of one ledger shares", () => {
       expect(checkChain(read(path)).breaks).toEqual([]);
     });
   });
+});
+
+test("each write gets bytes of its own: a file that keeps what it is given still holds every row as written", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const inner = await openAppend(path);
+  const kept: Uint8Array[] = [];
+  const keeping: AppendFile = {
+    ...inner,
+    async write(b) {
+      kept.push(b);
+      await inner.write(b);
+    },
+  };
+  const { w } = await openLedger(path, { openAppend: async () => keeping });
+  for (let batch = 0; batch < 4; batch++) {
+    await Promise.all(Array.from({ length: 3 }, (_, i) => w.append("tool_call", { batch, i })));
+  }
+  await w.end({});
+  expect(kept.length).toBe(5);
+  expect(Buffer.concat(kept).toString()).toBe(read(path));
+  const check = checkChain(read(path));
+  expect(check.breaks).toEqual([]);
+  expect(check.seqs).toEqual({ "s-golden": Array.from({ length: 13 }, (_, i) => i + 1) });
+  const rows = read(path)
+    .trimEnd()
+    .split("\n")
+    .slice(0, 12)
+    .map((l) => JSON.parse(l) as { batch: number; i: number });
+  expect(rows.map((r) => `${r.batch}.${r.i}`)).toEqual(
+    Array.from({ length: 12 }, (_, k) => `${Math.floor(k / 3)}.${k % 3}`),
+  );
+});
+
+test("ts: each row's is its own millisecond's, rows of one millisecond sharing it", async () => {
+  const path = join(tmp(), "l.jsonl");
+  const base = Date.UTC(2026, 10, 30, 3, 24, 7, 123);
+  const times = [base, base, base + 1, base, base + 86_400_000, Number.NaN];
+  let at = 0;
+  const { w } = await openLedger(path, { now: () => times[Math.min(at++, times.length - 1)]! });
+  const before = Date.now();
+  for (let i = 0; i < times.length - 1; i++) void w.append("tick", { i });
+  await w.append("tick", { i: times.length - 1 });
+  const ts = read(path)
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l).ts as string);
+  expect(ts.slice(0, 5)).toEqual([
+    "2026-11-30T03:24:07.123Z",
+    "2026-11-30T03:24:07.123Z",
+    "2026-11-30T03:24:07.124Z",
+    "2026-11-30T03:24:07.123Z",
+    "2026-12-01T03:24:07.123Z",
+  ]);
+  // A clock that gives no time: the row is dated now, as before.
+  expect(Date.parse(ts[5]!)).toBeGreaterThanOrEqual(before - 1);
+  await w.end({});
 });

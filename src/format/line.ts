@@ -156,10 +156,12 @@ const encoder = new TextEncoder();
  * (non-ASCII text, nested keys out of order) is written as a line with a
  * placeholder chain, its chain form read off it (chainFromLine) or else
  * written from the row, and the chain written over the placeholder.
+ * `shared`: the bytes may be a view of a buffer the next call writes over
+ * (for a caller that copies them at once: src/ledger/line-batch.ts).
  */
-export function chainedLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } {
+export function chainedLine(prev: string, row: JsonObject, shared = false): { chain: string; bytes: Uint8Array } {
   row.delete("chain");
-  const quick = asciiLine(prev, row);
+  const quick = asciiLine(prev, row, shared);
   if (quick !== null) return quick;
   row.set("chain", PLACEHOLDER);
   const bytes = encoder.encode(`${lineForm(row)}\n`);
@@ -211,7 +213,7 @@ const CHAIN_MEMBER = new TextEncoder().encode('"chain": "');
  * Scalars other than strings are written by lineForm (the line and chain
  * forms write them alike: same numbers, NaN and Infinity).
  */
-function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8Array } | null {
+function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: string; bytes: Uint8Array } | null {
   if (3 * row.size > spans.length) spans = new Int32Array(6 * row.size);
   const keys: string[] = [];
   let o = 0;
@@ -236,7 +238,7 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
     spans[3 * keys.length + 2] = o;
     keys.push(k);
   }
-  const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys));
+  const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys), o);
   if (chain === null) return null;
   row.set("chain", chain);
   // room left 64 bytes spare after the last value: enough for `, "chain": "<32>"}\n`.
@@ -251,7 +253,7 @@ function asciiLine(prev: string, row: JsonObject): { chain: string; bytes: Uint8
   b[o++] = 0x22;
   b[o++] = 0x7d;
   b[o++] = 0x0a;
-  return { chain, bytes: b.slice(0, o) };
+  return { chain, bytes: shared ? b.subarray(0, o) : b.slice(0, o) };
 }
 
 /** Where the value putValue is writing must end (with 64 bytes to spare), at most LINE_BUF_MAX. */

@@ -24,6 +24,7 @@ import { FileSync, type FsyncPolicy } from "./file-sync.ts";
 import { HeldLock, LOCK_TIMEOUT_MS } from "./held-lock.ts";
 import { acquireLock, type Release } from "./lock.ts";
 import { lockPaths } from "./open.ts";
+import { LineBatch } from "./line-batch.ts";
 import { settleTail } from "./tail.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import { type CheckpointConfig, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
@@ -45,7 +46,8 @@ export interface LedgerConfig {
   allowForeign?: boolean;
   /** Takes the cross-process lock at `lockPath`; default: the lock file of src/ledger/lock.ts. */
   lock?: (lockPath: string) => Promise<Release>;
-  now?: () => Date;
+  /** When a row is made, as epoch milliseconds (its `ts`); default Date.now. */
+  now?: () => number;
   warn?: (message: string) => void;
   /** Written into the lock file; default process.pid. */
   pid?: number;
@@ -85,6 +87,11 @@ export class LedgerWriter {
   /** File size right after this writer's last write; -1 when unknown. */
   private lastEnd = -1;
   private lastChain = GENESIS;
+  /** The last row's time and its text (see timestamp). */
+  private tsMs = Number.NaN;
+  private tsText = "";
+  /** The lines of the write being made (one write at a time: drain flushes batch after batch). */
+  private readonly lines = new LineBatch();
   private ended = false;
   private warnedWrite = false;
   private readonly lock: HeldLock;
@@ -227,12 +234,18 @@ export class LedgerWriter {
   // ---- internals ----
 
   private timestamp(): string {
+    const ms = this.cfg.now?.() ?? Date.now();
+    // Rows made in one millisecond (a burst) share its text: toISOString costs as much as a small row's other fields.
+    if (ms === this.tsMs) return this.tsText;
+    let text: string;
     try {
-      const d = this.cfg.now?.() ?? new Date();
-      return d.toISOString();
+      text = new Date(ms).toISOString();
     } catch {
       return new Date().toISOString();
     }
+    this.tsMs = ms;
+    this.tsText = text;
+    return text;
   }
 
   private buildRow(evt: string, seq: number | null, fields: FieldsIn): JsonObject {
@@ -319,11 +332,10 @@ export class LedgerWriter {
     }
     if (this.checkpointerReady) await this.checkpointerReady;
     const release = await this.lock.take();
-    const parts: Uint8Array[] = [];
-    let total = 0;
+    const lines = this.lines;
+    lines.clear(); // what a flush that failed before its write left
     const add = (b: Uint8Array) => {
-      parts.push(b);
-      total += b.length;
+      lines.add(b);
       this.checkpointer?.feed(b);
     };
     let mark: TreeMark | undefined; // the tree before this write, to go back to if it fails
@@ -332,6 +344,7 @@ export class LedgerWriter {
     let rows: Queued[] = [];
     let start = -1;
     let landed = -1; // bytes of this write in the file: -1 all of them
+    let total = 0; // bytes of this write
     try {
       start = await file.size();
       if (this.checkpointer) await this.checkpointer.catchUp(file, start);
@@ -347,21 +360,22 @@ export class LedgerWriter {
       if (terminate) add(new Uint8Array([LF]));
       if (repair) {
         prev = chainLine(prev, this.buildRow("ledger_repair", null, repairFields(repair)), add);
-        repairEnd = total;
+        repairEnd = lines.total;
       }
       for (const p of batch) {
         try {
           if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.checkpointer!.fields());
           prev = chainLine(prev, p.row, add);
           rows.push(p);
-          ends.push(total);
+          ends.push(lines.total);
         } catch {
           this.settle(p, false, false); // a row that cannot be serialized is lost, not the batch
         }
       }
       batch = [];
+      total = lines.total;
       try {
-        await file.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts, total));
+        await file.write(lines.take());
       } catch (e) {
         // A short write may have put whole lines in the file before failing; measured under the lock.
         landed = Math.max(0, Math.min(total, (await file.size().catch(() => start)) - start));
@@ -411,7 +425,7 @@ export class LedgerWriter {
 
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
 function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
-  const { chain, bytes } = chainedLine(prev, row);
+  const { chain, bytes } = chainedLine(prev, row, true);
   add(bytes);
   return chain;
 }

@@ -58,8 +58,9 @@ class SessionClock {
   perf(): number {
     return this.pinned?.perf ?? performance.now();
   }
-  date(): Date {
-    return new Date(this.pinned?.wall ?? Date.now());
+  /** Wall-clock epoch ms (a row's ts). */
+  wall(): number {
+    return this.pinned?.wall ?? Date.now();
   }
   at(m: Moment, f: () => void): void {
     const before = this.pinned;
@@ -155,7 +156,7 @@ export class ProxySession {
       // A client's calls come a few ms apart: keep the lock files from one row to the next.
       lockLingerMs: 20,
       lock,
-      now: () => clock.date(),
+      now: () => clock.wall(),
     });
     const s = new ProxySession(id, kind, writer, o, log, clock);
     s.mcpId = mcpId;

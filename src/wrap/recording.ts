@@ -128,7 +128,7 @@ export class Recording {
         allowForeign: init.allowForeignLedger,
         warn: (m) => log.warn(m),
         checkpoints: deps.checkpoints,
-        now: () => (recording?.at ? new Date(recording.at.wall) : new Date()),
+        now: () => recording?.at?.wall ?? Date.now(),
       });
     } catch (e) {
       return (e as Error).message;
