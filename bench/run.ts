@@ -4,7 +4,7 @@
  * bench/results/latest.json (each script's own result beside it).
  *
  *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,fleet,proxy,memory,report]
- *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N]
+ *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N] [--rt-warmup N]
  *
  * The defaults fit in ten minutes on a 2-core machine. --smoke runs every
  * script with tiny sizes in seconds: its figures mean nothing, it only proves
@@ -25,7 +25,11 @@ const RESULTS = `${ROOT}bench/results/`;
 const SCRIPTS: { name: string; file: string; takes: string[] }[] = [
   { name: "micro", file: "micro.bench.ts", takes: [] },
   { name: "ledger", file: "ledger.ts", takes: [] },
-  { name: "relay", file: "relay.ts", takes: ["--calls", "--large-mib", "--rt-calls", "--rt-rounds", "--pipe-rounds"] },
+  {
+    name: "relay",
+    file: "relay.ts",
+    takes: ["--calls", "--large-mib", "--rt-calls", "--rt-warmup", "--rt-rounds", "--pipe-rounds"],
+  },
   { name: "verify", file: "verify.ts", takes: ["--rows"] },
   { name: "read", file: "read.ts", takes: ["--rows"] },
   { name: "digest", file: "digest-file.ts", takes: ["--mb"] },
