@@ -16,7 +16,7 @@ import { runtime } from "../src/runtime/index.ts";
 import { startThreadFrom } from "../src/runtime/thread.ts";
 import type { Runtime } from "../src/runtime/types.ts";
 import { RecorderLink } from "../src/wrap/recorder-link.ts";
-import { RECORDER_ROLE } from "../src/wrap/recorder-protocol.ts";
+import { NOTES_POST_BYTES, NOTE_DELAY_MS, RECORDER_ROLE } from "../src/wrap/recorder-protocol.ts";
 import type { RecordingInit } from "../src/wrap/recording.ts";
 import { field, ledgerRows } from "./proc.ts";
 
@@ -194,3 +194,78 @@ test.skipIf(process.platform !== "linux")(
     expect(said.thread).toBe(Math.min(19, said.process + 10));
   },
 );
+
+/** The real thread, with what the link posts to it seen on the way (`posted`, by kind and note count). */
+function watched(): { rt: Runtime; kinds: () => string[] } {
+  const posted: { k: string; notes?: unknown[] }[] = [];
+  const rt: Runtime = {
+    ...runtime,
+    startThread: (role, data) => {
+      const t = startThreadFrom(fixture, role, data);
+      if (t === null) return null;
+      return {
+        post: (m, transfer) => {
+          posted.push(m as { k: string });
+          t.post(m, transfer);
+        },
+        onMessage: (h) => t.onMessage(h),
+        onExit: (h) => t.onExit(h),
+        terminate: () => t.terminate(),
+      };
+    },
+  };
+  return { rt, kinds: () => posted.map((m) => m.k + (m.notes?.length ?? "")) };
+}
+
+test("notes of small chunks go to the recorder together, a large chunk's at once; eof and end come after them", async () => {
+  const { rt: watching, kinds } = watched();
+  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const link = await RecorderLink.start(watching, init(ledger), { stallMs: 0 }, createLog());
+  if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
+  // Ten calls, a chunk each way, in one turn: no message yet, then one with all twenty notes.
+  for (let id = 1; id <= 10; id++) {
+    expect(link.chunk("c2s", enc.encode(request(id)))).toBeUndefined();
+    expect(link.chunk("s2c", enc.encode(answer(id)))).toBeUndefined();
+  }
+  expect(kinds()).toEqual([]);
+  await Bun.sleep(NOTE_DELAY_MS + 20);
+  expect(kinds()).toEqual(["chunks20"]);
+  // A chunk of NOTES_POST_BYTES or more is posted with the notes before it, at once.
+  link.chunk("c2s", enc.encode(request(11)));
+  const many = Array.from({ length: 60 }, (_, i) => answer(1000 + i)).join("") + answer(11);
+  expect(many.length).toBeGreaterThanOrEqual(NOTES_POST_BYTES);
+  link.chunk("s2c", enc.encode(many));
+  expect(kinds()).toEqual(["chunks20", "chunks2"]);
+  // A small chunk's note waits, but not behind eof, nor behind the end (a signal: no eof on that side).
+  link.chunk("c2s", enc.encode(request(12)));
+  link.eof("c2s");
+  link.chunk("s2c", enc.encode(answer(12)));
+  await link.end({ reason: "signal", exitCode: 0 });
+  expect(kinds()).toEqual(["chunks20", "chunks2", "chunks1", "eof", "chunks1", "end"]);
+  const rows = ledgerRows(ledger);
+  const calls = rows.filter((row) => field(row, "evt") === "tool_call");
+  expect(calls.map((row) => `${field(row, "tool")} ${field(row, "status")}`)).toEqual(
+    Array.from({ length: 12 }, (_, i) => `t${i + 1} ok`),
+  );
+  expect((await verifyFile(ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("a relay that must wait posts the notes of what is in the ring at once (the recorder cannot catch up without them)", async () => {
+  const { rt: watching, kinds } = watched();
+  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  // A ring of 2,000 bytes and a disk that stalls: the second chunk does not fit.
+  const link = await RecorderLink.start(watching, init(ledger), { stallMs: 20 }, createLog(), 2000);
+  if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
+  const chunk = (ids: number[]) => enc.encode(ids.map(request).join(""));
+  expect(link.chunk("c2s", chunk([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]))).toBeUndefined();
+  expect(kinds()).toEqual([]);
+  const wait = link.chunk("c2s", chunk([16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]));
+  expect(wait).toBeInstanceOf(Promise);
+  expect(kinds()).toEqual(["chunks2"]);
+  await wait;
+  link.eof("c2s");
+  link.eof("s2c");
+  await link.end({ reason: "client_eof", exitCode: 0 });
+  const calls = ledgerRows(ledger).filter((row) => field(row, "evt") === "tool_call");
+  expect(calls.map((row) => field(row, "tool"))).toEqual(Array.from({ length: 30 }, (_, i) => `t${i + 1}`));
+}, 60_000);

@@ -1,7 +1,7 @@
 /**
  * The forwarding side of a recorder thread (src/wrap/recorder-protocol.ts):
  * it starts the thread, copies each chunk that crossed into the ring with a
- * note to the recorder, and makes the relay wait, as a full pipe would, when
+ * note to the recorder (posted with the others of the next NOTE_DELAY_MS), and makes the relay wait, as a full pipe would, when
  * the ring is full or its oldest bytes are too old.
  */
 import type { Log } from "../base/log.ts";
@@ -10,7 +10,11 @@ import type { Runtime, Thread } from "../runtime/types.ts";
 import {
   BACKLOG_LIMIT,
   BACKLOG_MAX_AGE_MS,
+  type ChunkNote,
   type FromRecorder,
+  NOTES_MAX,
+  NOTES_POST_BYTES,
+  NOTE_DELAY_MS,
   RECORDER_ROLE,
   type RecorderData,
   TARGET,
@@ -52,6 +56,10 @@ export class RecorderLink {
   /** Resolved when the queue has gone into the ring. */
   private room: { promise: Promise<void>; resolve: () => void } | undefined;
   private ended: (() => void) | undefined;
+  /** Notes not yet posted, and the timer that posts them (NOTE_DELAY_MS). */
+  private notes: ChunkNote[] = [];
+  private noteBytes = 0;
+  private notesTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     private readonly thread: Thread,
@@ -144,7 +152,9 @@ export class RecorderLink {
   }
 
   eof(dir: Dir): void {
-    if (this.gone === undefined) this.post({ k: "eof", d: dir });
+    if (this.gone !== undefined) return;
+    this.postNotes();
+    this.post({ k: "eof", d: dir });
   }
 
   /** The server never started: session_end says why, once the recorder wrote it. */
@@ -188,10 +198,28 @@ export class RecorderLink {
       Atomics.store(this.counters, WRITTEN, this.written | 0);
       const backlog = backlogOf(this.counters);
       if (backlog > this.max) this.max = backlog;
-      this.post({ k: "chunk", d: dir, wall, mono, n });
+      this.note({ d: dir, wall, mono, n });
       from += n;
     }
     return from;
+  }
+
+  /** A note for the recorder, posted with the others of the next NOTE_DELAY_MS (or sooner: postNotes). */
+  private note(n: ChunkNote): void {
+    this.notes.push(n);
+    this.noteBytes += n.n;
+    if (this.notes.length >= NOTES_MAX || this.noteBytes >= NOTES_POST_BYTES) this.postNotes();
+    else this.notesTimer ??= setTimeout(() => this.postNotes(), NOTE_DELAY_MS);
+  }
+
+  private postNotes(): void {
+    if (this.notesTimer !== undefined) clearTimeout(this.notesTimer);
+    this.notesTimer = undefined;
+    if (this.notes.length === 0) return;
+    const notes = this.notes;
+    this.notes = [];
+    this.noteBytes = 0;
+    this.post({ k: "chunks", notes });
   }
 
   /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
@@ -258,6 +286,8 @@ export class RecorderLink {
    * may have got there before it could see the request.
    */
   private ask(): void {
+    // The recorder cannot get there without the notes of what is in the ring.
+    this.postNotes();
     const target =
       this.queue.length > 0
         ? (this.written - Math.floor(this.ring.length / 2)) | 0
@@ -272,6 +302,7 @@ export class RecorderLink {
       const done = new Promise<void>((resolve) => {
         this.ended = resolve;
       });
+      this.postNotes();
       this.post(msg);
       await done;
     }

@@ -10,6 +10,7 @@ import type { Log } from "../base/log.ts";
 import { yieldToOtherThreads } from "../runtime/thread.ts";
 import type { Runtime } from "../runtime/types.ts";
 import {
+  type ChunkNote,
   type FromRecorder,
   RECORDED,
   type RecorderData,
@@ -19,6 +20,9 @@ import {
   reached,
 } from "./recorder-protocol.ts";
 import { Recording, type RecordingDeps } from "./recording.ts";
+
+/** What the recorder does next: a message, a message's notes one by one. */
+type Step = Exclude<ToRecorder, { k: "chunks" }> | { k: "chunk"; note: ChunkNote };
 
 /** Rows that may wait for the disk before the recorder stops taking chunks (they then wait as backlog). */
 const ROWS_WAITING_LIMIT = 512;
@@ -51,7 +55,7 @@ export async function serveRecorder(
   // merely queued for it): the forwarding side's backlog, and so what a
   // SIGKILL could take, covers rows waiting for a slow disk too. Notes wait
   // in the inbox, in order, while the ledger catches up.
-  const inbox: ToRecorder[] = [];
+  const inbox: Step[] = [];
   let next = 0;
   let running = false;
   /** Bytes whose rows are made (modulo 2^32). */
@@ -75,24 +79,26 @@ export async function serveRecorder(
   };
   /** Where the next piece starts in the ring. */
   let readAt = 0;
-  const handle = (m: ToRecorder) => {
+  const chunk = (note: ChunkNote) => {
+    // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
+    const at = readAt;
+    readAt = (readAt + note.n) % ring.length;
+    const first = Math.min(note.n, ring.length - at);
+    recording.crossedAt({ wall: note.wall, mono: note.mono });
+    try {
+      recording.chunk(note.d, ring.subarray(at, at + first));
+      if (first < note.n) recording.chunk(note.d, ring.subarray(0, note.n - first));
+    } finally {
+      recording.crossedAt(undefined);
+    }
+    handled = (handled + note.n) >>> 0;
+  };
+  const handle = (m: Step) => {
     switch (m.k) {
-      case "chunk": {
-        // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
-        const at = readAt;
-        readAt = (readAt + m.n) % ring.length;
-        const first = Math.min(m.n, ring.length - at);
-        recording.crossedAt({ wall: m.wall, mono: m.mono });
-        try {
-          recording.chunk(m.d, ring.subarray(at, at + first));
-          if (first < m.n) recording.chunk(m.d, ring.subarray(0, m.n - first));
-        } finally {
-          recording.crossedAt(undefined);
-        }
-        handled = (handled + m.n) >>> 0;
+      case "chunk":
+        chunk(m.note);
         watch();
         return;
-      }
       case "eof":
         recording.eof(m.d);
         return;
@@ -118,7 +124,9 @@ export async function serveRecorder(
     running = false;
   };
   port.on("message", (m: ToRecorder) => {
-    inbox.push(m);
+    // Note by note, so that the rows waiting for the disk are looked at between any two chunks.
+    if (m.k === "chunks") for (const note of m.notes) inbox.push({ k: "chunk", note });
+    else inbox.push(m);
     if (!running) void run();
   });
   say({ k: "opened" });
