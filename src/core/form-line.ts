@@ -122,17 +122,16 @@ export function chainOfMembers(
   line: Uint8Array,
   spans: ArrayLike<number>,
   order: number[],
-  used = line.length,
 ): string | null {
   let size = prev.length + 2;
   for (let k = 0; k < order.length; k++) size += spans[3 * order[k]! + 2]! - spans[3 * order[k]!]! + 2;
   // A short line is copied once behind the form (one native copy), and a long member moved from
   // there; a long line's members are copied from views of it (no second copy of a large line kept).
-  const far = used <= FAR_COPY_MAX ? size : -1;
-  const room = size + (far < 0 ? 0 : used);
+  const far = line.length <= FAR_COPY_MAX ? size : -1;
+  const room = size + (far < 0 ? 0 : line.length);
   if (room > scratch.length) scratch = new Uint8Array(Math.max(room, 2 * scratch.length));
   const out = scratch;
-  if (far >= 0) out.set(used === line.length ? line : line.subarray(0, used), far);
+  if (far >= 0) out.set(line, far);
   let o = 0;
   for (let k = 0; k < prev.length; k++) {
     const c = prev.charCodeAt(k);

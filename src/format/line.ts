@@ -238,7 +238,8 @@ function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: str
     spans[3 * keys.length + 2] = o;
     keys.push(k);
   }
-  const chain = chainOfMembers(prev, lineBuf, spans, keyOrder(keys), o);
+  // The line so far (not the whole reused buffer), which the chain form is rearranged from.
+  const chain = chainOfMembers(prev, lineBuf.subarray(0, o), spans, keyOrder(keys));
   if (chain === null) return null;
   row.set("chain", chain);
   // room left 64 bytes spare after the last value: enough for `, "chain": "<32>"}\n`.

@@ -373,9 +373,10 @@ export class LedgerWriter {
         }
       }
       batch = [];
-      total = lines.total;
+      const bytes = lines.take();
+      total = bytes.length;
       try {
-        await file.write(lines.take());
+        await file.write(bytes);
       } catch (e) {
         // A short write may have put whole lines in the file before failing; measured under the lock.
         landed = Math.max(0, Math.min(total, (await file.size().catch(() => start)) - start));

@@ -1,8 +1,9 @@
 /**
  * The forwarding side of a recorder thread (src/wrap/recorder-protocol.ts):
  * it starts the thread, copies each chunk that crossed into the ring with a
- * note to the recorder (posted with the others of the next NOTE_DELAY_MS), and makes the relay wait, as a full pipe would, when
- * the ring is full or its oldest bytes are too old.
+ * note to the recorder (posted with the others of the next NOTE_DELAY_MS),
+ * and makes the relay wait, as a full pipe would, when the ring is full or
+ * its oldest bytes are too old.
  */
 import type { Log } from "../base/log.ts";
 import { threadOrNull } from "../runtime/thread.ts";

@@ -7,8 +7,9 @@
  * bytes): the forwarding side copies each chunk in, in the order the chunks
  * crossed (both directions share the ring, so an answer is never seen before
  * its request), and posts a small note of its direction, length and the
- * moment it crossed (notes gathered for NOTE_DELAY_MS, in one message); the recording side (src/wrap/recording.ts, the same code
- * that runs inline) reads it from there. A ring, not a message per chunk,
+ * moment it crossed (notes gathered for NOTE_DELAY_MS, in one message); the
+ * recording side (src/wrap/recording.ts, the same code that runs inline)
+ * reads it from there. A ring, not a message per chunk,
  * because transferred buffers became garbage in the recorder's heap faster
  * than it was collected (peak RSS relaying large answers: bench/relay.ts).
  *
