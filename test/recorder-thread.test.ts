@@ -16,7 +16,7 @@ import { runtime } from "../src/runtime/index.ts";
 import { startThreadFrom } from "../src/runtime/thread.ts";
 import type { Runtime } from "../src/runtime/types.ts";
 import { RecorderLink } from "../src/wrap/recorder-link.ts";
-import { NOTES_POST_BYTES, NOTE_DELAY_MS, RECORDER_ROLE } from "../src/wrap/recorder-protocol.ts";
+import { RECORDER_ROLE } from "../src/wrap/recorder-protocol.ts";
 import type { RecordingInit } from "../src/wrap/recording.ts";
 import { field, ledgerRows } from "./proc.ts";
 
@@ -59,12 +59,20 @@ async function relay(
   calls: number,
   stallMs: number,
   limit: number,
-  o: { group?: number; maxAgeMs?: number; gapMs?: number } = {},
+  o: { group?: number; maxAgeMs?: number; gapMs?: number; noteSlots?: number } = {},
 ): Promise<Run> {
   const group = o.group ?? 1;
   expect(RECORDER_ROLE).toBe("recorder");
   const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
-  const link = await RecorderLink.start(rt, init(ledger), { stallMs }, createLog(), limit, o.maxAgeMs ?? 60_000);
+  const link = await RecorderLink.start(
+    rt,
+    init(ledger),
+    { stallMs },
+    createLog(),
+    limit,
+    o.maxAgeMs ?? 60_000,
+    o.noteSlots,
+  );
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
   const t0 = performance.now();
   let waits = 0;
@@ -195,9 +203,9 @@ test.skipIf(process.platform !== "linux")(
   },
 );
 
-/** The real thread, with what the link posts to it seen on the way (`posted`, by kind and note count). */
+/** The real thread, with the kinds of what the link posts to it seen on the way. */
 function watched(): { rt: Runtime; kinds: () => string[] } {
-  const posted: { k: string; notes?: unknown[] }[] = [];
+  const posted: string[] = [];
   const rt: Runtime = {
     ...runtime,
     startThread: (role, data) => {
@@ -205,7 +213,7 @@ function watched(): { rt: Runtime; kinds: () => string[] } {
       if (t === null) return null;
       return {
         post: (m, transfer) => {
-          posted.push(m as { k: string });
+          posted.push((m as { k: string }).k);
           t.post(m, transfer);
         },
         onMessage: (h) => t.onMessage(h),
@@ -214,58 +222,91 @@ function watched(): { rt: Runtime; kinds: () => string[] } {
       };
     },
   };
-  return { rt, kinds: () => posted.map((m) => m.k + (m.notes?.length ?? "")) };
+  return { rt, kinds: () => [...posted] };
 }
 
-test("notes of small chunks go to the recorder together, a large chunk's at once; eof and end come after them", async () => {
+/** Polls until `ok` holds (the recorder works on its own thread), failing after `ms`. */
+async function until(ok: () => boolean, ms = 20_000): Promise<void> {
+  const t0 = performance.now();
+  while (!ok()) {
+    if (performance.now() - t0 > ms) throw new Error("timed out");
+    await Bun.sleep(5);
+  }
+}
+
+test("the recorder finds notes without a message; it is woken by one only after it said it was idle", async () => {
   const { rt: watching, kinds } = watched();
   const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
   const link = await RecorderLink.start(watching, init(ledger), { stallMs: 0 }, createLog());
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
-  // Ten calls, a chunk each way, in one turn: no message yet, then one with all twenty notes.
+  const rowed = () => ledgerRows(ledger).filter((row) => field(row, "evt") === "tool_call").length;
+  // An idle recorder: the first chunk wakes it, the rest of the turn's chunks need no message.
+  await Bun.sleep(50);
   for (let id = 1; id <= 10; id++) {
     expect(link.chunk("c2s", enc.encode(request(id)))).toBeUndefined();
     expect(link.chunk("s2c", enc.encode(answer(id)))).toBeUndefined();
   }
-  expect(kinds()).toEqual([]);
-  await Bun.sleep(NOTE_DELAY_MS + 20);
-  expect(kinds()).toEqual(["chunks20"]);
-  // A chunk of NOTES_POST_BYTES or more is posted with the notes before it, at once.
-  link.chunk("c2s", enc.encode(request(11)));
-  const many = Array.from({ length: 60 }, (_, i) => answer(1000 + i)).join("") + answer(11);
-  expect(many.length).toBeGreaterThanOrEqual(NOTES_POST_BYTES);
-  link.chunk("s2c", enc.encode(many));
-  expect(kinds()).toEqual(["chunks20", "chunks2"]);
-  // A small chunk's note waits, but not behind eof, nor behind the end (a signal: no eof on that side).
-  link.chunk("c2s", enc.encode(request(12)));
+  expect(kinds()).toEqual(["wake"]);
+  // Recorded while the link stays open (not only at its end).
+  await until(() => rowed() === 10);
+  // Calls one after another, each answered within a millisecond: woken once at most, then busy or looking again.
+  await Bun.sleep(100);
+  for (let id = 11; id <= 40; id++) {
+    link.chunk("c2s", enc.encode(request(id)));
+    await Bun.sleep(0.2);
+    link.chunk("s2c", enc.encode(answer(id)));
+    await Bun.sleep(0.2);
+  }
+  await until(() => rowed() === 40);
+  const woken = kinds().length - 1;
+  expect(woken).toBeGreaterThanOrEqual(1);
+  expect(woken).toBeLessThanOrEqual(10);
+  // An eof is a note in its place, not a message; the end is a message.
+  link.chunk("c2s", enc.encode(request(41)));
   link.eof("c2s");
-  link.chunk("s2c", enc.encode(answer(12)));
+  link.chunk("s2c", enc.encode(answer(41)));
+  const before = kinds().length;
   await link.end({ reason: "signal", exitCode: 0 });
-  expect(kinds()).toEqual(["chunks20", "chunks2", "chunks1", "eof", "chunks1", "end"]);
+  expect(
+    kinds()
+      .slice(before)
+      .filter((k) => k !== "wake"),
+  ).toEqual(["end"]);
   const rows = ledgerRows(ledger);
   const calls = rows.filter((row) => field(row, "evt") === "tool_call");
   expect(calls.map((row) => `${field(row, "tool")} ${field(row, "status")}`)).toEqual(
-    Array.from({ length: 12 }, (_, i) => `t${i + 1} ok`),
+    Array.from({ length: 41 }, (_, i) => `t${i + 1} ok`),
   );
   expect((await verifyFile(ledger)).verdict).toBe("ok");
 }, 60_000);
 
-test("a relay that must wait posts the notes of what is in the ring at once (the recorder cannot catch up without them)", async () => {
-  const { rt: watching, kinds } = watched();
+test("a full notes ring makes the relay wait as a full byte ring does: nothing lost, in order", async () => {
+  // Eight notes for 800 chunks, with a slow disk.
+  const r = await relay(400, 5, 16 * 1024 * 1024, { noteSlots: 8 });
+  expect(r.waits).toBeGreaterThan(10);
+  const rows = ledgerRows(r.ledger);
+  const calls = rows.filter((row) => field(row, "evt") === "tool_call");
+  expect(calls.map((row) => `${field(row, "tool")} ${field(row, "status")}`)).toEqual(
+    Array.from({ length: 400 }, (_, i) => `t${i + 1} ok`),
+  );
+  expect(field(rows.at(-1)!, "evt")).toBe("session_end");
+  expect((await verifyFile(r.ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("an eof that crosses while chunks wait for the ring keeps its place behind them", async () => {
   const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
-  // A ring of 2,000 bytes and a disk that stalls: the second chunk does not fit.
-  const link = await RecorderLink.start(watching, init(ledger), { stallMs: 20 }, createLog(), 2000);
+  // A ring smaller than one answer: the first answer waits in part, and what crosses after it waits too.
+  const link = await RecorderLink.start(rt, init(ledger), { stallMs: 0 }, createLog(), 100);
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
-  const chunk = (ids: number[]) => enc.encode(ids.map(request).join(""));
-  expect(link.chunk("c2s", chunk([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]))).toBeUndefined();
-  expect(kinds()).toEqual([]);
-  const wait = link.chunk("c2s", chunk([16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]));
-  expect(wait).toBeInstanceOf(Promise);
-  expect(kinds()).toEqual(["chunks2"]);
-  await wait;
+  expect(link.chunk("c2s", enc.encode(request(1)))).toBeUndefined();
+  expect(link.chunk("s2c", enc.encode(answer(1)))).toBeInstanceOf(Promise);
+  // The client's last frame has no "\n": only its eof, after its bytes, ends it.
+  link.chunk("c2s", enc.encode(request(2).trimEnd()));
   link.eof("c2s");
+  link.chunk("s2c", enc.encode(answer(2)));
   link.eof("s2c");
   await link.end({ reason: "client_eof", exitCode: 0 });
   const calls = ledgerRows(ledger).filter((row) => field(row, "evt") === "tool_call");
-  expect(calls.map((row) => field(row, "tool"))).toEqual(Array.from({ length: 30 }, (_, i) => `t${i + 1}`));
+  expect(calls.map((row) => `${field(row, "tool")} ${field(row, "status")}`)).toEqual(["t1 ok", "t2 ok"]);
+  expect((await verifyFile(ledger)).verdict).toBe("ok");
 }, 60_000);

@@ -1,9 +1,9 @@
 /**
  * The forwarding side of a recorder thread (src/wrap/recorder-protocol.ts):
- * it starts the thread, copies each chunk that crossed into the ring with a
- * note to the recorder (posted with the others of the next NOTE_DELAY_MS),
- * and makes the relay wait, as a full pipe would, when the ring is full or
- * its oldest bytes are too old.
+ * it starts the thread, copies each chunk that crossed into the ring and its
+ * note into the notes ring (waking the recorder with a message only when it
+ * said it was idle), and makes the relay wait, as a full pipe would, when a
+ * ring is full or the oldest bytes are too old.
  */
 import type { Log } from "../base/log.ts";
 import { threadOrNull } from "../runtime/thread.ts";
@@ -11,11 +11,13 @@ import type { Runtime, Thread } from "../runtime/types.ts";
 import {
   BACKLOG_LIMIT,
   BACKLOG_MAX_AGE_MS,
-  type ChunkNote,
+  COUNTERS,
   type FromRecorder,
-  NOTES_MAX,
-  NOTES_POST_BYTES,
-  NOTE_DELAY_MS,
+  IDLE,
+  NOTES_PUT,
+  NOTES_TAKEN,
+  NOTE_FIELDS,
+  NOTE_SLOTS,
   RECORDER_ROLE,
   type RecorderData,
   TARGET,
@@ -23,22 +25,30 @@ import {
   WAITING,
   WRITTEN,
   backlogOf,
+  noteKind,
   reached,
 } from "./recorder-protocol.ts";
 import type { Dir, RecordingInit, SessionEnd } from "./recording.ts";
 
-/** A chunk that crossed while the ring was full (or others waited before it): kept, in order. */
+/** A chunk (or an eof: no bytes) that crossed while a ring was full (or others waited before it): kept, in order. */
 interface Waiting {
   dir: Dir;
   bytes: Uint8Array;
   wall: number;
   mono: number;
+  eof?: true;
 }
 
 /** The forwarding side's handle on a recorder thread. */
 export class RecorderLink {
   private readonly counters: Int32Array;
   private readonly ring: Uint8Array;
+  private readonly notes: Float64Array;
+  private readonly slots: number;
+  /** Notes put (modulo 2^32, as the shared counter). */
+  private notesPut = 0;
+  /** For each note slot, the bytes put (`written`) once its note was: what the recorder has recorded when that note is taken. */
+  private readonly noteEnds: Int32Array;
   /** Bytes put into the ring (modulo 2^32, as the shared counter). */
   private written = 0;
   /** Where the next byte goes in the ring. */
@@ -57,10 +67,6 @@ export class RecorderLink {
   /** Resolved when the queue has gone into the ring. */
   private room: { promise: Promise<void>; resolve: () => void } | undefined;
   private ended: (() => void) | undefined;
-  /** Notes not yet posted, and the timer that posts them (NOTE_DELAY_MS). */
-  private notes: ChunkNote[] = [];
-  private noteBytes = 0;
-  private notesTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     private readonly thread: Thread,
@@ -70,6 +76,9 @@ export class RecorderLink {
   ) {
     this.counters = new Int32Array(data.counters);
     this.ring = new Uint8Array(data.ring);
+    this.notes = new Float64Array(data.notes);
+    this.slots = this.notes.length / NOTE_FIELDS;
+    this.noteEnds = new Int32Array(this.slots);
   }
 
   /**
@@ -85,11 +94,13 @@ export class RecorderLink {
     log: Log,
     limit = BACKLOG_LIMIT,
     maxAgeMs = BACKLOG_MAX_AGE_MS,
+    noteSlots = NOTE_SLOTS,
   ): Promise<RecorderLink | string | null> {
     const data: RecorderData = {
       init,
-      counters: new SharedArrayBuffer(4 * 4),
+      counters: new SharedArrayBuffer(4 * COUNTERS),
       ring: new SharedArrayBuffer(limit),
+      notes: new SharedArrayBuffer(8 * NOTE_FIELDS * noteSlots),
       plain,
     };
     const thread = threadOrNull(rt.startThread, RECORDER_ROLE, data);
@@ -152,10 +163,15 @@ export class RecorderLink {
     return undefined;
   }
 
+  /** One direction ended: a note, in its place after the chunks that crossed before it. */
   eof(dir: Dir): void {
     if (this.gone !== undefined) return;
-    this.postNotes();
-    this.post({ k: "eof", d: dir });
+    if (this.queue.length === 0 && this.putNote(noteKind(dir, true), Date.now(), performance.now(), 0)) {
+      this.wakeIfIdle();
+      return;
+    }
+    this.queue.push({ dir, bytes: new Uint8Array(0), wall: Date.now(), mono: performance.now(), eof: true });
+    void this.wait();
   }
 
   /** The server never started: session_end says why, once the recorder wrote it. */
@@ -178,15 +194,16 @@ export class RecorderLink {
   }
 
   /**
-   * Copies as much of `bytes` as fits into the ring, with a note to the
-   * recorder for each piece; returns how many bytes went in.
+   * Copies as much of `bytes` as fits into the ring, with a note for each
+   * piece; returns how many bytes went in.
    */
   private put(dir: Dir, bytes: Uint8Array, wall: number, mono: number): number {
     const size = this.ring.length;
+    const kind = noteKind(dir, false);
     let from = 0;
     while (from < bytes.length) {
       const free = size - backlogOf(this.counters);
-      if (free === 0) break;
+      if (free === 0 || !this.noteRoom()) break;
       const n = Math.min(free, bytes.length - from);
       const at = this.at;
       const first = Math.min(n, size - at);
@@ -199,28 +216,38 @@ export class RecorderLink {
       Atomics.store(this.counters, WRITTEN, this.written | 0);
       const backlog = backlogOf(this.counters);
       if (backlog > this.max) this.max = backlog;
-      this.note({ d: dir, wall, mono, n });
+      this.putNote(kind, wall, mono, n);
       from += n;
     }
+    if (from > 0) this.wakeIfIdle();
     return from;
   }
 
-  /** A note for the recorder, posted with the others of the next NOTE_DELAY_MS (or sooner: postNotes). */
-  private note(n: ChunkNote): void {
-    this.notes.push(n);
-    this.noteBytes += n.n;
-    if (this.notes.length >= NOTES_MAX || this.noteBytes >= NOTES_POST_BYTES) this.postNotes();
-    else this.notesTimer ??= setTimeout(() => this.postNotes(), NOTE_DELAY_MS);
+  /** A slot is free in the notes ring. */
+  private noteRoom(): boolean {
+    return (this.notesPut - Atomics.load(this.counters, NOTES_TAKEN)) >>> 0 < this.slots;
   }
 
-  private postNotes(): void {
-    if (this.notesTimer !== undefined) clearTimeout(this.notesTimer);
-    this.notesTimer = undefined;
-    if (this.notes.length === 0) return;
-    const notes = this.notes;
-    this.notes = [];
-    this.noteBytes = 0;
-    this.post({ k: "chunks", notes });
+  /** Writes a note into the notes ring, then publishes it; false when the ring has no free slot. */
+  private putNote(kind: number, wall: number, mono: number, n: number): boolean {
+    if (!this.noteRoom()) return false;
+    const slot = (this.notesPut >>> 0) % this.slots;
+    const at = slot * NOTE_FIELDS;
+    this.notes[at] = kind;
+    this.notes[at + 1] = wall;
+    this.notes[at + 2] = mono;
+    this.notes[at + 3] = n;
+    this.noteEnds[slot] = this.written | 0;
+    this.notesPut = (this.notesPut + 1) | 0;
+    // The store publishes the note's fields to the recorder's load of the count (both sequentially consistent).
+    Atomics.store(this.counters, NOTES_PUT, this.notesPut);
+    return true;
+  }
+
+  /** The recorder said it waits for a message before it looks for notes again: this one. */
+  private wakeIfIdle(): void {
+    if (Atomics.load(this.counters, IDLE) === 1 && Atomics.compareExchange(this.counters, IDLE, 1, 0) === 1)
+      this.post({ k: "wake" });
   }
 
   /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
@@ -251,6 +278,15 @@ export class RecorderLink {
     Atomics.store(this.counters, WAITING, 0);
     while (this.queue.length > 0) {
       const w = this.queue[0]!;
+      if (w.eof) {
+        if (!this.putNote(noteKind(w.dir, true), w.wall, w.mono, 0)) {
+          this.ask();
+          return;
+        }
+        this.wakeIfIdle();
+        this.queue.shift();
+        continue;
+      }
       const n = this.put(w.dir, w.bytes, w.wall, w.mono);
       if (n < w.bytes.length) {
         w.bytes = w.bytes.subarray(n);
@@ -283,19 +319,29 @@ export class RecorderLink {
 
   /**
    * Asks the recorder to say when it has recorded what the relay waits for:
-   * room for half the ring when chunks wait, else the count `caughtUpTo`. It
-   * may have got there before it could see the request.
+   * room for half of each ring when chunks wait, else the count
+   * `caughtUpTo`. It may have got there before it could see the request.
    */
   private ask(): void {
-    // The recorder cannot get there without the notes of what is in the ring.
-    this.postNotes();
-    const target =
-      this.queue.length > 0
-        ? (this.written - Math.floor(this.ring.length / 2)) | 0
-        : (this.caughtUpTo ?? this.written) | 0;
+    const target = this.queue.length > 0 ? this.roomTarget() : (this.caughtUpTo ?? this.written) | 0;
     Atomics.store(this.counters, TARGET, target);
     Atomics.store(this.counters, WAITING, 1);
     if (reached(this.counters, target)) queueMicrotask(() => this.fill());
+  }
+
+  /**
+   * The recorded count at which half the byte ring is free, and, when more
+   * than half the notes ring is in use, half of it too (a note's slot is
+   * free once its bytes are recorded).
+   */
+  private roomTarget(): number {
+    let target = (this.written - Math.floor(this.ring.length / 2)) | 0;
+    const half = this.slots >>> 1;
+    if ((this.notesPut - Atomics.load(this.counters, NOTES_TAKEN)) >>> 0 > half) {
+      const notesTarget = this.noteEnds[((this.notesPut - half) >>> 0) % this.slots]!;
+      if (((notesTarget - target) | 0) > 0) target = notesTarget;
+    }
+    return target;
   }
 
   private async finish(msg: ToRecorder): Promise<void> {
@@ -303,7 +349,6 @@ export class RecorderLink {
       const done = new Promise<void>((resolve) => {
         this.ended = resolve;
       });
-      this.postNotes();
       this.post(msg);
       await done;
     }

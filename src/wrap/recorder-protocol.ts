@@ -6,20 +6,29 @@
  * The bytes go through a ring of shared memory (the backlog, BACKLOG_LIMIT
  * bytes): the forwarding side copies each chunk in, in the order the chunks
  * crossed (both directions share the ring, so an answer is never seen before
- * its request), and posts a small note of its direction, length and the
- * moment it crossed (notes gathered for NOTE_DELAY_MS, in one message); the
- * recording side (src/wrap/recording.ts, the same code that runs inline)
- * reads it from there. A ring, not a message per chunk,
- * because transferred buffers became garbage in the recorder's heap faster
- * than it was collected (peak RSS relaying large answers: bench/relay.ts).
+ * its request), and writes a note of its direction, length and the moment
+ * it crossed into a second ring (NOTE_SLOTS notes; an eof is a note too, so
+ * that it keeps its place among the chunks). The recording side
+ * (src/wrap/recording.ts, the same code that runs inline) reads both. A ring,
+ * not a message per chunk, because transferred buffers became garbage in the
+ * recorder's heap faster than it was collected (peak RSS relaying large
+ * answers: bench/relay.ts); notes in shared memory too, because a message
+ * costs both threads about as much CPU as recording a call, and gathering
+ * notes for a message under a timer cost the forwarding thread more than
+ * copying the bytes.
  *
- * When the ring is full, or its oldest bytes have waited BACKLOG_MAX_AGE_MS,
- * the forwarding side stops reading, as it does when a pipe is full, until
- * the recorder has caught up: nothing is dropped, memory stays bounded, and
- * what a SIGKILL can take is about what --fsync batch's window already may.
- * session_end has the backlog's high-water mark. At the end the backlog drains
- * before session_end. Shared counters (bytes written, bytes recorded, a count
- * waited for) keep the recorder from saying anything back per chunk.
+ * The recorder looks for notes NOTE_DELAY_MS after it last found some; when
+ * it finds none it says so (a shared flag) and waits, and the forwarding
+ * side wakes it with a message at its next note. A client making one call
+ * after another wakes it at most once in NOTE_DELAY_MS; a burst, not at all.
+ *
+ * When either ring is full, or the oldest bytes have waited
+ * BACKLOG_MAX_AGE_MS, the forwarding side stops reading, as it does when a
+ * pipe is full, until the recorder has caught up: nothing is dropped, memory
+ * stays bounded, and what a SIGKILL can take is about what --fsync batch's
+ * window already may. session_end has the backlog's high-water mark. At the
+ * end the backlog drains before session_end. Shared counters keep the
+ * recorder from saying anything back per chunk.
  */
 import type { Dir, RecordingInit, SessionEnd } from "./recording.ts";
 
@@ -32,10 +41,12 @@ export const BACKLOG_LIMIT = 16 * 1024 * 1024;
 /** What the recorder thread is started with (plain data). */
 export interface RecorderData {
   init: RecordingInit;
-  /** Shared counters: [bytes written, bytes recorded, waiting, recorded count waited for], counts modulo 2^32. */
+  /** Shared counters (Int32, at the indexes below: WRITTEN …), counts modulo 2^32. */
   counters: SharedArrayBuffer;
   /** The ring the bytes pass through. */
   ring: SharedArrayBuffer;
+  /** The ring of notes (Float64, NOTE_FIELDS a note). */
+  notes: SharedArrayBuffer;
   /** For the thread to make what cannot cross (a signer, a selftest fault) from plain data. */
   plain: unknown;
 }
@@ -47,45 +58,53 @@ export interface RecorderData {
  */
 export const BACKLOG_MAX_AGE_MS = 100;
 
+/** Bytes put into the ring. */
 export const WRITTEN = 0;
+/** Bytes whose rows are in the file. */
 export const RECORDED = 1;
+/** 1 while the forwarding side waits for RECORDED to reach TARGET. */
 export const WAITING = 2;
 /** The recorded count the forwarding side waits for (modulo 2^32). */
 export const TARGET = 3;
+/** Notes put into the notes ring. */
+export const NOTES_PUT = 4;
+/** Notes the recorder has taken (their slots are free again). */
+export const NOTES_TAKEN = 5;
+/** 1 while the recorder waits for a message before it looks for notes again. */
+export const IDLE = 6;
+/** How many counters there are. */
+export const COUNTERS = 7;
 
 /**
- * How long the forwarding side gathers its notes before it posts them, as
- * one message: a message wakes the recorder thread, and a wake costs about
- * as much CPU as recording a call (some 15 µs under Bun here: two threads
- * passing a message to and fro, 30 µs). Calls a client makes one after
- * another, a few hundred µs apart, are then recorded a handful at a time
- * rather than woken for twice each. Notes are posted at once when they
- * reach NOTES_MAX or NOTES_POST_BYTES, when the relay is about to wait for
- * the recorder, and before eof and the end.
+ * How long after it last found notes the recorder looks again. Looking
+ * costs next to nothing; being woken by a message costs about as much CPU
+ * as recording a call (some 15 µs under Bun here: two threads passing a
+ * message to and fro, 30 µs). Calls a client makes one after another, a
+ * few hundred µs apart, are then recorded a handful at a time.
  */
 export const NOTE_DELAY_MS = 2;
 
-/** Most notes in one message (a burst of many small chunks is posted as it goes). */
-export const NOTES_MAX = 1024;
+/** Notes the notes ring holds, by default (a power of two: slots follow the counts modulo 2^32). */
+export const NOTE_SLOTS = 8192;
 
-/**
- * Notes of this many bytes are posted at once: traffic that fills reads
- * (a burst) keeps the recorder busy anyway, and must not find it waiting
- * for the timer; it is traffic of small chunks far apart that is gathered.
- */
-export const NOTES_POST_BYTES = 16 * 1024;
+/** A note's fields in the notes ring: its kind, the wall-clock and monotonic ms it crossed at, its length. */
+export const NOTE_FIELDS = 4;
 
-/** A piece of a chunk now in the ring: its direction, length, and when it crossed. */
-export interface ChunkNote {
-  d: Dir;
-  wall: number;
-  mono: number;
-  n: number;
+/** A note's kind: a piece of a chunk in the ring, by direction, or the end of a direction (NOTE_EOF added). */
+export const NOTE_C2S = 0;
+export const NOTE_S2C = 1;
+export const NOTE_EOF = 2;
+
+export function noteKind(d: Dir, eof: boolean): number {
+  return (d === "c2s" ? NOTE_C2S : NOTE_S2C) + (eof ? NOTE_EOF : 0);
+}
+
+export function noteDir(kind: number): Dir {
+  return (kind & 1) === NOTE_C2S ? "c2s" : "s2c";
 }
 
 export type ToRecorder =
-  | { k: "chunks"; notes: ChunkNote[] }
-  | { k: "eof"; d: Dir }
+  | { k: "wake" }
   | { k: "spawn_failed"; error: string; exitCode: number }
   | ({ k: "end"; wall: number; mono: number } & SessionEnd);
 

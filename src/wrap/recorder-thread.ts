@@ -1,28 +1,34 @@
 /**
  * The recorder thread's side (src/wrap/recorder-protocol.ts): it opens the
  * recording (src/wrap/recording.ts, the same code that runs inline) and
- * records each chunk from the ring as its note arrives, dated when it
+ * records each chunk from the ring as it finds its note, dated when it
  * crossed; it tells the forwarding side through the shared counters how far
- * it has got.
+ * it has got, and when it waits to be woken.
  */
 import type { MessagePort } from "node:worker_threads";
 import type { Log } from "../base/log.ts";
 import { yieldToOtherThreads } from "../runtime/thread.ts";
 import type { Runtime } from "../runtime/types.ts";
 import {
-  type ChunkNote,
   type FromRecorder,
+  IDLE,
+  NOTES_PUT,
+  NOTES_TAKEN,
+  NOTE_DELAY_MS,
+  NOTE_EOF,
+  NOTE_FIELDS,
   RECORDED,
   type RecorderData,
   TARGET,
   type ToRecorder,
   WAITING,
+  noteDir,
   reached,
 } from "./recorder-protocol.ts";
 import { Recording, type RecordingDeps } from "./recording.ts";
 
-/** What the recorder does next: a message, a message's notes one by one. */
-type Step = Exclude<ToRecorder, { k: "chunks" }> | { k: "chunk"; note: ChunkNote };
+/** The last message: the session is over once the notes before it are recorded. */
+type Final = Exclude<ToRecorder, { k: "wake" }>;
 
 /** Rows that may wait for the disk before the recorder stops taking chunks (they then wait as backlog). */
 const ROWS_WAITING_LIMIT = 512;
@@ -54,10 +60,11 @@ export async function serveRecorder(
   // Bytes count as recorded once the rows made from them are in the file (not
   // merely queued for it): the forwarding side's backlog, and so what a
   // SIGKILL could take, covers rows waiting for a slow disk too. Notes wait
-  // in the inbox, in order, while the ledger catches up.
-  const inbox: Step[] = [];
-  let next = 0;
-  let running = false;
+  // in their ring, in order, while the ledger catches up.
+  const notes = new Float64Array(data.notes);
+  const slots = notes.length / NOTE_FIELDS;
+  /** Notes taken (modulo 2^32, as the shared counter). */
+  let taken = 0;
   /** Bytes whose rows are made (modulo 2^32). */
   let handled = 0;
   let watching = false;
@@ -79,57 +86,86 @@ export async function serveRecorder(
   };
   /** Where the next piece starts in the ring. */
   let readAt = 0;
-  const chunk = (note: ChunkNote) => {
+  const chunk = (kind: number, wall: number, mono: number, n: number) => {
     // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
     const at = readAt;
-    readAt = (readAt + note.n) % ring.length;
-    const first = Math.min(note.n, ring.length - at);
-    recording.crossedAt({ wall: note.wall, mono: note.mono });
+    readAt = (readAt + n) % ring.length;
+    const first = Math.min(n, ring.length - at);
+    const d = noteDir(kind);
+    recording.crossedAt({ wall, mono });
     try {
-      recording.chunk(note.d, ring.subarray(at, at + first));
-      if (first < note.n) recording.chunk(note.d, ring.subarray(0, note.n - first));
+      recording.chunk(d, ring.subarray(at, at + first));
+      if (first < n) recording.chunk(d, ring.subarray(0, n - first));
     } finally {
       recording.crossedAt(undefined);
     }
-    handled = (handled + note.n) >>> 0;
+    handled = (handled + n) >>> 0;
   };
-  const handle = (m: Step) => {
-    switch (m.k) {
-      case "chunk":
-        chunk(m.note);
-        watch();
-        return;
-      case "eof":
-        recording.eof(m.d);
-        return;
-      case "spawn_failed":
-        void recording.spawnFailed(m.error, m.exitCode).then(() => say({ k: "ended" }));
-        return;
-      case "end":
-        recording.crossedAt({ wall: m.wall, mono: m.mono });
-        void recording.end(m).then(() => say({ k: "ended" }));
-        return;
+  const pending = () => Atomics.load(counters, NOTES_PUT) !== taken;
+  /** Records the next note; its slot is free once its fields are read. */
+  const take = () => {
+    const at = ((taken >>> 0) % slots) * NOTE_FIELDS;
+    const kind = notes[at]!;
+    const wall = notes[at + 1]!;
+    const mono = notes[at + 2]!;
+    const n = notes[at + 3]!;
+    taken = (taken + 1) | 0;
+    Atomics.store(counters, NOTES_TAKEN, taken);
+    if (kind >= NOTE_EOF) recording.eof(noteDir(kind));
+    else {
+      chunk(kind, wall, mono, n);
+      watch();
     }
   };
+  let final: Final | null = null;
+  let over = false;
+  let running = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const end = (m: Final) => {
+    over = true;
+    if (m.k === "spawn_failed") {
+      void recording.spawnFailed(m.error, m.exitCode).then(() => say({ k: "ended" }));
+      return;
+    }
+    recording.crossedAt({ wall: m.wall, mono: m.mono });
+    void recording.end(m).then(() => say({ k: "ended" }));
+  };
+  /** Says it waits for a message; a note put meanwhile, whose putter did not see the flag, is looked at now. */
+  const idle = () => {
+    Atomics.store(counters, IDLE, 1);
+    if (pending() && Atomics.compareExchange(counters, IDLE, 1, 0) === 1) void run();
+  };
+  /**
+   * Records every note there is, note by note (the rows waiting for the disk
+   * are looked at between any two), then the end if it came; then looks
+   * again NOTE_DELAY_MS later, or, having found none, waits to be woken.
+   */
   const run = async () => {
+    if (running || over) return;
     running = true;
-    while (next < inbox.length) {
-      handle(inbox[next++]!);
-      if (next > 1024 && next * 2 > inbox.length) {
-        inbox.splice(0, next);
-        next = 0;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    let found = false;
+    try {
+      while (pending()) {
+        found = true;
+        take();
+        if (recording.ledger.waiting >= ROWS_WAITING_LIMIT) await recording.ledger.caughtUp();
       }
-      if (recording.ledger.waiting >= ROWS_WAITING_LIMIT) await recording.ledger.caughtUp();
+      if (final !== null) end(final);
+    } finally {
+      running = false;
     }
-    running = false;
+    if (over) return;
+    if (found) timer = setTimeout(() => void run(), NOTE_DELAY_MS);
+    else idle();
   };
   port.on("message", (m: ToRecorder) => {
-    // Note by note, so that the rows waiting for the disk are looked at between any two chunks.
-    if (m.k === "chunks") for (const note of m.notes) inbox.push({ k: "chunk", note });
-    else inbox.push(m);
-    if (!running) void run();
+    if (m.k !== "wake") final = m;
+    void run();
   });
   say({ k: "opened" });
+  idle();
 }
 
 /** A log whose lines the forwarding thread writes (a thread's own stderr may not be flushed before it ends). */
