@@ -252,12 +252,36 @@ export function pinSelf(cpuList: string): void {
  */
 export function cpuNs(pid: number): number {
   let ns = 0;
+  for (const v of cpuNsByThread(pid).values()) ns += v;
+  return ns;
+}
+
+/**
+ * What a thread of a Bun or Node process is for, by its name in /proc:
+ * `main` (the thread the process started with), `worker` (a Worker: seam
+ * wrap's recorder), `jit` (JavaScriptCore's compiler threads), `memory`
+ * (its collector's helpers and the allocator's scavenger), or `other` (Node
+ * names every thread "node", so its threads other than main are all here).
+ */
+export function threadRole(comm: string, main: boolean): string {
+  if (main) return "main";
+  if (comm === "Worker") return "worker";
+  if (comm === "JITWorker") return "jit";
+  if (comm === "HeapHelper" || comm.endsWith("ollector Thread") || comm === "mi-scavenger") return "memory";
+  return "other";
+}
+
+/** CPU time a process has used so far, in nanoseconds, by threadRole (roles that used none are left out). */
+export function cpuNsByThread(pid: number): Map<string, number> {
+  const by = new Map<string, number>();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        const role = threadRole(readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim(), tid === String(pid));
+        if (ns > 0) by.set(role, (by.get(role) ?? 0) + ns);
       } catch {}
     }
   } catch {}
-  return ns;
+  return by;
 }

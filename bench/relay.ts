@@ -53,7 +53,19 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/cli.ts";
-import { Flags, ROOT, type Row, built, cpuNs, fmt, median, pinSelf, quantile, writeResult } from "./lib.ts";
+import {
+  Flags,
+  ROOT,
+  type Row,
+  built,
+  cpuNs,
+  cpuNsByThread,
+  fmt,
+  median,
+  pinSelf,
+  quantile,
+  writeResult,
+} from "./lib.ts";
 
 const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
@@ -301,9 +313,15 @@ async function roundTrip(oneCore: boolean): Promise<void> {
   const directT = targets[0]!;
   if (oneCore) pinSelf("0");
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
-  /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls. */
+  /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls, in all and by threadRole. */
   const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   const cpuPerCall = (t: Target) => cpu.get(t)! / 1e6 / (rtRounds * rtCalls);
+  const byThread = new Map<Target, Map<string, number>>(targets.map((t) => [t, new Map()]));
+  /** µs a call by thread role, in the order threadRole lists them; roles under 0.5 µs left out. */
+  const threadsPerCall = (t: Target): [string, number][] =>
+    ["main", "worker", "jit", "memory", "other"]
+      .map((role): [string, number] => [role, (byThread.get(t)!.get(role) ?? 0) / 1e3 / (rtRounds * rtCalls)])
+      .filter(([, us]) => us >= 0.5);
   for (const t of targets) t.ledger = ledgerPath(t, oneCore ? "rt1" : "rt");
   for (let r = 0; r < rtRounds; r++) {
     for (const t of targets) {
@@ -315,7 +333,7 @@ async function roundTrip(oneCore: boolean): Promise<void> {
         await c.until(1 + id);
       }
       const out = lat.get(t)!;
-      const cpu0 = cpuNs(c.proc.pid);
+      const threads0 = cpuNsByThread(c.proc.pid);
       for (let i = 0; i < rtCalls; i++, id++) {
         const line = call(id);
         const t0 = performance.now();
@@ -323,7 +341,12 @@ async function roundTrip(oneCore: boolean): Promise<void> {
         await c.until(1 + id);
         out.push(performance.now() - t0);
       }
-      cpu.set(t, cpu.get(t)! + cpuNs(c.proc.pid) - cpu0);
+      const sum = byThread.get(t)!;
+      for (const [role, ns] of cpuNsByThread(c.proc.pid)) {
+        const used = ns - (threads0.get(role) ?? 0);
+        sum.set(role, (sum.get(role) ?? 0) + used);
+        cpu.set(t, cpu.get(t)! + used);
+      }
       await c.close();
     }
   }
@@ -345,6 +368,7 @@ async function roundTrip(oneCore: boolean): Promise<void> {
       added_ms: added,
       ratio_vs_bare_added: ratio,
       cpu_ms_per_call: cpuPerCall(t),
+      cpu_us_per_call_by_thread: Object.fromEntries(threadsPerCall(t)),
     });
     const goal = t.kind === "seam" && t.mode === "batch";
     // The goals: unpinned 1.3x (Bun, executable), 1.5x (Node); on one core 1.5x and 2x.
@@ -353,7 +377,13 @@ async function roundTrip(oneCore: boolean): Promise<void> {
     rows.push({
       section,
       name: t.name,
-      value: `${fmt.us(m)} median${t.kind === "direct" ? "" : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call`}`,
+      value: `${fmt.us(m)} median${
+        t.kind === "direct"
+          ? ""
+          : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call (${threadsPerCall(t)
+              .map(([role, us]) => `${role} ${us.toFixed(0)}`)
+              .join(", ")})`
+      }`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
       goal: goal ? `added ≤ ${fmt.x(limit)} bare's` : undefined,
       met: goal ? ratio! <= limit : undefined,
