@@ -313,10 +313,10 @@ async function roundTrip(oneCore: boolean): Promise<void> {
   const directT = targets[0]!;
   if (oneCore) pinSelf("0");
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
-  /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls, in all and by threadRole. */
-  const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
-  const cpuPerCall = (t: Target) => cpu.get(t)! / 1e6 / (rtRounds * rtCalls);
+  /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls, by threadRole. */
   const byThread = new Map<Target, Map<string, number>>(targets.map((t) => [t, new Map()]));
+  const cpuPerCall = (t: Target) =>
+    [...byThread.get(t)!.values()].reduce((a, ns) => a + ns, 0) / 1e6 / (rtRounds * rtCalls);
   /** µs a call by thread role, in the order threadRole lists them; roles under 0.5 µs left out. */
   const threadsPerCall = (t: Target): [string, number][] =>
     ["main", "worker", "jit", "memory", "other"]
@@ -342,11 +342,8 @@ async function roundTrip(oneCore: boolean): Promise<void> {
         out.push(performance.now() - t0);
       }
       const sum = byThread.get(t)!;
-      for (const [role, ns] of cpuNsByThread(c.proc.pid)) {
-        const used = ns - (threads0.get(role) ?? 0);
-        sum.set(role, (sum.get(role) ?? 0) + used);
-        cpu.set(t, cpu.get(t)! + used);
-      }
+      for (const [role, ns] of cpuNsByThread(c.proc.pid))
+        sum.set(role, (sum.get(role) ?? 0) + ns - (threads0.get(role) ?? 0));
       await c.close();
     }
   }

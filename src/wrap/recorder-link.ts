@@ -166,11 +166,9 @@ export class RecorderLink {
   /** One direction ended: a note, in its place after the chunks that crossed before it. */
   eof(dir: Dir): void {
     if (this.gone !== undefined) return;
-    if (this.queue.length === 0 && this.putNote(noteKind(dir, true), Date.now(), performance.now(), 0)) {
-      this.wakeIfIdle();
-      return;
-    }
-    this.queue.push({ dir, bytes: new Uint8Array(0), wall: Date.now(), mono: performance.now(), eof: true });
+    const w: Waiting = { dir, bytes: new Uint8Array(0), wall: Date.now(), mono: performance.now(), eof: true };
+    if (this.queue.length === 0 && this.putEof(w)) return;
+    this.queue.push(w);
     void this.wait();
   }
 
@@ -244,6 +242,13 @@ export class RecorderLink {
     return true;
   }
 
+  /** An eof's note, the recorder woken for it if it waits; false when the notes ring has no free slot. */
+  private putEof(w: Waiting): boolean {
+    if (!this.putNote(noteKind(w.dir, true), w.wall, w.mono, 0)) return false;
+    this.wakeIfIdle();
+    return true;
+  }
+
   /** The recorder said it waits for a message before it looks for notes again: this one. */
   private wakeIfIdle(): void {
     if (Atomics.load(this.counters, IDLE) === 1 && Atomics.compareExchange(this.counters, IDLE, 1, 0) === 1)
@@ -279,11 +284,10 @@ export class RecorderLink {
     while (this.queue.length > 0) {
       const w = this.queue[0]!;
       if (w.eof) {
-        if (!this.putNote(noteKind(w.dir, true), w.wall, w.mono, 0)) {
+        if (!this.putEof(w)) {
           this.ask();
           return;
         }
-        this.wakeIfIdle();
         this.queue.shift();
         continue;
       }
