@@ -10,7 +10,7 @@
 import { describe, expect, test } from "bun:test";
 import { lineForm } from "../src/core/canonical.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
-import { chainFromLine, readLayout } from "../src/core/form-line.ts";
+import { chainFromLine, formScratchBytes, readLayout } from "../src/core/form-line.ts";
 import { FormRow, parsePlainLine } from "../src/core/form-row.ts";
 import { type Json, type JsonObject, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
@@ -150,6 +150,21 @@ describe("lines the form would write otherwise take the long way", () => {
   test("a prev that is not ASCII", () => {
     expect(quick("é", '{"a": 1}')).toBeNull();
     expect(quick("\ud800", '{"a": 1}')).toBeNull();
+  });
+});
+
+describe("a line whose chain form is longer than 1 MiB", () => {
+  // Members before and after the long one in key order, and the chain among them, as seam writes it.
+  const text = `{"evt": "tool_call", "blob": "${"x".repeat(3 << 20)}", "z": [1, {"a": 2.5}], "chain": "ab", "seq": 7}`;
+  test("is hashed from the line in pieces, to the rule's chain", () => {
+    expect(quick(GENESIS, text)).not.toBeNull();
+    expect(quick("0123456789abcdef0123456789abcdef", text)).not.toBeNull();
+    expect(quick("é", text)).toBeNull();
+  });
+  test("leaves the reused form buffer as small as it was", () => {
+    // Otherwise it grows to the longest line a process ever saw and keeps it: seam verify of a 48 MiB row peaked higher by that much.
+    chainFromLine(GENESIS, enc.encode(text));
+    expect(formScratchBytes()).toBeLessThan(3 << 20);
   });
 });
 
