@@ -27,8 +27,8 @@ export const LOCK_TIMEOUT_MS = 5000;
  * call. wrap's recorder keeps the default: under a burst its flushes come
  * back to back anyway, and with a longer one the pipelined burst of
  * bench/relay.ts came out at a tenth of the bare relay's rate in the runs
- * made (weak evidence: that figure is a threshold, see the README's
- * Performance notes, but nothing there asked for a longer linger).
+ * made (weak evidence: that figure is a threshold, see
+ * docs/performance.md, but nothing there asked for a longer linger).
  */
 export const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */
