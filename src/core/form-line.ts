@@ -66,11 +66,11 @@ let scratch = new Uint8Array(1 << 16);
  * A chain form longer than this is hashed piece by piece from views of the
  * line instead of assembled in scratch, which would otherwise grow to the
  * largest line a process ever saw and keep that much for good (a 48 MiB row
- * made `seam verify` peak at 4.1 times the line instead of 3.2).
+ * made `seam verify` peak at 4.1 times the line instead of about 3).
  */
 const ASSEMBLE_MAX = 1 << 20;
 
-/** How large the reused form buffer has grown (for the tests: it stays about ASSEMBLE_MAX at most). */
+/** How large the reused form buffer has grown (for the tests: at most about twice ASSEMBLE_MAX, as it grows by doubling). */
 export function formScratchBytes(): number {
   return scratch.length;
 }
