@@ -256,6 +256,10 @@ export function cpuNs(pid: number): number {
   return ns;
 }
 
+/** The roles threadRole gives, in the order a breakdown lists them. */
+export const THREAD_ROLES = ["main", "worker", "jit", "memory", "other"] as const;
+export type ThreadRole = (typeof THREAD_ROLES)[number];
+
 /**
  * What a thread of a Bun or Node process is for, by its name in /proc:
  * `main` (the thread the process started with), `worker` (a Worker: seam
@@ -263,7 +267,7 @@ export function cpuNs(pid: number): number {
  * (its collector's helpers and the allocator's scavenger), or `other` (Node
  * names every thread "node", so its threads other than main are all here).
  */
-export function threadRole(comm: string, main: boolean): string {
+export function threadRole(comm: string, main: boolean): ThreadRole {
   if (main) return "main";
   if (comm === "Worker") return "worker";
   if (comm === "JITWorker") return "jit";
@@ -272,8 +276,8 @@ export function threadRole(comm: string, main: boolean): string {
 }
 
 /** CPU time a process has used so far, in nanoseconds, by threadRole (roles that used none are left out). */
-export function cpuNsByThread(pid: number): Map<string, number> {
-  const by = new Map<string, number>();
+export function cpuNsByThread(pid: number): Map<ThreadRole, number> {
+  const by = new Map<ThreadRole, number>();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {

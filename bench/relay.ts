@@ -64,6 +64,8 @@ import {
   median,
   pinSelf,
   quantile,
+  THREAD_ROLES,
+  type ThreadRole,
   writeResult,
 } from "./lib.ts";
 
@@ -314,14 +316,15 @@ async function roundTrip(oneCore: boolean): Promise<void> {
   if (oneCore) pinSelf("0");
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
   /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls, by threadRole. */
-  const byThread = new Map<Target, Map<string, number>>(targets.map((t) => [t, new Map()]));
+  const byThread = new Map<Target, Map<ThreadRole, number>>(targets.map((t) => [t, new Map()]));
   const cpuPerCall = (t: Target) =>
     [...byThread.get(t)!.values()].reduce((a, ns) => a + ns, 0) / 1e6 / (rtRounds * rtCalls);
-  /** µs a call by thread role, in the order threadRole lists them; roles under 0.5 µs left out. */
+  /** µs a call by thread role, in the order THREAD_ROLES lists them; roles under 0.5 µs left out. */
   const threadsPerCall = (t: Target): [string, number][] =>
-    ["main", "worker", "jit", "memory", "other"]
-      .map((role): [string, number] => [role, (byThread.get(t)!.get(role) ?? 0) / 1e3 / (rtRounds * rtCalls)])
-      .filter(([, us]) => us >= 0.5);
+    THREAD_ROLES.map((role): [string, number] => [
+      role,
+      (byThread.get(t)!.get(role) ?? 0) / 1e3 / (rtRounds * rtCalls),
+    ]).filter(([, us]) => us >= 0.5);
   for (const t of targets) t.ledger = ledgerPath(t, oneCore ? "rt1" : "rt");
   for (let r = 0; r < rtRounds; r++) {
     for (const t of targets) {
