@@ -2,6 +2,9 @@
  * In-process micro-benchmarks (mitata's `measure`); in each group seam's own
  * code is compared with the engine's way of doing the same job, in the same run:
  *   digest / serialize / parse, row and 1 MB   the cases of bench/digest.bench.ts
+ *   sha256, one row                            SHA-256 of a row's chain form (about 400
+ *       bytes) as seam hashes it (src/core/sha256.ts: the runtime's one-shot, Bun's
+ *       under Bun) vs node:crypto's one-shot hash
  *   chain append, per row                      a wrap-shaped tool_call row through
  *       LedgerWriter.append into an in-memory file, 1000 rows a burst (what the
  *       relay does under load); chainOf + lineForm alone; vs JSON.stringify + SHA-256
@@ -20,9 +23,10 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { chainForm, lineForm } from "../src/core/canonical.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import type { Json, JsonObject } from "../src/core/json.ts";
+import { installedSha256, sha256Hex, useSha256 } from "../src/core/sha256.ts";
 import { LedgerWriter } from "../src/ledger/writer.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
@@ -186,8 +190,20 @@ interface Case extends MicroCase {
   fn: () => unknown;
 }
 
+const rowForm = enc.encode(`genesis${chainForm(rowModel)}`);
+const runtimeSha256 = installedSha256();
+/** sha256Hex of one row's chain form with `backend` installed (null: node:crypto's one-shot). */
+function hashRow(backend: typeof runtimeSha256): string {
+  useSha256(backend);
+  const hex = sha256Hex(rowForm, 16);
+  useSha256(runtimeSha256);
+  return hex;
+}
+
 const cases: Case[] = [
   ...digestCases,
+  { group: "sha256, one row", name: "node:crypto one-shot (floor)", fn: () => hashRow(null) },
+  { group: "sha256, one row", name: "sha256Hex (as seam hashes)", fn: () => hashRow(runtimeSha256) },
   { group: "chain append, per row", name: "JSON.stringify + sha256 (floor)", fn: () => sha(JSON.stringify(rowPlain)) },
   {
     group: "chain append, per row",

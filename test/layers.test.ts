@@ -35,7 +35,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   base: [],
   core: [],
   format: ["core"],
-  runtime: ["base"],
+  runtime: ["base", "core"],
   verify: ["base", "core", "format"],
   checkpoint: ["base", "core", "format", "runtime", "verify"],
   ledger: ["base", "core", "format", "runtime", "checkpoint"],

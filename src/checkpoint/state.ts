@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import { sha256Hex } from "../core/sha256.ts";
 import { parseCheckpointText } from "./checkpoint.ts";
 
-const name = (s: string) => sha256Hex(s).slice(0, 32);
+const name = (s: string) => sha256Hex(s, 16);
 
 export class StateDir {
   constructor(readonly dir: string) {}

@@ -169,7 +169,7 @@ export function chainOfMembers(
   }
   out[o++] = CLOSE_BRACE;
   const form = out.subarray(0, o);
-  return sha256Hex(form).slice(0, 32);
+  return sha256Hex(form, 16);
 }
 
 /** chainOfMembers for a form over ASSEMBLE_MAX: the same bytes, handed to the hash in pieces. */

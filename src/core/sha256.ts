@@ -1,14 +1,42 @@
 /**
  * SHA-256 of one whole input, as hex: node:crypto's one-shot `hash` (Node
  * 20.12 and later, Bun), which makes no Hash object per call, else a Hash
- * object. A string is hashed as its UTF-8 (callers pass well-formed text:
- * a lone surrogate has no UTF-8).
+ * object; or the one-shot a runtime offers (useSha256). A string is hashed as
+ * its UTF-8 (callers pass well-formed text: a lone surrogate has no UTF-8).
  */
 import * as crypto from "node:crypto";
 import { createHash } from "node:crypto";
 
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }).hash;
 
-export function sha256Hex(data: string | Uint8Array): string {
-  return oneShot !== undefined ? oneShot("sha256", data, "hex") : createHash("sha256").update(data).digest("hex");
+/** Writes SHA-256 of `data` (a string as its UTF-8) into the first 32 bytes of `out`. */
+export type Sha256Into = (data: string | Uint8Array, out: Uint8Array) => void;
+
+let into: Sha256Into | null = null;
+const digestOut = Buffer.alloc(32);
+
+/**
+ * Hashes with `f` from now on (null: node:crypto again). src/runtime/index.ts
+ * gives Bun's SHA256.hash, which writes into a buffer: hex included, it
+ * takes about 0.8x the time of node:crypto's one-shot there for a row's chain
+ * form (bench/micro.bench.ts, "sha256, one row") and about half for the short
+ * canonical form of a call's arguments.
+ */
+export function useSha256(f: Sha256Into | null): void {
+  into = f;
+}
+
+/** The one-shot given to useSha256, or null: node:crypto's hashes. */
+export function installedSha256(): Sha256Into | null {
+  return into;
+}
+
+/** The hex of SHA-256(data); `bytes`: only the digest's first bytes (a chain is 16 of them). */
+export function sha256Hex(data: string | Uint8Array, bytes = 32): string {
+  if (into !== null) {
+    into(data, digestOut);
+    return digestOut.toString("hex", 0, bytes);
+  }
+  const hex = oneShot !== undefined ? oneShot("sha256", data, "hex") : createHash("sha256").update(data).digest("hex");
+  return bytes === 32 ? hex : hex.slice(0, 2 * bytes);
 }

@@ -6,6 +6,7 @@ import { bunStdin, bunStdout, spawnBun } from "./proc-bun.ts";
 import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
 import { openAppend } from "./file.ts";
 import { startThread } from "./thread.ts";
+import { useSha256 } from "../core/sha256.ts";
 import type { Runtime } from "./types.ts";
 
 export type * from "./types.ts";
@@ -13,6 +14,15 @@ export type * from "./types.ts";
 export { nodeHttp as http } from "./http-node.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+
+// Every row's digests and chain are hashed in one shot: Bun's own, which
+// writes into a buffer, costs less than node:crypto's there (src/core/sha256.ts).
+if (isBun) {
+  const { SHA256 } = (
+    globalThis as unknown as { Bun: { SHA256: { hash(d: string | Uint8Array, out: Uint8Array): void } } }
+  ).Bun;
+  useSha256((data, out) => SHA256.hash(data, out));
+}
 
 function onSignals(signals: readonly string[], handler: (signal: string) => void): () => void {
   const handlers = signals.map((s) => {
