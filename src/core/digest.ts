@@ -17,6 +17,7 @@ import {
   isWellFormed,
   streamForm,
 } from "./canonical.ts";
+import { compactAscii } from "./ascii-form.ts";
 import { canonicalBytes } from "./canonical-bytes.ts";
 import { type Json, parseJson } from "./json.ts";
 import { sha256Hex } from "./sha256.ts";
@@ -26,6 +27,16 @@ export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
 
 /** The digest of a value under `recipe` (default json-c14n). Never throws. `style`: see compactForm. */
 export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style): string {
+  // Most digests (a call's arguments, its result) are of small ASCII values: their form written as bytes.
+  if (recipe === "json-c14n" && (style === undefined || style === COMPACT)) {
+    const form = compactAscii(v);
+    if (form !== null) return `sha256:json-c14n:v1:${sha256Hex(form)}`;
+  }
+  return digestForm(v, recipe, style);
+}
+
+/** digestJson by the general writer, its form hashed in pieces. */
+function digestForm(v: Json, recipe: Recipe, style: Style | undefined): string {
   // The form goes to the hash in pieces (as compactForm and jcsForm write it, never a whole string of
   // it); a small value's form is one piece, hashed in one call with no Hash object.
   let hash: Hash | null = null;

@@ -54,8 +54,13 @@ export function guardStack<T>(input: string | Uint8Array, at: () => number, run:
   try {
     return run();
   } catch (err) {
-    if (err instanceof JsonParseError) throw err;
-    if (err instanceof RangeError) throw new JsonParseError("nesting too deep for the stack", at(), input);
-    throw err;
+    throw stackGuarded(err, at(), input);
   }
+}
+
+/** What guardStack throws for `err`, caught at offset `at` of `input` (for a caller that makes no closures). */
+export function stackGuarded(err: unknown, at: number, input: string | Uint8Array): unknown {
+  if (err instanceof RangeError && !(err instanceof JsonParseError))
+    return new JsonParseError("nesting too deep for the stack", at, input);
+  return err;
 }

@@ -8,7 +8,7 @@
  *   - lone surrogates from `\udXXX` escapes;
  *   - the `NaN`, `Infinity`, `-Infinity` literals.
  */
-import { guardStack } from "./json-error.ts";
+import { stackGuarded } from "./json-error.ts";
 import { JsonScanner } from "./json-scanner.ts";
 
 /** A Python float whose JS number alone would read as an int: 1.0, -0.0, 1e300, and NaN/±Infinity (incl. overflow like 1e400). */
@@ -221,16 +221,15 @@ export function parseJson(text: string, opts?: ParseOptions): Json {
     opts?.onDuplicate,
     opts?.onNanLiteral,
   );
-  return guardStack(
-    text,
-    () => p.i,
-    () => {
-      if (text.charCodeAt(0) === 0xfeff) p.fail("unexpected byte order mark", 0);
-      const v = p.value();
-      p.end();
-      return v;
-    },
-  );
+  // As guardStack, without its two closures: every frame seam reads is parsed here.
+  try {
+    if (text.charCodeAt(0) === 0xfeff) p.fail("unexpected byte order mark", 0);
+    const v = p.value();
+    p.end();
+    return v;
+  } catch (err) {
+    throw stackGuarded(err, p.i, text);
+  }
 }
 
 export function isObject(v: Json): v is JsonObject | { readonly [k: string]: Json } {

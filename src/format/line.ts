@@ -3,6 +3,7 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
+import { putAscii, putJsonString } from "../core/ascii-form.ts";
 import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine, chainOfMembers } from "../core/form-line.ts";
@@ -199,9 +200,6 @@ const NESTED_MAX = 1 << 16;
 /** `"key": ` as bytes, for the keys rows use (a few dozen field names; null for a key past ASCII). */
 const keyBytes = new Map<string, Uint8Array | null>();
 const KEY_CACHE_MAX = 256;
-/** The bytes of a short escape (json.dumps writes these), by code unit. */
-const SHORT_ESCAPE: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72, 34: 0x22, 92: 0x5c };
-const HEX = "0123456789abcdef";
 /** `"chain": "`, the start of a line's last member. */
 const CHAIN_MEMBER = new TextEncoder().encode('"chain": "');
 
@@ -218,7 +216,9 @@ function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: str
   const keys: string[] = [];
   let o = 0;
   lineBuf[o++] = 0x7b;
-  for (const [k, v] of row) {
+  // By key, not by entry: iterating a Map's entries makes an array per member.
+  for (const k of row.keys()) {
+    const v = row.get(k)!;
     const key = keyOf(k);
     // Room for ", " and the key (room keeps 64 bytes spare after what it is asked for).
     valueEnd = LINE_BUF_MAX;
@@ -276,7 +276,7 @@ function room(o: number, n: number): boolean {
  * other order, past MAX_WRITE_DEPTH, or past valueEnd.
  */
 function putValue(o: number, v: Json, depth: number): number {
-  if (typeof v === "string") return room(o, 6 * v.length + 2) ? putString(lineBuf, o, v) : -1;
+  if (typeof v === "string") return room(o, 6 * v.length + 2) ? putJsonString(lineBuf, o, v) : -1;
   if (v === null || typeof v !== "object" || v instanceof JsonFloat) {
     let text: string;
     try {
@@ -340,43 +340,6 @@ function putMember(o: number, last: string | null, k: string, x: Json, depth: nu
   return putValue(o + key.length, x, depth + 1);
 }
 
-/** A JSON string literal as json.dumps writes it, into b at o; -1 at a code unit past ASCII. */
-function putString(b: Uint8Array, o: number, s: string): number {
-  b[o++] = 0x22;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) {
-      b[o++] = c; // DEL too: json.dumps writes it raw
-    } else if (c >= 0x80) {
-      return -1;
-    } else {
-      b[o++] = 0x5c;
-      const short = SHORT_ESCAPE[c];
-      if (short !== undefined) {
-        b[o++] = short;
-      } else {
-        b[o++] = 0x75;
-        b[o++] = 0x30;
-        b[o++] = 0x30;
-        b[o++] = HEX.charCodeAt(c >> 4);
-        b[o++] = HEX.charCodeAt(c & 15);
-      }
-    }
-  }
-  b[o++] = 0x22;
-  return o;
-}
-
-/** ASCII text into b at o; -1 at a code unit past ASCII. */
-function putAscii(b: Uint8Array, o: number, s: string): number {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) return -1;
-    b[o++] = c;
-  }
-  return o;
-}
-
 /** The last row's keys, and their order: rows of one kind follow one another with the same keys. */
 let lastKeys: string[] = [];
 let lastOrder: number[] = [];
@@ -409,7 +372,7 @@ function keyOf(k: string): Uint8Array | null {
   const known = keyBytes.get(k);
   if (known !== undefined) return known;
   const b = new Uint8Array(6 * k.length + 4);
-  let o = putString(b, 0, k);
+  let o = putJsonString(b, 0, k);
   const bytes = o < 0 ? null : b.slice(0, o + 2);
   if (bytes !== null) {
     bytes[o++] = 0x3a;

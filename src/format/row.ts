@@ -47,12 +47,12 @@ function isPairs(f: FieldsIn): f is Iterable<[string, Json | undefined]> {
  * out), ts. `chain` comes last, set by chainedLine (src/format/line.ts).
  */
 export function buildRow(env: Envelope, fields: FieldsIn): JsonObject {
-  const row: JsonObject = new Map<string, Json>([
-    ["evt", env.evt],
-    ["seam", env.seam ?? SEAM],
-    ["seam_impl", env.impl],
-    ["session", env.session],
-  ]);
+  // Set one by one: a Map made from pairs costs an array per pair, and rows are made per call.
+  const row: JsonObject = new Map<string, Json>();
+  row.set("evt", env.evt);
+  row.set("seam", env.seam ?? SEAM);
+  row.set("seam_impl", env.impl);
+  row.set("session", env.session);
   if (env.seq !== null) row.set("seq", env.seq);
   row.set("server", env.server);
   if (isPairs(fields)) {
