@@ -70,7 +70,8 @@ describe("LedgerWriter over the ledger file", () => {
       max_frame: 67108864,
       write_ahead: undefined,
     });
-    void w.append("tool_call", {
+    // add: queued as append queues, with no promise (the observer's rows).
+    w.add("tool_call", {
       tool: "echo",
       rpc_id: 18446744073709551616n,
       args: { text: "héllo 🔒 \u2028", n: [1, new JsonFloat(2), new JsonFloat(-0), new JsonFloat(1e21), null, true] },
@@ -501,13 +502,16 @@ test("append returns at once while a slow write is in flight, and rows queued me
   expect(checkChain(read(path)).rows).toBe(502);
 });
 
-test("append after end resolves false and counts as unlogged", async () => {
+test("append after end resolves false and counts as unlogged; add after end is counted too", async () => {
   const path = join(tmp(), "l.jsonl");
   const { w } = await openLedger(path);
   await w.end({});
   expect(await w.append("late", {})).toBe(false);
   expect(await w.end({})).toBe(false);
   expect(w.rowsUnlogged).toBe(1);
+  w.add("later", {});
+  expect(w.rowsUnlogged).toBe(2);
+  expect(read(path)).not.toContain("later");
 });
 
 test("rows appended in one turn of the event loop go in one write", async () => {

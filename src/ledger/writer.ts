@@ -72,6 +72,9 @@ export interface LedgerConfig {
 
 const LF = 0x0a;
 
+/** The outcome of a row added with `add`. */
+function ignoreOutcome(_written: boolean): void {}
+
 interface Queued {
   row: JsonObject;
   durable: boolean;
@@ -195,7 +198,16 @@ export class LedgerWriter {
    * written. Never rejects, never waits: the relay does not await it.
    */
   append(evt: string, fields: RowFields): Promise<boolean> {
-    return this.enqueue(evt, fields, false);
+    return new Promise((resolve) => this.enqueue(evt, fields, false, resolve));
+  }
+
+  /**
+   * As append, for a row whose outcome nobody waits for (the rows an observer
+   * writes as it goes): no promise is made for it, which a recorded call
+   * would otherwise pay for with every row.
+   */
+  add(evt: string, fields: RowFields): void {
+    this.enqueue(evt, fields, false, ignoreOutcome);
   }
 
   /** The seq the last queued row got (0 before the first): the next row's is one more. */
@@ -205,7 +217,7 @@ export class LedgerWriter {
 
   /** As append, but resolves true only once the row is written and fsynced (for --write-ahead). */
   appendDurable(evt: string, fields: RowFields): Promise<boolean> {
-    return this.enqueue(evt, fields, true);
+    return new Promise((resolve) => this.enqueue(evt, fields, true, resolve));
   }
 
   /**
@@ -221,7 +233,9 @@ export class LedgerWriter {
       rows_before_end: this.written,
       rows_unlogged: this.unlogged || undefined,
     });
-    const done = this.enqueue("session_end", entries, this.cfg.fsync !== "never");
+    const done = new Promise<boolean>((resolve) =>
+      this.enqueue("session_end", entries, this.cfg.fsync !== "never", resolve),
+    );
     const sealed = this.checkpointer ? this.queueCheckpoint(true) : null;
     this.ended = true;
     const ok = await done;
@@ -253,23 +267,24 @@ export class LedgerWriter {
     return buildRow({ evt, seam: this.cfg.seam, impl: IMPL, session, seq, server, ts: this.timestamp() }, fields);
   }
 
-  private enqueue(evt: string, fields: FieldsIn, durable: boolean): Promise<boolean> {
+  /** Queues a row; `resolve` is told whether it was written (at once, false, when it cannot be queued). */
+  private enqueue(evt: string, fields: FieldsIn, durable: boolean, resolve: (written: boolean) => void): void {
     if (this.ended) {
       this.unlogged++;
-      return Promise.resolve(false);
+      resolve(false);
+      return;
     }
     let row: JsonObject;
     try {
       row = this.buildRow(evt, ++this.seq, fields);
     } catch {
       this.unlogged++;
-      return Promise.resolve(false);
+      resolve(false);
+      return;
     }
-    return new Promise<boolean>((resolve) => {
-      this.queue.push({ row, durable, resolve });
-      this.draining ??= this.drain();
-      if (this.checkpointer?.rowAdded()) void this.queueCheckpoint();
-    });
+    this.queue.push({ row, durable, resolve });
+    this.draining ??= this.drain();
+    if (this.checkpointer?.rowAdded()) void this.queueCheckpoint();
   }
 
   /**

@@ -105,7 +105,7 @@ export class ProxySession {
     this.rows = {
       row: (evt, fields) => {
         if (this.ended) this.late(evt);
-        else void writer.append(evt, fields);
+        else writer.add(evt, fields);
       },
       durable: (evt, fields) => {
         if (!this.ended) return writer.appendDurable(evt, fields);

@@ -76,7 +76,7 @@ export class Recording {
   ) {
     const rows: RowSink = {
       row(evt, fields) {
-        void ledger.append(evt, fields);
+        ledger.add(evt, fields);
       },
       durable: (evt, fields) => ledger.appendDurable(evt, fields),
     };
