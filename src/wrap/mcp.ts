@@ -12,7 +12,7 @@
  */
 import { digestBytes } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";
-import { frameHead, readFrame } from "./frame-reading.ts";
+import { type ReadOptions, frameHead, readFrame } from "./frame-reading.ts";
 import type { Reading } from "./stack-readings.ts";
 import type { LongFrame } from "./frames.ts";
 import { FrameHold } from "./frame-hold.ts";
@@ -44,8 +44,15 @@ export class McpObserver {
   readonly operations: OperationBook;
   private readonly clientMeta = new ClientMetaTracker();
   private s2cUnparsedRows = 0;
+  /** How each direction's frames are read (made once: every frame is read with them). */
+  private readonly reading: Record<Dir, ReadOptions>;
 
   constructor(private readonly o: ObserverOptions) {
+    // A long answer is read without its payload, unless --raw records results whole.
+    this.reading = {
+      c2s: { readings: true, skim: false, strictOnly: o.faults?.strictFrames },
+      s2c: { readings: false, skim: !o.raw, strictOnly: o.faults?.strictFrames },
+    };
     this.table = new RequestTable(o.faults?.sharedIdTable === true);
     let ids = 0;
     this.operations = new OperationBook({
@@ -119,12 +126,7 @@ export class McpObserver {
   }
 
   private observe(dir: Dir, frame: Uint8Array): void {
-    // A long answer is read without its payload, unless --raw records results whole.
-    const read = readFrame(frame, {
-      readings: dir === "c2s",
-      skim: dir === "s2c" && !this.o.raw,
-      strictOnly: this.o.faults?.strictFrames,
-    });
+    const read = readFrame(frame, this.reading[dir]);
     if (read.kind === "blank") return;
     if (read.kind === "unparsed") {
       this.unparsed(dir, frame, read.reason, true);
@@ -287,10 +289,13 @@ export class McpObserver {
    */
   private requested(p: OpenRequest): void {
     const tool = getField(p.params ?? null, "name");
+    const digest = (p.digest ??= this.rows.argsDigest(p.params));
+    // Most calls need nothing more here: no action map, no intent row.
+    if (this.o.actions === undefined && !this.o.writeAhead && !this.o.faults?.doubleRow) return;
     const fields: Fields = {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: p.id,
-      args_digest: (p.digest ??= this.rows.argsDigest(p.params)),
+      args_digest: digest,
     };
     const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
     p.action = made;
