@@ -41,6 +41,10 @@ describe("compactAscii", () => {
       '"q\\"b\\\\n\\n\\r\\t\\b\\f\\u0001\\u001f\u007f"',
     ],
     ["an escaped key", map(['"k\n', 1]), '{"\\"k\\n":1}'],
+    ["a long plain string (copied whole)", "ab~\u007f".repeat(30), `"${"ab~\u007f".repeat(30)}"`],
+    ["a long string with a newline near its end", `${"x".repeat(100)}\n`, `"${"x".repeat(100)}\\n"`],
+    ["a long string with a quote near its end", `${"x".repeat(100)}"`, `"${"x".repeat(100)}\\""`],
+    ["a long string with a backslash near its end", `${"x".repeat(100)}\\`, `"${"x".repeat(100)}\\\\"`],
     [
       "negative zero and the largest safe integers",
       [-0, 9007199254740991, -9007199254740991],
@@ -65,6 +69,7 @@ describe("compactAscii", () => {
     ["a JsonFloat", new JsonFloat(2)],
     ["a bigint", 12345678901234567890n],
     ["text past ASCII", "café"],
+    ["long text past ASCII near its end", `${"x".repeat(100)}é`],
     ["a key past ASCII", map(["ключ", 1])],
     [
       "a key past ASCII among eight",

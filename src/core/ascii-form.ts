@@ -13,12 +13,30 @@ import type { Json } from "./json.ts";
 const SHORT_ESCAPE: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72, 34: 0x22, 92: 0x5c };
 const HEX = "0123456789abcdef";
 
+/** From this length a string is looked over by the regexps below before it is copied. */
+const LONG_STRING = 64;
+const PAST_ASCII = /[^\u0000-\u007f]/;
+/** ASCII that json.dumps writes as it is (no quote, backslash or control character; DEL is written raw). */
+const PLAIN_ASCII = /^[\u0020\u0021\u0023-\u005b\u005d-\u007f]*$/;
+const encoder = new TextEncoder();
+
 /**
  * A JSON string literal as json.dumps writes it (ensure_ascii=False), into b
  * at o (which must have room for 6 bytes a code unit and 2); the end, or -1
  * at a code unit past ASCII.
  */
 export function putJsonString(b: Uint8Array, o: number, s: string): number {
+  // A long string is refused or copied by native code: a code unit at a time
+  // here costs about twice what the general writer's string does for it.
+  if (s.length >= LONG_STRING) {
+    if (PAST_ASCII.test(s)) return -1;
+    if (PLAIN_ASCII.test(s)) {
+      b[o++] = 0x22;
+      o += encoder.encodeInto(s, b.subarray(o, o + s.length)).written;
+      b[o++] = 0x22;
+      return o;
+    }
+  }
   b[o++] = 0x22;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

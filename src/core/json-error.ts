@@ -60,7 +60,6 @@ export function guardStack<T>(input: string | Uint8Array, at: () => number, run:
 
 /** What guardStack throws for `err`, caught at offset `at` of `input` (for a caller that makes no closures). */
 export function stackGuarded(err: unknown, at: number, input: string | Uint8Array): unknown {
-  if (err instanceof RangeError && !(err instanceof JsonParseError))
-    return new JsonParseError("nesting too deep for the stack", at, input);
+  if (err instanceof RangeError) return new JsonParseError("nesting too deep for the stack", at, input);
   return err;
 }
