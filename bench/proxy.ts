@@ -21,6 +21,11 @@
  *
  *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--warmup N] [--sessions 50] [--load-calls 2000]
  *                      [--upstream fast|everything] [--only latency|throughput] [--pin] [--smoke] [--json FILE]
+ *                      [--runtimes bun,node] [--also "CMD …"]
+ *
+ * --also "CMD …" adds a target beside the Bun seam: CMD (another build or tree of seam, e.g.
+ * `bun OTHER/commands/seam.ts`) run as `CMD proxy --upstream URL --ledger FILE`, in the same turns
+ * and compared with the same bare Bun proxy, so two builds are measured side by side in one run.
  *
  * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset): the
  * proxy's added latency is then its own work, which repeats from run to run within
@@ -50,6 +55,9 @@ const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
 if (LOAD_UPSTREAM !== "fast" && LOAD_UPSTREAM !== "everything") throw new Error("--upstream takes fast or everything");
 const ONLY = flags.string("--only");
+const ALSO = flags.string("--also")?.split(" ").filter(Boolean);
+const RUNTIMES = (flags.string("--runtimes") ?? "bun,node").split(",");
+if (RUNTIMES.some((r) => r !== "bun" && r !== "node")) throw new Error("--runtimes takes bun, node or both");
 // --pin: the proxies on CPU 1, this process (the client) and the upstream on CPU 0, so that
 // the latency is the proxy's own work rather than how the three share two cores.
 const PIN = flags.has("--pin");
@@ -144,7 +152,7 @@ async function session(url: string) {
 }
 
 const have = built();
-const runtimes: ("bun" | "node")[] = have.node ? ["bun", "node"] : ["bun"];
+const runtimes = (["bun", "node"] as const).filter((r) => RUNTIMES.includes(r) && (r === "bun" || have.node));
 
 /** Starts an upstream and returns its /mcp URL. */
 async function startUpstream(which: "fast" | "everything"): Promise<string> {
@@ -193,6 +201,14 @@ async function startTargets(upstream: string, tag: string): Promise<Target[]> {
         p,
         calls: 0,
       });
+    }
+    if (runtime === "bun" && ALSO !== undefined) {
+      const ledger = join(dir, `${tag}-also.jsonl`);
+      const { p, m } = await startWaiting(
+        on("1", [...ALSO, "proxy", "--upstream", upstream, "--ledger", ledger]),
+        /^(http:\/\/\S+)$/m,
+      );
+      targets.push({ name: "also (bun)", kind: "seam", runtime, url: `${new URL(m).origin}/mcp`, ledger, p, calls: 0 });
     }
   }
   return targets;

@@ -268,19 +268,21 @@ describe("ProxySession.at", () => {
   });
 });
 
-describe("McpProxy and its recording queue", () => {
-  test("once a POST's body has gone upstream the proxy says it waits (Later.waiting), once a POST; a GET does not", async () => {
+describe("an exchange recorded later", () => {
+  test("its http_exchange row gives the exchange's own ms and ts, not when its recording ran", async () => {
+    // The upstream answers 30 ms after the request; the proxy records 400 ms after the answer's bytes.
     const up = createServer((req, res) => {
       req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
-      });
+      req.on("end", () =>
+        setTimeout(() => {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
+        }, 30),
+      );
     });
     await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
     const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
-    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-waiting-")), "l.jsonl");
-    const quiet = { error() {}, warn() {}, info() {} };
+    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-ended-")), "l.jsonl");
     const proxy = await McpProxy.start(
       nodeHttp,
       {
@@ -300,31 +302,34 @@ describe("McpProxy and its recording queue", () => {
         guardLoopback: true,
         redactHeaders: new Set(),
         sessionIdleMs: 0,
+        recordDelayMs: 400,
       },
-      quiet,
+      { error() {}, warn() {}, info() {} },
     );
-    const told = proxy.later.waiting;
-    let waits = 0;
-    proxy.later.waiting = () => {
-      waits++;
-      told();
-    };
-    const post = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
-    for (let i = 1; i <= 2; i++) {
-      const res = await fetch(`${proxy.origin}/mcp`, { method: "POST", headers: post, body: call });
-      expect(await res.text()).toContain(`"result"`);
-      expect(waits).toBe(i);
-    }
-    await (await fetch(`${proxy.origin}/mcp`)).text();
-    expect(waits).toBe(2);
+    const sent = Date.now();
+    const res = await fetch(`${proxy.origin}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+    });
+    expect(await res.text()).toContain(`"result"`);
+    const answered = Date.now();
+    // Nothing is recorded yet: the recording waits its delay.
+    await new Promise((r) => setTimeout(r, 600));
     await proxy.stop();
     up.close();
-    expect(
-      readFileSync(ledger, "utf8")
-        .split("\n")
-        .filter((l) => l.includes(`"evt": "tool_call"`)),
-    ).toHaveLength(2);
+    const rows = readFileSync(ledger, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const call = rows.find((r) => r.evt === "tool_call");
+    const exchange = rows.find((r) => r.evt === "http_exchange");
+    for (const row of [call, exchange]) {
+      expect(row.ms).toBeGreaterThanOrEqual(25);
+      expect(row.ms).toBeLessThan(300);
+      expect(Date.parse(row.ts)).toBeGreaterThanOrEqual(sent);
+      expect(Date.parse(row.ts)).toBeLessThanOrEqual(answered + 50);
+    }
   });
 });
 
@@ -376,35 +381,9 @@ describe("delayed (when the proxy records)", () => {
     expect(ran).toEqual(["a", "b", "c", "d", "e"]);
   });
 
-  test("waiting: what is queued runs at the end of the turn, not a delay later; the next batch waits its own delay", async () => {
-    const later = delayed(200);
-    const ran: string[] = [];
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // nothing queued: nothing to run, and a function queued after it waits the delay
-    later.waiting();
-    later(() => ran.push("a"));
-    await new Promise((r) => setImmediate(r));
-    expect(ran).toEqual([]);
-    later(() => ran.push("b"));
-    later.waiting();
-    later.waiting();
-    ran.push("turn");
-    expect(ran).toEqual(["turn"]);
-    await new Promise((r) => setImmediate(r));
-    expect(ran).toEqual(["turn", "a", "b"]);
-    // the first batch's timer went with it: queued 150 ms in, "c" is not run at 200 ms but 200 ms after it was queued
-    await pause(150);
-    later(() => ran.push("c"));
-    await pause(110);
-    expect(ran).toEqual(["turn", "a", "b"]);
-    await pause(150);
-    expect(ran).toEqual(["turn", "a", "b", "c"]);
-  });
-
-  test("soon runs at the end of the turn, and its waiting does nothing", async () => {
+  test("soon runs at the end of the turn", async () => {
     const ran: string[] = [];
     soon(() => ran.push("a"));
-    soon.waiting();
     expect(ran).toEqual([]);
     await new Promise((r) => setImmediate(r));
     expect(ran).toEqual(["a"]);

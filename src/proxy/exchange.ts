@@ -55,6 +55,8 @@ export class Exchange {
   private pending = 0;
   /** When the chunk being recorded crossed. */
   private chunkAt: Moment = moment();
+  /** When the answer's last byte went to the client (or it was cut); null until then. */
+  private endedAt: Moment | null = null;
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -295,6 +297,8 @@ export class Exchange {
       if (splitter !== null) this.recordLater(0, () => splitter.end());
       await this.reply.end();
     }
+    // The exchange is over now, whenever its recording runs: its row's ms and ts are of this moment.
+    this.endedAt = moment();
     if (compressed && this.res.bytes > 0) {
       s.unobservedBodies++;
       this.fields.observed = false;
@@ -334,8 +338,6 @@ export class Exchange {
           this.collector?.end();
           this.markBodyEnd();
           void this.observed();
-          // The request is with the upstream now (written whole): what is queued can be recorded while it works.
-          this.p.later.waiting();
         }
         this.wake();
       },
@@ -448,35 +450,38 @@ export class Exchange {
     s.bytes.s2c += this.res.bytes;
     if (this.fields.http_error !== undefined && this.fields.http_error !== "proxy_stopped") s.httpErrors++;
     const f = this.fields;
-    s.rows.row("http_exchange", {
-      method: this.method,
-      target: t.target,
-      target_redactions: t.redactions || undefined,
-      http_status: f.http_status,
-      http_error: f.http_error,
-      error_phase: f.error_phase,
-      seam_answer: f.seam_answer,
-      client_gone: this.reply.gone || f.client_gone || undefined,
-      ms: msFloat(performance.now() - this.t0),
-      request_content_type: reqSum.values.get("content-type"),
-      mcp_protocol_version: reqSum.values.get("mcp-protocol-version"),
-      mcp_method: reqSum.values.get("mcp-method"),
-      mcp_name: reqSum.values.get("mcp-name"),
-      last_event_id: reqSum.values.get("last-event-id"),
-      ...meta,
-      request_headers: reqSum.names,
-      withheld_headers: withheld.length > 0 ? withheld : undefined,
-      response_content_type: f.response_content_type,
-      response_content_encoding: f.response_content_encoding,
-      observed: f.observed,
-      sse_events: f.sse_events,
-      www_authenticate: f.www_authenticate,
-      response_headers: f.response_headers,
-      ...streamFields([
-        ["request", this.req.bytes, this.req.digest.digest()],
-        ["response", this.res.bytes, this.res.digest.digest()],
-      ]),
-    });
+    const end = this.endedAt ?? moment();
+    s.at(end, () =>
+      s.rows.row("http_exchange", {
+        method: this.method,
+        target: t.target,
+        target_redactions: t.redactions || undefined,
+        http_status: f.http_status,
+        http_error: f.http_error,
+        error_phase: f.error_phase,
+        seam_answer: f.seam_answer,
+        client_gone: this.reply.gone || f.client_gone || undefined,
+        ms: msFloat(end.perf - this.t0),
+        request_content_type: reqSum.values.get("content-type"),
+        mcp_protocol_version: reqSum.values.get("mcp-protocol-version"),
+        mcp_method: reqSum.values.get("mcp-method"),
+        mcp_name: reqSum.values.get("mcp-name"),
+        last_event_id: reqSum.values.get("last-event-id"),
+        ...meta,
+        request_headers: reqSum.names,
+        withheld_headers: withheld.length > 0 ? withheld : undefined,
+        response_content_type: f.response_content_type,
+        response_content_encoding: f.response_content_encoding,
+        observed: f.observed,
+        sse_events: f.sse_events,
+        www_authenticate: f.www_authenticate,
+        response_headers: f.response_headers,
+        ...streamFields([
+          ["request", this.req.bytes, this.req.digest.digest()],
+          ["response", this.res.bytes, this.res.digest.digest()],
+        ]),
+      }),
+    );
     this.leave();
     if (endAfter !== undefined) await this.p.finish(s, endAfter);
   }

@@ -19,6 +19,8 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   sessionIdleMs: number;
   /** What session_begin says about the proxy, redacted already. */
   begin: Fields;
+  /** How long recording waits after the bytes it records crossed (default RECORD_DELAY_MS, src/proxy/record-later.ts). */
+  recordDelayMs?: number;
 }
 
 /** What an exchange needs of the proxy. */

@@ -9,46 +9,46 @@
  * its next request. Recording at that moment competed with the client for the
  * CPU and delayed that request (bench/proxy.ts under Node, server-everything,
  * sequential calls: the next request reached the proxy a median 540 µs after
- * the answer ended, against 180 µs through the bare proxy). A few ms later the
- * call is usually with the upstream and the client waits.
+ * the answer ended, against 180 µs through the bare proxy).
  *
- * Sooner when the proxy has just passed a request on and waits for the
- * upstream (Later.waiting): a sequential client's call is then recorded
- * while the upstream works on its next one, not at a moment that may fall
- * on the next request's arrival.
+ * Why this long: a client making calls one after another, a few ms apart,
+ * then has a dozen of them recorded in one batch, with one write, one look
+ * at the file and one turn of the ledger's lock between them, where a batch a
+ * call paid each of those a call, and paid them in a process just woken, when
+ * every step costs several times what it costs in a loop. Side by side
+ * (docs/performance.md), a batch a call, run as soon as the request had gone
+ * upstream, against one every 30 or 50 ms: seam's added latency 1.70-1.86x
+ * the bare proxy's against 1.32-1.48x under Bun, 1.86-1.95x against
+ * 1.27-1.54x under Node, and about 90 µs less CPU a call on the thread that
+ * forwards. A batch comes to a few hundred µs at most, so one call in a dozen
+ * may wait that long behind it.
  *
  * What this costs: the chunks are held that much longer, at most
- * RECORD_MAX_BYTES of them (more, and the batch runs at once); the batch runs
- * on the thread that forwards, so reading pauses while it runs (the sockets'
- * own back-pressure). Under --write-ahead, --fail-closed and --map a call waits
- * for its rows, so the proxy runs its recording at the end of the event
- * loop's turn instead (`soon`), as before.
+ * RECORD_MAX_BYTES of them (more, and the batch runs at once), and a proxy
+ * killed with SIGKILL loses the rows of its last RECORD_DELAY_MS (the README
+ * says so; --fsync batch lets a crash of the machine lose 100 ms of rows). The
+ * batch runs on the thread that forwards, so reading pauses while it runs (the
+ * sockets' own back-pressure). Under --write-ahead, --fail-closed and --map a
+ * call waits for its rows, so the proxy runs its recording at the end of the
+ * event loop's turn instead (`soon`).
  */
 
-/** How long recording waits after the bytes it records crossed. */
-export const RECORD_DELAY_MS = 3;
+/** How long recording waits after the first bytes of its batch crossed. */
+export const RECORD_DELAY_MS = 40;
 
 /** Most bytes of chunks waiting to be recorded: a large body is recorded as it streams, not held. */
 export const RECORD_MAX_BYTES = 1 << 20;
 
 /** Runs a function after the bytes it records crossed; `bytes`: how many it holds until then. */
-export interface Later {
-  (f: () => void, bytes?: number): void;
-  /** A request has gone upstream and the proxy waits for the answer: what is queued may run now (after this turn's writes). */
-  waiting(): void;
-}
+export type Later = (f: () => void, bytes?: number) => void;
 
 /** At the end of the event loop's turn: what the turn wrote has gone out first. */
-export const soon: Later = Object.assign(
-  (f: () => void) => {
-    setImmediate(f);
-  },
-  { waiting: () => {} },
-);
+export const soon: Later = (f) => {
+  setImmediate(f);
+};
 
 /**
- * A queue run `delayMs` after its first function was put in, or at the end
- * of the turn `waiting` was called in, whichever comes first: whole, in
+ * A queue run `delayMs` after its first function was put in: whole, in
  * order. Functions put in while it runs (a ledger writer's wait for the rows
  * of the batch) run at the end of that turn, after the promise steps the
  * batch started: the rows those steps append then go in the same write.
@@ -57,7 +57,6 @@ export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES):
   let queue: (() => void)[] = [];
   let held = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let kicked = false;
   let running = false;
   const run = () => {
     if (timer !== undefined) {
@@ -78,11 +77,7 @@ export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES):
     running = false;
     if (queue.length > 0) setImmediate(run);
   };
-  const kick = () => {
-    kicked = false;
-    if (!running && queue.length > 0) run();
-  };
-  const later = (f: () => void, bytes = 0) => {
+  return (f, bytes = 0) => {
     queue.push(f);
     held += bytes;
     // Past the bound, now (in order, everything queued before it first); not from inside a batch, which its follow-up ends.
@@ -92,11 +87,4 @@ export function delayed(delayMs = RECORD_DELAY_MS, maxBytes = RECORD_MAX_BYTES):
     }
     if (timer === undefined && !running) timer = setTimeout(run, delayMs);
   };
-  return Object.assign(later, {
-    waiting: () => {
-      if (kicked || queue.length === 0) return;
-      kicked = true;
-      setImmediate(kick);
-    },
-  });
 }

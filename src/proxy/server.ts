@@ -61,7 +61,7 @@ export class McpProxy implements ProxyHost {
     private readonly o: ProxyOptions,
     private readonly log: Log,
   ) {
-    this.later = o.writeAhead || o.failClosed || o.actions !== undefined ? soon : delayed();
+    this.later = o.writeAhead || o.failClosed || o.actions !== undefined ? soon : delayed(o.recordDelayMs);
   }
 
   static async start(http: HttpRuntime, o: ProxyOptions, log: Log): Promise<McpProxy> {
