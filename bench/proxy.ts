@@ -58,6 +58,8 @@ const ONLY = flags.string("--only");
 const ALSO = flags.string("--also")?.split(" ").filter(Boolean);
 const RUNTIMES = (flags.string("--runtimes") ?? "bun,node").split(",");
 if (RUNTIMES.some((r) => r !== "bun" && r !== "node")) throw new Error("--runtimes takes bun, node or both");
+if (ALSO !== undefined && !RUNTIMES.includes("bun"))
+  throw new Error("--also runs beside the Bun seam: --runtimes needs bun");
 // --pin: the proxies on CPU 1, this process (the client) and the upstream on CPU 0, so that
 // the latency is the proxy's own work rather than how the three share two cores.
 const PIN = flags.has("--pin");

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { foreignRequest, isLoopbackHost } from "../src/proxy/guard.ts";
 import { endToEnd, headerSummary, redactTarget, upstreamRequestHeaders } from "../src/proxy/headers.ts";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
@@ -314,8 +314,10 @@ describe("an exchange recorded later", () => {
     });
     expect(await res.text()).toContain(`"result"`);
     const answered = Date.now();
-    // Nothing is recorded yet: the recording waits its delay.
-    await new Promise((r) => setTimeout(r, 600));
+    // 100 ms after the answer nothing of the call is recorded yet: the recording waits its delay.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(ledger) ? readFileSync(ledger, "utf8") : "").not.toContain(`"evt": "tool_call"`);
+    await new Promise((r) => setTimeout(r, 500));
     await proxy.stop();
     up.close();
     const rows = readFileSync(ledger, "utf8")

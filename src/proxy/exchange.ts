@@ -55,8 +55,6 @@ export class Exchange {
   private pending = 0;
   /** When the chunk being recorded crossed. */
   private chunkAt: Moment = moment();
-  /** When the answer's last byte went to the client (or it was cut); null until then. */
-  private endedAt: Moment | null = null;
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -298,7 +296,7 @@ export class Exchange {
       await this.reply.end();
     }
     // The exchange is over now, whenever its recording runs: its row's ms and ts are of this moment.
-    this.endedAt = moment();
+    const ended = moment();
     if (compressed && this.res.bytes > 0) {
       s.unobservedBodies++;
       this.fields.observed = false;
@@ -313,7 +311,7 @@ export class Exchange {
     await this.recorded();
     if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
     await this.observed();
-    await this.done(endAfter);
+    await this.done(endAfter, ended);
   }
 
   /** The request body, passed on as it arrives, each chunk then tapped and kept (up to --max-frame) for the observer. */
@@ -437,8 +435,8 @@ export class Exchange {
     if (www !== undefined) this.fields.www_authenticate = www;
   }
 
-  /** Writes the exchange's row, then ends the session if the exchange ended it. */
-  private async done(endAfter: string | undefined): Promise<void> {
+  /** Writes the exchange's row, dated `end` (when it ended), then ends the session if the exchange ended it. */
+  private async done(endAfter: string | undefined, end: Moment = moment()): Promise<void> {
     const s = this.session!;
     const o = this.p.opts;
     const t = redactTarget(this.inbound.target);
@@ -450,7 +448,6 @@ export class Exchange {
     s.bytes.s2c += this.res.bytes;
     if (this.fields.http_error !== undefined && this.fields.http_error !== "proxy_stopped") s.httpErrors++;
     const f = this.fields;
-    const end = this.endedAt ?? moment();
     s.at(end, () =>
       s.rows.row("http_exchange", {
         method: this.method,

@@ -19,7 +19,7 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   sessionIdleMs: number;
   /** What session_begin says about the proxy, redacted already. */
   begin: Fields;
-  /** How long recording waits after the bytes it records crossed (default RECORD_DELAY_MS, src/proxy/record-later.ts). */
+  /** How long recording waits after the first bytes of its batch crossed (default RECORD_DELAY_MS, src/proxy/record-later.ts). */
   recordDelayMs?: number;
 }
 
