@@ -19,13 +19,16 @@
  *               order; every call must have its tool_call row and each seam
  *               ledger must verify
  *
- *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--warmup N] [--sessions 50] [--load-calls 2000]
+ *   bun bench/proxy.ts [--calls 300] [--rounds 3] [--warmup N] [--slice 100] [--sessions 50] [--load-calls 2000]
  *                      [--upstream fast|everything] [--only latency|throughput] [--pin] [--smoke] [--json FILE]
  *                      [--runtimes bun,node] [--also "CMD …"]
  *
  * --also "CMD …" adds a target beside the Bun seam: CMD (another build or tree of seam, e.g.
  * `bun OTHER/commands/seam.ts`) run as `CMD proxy --upstream URL --ledger FILE`, in the same turns
  * and compared with the same bare Bun proxy, so two builds are measured side by side in one run.
+ *
+ * --slice N: calls a latency target makes in one turn before the next target's turn (default 100,
+ * long against seam proxy's 40 ms recording delay, so that its recording runs in its own turn).
  *
  * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset): the
  * proxy's added latency is then its own work, which repeats from run to run within
@@ -50,6 +53,8 @@ const ROUNDS = flags.number("--rounds", 3, 1);
 // threads alone 810 µs a call in the first window and 50-350 from the eighth. A shorter warmup times
 // seam's code being compiled, not its work. --warmup 20 gives the figures of a process just started.
 const WARMUP = flags.number("--warmup", 8000, 0);
+/** Calls a latency target makes in one turn (see the timed rounds below). */
+const TURN = flags.number("--slice", 100, 1);
 const SESSIONS = flags.number("--sessions", 50, 5);
 const LOAD_CALLS = flags.number("--load-calls", 2000, 50);
 const LOAD_UPSTREAM = flags.string("--upstream") ?? "fast";
@@ -250,20 +255,30 @@ if (ONLY !== "throughput") {
   const targets = await startTargets(await startUpstream("everything"), "latency");
   const sessions = await Promise.all(targets.map((t) => session(t.url)));
   const times: number[][] = targets.map(() => []);
-  for (let t = 0; t < targets.length; t++) {
-    for (let i = 0; i < WARMUP; i++) await sessions[t]!.call();
-    targets[t]!.calls += WARMUP;
+  // Warmed in turns too, so that no target sits idle while the others warm up before the timed rounds:
+  // warmed one after another, the target warmed last came out ahead of one warmed before it whatever
+  // the build (three runs of two seam trees side by side, either way round: 0.10-0.28x of the bare
+  // proxy's added latency, and 140-360 µs less CPU a call, to whichever ran last).
+  for (let done = 0; done < WARMUP; done += TURN) {
+    const n = Math.min(TURN, WARMUP - done);
+    for (let t = 0; t < targets.length; t++) {
+      for (let i = 0; i < n; i++) await sessions[t]!.call();
+      targets[t]!.calls += n;
+    }
   }
-  // The targets take turns a few calls at a time, each turn starting with the next target: the
-  // upstream (server-everything keeps state per session and slows as a run goes on) and the machine
-  // drift over seconds, and a target always run after another would carry that drift as its own cost.
-  const SLICE = 10;
+  // The targets take turns, each turn starting with the next target: the upstream (server-everything
+  // keeps state per session and slows as a run goes on) and the machine drift over seconds, and a
+  // target always run after another would carry that drift as its own cost. A turn is long against
+  // seam proxy's recording delay (40 ms, src/proxy/record-later.ts): with turns of 10 calls (30 ms)
+  // each recording batch ran in the next target's turn, and a target's figure carried the recording of
+  // the seam before it (two seam trees side by side: whichever ran second came out 0.1-0.2x of the
+  // bare proxy's added latency worse, either way round).
   let turn = 0;
   // Each proxy's CPU over the timed rounds, all its threads: a steadier figure than latency on a shared machine.
   const cpu0 = targets.map((t) => (t.p?.pid === undefined ? 0 : cpuNs(t.p.pid)));
   for (let r = 0; r < ROUNDS; r++) {
-    for (let done = 0; done < CALLS; done += SLICE, turn++) {
-      const n = Math.min(SLICE, CALLS - done);
+    for (let done = 0; done < CALLS; done += TURN, turn++) {
+      const n = Math.min(TURN, CALLS - done);
       for (let k = 0; k < targets.length; k++) {
         const t = (turn + k) % targets.length;
         for (let i = 0; i < n; i++) times[t]!.push(await sessions[t]!.call());
@@ -276,7 +291,7 @@ if (ONLY !== "throughput") {
     t.p?.pid === undefined ? undefined : (cpuNs(t.p.pid) - cpu0[i]!) / 1e6 / times[i]!.length,
   );
   console.log(
-    `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${SLICE}), median`,
+    `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${TURN}), median`,
   );
   for (let t = 0; t < targets.length; t++) {
     const tg = targets[t]!;

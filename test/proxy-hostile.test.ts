@@ -457,6 +457,30 @@ describe("seam proxy, hostile cases", () => {
     expect(getField(ex, "response_headers")).toContain("set-cookie");
   });
 
+  test("each request goes upstream to its own path and query, however the one before it went", async () => {
+    const ledger = ledgerPath();
+    const seen: string[] = [];
+    const up = await upstream((req, res) => {
+      seen.push(req.url ?? "");
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(202);
+        res.end();
+      });
+    });
+    cleanups.push(up.close);
+    const p = await proxyTo(up.url, ledger);
+    const origin = new URL(p.url).origin;
+    const targets = ["/mcp", "/mcp?page=2", "/mcp", "/other/mcp", "/other/mcp", "/mcp?page=2"];
+    for (const t of targets) {
+      const r = await rawRequest(`${origin}${t}`, { method: "POST", headers: POST, body: CALL });
+      expect(r.status).toBe(202);
+    }
+    await p.stop();
+    expect(seen).toEqual(targets);
+    expect(rowsOf(ledger, "http_exchange").map((r) => getField(r, "target"))).toEqual(targets);
+  });
+
   test("the upstream's 404 for a session ends its ledger session", async () => {
     const ledger = ledgerPath();
     let n = 0;

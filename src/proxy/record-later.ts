@@ -16,13 +16,13 @@
  * at the file and one turn of the ledger's lock between them, where a batch a
  * call paid each of those a call, and paid them in a process just woken, when
  * every step costs several times what it costs in a loop. Side by side
- * (docs/performance.md), a batch a call, run as soon as the request had gone
- * upstream, against one every 30 or 50 ms: seam's added latency 1.70-1.86x
- * the bare proxy's against 1.32-1.48x under Bun, 1.86-1.95x against
- * 1.27-1.54x under Node, and 90-150 µs less CPU a call on the thread that
- * forwards. A call that arrives while a batch runs waits for it; the slow
- * calls did not get slower for it (p90 and p99 a little lower than before,
- * in a run side by side).
+ * (docs/performance.md), a batch every 30 or 50 ms used 90-150 µs less CPU a
+ * call on the thread that forwards than a batch a call, and at 40 ms the
+ * whole process used 95-170 µs less. The latency gain first measured with it was not real: the
+ * bench's targets took turns shorter than the delay, so each batch ran in the
+ * next target's turn; with turns of 100 calls the two trees' added latency
+ * came out within the run-to-run spread of each other. A call that arrives
+ * while a batch runs waits for it.
  *
  * What this costs: the chunks are held that much longer, at most
  * RECORD_MAX_BYTES of them (more, and the batch runs at once), and a proxy
