@@ -299,20 +299,31 @@ if (ONLY !== "throughput") {
     const bare = targets.findIndex((x) => x.kind === "bare" && x.runtime === tg.runtime);
     const bareAdded = bare >= 0 ? med[bare]! - med[0]! : NaN;
     const ratio = tg.kind === "seam" ? added / bareAdded : undefined;
+    // The same ratio round by round: on a shared machine one run's ratio moves by ±0.2x, and the
+    // rounds show how much of that a run holds.
+    const byRound =
+      tg.kind === "seam" && bare >= 0
+        ? Array.from({ length: ROUNDS }, (_, r) => {
+            const m = (i: number) => median(times[i]!.slice(r * CALLS, (r + 1) * CALLS));
+            return (m(t) - m(0)) / (m(bare) - m(0));
+          })
+        : undefined;
+    const rounds = byRound === undefined ? "" : ` (rounds ${byRound.map((x) => fmt.x(x)).join(", ")})`;
     console.log(
-      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call` : ""}`,
+      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added${rounds}` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call` : ""}`,
     );
     details[tg.name] = {
       median_ms: med[t],
       added_ms: tg.kind === "direct" ? undefined : added,
       cpu_us_per_call: cpuPerCall[t],
       ratio_vs_bare_added: ratio,
+      ratio_vs_bare_added_by_round: byRound,
     };
     rows.push({
       section: PIN ? "proxy tools/call latency, proxy on its own CPU" : "proxy tools/call latency",
       name: tg.name,
       value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call)`}`,
-      ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
+      ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added${rounds}`,
       goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
       met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,
     });
