@@ -18,11 +18,11 @@
  * every step costs several times what it costs in a loop. Side by side
  * (docs/performance.md), a batch every 30 or 50 ms used 90-150 µs less CPU a
  * call on the thread that forwards than a batch a call, and at 40 ms the
- * whole process used 95-170 µs less. The latency gain first measured with it was not real: the
- * bench's targets took turns shorter than the delay, so each batch ran in the
- * next target's turn; with turns of 100 calls the two trees' added latency
- * came out within the run-to-run spread of each other. A call that arrives
- * while a batch runs waits for it.
+ * whole process used 95-170 µs less. The latency gain first measured with it
+ * was not real: the bench's targets took turns shorter than the delay, so
+ * each batch ran in the next target's turn; with turns of 100 calls the two
+ * trees' added latency came out within the run-to-run spread of each other.
+ * A call that arrives while a batch runs waits for it.
  *
  * What this costs: the chunks are held that much longer, at most
  * RECORD_MAX_BYTES of them (more, and the batch runs at once), and a proxy
