@@ -14,6 +14,9 @@
  *       tools/call (src/wrap/recording.ts: both frames split and observed, digests,
  *       the row made, chained and written to an in-memory file), 1000 calls a
  *       burst, warm; vs JSON.parse of both frames + the floor of a row
+ *   proxy record, per exchange                 what seam proxy records for one tools/call
+ *       answered as an SSE stream (bench/proxy-record.bench.ts), 1000 exchanges a
+ *       burst, warm; vs JSON.parse of both frames + two rows hashed
  *
  *   bun bench/micro.bench.ts [--smoke] [--json FILE]
  * --smoke runs every case a few times only, to prove the scripts still run.
@@ -34,6 +37,7 @@ import { Recording } from "../src/wrap/recording.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { LedgerVerifier } from "../src/verify/verifier.ts";
 import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
+import { proxyRecordCases } from "./proxy-record.bench.ts";
 import { Flags, type Row, fmt, writeResult } from "./lib.ts";
 
 const flags = new Flags();
@@ -190,6 +194,8 @@ interface Case extends MicroCase {
   fn: () => unknown;
 }
 
+const proxyRecord = await proxyRecordCases(BURST);
+
 const rowForm = enc.encode(`genesis${chainForm(rowModel)}`);
 const runtimeSha256 = installedSha256();
 /** sha256Hex of one row's chain form with `backend` installed (null: node:crypto's one-shot). */
@@ -228,6 +234,7 @@ const cases: Case[] = [
     },
   },
   { group: "record, per call", name: `Recording (burst of ${BURST})`, per: BURST, fn: recordBurst },
+  ...proxyRecord.cases,
   {
     group: "verify, per row",
     name: "JSON.parse + stringify + sha256 (floor)",
@@ -316,3 +323,4 @@ writeResult(flags, {
   },
 });
 rmSync(recordDir, { recursive: true, force: true });
+proxyRecord.close();

@@ -276,6 +276,29 @@ describe("chain claims", () => {
     }
   });
 
+  test("chainedLine: rows of many kinds in turn, more kinds than the writer keeps orders of", () => {
+    // Key lists of equal length: only the keys tell them apart, in place and in order.
+    const kinds: string[][] = [];
+    for (let k = 0; k < 11; k++) {
+      const keys = ["evt", "seq", `k${k}`, `j${(k * 7) % 11}`, "ts"];
+      kinds.push(k % 2 === 0 ? keys : [...keys].reverse());
+    }
+    let prev = GENESIS;
+    for (let round = 0; round < 3; round++) {
+      // Two kinds in turn (a call's row and its exchange's), then every kind, so the oldest orders are dropped.
+      const turn = round === 1 ? [0, 1, 0, 1, 0, 1] : kinds.map((_, k) => k);
+      for (const k of turn) {
+        const members: [string, Json][] = kinds[k]!.map((key, i) => [key, i]);
+        const { chain, bytes } = chainedLine(prev, new Map<string, Json>(members));
+        expect(chain).toBe(setChain(prev, new Map<string, Json>(members)));
+        expect(new TextDecoder().decode(bytes)).toBe(
+          `${lineForm(new Map<string, Json>([...members, ["chain", chain]]))}\n`,
+        );
+        prev = chain;
+      }
+    }
+  });
+
   test("chainedLine: the reused line buffer stays within 1 MiB, whatever the rows", () => {
     chainedLine(GENESIS, new Map<string, Json>([["s", "x".repeat(300_000)]]));
     chainedLine(GENESIS, new Map<string, Json>([["o", Array.from({ length: 150_000 }, (_, i) => `item ${i}`)]]));

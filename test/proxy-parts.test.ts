@@ -218,6 +218,54 @@ describe("headers", () => {
     ]);
   });
 
+  test("a summary made once serves the same fields again, and only them", () => {
+    const none = new Set<string>();
+    const fields: [string, string][] = [
+      ["Host", "127.0.0.1:8080"],
+      ["Content-Type", "application/json"],
+      ["Mcp-Session-Id", "s-1"],
+      ["MCP-Protocol-Version", "2025-11-25"],
+      ["Authorization", "Bearer s3cr3t"],
+    ];
+    const first = headerSummary(fields, none);
+    // Values no row records may differ (a session id, a credential): the same summary, its lists frozen.
+    const again = headerSummary(
+      fields.map(([k, v]) => [k, k === "Authorization" ? "Bearer other" : k === "Mcp-Session-Id" ? "s-2" : v]),
+      none,
+    );
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first.names) && Object.isFrozen(first.withheld)).toBe(true);
+    expect(first.withheld).toEqual(["authorization"]);
+    // A recorded value, a name's spelling, the fields' order, one more field, other secret names: a new summary.
+    const variants: [string, [string, string][], ReadonlySet<string>][] = [
+      ["another content type", fields.map(([k, v]) => [k, k === "Content-Type" ? "text/plain" : v]), none],
+      ["another version", fields.map(([k, v]) => [k, k === "MCP-Protocol-Version" ? "2026-07-28" : v]), none],
+      ["another spelling", fields.map(([k, v]) => [k === "Host" ? "host" : k, v]), none],
+      ["another order", [fields[1]!, fields[0]!, ...fields.slice(2)], none],
+      ["another field in a field's place", fields.map(([k, v]) => (k === "Host" ? ["Cookie", "a=1"] : [k, v])), none],
+      ["one more field", [...fields, ["Mcp-Method", "tools/call"]], none],
+      ["one field fewer", fields.slice(0, -1), none],
+      ["other secret names", fields, new Set(["content-type"])],
+    ];
+    for (const [name, h, secret] of variants) {
+      const s = headerSummary(h, secret);
+      expect({ name, same: s === first }).toEqual({ name, same: false });
+      const fresh = headerSummary([...h, ["X-Fresh", name]], secret);
+      expect({ name, names: s.names, values: [...s.values], withheld: s.withheld }).toEqual({
+        name,
+        names: fresh.names.filter((n) => n !== "x-fresh"),
+        values: [...fresh.values],
+        withheld: fresh.withheld,
+      });
+    }
+    expect(
+      headerSummary(
+        fields.map(([k, v]) => [k, k === "Content-Type" ? "text/plain" : v]),
+        none,
+      ).values.get("content-type"),
+    ).toBe("text/plain");
+  });
+
   const targets: [string, string, number][] = [
     ["/mcp", "/mcp", 0],
     ["/mcp?a=1&b=2", "/mcp?a=1&b=2", 0],

@@ -71,17 +71,34 @@ export function digestBytes(bytes: Uint8Array): string {
  * The raw-bytes digest of a stream fed in chunks; digest() ends it. Its hash
  * is made at the first chunk: seam proxy makes two for every exchange as it
  * arrives, and createHash costs enough there to be worth keeping off that path.
+ * `heldChunks`: the caller keeps each chunk unchanged until digest() (seam
+ * proxy's chunks are its own buffers, held until they are recorded), so a
+ * stream of one chunk, as most bodies are, is hashed in one shot with no
+ * hash object; a reader of a reused buffer (a ring) must not say so.
  */
 export class StreamDigest {
   private hash: Hash | null = null;
+  private first: Uint8Array | null = null;
+  constructor(private readonly heldChunks = false) {}
   update(chunk: Uint8Array): void {
-    this.hash ??= createHash("sha256");
+    if (this.hash === null) {
+      if (this.heldChunks && this.first === null) {
+        this.first = chunk;
+        return;
+      }
+      this.hash = createHash("sha256");
+      if (this.first !== null) this.hash.update(this.first);
+      this.first = null;
+    }
     this.hash.update(chunk);
   }
   digest(): string {
-    return `sha256:raw-bytes:v1:${(this.hash ?? createHash("sha256")).digest("hex")}`;
+    if (this.hash === null) return digestBytes(this.first ?? EMPTY);
+    return `sha256:raw-bytes:v1:${this.hash.digest("hex")}`;
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * The digest of UTF-8 JSON under `recipe`, straight from the bytes (see

@@ -340,19 +340,30 @@ function putMember(o: number, last: string | null, k: string, x: Json, depth: nu
   return putValue(o + key.length, x, depth + 1);
 }
 
-/** The last row's keys, and their order: rows of one kind follow one another with the same keys. */
-let lastKeys: string[] = [];
-let lastOrder: number[] = [];
+/**
+ * The key lists of recent rows, and their orders: a recorder writes rows of a
+ * few kinds (seam proxy a `tool_call` and an `http_exchange` a call, in turn),
+ * each kind with the same keys from row to row. A new list takes the place
+ * of the oldest.
+ */
+const recentKeys: string[][] = [];
+const recentOrders: number[][] = [];
+const RECENT_KEY_LISTS = 8;
+let nextRecent = 0;
 
-/** The members' indexes by key: the last row's order again when the keys are the same, else sorted. */
+/** The members' indexes by key: a recent row's order again when the keys are the same, else sorted. */
 function keyOrder(keys: string[]): number[] {
-  let same = keys.length === lastKeys.length;
-  for (let m = 0; same && m < keys.length; m++) same = keys[m] === lastKeys[m];
-  if (!same) {
-    lastKeys = keys;
-    lastOrder = sortedOrder(keys);
+  for (let r = 0; r < recentKeys.length; r++) {
+    const known = recentKeys[r]!;
+    let same = keys.length === known.length;
+    for (let m = 0; same && m < keys.length; m++) same = keys[m] === known[m];
+    if (same) return recentOrders[r]!;
   }
-  return lastOrder;
+  const order = sortedOrder(keys);
+  recentKeys[nextRecent] = keys;
+  recentOrders[nextRecent] = order;
+  nextRecent = (nextRecent + 1) % RECENT_KEY_LISTS;
+  return order;
 }
 
 /** Insertion sort (a row has a dozen or two members; ASCII keys, so `<` is code point order). */

@@ -15,7 +15,7 @@ import { msFloat, streamFields } from "../format/row.ts";
 import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../wrap/observer-options.ts";
-import { endToEnd, field, headerSummary, isSecretHeader, redactTarget, upstreamRequestHeaders } from "./headers.ts";
+import { endToEnd, field, headerSummary, redactTarget, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
@@ -36,8 +36,9 @@ export class Exchange {
   /** Observations waiting for the request to be observed first (pairing needs it). */
   private queue: (() => void)[] = [];
   private ready = false;
-  private readonly req = { digest: new StreamDigest(), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
-  private readonly res = { digest: new StreamDigest(), bytes: 0 };
+  // Each chunk is kept as it came until it is recorded: a body of one chunk is hashed in one shot.
+  private readonly req = { digest: new StreamDigest(true), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
+  private readonly res = { digest: new StreamDigest(true), bytes: 0 };
   private fields: Fields = {};
   /** The request body pulled chunk by chunk (a held POST), made when first read. */
   private inboundIt: AsyncIterator<Uint8Array> | undefined;
@@ -441,7 +442,6 @@ export class Exchange {
     const o = this.p.opts;
     const t = redactTarget(this.inbound.target);
     const reqSum = headerSummary(this.inbound.headers, o.redactHeaders);
-    const withheld = reqSum.names.filter((n) => isSecretHeader(n, o.redactHeaders));
     const meta = s.kind === "sessionless" || s.mcpId === undefined ? requestMeta(this.req.frame) : {};
     s.exchanges++;
     s.bytes.c2s += this.req.bytes;
@@ -466,7 +466,7 @@ export class Exchange {
         last_event_id: reqSum.values.get("last-event-id"),
         ...meta,
         request_headers: reqSum.names,
-        withheld_headers: withheld.length > 0 ? withheld : undefined,
+        withheld_headers: reqSum.withheld.length > 0 ? reqSum.withheld : undefined,
         response_content_type: f.response_content_type,
         response_content_encoding: f.response_content_encoding,
         observed: f.observed,

@@ -101,27 +101,84 @@ const RECORDED_VALUES = new Set([
 ]);
 
 /**
+ * What a row says about a message's fields (headerSummary). One summary may
+ * serve many rows, so its lists are frozen (typed as the rows' JSON arrays).
+ */
+export interface HeaderSummary {
+  readonly names: string[];
+  readonly values: ReadonlyMap<string, string>;
+  /** Of `names`, those recorded only as present (isSecretHeader). */
+  readonly withheld: string[];
+}
+
+/**
  * What a row says about a message's fields: a sorted list of the names
  * present (lower-cased, each once), and the values of the few fields that
  * describe the exchange. A name that is secret (SECRET_HEADERS, the user's
  * --redact-header, or any name the argv rules call secret) never has its
  * value recorded; a recorded value is itself searched for credential shapes.
  */
-export function headerSummary(
-  h: HeaderPairs,
-  extraSecret: ReadonlySet<string>,
-): { names: string[]; values: Map<string, string> } {
-  const names = new Set<string>();
-  const values = new Map<string, string>();
-  for (const [k, v] of h) {
-    const n = k.toLowerCase();
-    names.add(n);
-    if (!RECORDED_VALUES.has(n) || values.has(n)) continue;
-    if (isSecretHeader(n, extraSecret)) continue;
-    values.set(n, n === "www-authenticate" ? redactChallenge(v) : redactValue(v));
-  }
-  return { names: [...names].sort(), values };
+export function headerSummary(h: HeaderPairs, extraSecret: ReadonlySet<string>): HeaderSummary {
+  for (const known of recentSummaries) if (known.fits(h, extraSecret)) return known.summary;
+  const made = new KnownSummary(h, extraSecret);
+  recentSummaries[nextSummary] = made;
+  nextSummary = (nextSummary + 1) % RECENT_SUMMARIES;
+  return made.summary;
 }
+
+/**
+ * A summary made once, and what it was made from. A client sends the same
+ * fields in the same order with every request, and an upstream answers with
+ * the same ones: only the values a summary records (and the names, in their
+ * spelling and order) need to be the same for it to be the same, which costs
+ * a comparison per field where a new summary costs lower-casing, a set, a map
+ * and a sort.
+ */
+class KnownSummary {
+  readonly summary: HeaderSummary;
+  private readonly names: string[];
+  /** The value of each field whose value the summary records (the first of its name), else null. */
+  private readonly values: (string | null)[];
+
+  constructor(
+    h: HeaderPairs,
+    private readonly extraSecret: ReadonlySet<string>,
+  ) {
+    const names = new Set<string>();
+    const values = new Map<string, string>();
+    this.names = [];
+    this.values = [];
+    for (const [k, v] of h) {
+      const n = k.toLowerCase();
+      names.add(n);
+      this.names.push(k);
+      const recorded = RECORDED_VALUES.has(n) && !values.has(n) && !isSecretHeader(n, extraSecret);
+      this.values.push(recorded ? v : null);
+      if (recorded) values.set(n, n === "www-authenticate" ? redactChallenge(v) : redactValue(v));
+    }
+    const sorted = [...names].sort();
+    const withheld = sorted.filter((n) => isSecretHeader(n, extraSecret));
+    Object.freeze(sorted);
+    Object.freeze(withheld);
+    this.summary = Object.freeze({ names: sorted, values, withheld });
+  }
+
+  fits(h: HeaderPairs, extraSecret: ReadonlySet<string>): boolean {
+    if (h.length !== this.names.length || extraSecret !== this.extraSecret) return false;
+    for (let i = 0; i < h.length; i++) {
+      const pair = h[i]!;
+      if (pair[0] !== this.names[i]) return false;
+      const recorded = this.values[i];
+      if (recorded !== null && pair[1] !== recorded) return false;
+    }
+    return true;
+  }
+}
+
+/** Request and answer fields of a few clients and upstreams; a new summary takes the oldest's place. */
+const RECENT_SUMMARIES = 4;
+const recentSummaries: KnownSummary[] = [];
+let nextSummary = 0;
 
 // The answers of the functions below are kept (memo): every exchange of a session sends the same few
 // names, values and targets, and searching them again for credential shapes cost more than the rest of
