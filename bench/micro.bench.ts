@@ -194,7 +194,7 @@ interface Case extends MicroCase {
   fn: () => unknown;
 }
 
-const proxyRecord = await proxyRecordCases(BURST);
+const proxyRecord = await proxyRecordCases(BURST, memoryFile());
 
 const rowForm = enc.encode(`genesis${chainForm(rowModel)}`);
 const runtimeSha256 = installedSha256();

@@ -27,27 +27,6 @@ const GROUP = "proxy record, per exchange";
 const enc = new TextEncoder();
 const MAX_FRAME = 4 << 20;
 
-/** An append-only file in memory that keeps nothing (the writer's own path, without the disk). */
-function nullFile(): AppendFile {
-  let size = 0;
-  return {
-    async write(b) {
-      size += b.length;
-    },
-    async sync() {},
-    async size() {
-      return size;
-    },
-    async readAt() {
-      return new Uint8Array(0);
-    },
-    async truncate(n) {
-      size = n;
-    },
-    async close() {},
-  };
-}
-
 // Fields as a client (Bun's fetch) and server-everything send them.
 const requestFields: [string, string][] = [
   ["host", "127.0.0.1:3903"],
@@ -75,13 +54,14 @@ const answerFields: [string, string][] = [
 
 /**
  * The cases, and `close` to remove the session's scratch directory. `burst`
- * exchanges a run, each with its own request id.
+ * exchanges a run, each with its own request id; `file` is the ledger, in
+ * memory (bench/micro.bench.ts's), emptied at each run.
  */
 export async function proxyRecordCases(
   burst: number,
+  file: AppendFile & { reset(): void },
 ): Promise<{ cases: (MicroCase & { per: number })[]; close(): void }> {
   const dir = mkdtempSync(join(tmpdir(), "seam-micro-proxy-"));
-  const file = nullFile();
   const redactHeaders = new Set<string>();
   const queued: (() => void)[] = [];
   const session = await ProxySession.open(
@@ -206,6 +186,7 @@ export async function proxyRecordCases(
         name: `ProxySession (burst of ${burst})`,
         per: burst,
         fn: async () => {
+          file.reset();
           for (let i = 0; i < burst; i++) exchange(i);
           for (const f of queued.splice(0)) f();
           await writer.caughtUp();
