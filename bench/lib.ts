@@ -8,7 +8,7 @@
  * `rows` are what the one table of `npm run bench` shows; `details` holds the raw numbers.
  */
 import { execFileSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   closeSync,
   existsSync,
@@ -27,6 +27,11 @@ import { digestJson } from "../src/core/digest.ts";
 import type { Json } from "../src/core/json.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
+
+/** The floor the micro benchmarks hold seam's hashing to: node:crypto's SHA-256 of a string, as hex. */
+export function sha256Floor(s: string): string {
+  return createHash("sha256").update(s).digest("hex");
+}
 
 /** The fields of a typical tool_call row, for the benchmarks that append rows. */
 export const TOOL_CALL_FIELDS = {

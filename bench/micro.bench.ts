@@ -22,7 +22,6 @@
  * --smoke runs every case a few times only, to prove the scripts still run.
  */
 import { measure } from "mitata";
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,7 +37,7 @@ import type { AppendFile } from "../src/runtime/types.ts";
 import { LedgerVerifier } from "../src/verify/verifier.ts";
 import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
 import { proxyRecordCases } from "./proxy-record.bench.ts";
-import { Flags, type Row, fmt, writeResult } from "./lib.ts";
+import { Flags, type Row, fmt, sha256Floor, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const smoke = flags.has("--smoke");
@@ -185,7 +184,6 @@ const rowModel: JsonObject = new Map<string, Json>([
   ["ts", "2026-11-30T03:24:07.123Z"],
 ]);
 const rowPlain = Object.fromEntries(rowModel);
-const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 const enc = new TextEncoder();
 
 interface Case extends MicroCase {
@@ -210,7 +208,11 @@ const cases: Case[] = [
   ...digestCases,
   { group: "sha256, one row", name: "node:crypto one-shot (floor)", fn: () => hashRow(null) },
   { group: "sha256, one row", name: "sha256Hex (as seam hashes)", fn: () => hashRow(runtimeSha256) },
-  { group: "chain append, per row", name: "JSON.stringify + sha256 (floor)", fn: () => sha(JSON.stringify(rowPlain)) },
+  {
+    group: "chain append, per row",
+    name: "JSON.stringify + sha256 (floor)",
+    fn: () => sha256Floor(JSON.stringify(rowPlain)),
+  },
   {
     group: "chain append, per row",
     name: "chainOf + lineForm",
@@ -229,7 +231,7 @@ const cases: Case[] = [
       for (let i = 0; i < BURST; i++) {
         JSON.parse(callTexts[i]!);
         JSON.parse(answerTexts[i]!);
-        sha(JSON.stringify(rowPlain));
+        sha256Floor(JSON.stringify(rowPlain));
       }
     },
   },
@@ -240,7 +242,7 @@ const cases: Case[] = [
     name: "JSON.parse + stringify + sha256 (floor)",
     per: BURST,
     fn: () => {
-      for (const l of ledgerLines) sha(JSON.stringify(JSON.parse(l)));
+      for (const l of ledgerLines) sha256Floor(JSON.stringify(JSON.parse(l)));
     },
   },
   {

@@ -9,7 +9,6 @@
  * same size hashed. Cases for bench/micro.bench.ts (group "proxy record, per
  * exchange").
  */
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +21,7 @@ import { ProxySession, moment } from "../src/proxy/session.ts";
 import { SseSplitter } from "../src/proxy/sse.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import type { MicroCase } from "./digest.bench.ts";
+import { sha256Floor } from "./lib.ts";
 
 const GROUP = "proxy record, per exchange";
 const enc = new TextEncoder();
@@ -165,7 +165,6 @@ export async function proxyRecordCases(
       response: `sha256:raw-bytes:v1:${"0".repeat(64)}`,
     },
   });
-  const sha = (s: string) => createHash("sha256").update(s).digest("hex");
   return {
     cases: [
       {
@@ -176,8 +175,8 @@ export async function proxyRecordCases(
           for (let i = 0; i < burst; i++) {
             JSON.parse(requestTexts[i]!);
             JSON.parse(answerTexts[i]!);
-            sha(rowText);
-            sha(rowText);
+            sha256Floor(rowText);
+            sha256Floor(rowText);
           }
         },
       },
