@@ -30,9 +30,10 @@
  * --slice N: calls a latency target makes in one turn before the next target's turn (default 100,
  * long against seam proxy's 40 ms recording delay, so that its recording runs in its own turn).
  *
- * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset): the
- * proxy's added latency is then its own work, which repeats from run to run within
- * tens of µs, where unpinned the three processes sharing two cores move it by more.
+ * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset), so that the
+ * three processes do not share cores as they please. It does not make seam's ratio repeat: three
+ * pinned runs gave 1.27x (rounds 1.24-1.28x), 1.87x (1.36-2.49x) and, after 20,000 calls of
+ * warm-up, 1.63x (1.34-2.80x), where unpinned runs of the same hour gave 1.32-1.57x.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";

@@ -537,6 +537,8 @@ interface WarmBurst {
   recordedSeconds: number;
   /** CPU of the process (all threads) over recordedSeconds. */
   cpu: number;
+  /** The same, seconds by threadRole. */
+  threads: Map<ThreadRole, number>;
 }
 
 /**
@@ -553,16 +555,18 @@ async function warmBurst(t: Target, warm: string, timed: string, calls: number):
   c.write(warm);
   await c.until(1 + calls);
   await rows?.reach(calls);
-  const cpu0 = cpuNs(c.proc.pid);
+  const threads0 = cpuNsByThread(c.proc.pid);
   const t0 = performance.now();
   c.write(timed);
   await c.until(1 + 2 * calls);
   const t1 = performance.now();
   await rows?.reach(2 * calls);
   const t2 = performance.now();
-  const cpu = (cpuNs(c.proc.pid) - cpu0) / 1e9;
+  const threads = new Map<ThreadRole, number>();
+  for (const [role, ns] of cpuNsByThread(c.proc.pid)) threads.set(role, (ns - (threads0.get(role) ?? 0)) / 1e9);
+  const cpu = [...threads.values()].reduce((a, x) => a + x, 0);
   await c.close();
-  return { seconds: (t1 - t0) / 1000, recordedSeconds: (t2 - t0) / 1000, cpu };
+  return { seconds: (t1 - t0) / 1000, recordedSeconds: (t2 - t0) / 1000, cpu, threads };
 }
 
 async function pipelinedWarm(): Promise<void> {
@@ -585,18 +589,24 @@ async function pipelinedWarm(): Promise<void> {
     const bareT = targets.find((x) => x.kind === "bare" && x.runtime === t.runtime);
     const share = bareT ? rate(t) / rate(bareT) : undefined;
     const cpuPerCall = (1e6 * b.cpu) / pipeCalls;
+    // Where a recorded call's CPU goes: the recorder (worker), the forwarding thread (main), the JIT, the collector.
+    const split = THREAD_ROLES.map((role): [string, number] => [role, (1e6 * (b.threads.get(role) ?? 0)) / pipeCalls])
+      .filter(([, us]) => us >= 0.5)
+      .map(([role, us]) => `${role} ${us.toFixed(1)}`)
+      .join(", ");
     table.push({
       name: t.name,
       calls_per_s: rate(t),
       recorded_calls_per_s: pipeCalls / b.recordedSeconds,
       cpu_us_per_call: cpuPerCall,
+      cpu_us_per_call_by_thread: Object.fromEntries([...b.threads].map(([k, v]) => [k, (1e6 * v) / pipeCalls])),
       share_of_bare: share,
     });
     const goal = t.kind === "seam";
     rows.push({
       section: "pipelined, warm",
       name: t.name,
-      value: `${fmt.int(rate(t))} calls/s${t.kind === "seam" ? `, ${fmt.int(pipeCalls / b.recordedSeconds)} recorded` : ""}${t.kind === "direct" ? "" : `; ${fmt.us(cpuPerCall / 1000)} CPU/call`}`,
+      value: `${fmt.int(rate(t))} calls/s${t.kind === "seam" ? `, ${fmt.int(pipeCalls / b.recordedSeconds)} recorded` : ""}${t.kind === "direct" ? "" : `; ${fmt.us(cpuPerCall / 1000)} CPU/call${t.kind === "seam" && split ? ` (${split})` : ""}`}`,
       ratio: t.kind === "seam" && share !== undefined ? `${(100 * share).toFixed(0)}% of bare` : undefined,
       goal: goal ? "CPU ≤ 10 µs/call" : undefined,
       met: goal ? cpuPerCall <= 10 : undefined,
