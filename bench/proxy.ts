@@ -40,7 +40,20 @@ import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { Flags, ROOT, type Row, built, cpuNs, fmt, median, pinSelf, writeResult } from "./lib.ts";
+import {
+  Flags,
+  ROOT,
+  type Row,
+  THREAD_ROLES,
+  type ThreadRole,
+  built,
+  cpuNs,
+  cpuNsByThread,
+  fmt,
+  median,
+  pinSelf,
+  writeResult,
+} from "./lib.ts";
 
 const flags = new Flags();
 const CALLS = flags.number("--calls", 300, 20);
@@ -162,16 +175,22 @@ async function session(url: string) {
 const have = built();
 const runtimes = (["bun", "node"] as const).filter((r) => RUNTIMES.includes(r) && (r === "bun" || have.node));
 
+/** The upstream's process, once started (its CPU is shown beside the proxies'). */
+let upstreamProc: ChildProcess | undefined;
+
 /** Starts an upstream and returns its /mcp URL. */
 async function startUpstream(which: "fast" | "everything"): Promise<string> {
-  if (which === "fast")
-    return (await startWaiting(on("0", ["node", `${ROOT}bench/fast-mcp-server.mjs`]), /^(http:\/\/\S+)$/m)).m;
+  if (which === "fast") {
+    const { p, m } = await startWaiting(on("0", ["node", `${ROOT}bench/fast-mcp-server.mjs`]), /^(http:\/\/\S+)$/m);
+    upstreamProc = p;
+    return m;
+  }
   const port = await freePort();
-  await startWaiting(
+  ({ p: upstreamProc } = await startWaiting(
     on("0", ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "streamableHttp"]),
     /listening on port (\d+)/,
     { PORT: String(port) },
-  );
+  ));
   return `http://127.0.0.1:${port}/mcp`;
 }
 
@@ -276,7 +295,11 @@ if (ONLY !== "throughput") {
   // bare proxy's added latency worse, either way round).
   let turn = 0;
   // Each proxy's CPU over the timed rounds, all its threads: a steadier figure than latency on a shared machine.
-  const cpu0 = targets.map((t) => (t.p?.pid === undefined ? 0 : cpuNs(t.p.pid)));
+  // By thread too, and the upstream's and this client's: on two cores the three compete, so a proxy's
+  // CPU on any thread is taken from the others' (the figures add up to about the cores' time a call).
+  const threads0 = targets.map((t) => (t.p?.pid === undefined ? undefined : cpuNsByThread(t.p.pid)));
+  const upstream0 = upstreamProc?.pid === undefined ? 0 : cpuNs(upstreamProc.pid);
+  const client0 = process.cpuUsage();
   for (let r = 0; r < ROUNDS; r++) {
     for (let done = 0; done < CALLS; done += TURN, turn++) {
       const n = Math.min(TURN, CALLS - done);
@@ -288,9 +311,23 @@ if (ONLY !== "throughput") {
     }
   }
   const med = times.map((xs) => median(xs));
-  const cpuPerCall = targets.map((t, i) =>
-    t.p?.pid === undefined ? undefined : (cpuNs(t.p.pid) - cpu0[i]!) / 1e6 / times[i]!.length,
-  );
+  const timedCalls = times.reduce((a, xs) => a + xs.length, 0);
+  const client = process.cpuUsage(client0);
+  const upstreamPerCall =
+    upstreamProc?.pid === undefined ? 0 : (cpuNs(upstreamProc.pid) - upstream0) / 1e3 / timedCalls;
+  const clientPerCall = (client.user + client.system) / timedCalls;
+  /** µs a call by thread role over the timed rounds, roles under 0.5 µs left out. */
+  const byThread = targets.map((t, i): [ThreadRole, number][] | undefined => {
+    if (t.p?.pid === undefined) return undefined;
+    const now = cpuNsByThread(t.p.pid);
+    return THREAD_ROLES.map((role): [ThreadRole, number] => [
+      role,
+      ((now.get(role) ?? 0) - (threads0[i]!.get(role) ?? 0)) / 1e3 / times[i]!.length,
+    ]).filter(([, us]) => us >= 0.5);
+  });
+  const cpuPerCall = byThread.map((b) => (b === undefined ? undefined : b.reduce((a, [, us]) => a + us, 0) / 1e3));
+  const threadsText = (t: number) =>
+    byThread[t] === undefined ? "" : ` (${byThread[t]!.map(([role, us]) => `${role} ${us.toFixed(0)}`).join(", ")})`;
   console.log(
     `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${TURN}), median`,
   );
@@ -311,24 +348,29 @@ if (ONLY !== "throughput") {
         : undefined;
     const rounds = byRound === undefined ? "" : ` (rounds ${byRound.map((x) => fmt.x(x)).join(", ")})`;
     console.log(
-      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added${rounds}` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call` : ""}`,
+      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added${rounds}` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsText(t)}` : ""}`,
     );
     details[tg.name] = {
       median_ms: med[t],
       added_ms: tg.kind === "direct" ? undefined : added,
-      cpu_us_per_call: cpuPerCall[t],
+      cpu_us_per_call: cpuPerCall[t] === undefined ? undefined : 1000 * cpuPerCall[t]!,
+      cpu_us_per_call_by_thread: byThread[t] === undefined ? undefined : Object.fromEntries(byThread[t]!),
       ratio_vs_bare_added: ratio,
       ratio_vs_bare_added_by_round: byRound,
     };
     rows.push({
       section: PIN ? "proxy tools/call latency, proxy on its own CPU" : "proxy tools/call latency",
       name: tg.name,
-      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call)`}`,
+      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsText(t)})`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added${rounds}`,
       goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
       met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,
     });
   }
+  console.log(
+    `  beside them, over the timed rounds: the upstream ${fmt.us(upstreamPerCall / 1000)} of CPU a call, this client ${fmt.us(clientPerCall / 1000)}`,
+  );
+  details.latency_cpu_us_per_call = { upstream: upstreamPerCall, client: clientPerCall };
   await Promise.all(sessions.map((s) => s.end()));
   report(await stopAndCheck(targets));
 }
