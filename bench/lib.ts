@@ -280,6 +280,25 @@ export function threadRole(comm: string, main: boolean): ThreadRole {
   return "other";
 }
 
+/** What each threadRole used between two cpuNsByThread readings, in nanoseconds. */
+export function cpuNsSince(before: Map<ThreadRole, number>, after: Map<ThreadRole, number>): Map<ThreadRole, number> {
+  const used = new Map<ThreadRole, number>();
+  for (const [role, ns] of after) used.set(role, ns - (before.get(role) ?? 0));
+  return used;
+}
+
+/** µs a call by threadRole, in the order THREAD_ROLES lists them, from nanoseconds used over `calls`; roles under 0.5 µs left out. */
+export function perCallByThread(used: Map<ThreadRole, number>, calls: number): [ThreadRole, number][] {
+  return THREAD_ROLES.map((role): [ThreadRole, number] => [role, (used.get(role) ?? 0) / 1e3 / calls]).filter(
+    ([, us]) => us >= 0.5,
+  );
+}
+
+/** "main 30, worker 18, …": a perCallByThread split as the tables show it. */
+export function threadsText(split: [ThreadRole, number][], digits = 0): string {
+  return split.map(([role, us]) => `${role} ${us.toFixed(digits)}`).join(", ");
+}
+
 /** CPU time a process has used so far, in nanoseconds, by threadRole (roles that used none are left out). */
 export function cpuNsByThread(pid: number): Map<ThreadRole, number> {
   const by = new Map<ThreadRole, number>();

@@ -44,14 +44,15 @@ import {
   Flags,
   ROOT,
   type Row,
-  THREAD_ROLES,
-  type ThreadRole,
   built,
   cpuNs,
   cpuNsByThread,
+  cpuNsSince,
   fmt,
   median,
+  perCallByThread,
   pinSelf,
+  threadsText,
   writeResult,
 } from "./lib.ts";
 
@@ -316,18 +317,14 @@ if (ONLY !== "throughput") {
   const upstreamPerCall =
     upstreamProc?.pid === undefined ? 0 : (cpuNs(upstreamProc.pid) - upstream0) / 1e3 / timedCalls;
   const clientPerCall = (client.user + client.system) / timedCalls;
-  /** µs a call by thread role over the timed rounds, roles under 0.5 µs left out. */
-  const byThread = targets.map((t, i): [ThreadRole, number][] | undefined => {
-    if (t.p?.pid === undefined) return undefined;
-    const now = cpuNsByThread(t.p.pid);
-    return THREAD_ROLES.map((role): [ThreadRole, number] => [
-      role,
-      ((now.get(role) ?? 0) - (threads0[i]!.get(role) ?? 0)) / 1e3 / times[i]!.length,
-    ]).filter(([, us]) => us >= 0.5);
-  });
+  /** µs a call by thread role over the timed rounds. */
+  const byThread = targets.map((t, i) =>
+    t.p?.pid === undefined
+      ? undefined
+      : perCallByThread(cpuNsSince(threads0[i]!, cpuNsByThread(t.p.pid)), times[i]!.length),
+  );
   const cpuPerCall = byThread.map((b) => (b === undefined ? undefined : b.reduce((a, [, us]) => a + us, 0) / 1e3));
-  const threadsText = (t: number) =>
-    byThread[t] === undefined ? "" : ` (${byThread[t]!.map(([role, us]) => `${role} ${us.toFixed(0)}`).join(", ")})`;
+  const threadsOf = (t: number) => (byThread[t] === undefined ? "" : ` (${threadsText(byThread[t]!)})`);
   console.log(
     `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${TURN}), median`,
   );
@@ -348,7 +345,7 @@ if (ONLY !== "throughput") {
         : undefined;
     const rounds = byRound === undefined ? "" : ` (rounds ${byRound.map((x) => fmt.x(x)).join(", ")})`;
     console.log(
-      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added${rounds}` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsText(t)}` : ""}`,
+      `  ${tg.name.padEnd(12)} ${fmt.us(med[t]!).padStart(9)}  added ${tg.kind === "direct" ? "-" : fmt.us(added)}${ratio !== undefined ? `  ${fmt.x(ratio)} bare's added${rounds}` : ""}${cpuPerCall[t] !== undefined ? `  ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsOf(t)}` : ""}`,
     );
     details[tg.name] = {
       median_ms: med[t],
@@ -361,7 +358,7 @@ if (ONLY !== "throughput") {
     rows.push({
       section: PIN ? "proxy tools/call latency, proxy on its own CPU" : "proxy tools/call latency",
       name: tg.name,
-      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsText(t)})`}`,
+      value: `${fmt.us(med[t]!)}${tg.kind === "direct" ? "" : ` (+${fmt.us(added)}; ${fmt.us(cpuPerCall[t]!)} CPU/call${threadsOf(t)})`}`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added${rounds}`,
       goal: tg.kind === "seam" ? "added ≤ 1.5x bare's" : undefined,
       met: tg.kind === "seam" ? ratio! <= 1.5 : undefined,

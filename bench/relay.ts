@@ -60,11 +60,13 @@ import {
   built,
   cpuNs,
   cpuNsByThread,
+  cpuNsSince,
   fmt,
   median,
+  perCallByThread,
   pinSelf,
   quantile,
-  THREAD_ROLES,
+  threadsText,
   type ThreadRole,
   writeResult,
 } from "./lib.ts";
@@ -319,12 +321,7 @@ async function roundTrip(oneCore: boolean): Promise<void> {
   const byThread = new Map<Target, Map<ThreadRole, number>>(targets.map((t) => [t, new Map()]));
   const cpuPerCall = (t: Target) =>
     [...byThread.get(t)!.values()].reduce((a, ns) => a + ns, 0) / 1e6 / (rtRounds * rtCalls);
-  /** µs a call by thread role, in the order THREAD_ROLES lists them; roles under 0.5 µs left out. */
-  const threadsPerCall = (t: Target): [string, number][] =>
-    THREAD_ROLES.map((role): [string, number] => [
-      role,
-      (byThread.get(t)!.get(role) ?? 0) / 1e3 / (rtRounds * rtCalls),
-    ]).filter(([, us]) => us >= 0.5);
+  const threadsPerCall = (t: Target) => perCallByThread(byThread.get(t)!, rtRounds * rtCalls);
   for (const t of targets) t.ledger = ledgerPath(t, oneCore ? "rt1" : "rt");
   for (let r = 0; r < rtRounds; r++) {
     for (const t of targets) {
@@ -380,9 +377,7 @@ async function roundTrip(oneCore: boolean): Promise<void> {
       value: `${fmt.us(m)} median${
         t.kind === "direct"
           ? ""
-          : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call (${threadsPerCall(t)
-              .map(([role, us]) => `${role} ${us.toFixed(0)}`)
-              .join(", ")})`
+          : `, +${fmt.us(added)}; ${fmt.us(cpuPerCall(t))} CPU/call (${threadsText(threadsPerCall(t))})`
       }`,
       ratio: ratio === undefined ? undefined : `${fmt.x(ratio)} bare's added`,
       goal: goal ? `added ≤ ${fmt.x(limit)} bare's` : undefined,
@@ -537,7 +532,7 @@ interface WarmBurst {
   recordedSeconds: number;
   /** CPU of the process (all threads) over recordedSeconds. */
   cpu: number;
-  /** The same, seconds by threadRole. */
+  /** The same, nanoseconds by threadRole. */
   threads: Map<ThreadRole, number>;
 }
 
@@ -562,9 +557,8 @@ async function warmBurst(t: Target, warm: string, timed: string, calls: number):
   const t1 = performance.now();
   await rows?.reach(2 * calls);
   const t2 = performance.now();
-  const threads = new Map<ThreadRole, number>();
-  for (const [role, ns] of cpuNsByThread(c.proc.pid)) threads.set(role, (ns - (threads0.get(role) ?? 0)) / 1e9);
-  const cpu = [...threads.values()].reduce((a, x) => a + x, 0);
+  const threads = cpuNsSince(threads0, cpuNsByThread(c.proc.pid));
+  const cpu = [...threads.values()].reduce((a, ns) => a + ns, 0) / 1e9;
   await c.close();
   return { seconds: (t1 - t0) / 1000, recordedSeconds: (t2 - t0) / 1000, cpu, threads };
 }
@@ -590,16 +584,13 @@ async function pipelinedWarm(): Promise<void> {
     const share = bareT ? rate(t) / rate(bareT) : undefined;
     const cpuPerCall = (1e6 * b.cpu) / pipeCalls;
     // Where a recorded call's CPU goes: the recorder (worker), the forwarding thread (main), the JIT, the collector.
-    const split = THREAD_ROLES.map((role): [string, number] => [role, (1e6 * (b.threads.get(role) ?? 0)) / pipeCalls])
-      .filter(([, us]) => us >= 0.5)
-      .map(([role, us]) => `${role} ${us.toFixed(1)}`)
-      .join(", ");
+    const split = threadsText(perCallByThread(b.threads, pipeCalls), 1);
     table.push({
       name: t.name,
       calls_per_s: rate(t),
       recorded_calls_per_s: pipeCalls / b.recordedSeconds,
       cpu_us_per_call: cpuPerCall,
-      cpu_us_per_call_by_thread: Object.fromEntries([...b.threads].map(([k, v]) => [k, (1e6 * v) / pipeCalls])),
+      cpu_us_per_call_by_thread: Object.fromEntries(perCallByThread(b.threads, pipeCalls)),
       share_of_bare: share,
     });
     const goal = t.kind === "seam";
