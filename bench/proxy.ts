@@ -296,8 +296,8 @@ if (ONLY !== "throughput") {
   // bare proxy's added latency worse, either way round).
   let turn = 0;
   // Each proxy's CPU over the timed rounds, all its threads: a steadier figure than latency on a shared machine.
-  // By thread too, and the upstream's and this client's: on two cores the three compete, so a proxy's
-  // CPU on any thread is taken from the others' (the figures add up to about the cores' time a call).
+  // By thread too, and the upstream's and this client's beside it: the three processes share the
+  // machine's cores, so what one uses on any thread may be what another waits for.
   const threads0 = targets.map((t) => (t.p?.pid === undefined ? undefined : cpuNsByThread(t.p.pid)));
   const upstream0 = upstreamProc?.pid === undefined ? 0 : cpuNs(upstreamProc.pid);
   const client0 = process.cpuUsage();
@@ -317,13 +317,14 @@ if (ONLY !== "throughput") {
   const upstreamPerCall =
     upstreamProc?.pid === undefined ? 0 : (cpuNs(upstreamProc.pid) - upstream0) / 1e3 / timedCalls;
   const clientPerCall = (client.user + client.system) / timedCalls;
-  /** µs a call by thread role over the timed rounds. */
-  const byThread = targets.map((t, i) =>
-    t.p?.pid === undefined
-      ? undefined
-      : perCallByThread(cpuNsSince(threads0[i]!, cpuNsByThread(t.p.pid)), times[i]!.length),
+  const used = targets.map((t, i) =>
+    t.p?.pid === undefined ? undefined : cpuNsSince(threads0[i]!, cpuNsByThread(t.p.pid)),
   );
-  const cpuPerCall = byThread.map((b) => (b === undefined ? undefined : b.reduce((a, [, us]) => a + us, 0) / 1e3));
+  /** ms a call, all threads, and µs a call by thread role, over the timed rounds. */
+  const cpuPerCall = used.map((u, i) =>
+    u === undefined ? undefined : [...u.values()].reduce((a, ns) => a + ns, 0) / 1e6 / times[i]!.length,
+  );
+  const byThread = used.map((u, i) => (u === undefined ? undefined : perCallByThread(u, times[i]!.length)));
   const threadsOf = (t: number) => (byThread[t] === undefined ? "" : ` (${threadsText(byThread[t]!)})`);
   console.log(
     `\nlatency (server-everything${PIN ? "; the proxies on CPU 1, client and upstream on CPU 0" : ""}): ${WARMUP} calls to warm up, then ${ROUNDS} rounds × ${CALLS} sequential tools/call per target (in turns of ${TURN}), median`,
