@@ -317,70 +317,78 @@ describe("ProxySession.at", () => {
 });
 
 describe("an exchange recorded later", () => {
-  test("its http_exchange row gives the exchange's own ms and ts, not when its recording ran", async () => {
-    // The upstream answers 30 ms after the request; the proxy records 400 ms after the answer's bytes.
-    const up = createServer((req, res) => {
-      req.resume();
-      req.on("end", () =>
-        setTimeout(() => {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
-        }, 30),
+  // The ledger opened at once, and slowly (a slow disk): the session is found only after the request's
+  // body ended, and its call's ms still runs from then.
+  test.each([0, 60])(
+    "its rows give the exchange's own ms and ts, not when its recording ran (ledger open +%i ms)",
+    async (openMs) => {
+      // The upstream answers 30 ms after the request; the proxy records 400 ms after the answer's bytes.
+      const up = createServer((req, res) => {
+        req.resume();
+        req.on("end", () =>
+          setTimeout(() => {
+            res.writeHead(200, { "content-type": "application/json" });
+            res.end(`{"jsonrpc":"2.0","id":1,"result":{}}`);
+          }, 30),
+        );
+      });
+      await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+      const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
+      const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-ended-")), "l.jsonl");
+      const proxy = await McpProxy.start(
+        nodeHttp,
+        {
+          ledger,
+          server: "srv",
+          openAppend: async (path: string, opts?: { allowForeign?: boolean }) => {
+            await new Promise((r) => setTimeout(r, openMs));
+            return openAppend(path, opts);
+          },
+          begin: {},
+          runtime: "bun",
+          raw: false,
+          maxFrame: 1 << 20,
+          fsync: "never",
+          writeAhead: false,
+          failClosed: false,
+          upstream,
+          listenHost: "127.0.0.1",
+          listenPort: 0,
+          guardLoopback: true,
+          redactHeaders: new Set(),
+          sessionIdleMs: 0,
+          recordDelayMs: 400,
+        },
+        { error() {}, warn() {}, info() {} },
       );
-    });
-    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
-    const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
-    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-ended-")), "l.jsonl");
-    const proxy = await McpProxy.start(
-      nodeHttp,
-      {
-        ledger,
-        server: "srv",
-        openAppend,
-        begin: {},
-        runtime: "bun",
-        raw: false,
-        maxFrame: 1 << 20,
-        fsync: "never",
-        writeAhead: false,
-        failClosed: false,
-        upstream,
-        listenHost: "127.0.0.1",
-        listenPort: 0,
-        guardLoopback: true,
-        redactHeaders: new Set(),
-        sessionIdleMs: 0,
-        recordDelayMs: 400,
-      },
-      { error() {}, warn() {}, info() {} },
-    );
-    const sent = Date.now();
-    const res = await fetch(`${proxy.origin}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
-    });
-    expect(await res.text()).toContain(`"result"`);
-    const answered = Date.now();
-    // 100 ms after the answer nothing of the call is recorded yet: the recording waits its delay.
-    await new Promise((r) => setTimeout(r, 100));
-    expect(existsSync(ledger) ? readFileSync(ledger, "utf8") : "").not.toContain(`"evt": "tool_call"`);
-    await new Promise((r) => setTimeout(r, 500));
-    await proxy.stop();
-    up.close();
-    const rows = readFileSync(ledger, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    const call = rows.find((r) => r.evt === "tool_call");
-    const exchange = rows.find((r) => r.evt === "http_exchange");
-    for (const row of [call, exchange]) {
-      expect(row.ms).toBeGreaterThanOrEqual(25);
-      expect(row.ms).toBeLessThan(300);
-      expect(Date.parse(row.ts)).toBeGreaterThanOrEqual(sent);
-      expect(Date.parse(row.ts)).toBeLessThanOrEqual(answered + 50);
-    }
-  });
+      const sent = Date.now();
+      const res = await fetch(`${proxy.origin}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+      });
+      expect(await res.text()).toContain(`"result"`);
+      const answered = Date.now();
+      // 100 ms after the answer nothing of the call is recorded yet: the recording waits its delay.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(ledger) ? readFileSync(ledger, "utf8") : "").not.toContain(`"evt": "tool_call"`);
+      await new Promise((r) => setTimeout(r, 500));
+      await proxy.stop();
+      up.close();
+      const rows = readFileSync(ledger, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      const call = rows.find((r) => r.evt === "tool_call");
+      const exchange = rows.find((r) => r.evt === "http_exchange");
+      for (const row of [call, exchange]) {
+        expect(row.ms).toBeGreaterThanOrEqual(25);
+        expect(row.ms).toBeLessThan(300);
+        expect(Date.parse(row.ts)).toBeGreaterThanOrEqual(sent);
+        expect(Date.parse(row.ts)).toBeLessThanOrEqual(answered + 50);
+      }
+    },
+  );
 });
 
 describe("delayed (when the proxy records)", () => {

@@ -49,6 +49,8 @@ export class Exchange {
   /** A piped body has ended or broken off. */
   private pipeOver = false;
   private bodyEnded = false;
+  /** When the request's body ended: the moment its frame crossed. */
+  private reqAt: Moment | undefined;
   private readonly bodyEnd: Promise<void>;
   private markBodyEnd!: () => void;
   private collector: BodyCollector | null = null;
@@ -139,21 +141,26 @@ export class Exchange {
    * first, and is recorded at the moment it was due.
    */
   private observed(): Promise<{ hold?: Promise<boolean> }> {
-    this.observedP ??= this.resolve().then((s) => {
-      const at = moment();
-      return new Promise<{ hold?: Promise<boolean> }>((done) =>
-        this.p.later(() => {
-          let hold: Promise<boolean> | undefined;
-          s.at(at, () => {
-            if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
-            else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
-          });
-          this.ready = true;
-          for (const f of this.queue.splice(0)) f();
-          done({ hold });
-        }),
-      );
-    });
+    if (this.observedP !== undefined) return this.observedP;
+    // The request crossed when its body ended (a request without one, or whose body never ended: now),
+    // not once its session is found: opening a session's ledger takes a while, and the call's ms would
+    // then leave that out.
+    const at = this.reqAt ?? moment();
+    this.observedP = this.resolve().then(
+      (s) =>
+        new Promise<{ hold?: Promise<boolean> }>((done) =>
+          this.p.later(() => {
+            let hold: Promise<boolean> | undefined;
+            s.at(at, () => {
+              if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+              else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
+            });
+            this.ready = true;
+            for (const f of this.queue.splice(0)) f();
+            done({ hold });
+          }),
+        ),
+    );
     return this.observedP;
   }
 
@@ -163,6 +170,7 @@ export class Exchange {
     this.inboundIt ??= this.inbound.body[Symbol.asyncIterator]();
     const r = await this.inboundIt.next();
     if (r.done) {
+      this.reqAt = moment();
       this.bodyEnded = true;
       this.collector?.end();
       this.markBodyEnd();
@@ -333,6 +341,7 @@ export class Exchange {
       end: (ended) => {
         this.pipeOver = true;
         if (ended) {
+          this.reqAt = moment();
           this.bodyEnded = true;
           this.collector?.end();
           this.markBodyEnd();
