@@ -304,10 +304,7 @@ describe("ProxySession.at", () => {
       s.observer.fromServer(enc.encode(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)),
     );
     await s.end("test_over");
-    const rows = readFileSync(ledger, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const rows = rowsIn(ledger);
     const toolCall = rows.find((r) => r.evt === "tool_call");
     expect(toolCall.ts).toBe("2020-01-02T03:04:05.256Z");
     expect(toolCall.ms).toBe(250.5);
@@ -315,6 +312,44 @@ describe("ProxySession.at", () => {
     expect(Date.parse(rows.at(-1).ts)).toBeGreaterThan(wall + 1000);
   });
 });
+
+/** A ledger's rows as plain objects. */
+function rowsIn(ledger: string) {
+  return readFileSync(ledger, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+/** A proxy in front of `upstream` whose ledger files take `openMs` to open (a slow disk). */
+function proxyOpeningSlowly(upstream: URL, ledger: string, openMs: number, more: { recordDelayMs?: number } = {}) {
+  return McpProxy.start(
+    nodeHttp,
+    {
+      ledger,
+      server: "srv",
+      openAppend: async (path: string, opts?: { allowForeign?: boolean }) => {
+        await new Promise((r) => setTimeout(r, openMs));
+        return openAppend(path, opts);
+      },
+      begin: {},
+      runtime: "bun",
+      raw: false,
+      maxFrame: 1 << 20,
+      fsync: "never",
+      writeAhead: false,
+      failClosed: false,
+      upstream,
+      listenHost: "127.0.0.1",
+      listenPort: 0,
+      guardLoopback: true,
+      redactHeaders: new Set(),
+      sessionIdleMs: 0,
+      ...more,
+    },
+    { error() {}, warn() {}, info() {} },
+  );
+}
 
 describe("an exchange recorded later", () => {
   // The ledger opened at once, and slowly (a slow disk): the session is found only after the request's
@@ -335,32 +370,7 @@ describe("an exchange recorded later", () => {
       await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
       const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
       const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-ended-")), "l.jsonl");
-      const proxy = await McpProxy.start(
-        nodeHttp,
-        {
-          ledger,
-          server: "srv",
-          openAppend: async (path: string, opts?: { allowForeign?: boolean }) => {
-            await new Promise((r) => setTimeout(r, openMs));
-            return openAppend(path, opts);
-          },
-          begin: {},
-          runtime: "bun",
-          raw: false,
-          maxFrame: 1 << 20,
-          fsync: "never",
-          writeAhead: false,
-          failClosed: false,
-          upstream,
-          listenHost: "127.0.0.1",
-          listenPort: 0,
-          guardLoopback: true,
-          redactHeaders: new Set(),
-          sessionIdleMs: 0,
-          recordDelayMs: 400,
-        },
-        { error() {}, warn() {}, info() {} },
-      );
+      const proxy = await proxyOpeningSlowly(upstream, ledger, openMs, { recordDelayMs: 400 });
       const sent = Date.now();
       const res = await fetch(`${proxy.origin}/mcp`, {
         method: "POST",
@@ -375,10 +385,7 @@ describe("an exchange recorded later", () => {
       await new Promise((r) => setTimeout(r, 500));
       await proxy.stop();
       up.close();
-      const rows = readFileSync(ledger, "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l));
+      const rows = rowsIn(ledger);
       const call = rows.find((r) => r.evt === "tool_call");
       const exchange = rows.find((r) => r.evt === "http_exchange");
       for (const row of [call, exchange]) {
@@ -389,6 +396,70 @@ describe("an exchange recorded later", () => {
       }
     },
   );
+});
+
+describe("a new session's first answer", () => {
+  // The ledger is slow to open (a slow disk): the answer to initialize goes to the client at once, and the
+  // next request, carrying the id that answer gave, is recorded in the same ledger session.
+  test("is not held until the session's ledger is open", async () => {
+    const up = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => {
+        body += c;
+      });
+      req.on("end", () => {
+        const id = /"id":(\d+)/.exec(body)?.[1];
+        if (id === undefined) {
+          res.writeHead(202);
+          res.end();
+          return;
+        }
+        const result = body.includes(`"initialize"`)
+          ? `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"up","version":"1"}}`
+          : `{"content":[]}`;
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" });
+        res.end(`{"jsonrpc":"2.0","id":${id},"result":${result}}`);
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
+    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-first-")), "l.jsonl");
+    const proxy = await proxyOpeningSlowly(upstream, ledger, 300);
+    const post = (body: string, sid?: string) =>
+      fetch(`${proxy.origin}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(sid === undefined ? {} : { "mcp-session-id": sid }),
+        },
+        body,
+      });
+    const t0 = performance.now();
+    const init = await post(
+      `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+    );
+    expect(await init.text()).toContain(`"serverInfo"`);
+    // The ledger takes 300 ms to open; the answer does not wait for it.
+    expect(performance.now() - t0).toBeLessThan(150);
+    const sid = init.headers.get("mcp-session-id")!;
+    expect(sid).toBe("s-1");
+    const call = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+      sid,
+    );
+    expect(await call.text()).toContain(`"content"`);
+    await proxy.stop();
+    up.close();
+    const rows = rowsIn(ledger);
+    const initRow = rows.find((r) => r.evt === "mcp_initialize");
+    const callRow = rows.find((r) => r.evt === "tool_call");
+    expect(initRow.status).toBe("ok");
+    expect(callRow.status).toBe("ok");
+    // One ledger session: the call went to the session the initialize opened.
+    expect(callRow.session).toBe(initRow.session);
+    expect(rows.filter((r) => r.evt === "session_begin")).toHaveLength(1);
+  });
 });
 
 describe("delayed (when the proxy records)", () => {

@@ -32,6 +32,8 @@ export class Exchange {
   private readonly cut = new Cut();
   private session: ProxySession | undefined;
   private sessionP: Promise<ProxySession> | undefined;
+  /** The proxy's own promise of the session (resolveSession's), which routeEarly knows it by. */
+  private proxySessionP: Promise<ProxySession> | undefined;
   private observedP: Promise<{ hold?: Promise<boolean> }> | undefined;
   /** Observations waiting for the request to be observed first (pairing needs it). */
   private queue: (() => void)[] = [];
@@ -123,7 +125,8 @@ export class Exchange {
 
   /** The request's session (found once). */
   private resolve(): Promise<ProxySession> {
-    this.sessionP ??= this.p.resolveSession(this.sid, this.req.frame).then((s) => {
+    this.proxySessionP ??= this.p.resolveSession(this.sid, this.req.frame);
+    this.sessionP ??= this.proxySessionP.then((s) => {
       this.session = s;
       if (!this.over) {
         s.enter();
@@ -260,9 +263,17 @@ export class Exchange {
     }
     // An upstream may answer before the request body ended (an early error): its session is then found by headers.
     if (!this.bodyEnded) await Promise.race([this.bodyEnd, sleep(100)]);
-    const s = await this.resolve();
+    // The head goes on without waiting for a session that is still opening when the answer names the
+    // new session's id (routeEarly); otherwise the session is found first, as the head may bind it.
+    const sessionP = this.resolve();
+    const bound =
+      this.session === undefined && this.p.routeEarly(this.proxySessionP!, this.sid, res)
+        ? sessionP.then((s) => this.p.afterHead(s, this.sid, this.method, res))
+        : undefined;
+    // Awaited once the answer has been passed on; a session that fails to open fails the exchange there.
+    bound?.catch(() => {});
+    const endAfterP = bound ?? Promise.resolve(this.p.afterHead(await sessionP, this.sid, this.method, res));
     void this.observed();
-    const endAfter = this.p.afterHead(s, this.sid, this.method, res);
     this.reply.head(res.status, endToEnd(res.headers), res.statusText);
     this.fields.http_status = res.status;
 
@@ -272,15 +283,16 @@ export class Exchange {
     const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== "identity";
     // The splitter runs in recordLater (below): a frame is observed at the moment of the chunk that
     // completed it, once the request has been (pairing needs it).
+    // (observe runs them once the request has been observed, so its session is open by then.)
     const sink: BodySink = {
       frame: (view) => {
         const f = view.slice();
         const at = this.chunkAt;
-        this.observe(() => s.at(at, () => s.observer.fromServer(f)));
+        this.observe(() => this.session!.at(at, () => this.session!.observer.fromServer(f)));
       },
       oversize: (n) => {
         const at = this.chunkAt;
-        this.observe(() => s.at(at, () => s.observer.oversize("s2c", n)));
+        this.observe(() => this.session!.at(at, () => this.session!.observer.oversize("s2c", n)));
       },
     };
     let splitter: SseSplitter | BodyCollector | null = null;
@@ -306,6 +318,8 @@ export class Exchange {
     }
     // The exchange is over now, whenever its recording runs: its row's ms and ts are of this moment.
     const ended = moment();
+    const s = await sessionP;
+    const endAfter = await endAfterP;
     if (compressed && this.res.bytes > 0) {
       s.unobservedBodies++;
       this.fields.observed = false;

@@ -33,6 +33,8 @@ export interface ProxyHost {
   addAborter(a: Cut): () => void;
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */
   resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession>;
+  /** The head of an initialize's answer is in before its session is open: route the id it gives at once (see McpProxy). */
+  routeEarly(p: Promise<ProxySession>, sid: string | undefined, res: UpstreamResponse): boolean;
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */
   afterHead(s: ProxySession, sid: string | undefined, method: string, res: UpstreamResponse): string | undefined;
   /** Whether a session was opened by an initialize that no answer has bound or adopted yet. */

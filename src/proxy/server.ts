@@ -42,6 +42,8 @@ export class McpProxy implements ProxyHost {
   private adopted: ProxySession | null = null;
   /** The upstream answered an initialize without a session id: it keeps no sessions. */
   private stateless = false;
+  /** Sessions an initialize is opening (their ledger not yet open): routeEarly may bind the id an answer gives them. */
+  private readonly opening = new WeakSet<Promise<ProxySession>>();
   private readonly sessions = new Set<ProxySession>();
   /** MCP session id → the ledger session this proxy ended as idle (oldest first, at most EXPIRED_KEPT). */
   private readonly expired = new Map<string, string>();
@@ -215,10 +217,36 @@ export class McpProxy implements ProxyHost {
     return () => this.aborters.delete(a);
   }
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */
-  async resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession> {
+  resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession> {
     if (sid !== undefined) return this.sessionFor(sid);
-    if (frame !== null && !this.stateless && holdsInitialize(frame)) return this.openSession("initialize");
+    if (frame !== null && !this.stateless && holdsInitialize(frame)) {
+      const p = this.openSession("initialize");
+      this.opening.add(p);
+      void p.then(
+        () => this.opening.delete(p),
+        () => this.opening.delete(p),
+      );
+      return p;
+    }
     return this.sessionlessSession();
+  }
+  /**
+   * The answer's head is in and the request's session (`p`) is still being opened by an
+   * initialize: when the answer gives the new session's id, requests carrying it are routed to
+   * that session from now on, so the head and body need not wait for its ledger to open. Returns
+   * whether it did (afterHead then still runs, once the session is open); for any other answer
+   * the exchange waits for the session first, as before.
+   */
+  routeEarly(p: Promise<ProxySession>, sid: string | undefined, res: UpstreamResponse): boolean {
+    if (sid !== undefined || !this.opening.has(p) || res.status < 200 || res.status >= 300) return false;
+    const given = field(res.headers, "mcp-session-id");
+    if (given === undefined || this.bySid.has(given)) return false;
+    this.bySid.set(given, p);
+    // A session whose ledger cannot be opened is not kept for its id: a later request tries again.
+    void p.catch(() => {
+      if (this.bySid.get(given) === p) this.bySid.delete(given);
+    });
+    return true;
   }
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */
   afterHead(s: ProxySession, sid: string | undefined, method: string, res: UpstreamResponse): string | undefined {
