@@ -267,6 +267,27 @@ describe("stats", () => {
   });
 });
 
+describe("seam's own rows, by how the traffic was reached", () => {
+  // `seam wrap` writes "mcp-stdio", `seam proxy` "mcp-http": both are read as seam's sessions and calls;
+  // any other producer's rows are shown as foreign.
+  test.each([
+    ["mcp-stdio", ["session_begin", "tool_call", "session_end"], 1, "client_delete"],
+    ["mcp-http", ["session_begin", "tool_call", "session_end"], 1, "client_delete"],
+    ["another-producer", ["foreign", "foreign", "foreign"], 0, null],
+  ])("seam %p", async (seam, kinds, calls, ended) => {
+    const b = new LedgerBuilder();
+    b.add({ ...seamRow("session_begin", "s1", 1, "srv", {}), seam });
+    b.add({ ...seamRow("tool_call", "s1", 2, "srv", { tool: "a", rpc_id: 1, status: "ok", ms: 2 }), seam });
+    b.add({ ...seamRow("session_end", "s1", 3, "srv", { reason: "client_delete", calls: 1 }), seam });
+    const o = ops(await collect(write(b.lines)));
+    expect(o.map((x): string => x.kind)).toEqual(kinds);
+    const s = aggregate(o, "tool");
+    expect(s.groups.reduce((n, g) => n + g.calls, 0)).toBe(calls);
+    // Another producer's session is listed, but nothing of seam's says it ended.
+    expect(s.sessions.map((x) => x.ended)).toEqual([ended]);
+  });
+});
+
 describe("escape, globs and times", () => {
   const { cell } = require("../src/read/escape.ts") as typeof import("../src/read/escape.ts");
   const { globRegExp, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");

@@ -18,6 +18,7 @@
  */
 import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
 import { type Json, type JsonObject, getField } from "../core/json.ts";
+import { isSeamsOwn } from "../format/row.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { LineTree, equalHash } from "./merkle.ts";
 import { type Verifier, encodeBase64, keyLabel, noteProblem, openNote, parseNote } from "./note.ts";
@@ -155,8 +156,7 @@ export class CheckpointVerifier {
   private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
     const evt = getField(row, "evt");
     const session = getField(row, "session");
-    const seam = getField(row, "seam");
-    if (evt !== "checkpoint" || (seam !== "mcp-stdio" && seam !== "mcp-http")) {
+    if (evt !== "checkpoint" || !isSeamsOwn(getField(row, "seam"))) {
       this.unsealed++;
       const key = getField(row, "checkpoint_key");
       if (

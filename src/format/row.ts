@@ -9,6 +9,15 @@ import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../co
 /** The `seam` value of every row seam writes. */
 export const SEAM = "mcp-stdio";
 
+/**
+ * Whether a row's `seam` value is one seam writes: "mcp-stdio" (`seam wrap`)
+ * or "mcp-http" (`seam proxy`). Rows with any other value are another
+ * producer's: chained and shown, not read as sessions or operations.
+ */
+export function isSeamsOwn(seam: unknown): boolean {
+  return seam === SEAM || seam === "mcp-http";
+}
+
 /** Keys the envelope sets; an event field of the same name is dropped. */
 export const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
   "evt",

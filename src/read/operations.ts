@@ -19,6 +19,7 @@
  * here throws on a row.
  */
 import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
+import { isSeamsOwn } from "../format/row.ts";
 import { show } from "../verify/show.ts";
 import { isoMillis, num, str } from "./fields.ts";
 
@@ -37,7 +38,7 @@ export type OpKind =
   | "ledger_repair"
   /** A seam row with an evt this reader does not know. */
   | "other"
-  /** A row that is not seam's (no `"seam": "mcp-stdio"`). */
+  /** A row that is not seam's (its `seam` is neither "mcp-stdio" nor "mcp-http": isSeamsOwn). */
   | "foreign";
 
 export interface Operation {
@@ -135,7 +136,7 @@ export class OperationJoiner {
 
   add(row: Json, line: number): Operation[] {
     if (!isObject(row)) return NONE;
-    if (getField(row, "seam") !== "mcp-stdio") return [buildOne(this.file, row, line)];
+    if (!isSeamsOwn(getField(row, "seam"))) return [buildOne(this.file, row, line)];
     const evt = getField(row, "evt");
     const op = getField(row, "op");
     const session = getField(row, "session");
@@ -314,7 +315,7 @@ function buildOne(file: string, row: Json, line: number): Operation {
 }
 
 function kindOf(row: Json, evt: Json | undefined): OpKind {
-  if (getField(row, "seam") !== "mcp-stdio") return "foreign";
+  if (!isSeamsOwn(getField(row, "seam"))) return "foreign";
   return typeof evt === "string" && Object.hasOwn(KIND_OF, evt) ? KIND_OF[evt]! : "other";
 }
 

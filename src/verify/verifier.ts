@@ -32,7 +32,7 @@ import { type Json, type JsonObject, getField, isObject } from "../core/json.ts"
 import { FormRow } from "../core/form-row.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
-import { type TornLine, repairs } from "../format/row.ts";
+import { type TornLine, isSeamsOwn, repairs } from "../format/row.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
 import { type Finding, SessionCheck } from "./sessions.ts";
@@ -354,8 +354,7 @@ export class LedgerVerifier {
 
   /** A seam row: a ledger_repair row that records a cut-off tail is checked here, then the row goes to its session. */
   private observe(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
-    const seam = getField(row, "seam");
-    if (seam !== "mcp-stdio" && seam !== "mcp-http") return;
+    if (!isSeamsOwn(getField(row, "seam"))) return;
     const evt = getField(row, "evt");
     if (evt === "ledger_repair" && this.repairLine !== n) {
       if (getField(row, "torn_text") === undefined)
