@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { readFileSync } from "node:fs";
+import { readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../src/core/json.ts";
@@ -479,6 +479,36 @@ describe("seam proxy, hostile cases", () => {
     await p.stop();
     expect(seen).toEqual(targets);
     expect(rowsOf(ledger, "http_exchange").map((r) => getField(r, "target"))).toEqual(targets);
+  });
+
+  test("a ledger planted as a symbolic link while the proxy runs: new sessions fail, the proxy goes on", async () => {
+    const ledger = ledgerPath();
+    let n = 0;
+    const up = await mcpUpstream({ content: [] }, () => `sess-${++n}`);
+    const p = await proxyTo(up.url, ledger);
+    const first = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(first.headers["mcp-session-id"]).toBe("sess-1");
+    // The ledger is moved away and a link put in its place: opening it for a new session is refused.
+    const kept = `${ledger}.real`;
+    renameSync(ledger, kept);
+    symlinkSync(kept, ledger);
+    await rawRequest(p.url, { method: "POST", headers: POST, body: INIT }).catch(() => null);
+    await rawRequest(p.url, {
+      method: "POST",
+      headers: POST,
+      body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+    }).catch(() => null);
+    await Bun.sleep(200);
+    expect(p.child.exitCode).toBeNull();
+    expect(p.stderr()).toContain("is a symbolic link");
+    // Back in place, a new session is recorded again.
+    unlinkSync(ledger);
+    renameSync(kept, ledger);
+    const third = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(third.headers["mcp-session-id"]).toBe("sess-3");
+    expect(await p.stop()).toBe(0);
+    expect(rowsOf(ledger, "mcp_initialize")).toHaveLength(2);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
   });
 
   test("the upstream's 404 for a session ends its ledger session", async () => {

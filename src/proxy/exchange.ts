@@ -167,6 +167,15 @@ export class Exchange {
     return this.observedP;
   }
 
+  /**
+   * Starts observing the request without waiting for it. A session whose ledger cannot be opened (the
+   * file replaced by a symbolic link while the proxy runs) fails the exchange where the session is
+   * awaited, once; left unheld here as well, its rejection would end the whole proxy.
+   */
+  private observedLater(): void {
+    this.observed().catch(() => {});
+  }
+
   /** The next chunk of the request body (tapped and kept for the observer), or null at its end. */
   private async nextChunk(): Promise<Uint8Array | null> {
     if (this.bodyEnded) return null;
@@ -273,7 +282,7 @@ export class Exchange {
     // Awaited once the answer has been passed on; a session that fails to open fails the exchange there.
     bound?.catch(() => {});
     const endAfterP = bound ?? Promise.resolve(this.p.afterHead(await sessionP, this.sid, this.method, res));
-    void this.observed();
+    this.observedLater();
     this.reply.head(res.status, endToEnd(res.headers), res.statusText);
     this.fields.http_status = res.status;
 
@@ -359,7 +368,7 @@ export class Exchange {
           this.bodyEnded = true;
           this.collector?.end();
           this.markBodyEnd();
-          void this.observed();
+          this.observedLater();
         }
         this.wake();
       },

@@ -119,7 +119,12 @@ export class McpProxy implements ProxyHost {
 
   private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
     const p = ProxySession.open(this.o, kind, this.lock, this.log, this.later, mcpId, continues);
-    void p.then((s) => this.sessions.add(s));
+    // A ledger that cannot be opened fails the exchanges that wait for this session (each says why);
+    // it must not also reject here unheld, which would end the proxy.
+    void p.then(
+      (s) => this.sessions.add(s),
+      () => {},
+    );
     return p;
   }
 
@@ -128,9 +133,16 @@ export class McpProxy implements ProxyHost {
     if (p === undefined) {
       const continues = this.expired.get(sid);
       this.expired.delete(sid);
-      p = this.openSession("joined", sid, continues);
-      this.bySid.set(sid, p);
-      void p.then((s) => this.watchIdle(s)).catch(() => {});
+      const opened = this.openSession("joined", sid, continues);
+      p = opened;
+      this.bySid.set(sid, opened);
+      // Not kept when its ledger could not be opened: a later request with the id tries again.
+      void opened.then(
+        (s) => this.watchIdle(s),
+        () => {
+          if (this.bySid.get(sid) === opened) this.bySid.delete(sid);
+        },
+      );
     }
     return p;
   }
@@ -147,7 +159,14 @@ export class McpProxy implements ProxyHost {
   }
 
   private sessionlessSession(): Promise<ProxySession> {
-    this.sessionless ??= this.openSession("sessionless");
+    if (this.sessionless === null) {
+      const opened = this.openSession("sessionless");
+      this.sessionless = opened;
+      // Not kept when its ledger could not be opened: the next sessionless request tries again.
+      void opened.catch(() => {
+        if (this.sessionless === opened) this.sessionless = null;
+      });
+    }
     return this.sessionless;
   }
 
