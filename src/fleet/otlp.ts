@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { VERSION } from "../base/version.ts";
 import type { Json } from "../core/json.ts";
 import { getField } from "../core/json.ts";
+import { SEAM_HTTP } from "../format/row.ts";
 import type { Operation } from "../read/operations.ts";
 import { jsonText } from "../read/format.ts";
 
@@ -99,7 +100,7 @@ export function spanOf(op: Operation, c: SpanContext): OtlpSpan | null {
   const start = nanos(op.ts);
   if (start === null) return null;
   const target = op.kind === "tool_call" || op.kind === "prompt_get" ? op.name : null;
-  const transport = getField(op.row, "seam") === "mcp-http" ? "tcp" : "pipe";
+  const transport = getField(op.row, "seam") === SEAM_HTTP ? "tcp" : "pipe";
   const errorType =
     op.error_code !== undefined && op.error_code !== null
       ? jsonText(op.error_code)

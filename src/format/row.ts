@@ -8,6 +8,8 @@ import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../co
 
 /** The `seam` value of every row seam writes. */
 export const SEAM = "mcp-stdio";
+/** The `seam` value of the rows `seam proxy` writes (traffic reached over Streamable HTTP). */
+export const SEAM_HTTP = "mcp-http";
 
 /**
  * Whether a row's `seam` value is one seam writes: "mcp-stdio" (`seam wrap`)
@@ -15,7 +17,7 @@ export const SEAM = "mcp-stdio";
  * producer's: chained and shown, not read as sessions or operations.
  */
 export function isSeamsOwn(seam: unknown): boolean {
-  return seam === SEAM || seam === "mcp-http";
+  return seam === SEAM || seam === SEAM_HTTP;
 }
 
 /** Keys the envelope sets; an event field of the same name is dropped. */

@@ -176,16 +176,21 @@ export class Exchange {
     this.observed().catch(() => {});
   }
 
+  /** The request's body ended (read whole or piped through): its frame crossed now. */
+  private bodyDone(): void {
+    this.reqAt = moment();
+    this.bodyEnded = true;
+    this.collector?.end();
+    this.markBodyEnd();
+  }
+
   /** The next chunk of the request body (tapped and kept for the observer), or null at its end. */
   private async nextChunk(): Promise<Uint8Array | null> {
     if (this.bodyEnded) return null;
     this.inboundIt ??= this.inbound.body[Symbol.asyncIterator]();
     const r = await this.inboundIt.next();
     if (r.done) {
-      this.reqAt = moment();
-      this.bodyEnded = true;
-      this.collector?.end();
-      this.markBodyEnd();
+      this.bodyDone();
       return null;
     }
     this.req.digest.update(r.value);
@@ -364,10 +369,7 @@ export class Exchange {
       end: (ended) => {
         this.pipeOver = true;
         if (ended) {
-          this.reqAt = moment();
-          this.bodyEnded = true;
-          this.collector?.end();
-          this.markBodyEnd();
+          this.bodyDone();
           this.observedLater();
         }
         this.wake();

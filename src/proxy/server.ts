@@ -133,15 +133,11 @@ export class McpProxy implements ProxyHost {
     if (p === undefined) {
       const continues = this.expired.get(sid);
       this.expired.delete(sid);
-      const opened = this.openSession("joined", sid, continues);
-      p = opened;
-      this.bySid.set(sid, opened);
-      // Not kept when its ledger could not be opened: a later request with the id tries again.
-      void opened.then(
+      p = this.openSession("joined", sid, continues);
+      this.mapSid(sid, p);
+      void p.then(
         (s) => this.watchIdle(s),
-        () => {
-          if (this.bySid.get(sid) === opened) this.bySid.delete(sid);
-        },
+        () => {},
       );
     }
     return p;
@@ -260,12 +256,15 @@ export class McpProxy implements ProxyHost {
     if (sid !== undefined || !this.opening.has(p) || res.status < 200 || res.status >= 300) return false;
     const given = field(res.headers, "mcp-session-id");
     if (given === undefined || this.bySid.has(given)) return false;
-    this.bySid.set(given, p);
-    // A session whose ledger cannot be opened is not kept for its id: a later request tries again.
-    void p.catch(() => {
-      if (this.bySid.get(given) === p) this.bySid.delete(given);
-    });
+    this.mapSid(given, p);
     return true;
+  }
+  /** Routes requests carrying `sid` to the session `p` opens; not kept if its ledger cannot be opened (a later request tries again). */
+  private mapSid(sid: string, p: Promise<ProxySession>): void {
+    this.bySid.set(sid, p);
+    void p.catch(() => {
+      if (this.bySid.get(sid) === p) this.bySid.delete(sid);
+    });
   }
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */
   afterHead(s: ProxySession, sid: string | undefined, method: string, res: UpstreamResponse): string | undefined {

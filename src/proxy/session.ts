@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
+import { SEAM_HTTP } from "../format/row.ts";
 import type { Log } from "../base/log.ts";
 import { LedgerWriter } from "../ledger/writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
@@ -151,7 +152,7 @@ export class ProxySession {
       openAppend: o.openAppend,
       warn: (m) => log.warn(m),
       checkpoints: o.checkpoints,
-      seam: "mcp-http",
+      seam: SEAM_HTTP,
       batchWhen: later,
       // A client's calls come a few ms apart: keep the lock files from one row to the next.
       lockLingerMs: 20,
