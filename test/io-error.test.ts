@@ -1,6 +1,7 @@
 /** One wording of file errors (src/base/io-error.ts), whatever the operation and runtime. */
 import { expect, test } from "bun:test";
 import { describeIoError } from "../src/base/io-error.ts";
+import { UnsafeFileError } from "../src/runtime/file.ts";
 
 const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
 
@@ -22,6 +23,11 @@ test.each([
     "connection reset by peer",
   ],
   ["an unknown code and no strerror text: the code", coded("EWEIRD", "something odd"), "eweird"],
+  [
+    "a file seam refused to write to: why, without its path",
+    new UnsafeFileError("/tmp/l.jsonl", "belongs to another user (uid 1001)"),
+    "belongs to another user (uid 1001)",
+  ],
   [
     "no code: the message, lowercase, no final period",
     new Error("Ledger shrank while being read."),

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
+import { readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../src/core/json.ts";
@@ -481,34 +481,60 @@ describe("seam proxy, hostile cases", () => {
     expect(rowsOf(ledger, "http_exchange").map((r) => getField(r, "target"))).toEqual(targets);
   });
 
-  test("a ledger planted as a symbolic link while the proxy runs: new sessions fail, the proxy goes on", async () => {
+  test("a ledger planted as a symbolic link while the proxy runs: new sessions pass unrecorded, counted, and the proxy goes on", async () => {
     const ledger = ledgerPath();
     let n = 0;
-    const up = await mcpUpstream({ content: [] }, () => `sess-${++n}`);
+    const up = await mcpUpstream({ content: [{ type: "text", text: "done" }] }, () => `sess-${++n}`);
     const p = await proxyTo(up.url, ledger);
     const first = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
     expect(first.headers["mcp-session-id"]).toBe("sess-1");
-    // The ledger is moved away and a link put in its place: opening it for a new session is refused.
+    // The ledger is moved away and a link put in its place: a new session's ledger is refused.
     const kept = `${ledger}.real`;
     renameSync(ledger, kept);
     symlinkSync(kept, ledger);
-    await rawRequest(p.url, { method: "POST", headers: POST, body: INIT }).catch(() => null);
-    await rawRequest(p.url, {
+    // The client still gets every answer, byte for byte, as the upstream sent it.
+    const second = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect([second.status, second.headers["mcp-session-id"]]).toEqual([200, "sess-2"]);
+    expect(JSON.parse(second.body.toString()).result.serverInfo.name).toBe("u");
+    const call = await rawRequest(p.url, {
       method: "POST",
-      headers: POST,
-      body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-    }).catch(() => null);
-    await Bun.sleep(200);
+      headers: { ...POST, "mcp-session-id": "sess-2" },
+      body: CALL,
+    });
+    expect(call.body.toString()).toBe(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}`);
     expect(p.child.exitCode).toBeNull();
-    expect(p.stderr()).toContain("is a symbolic link");
+    expect(p.stderr()).toContain(`ledger ${ledger} cannot be written: is a symbolic link`);
     // Back in place, a new session is recorded again.
     unlinkSync(ledger);
     renameSync(kept, ledger);
     const third = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
     expect(third.headers["mcp-session-id"]).toBe("sess-3");
     expect(await p.stop()).toBe(0);
+    // Nothing was written through the link; what the refused session lost is said when the proxy stops.
     expect(rowsOf(ledger, "mcp_initialize")).toHaveLength(2);
+    expect(rowsOf(ledger, "tool_call")).toHaveLength(0);
+    expect(p.stderr()).toMatch(new RegExp(`warning: \\d+ rows of 1 session could not be written to ${ledger}`));
     expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  });
+
+  test("a ledger that is a symbolic link when the proxy starts: it refuses to start, as seam wrap does", async () => {
+    const ledger = ledgerPath();
+    let reached = 0;
+    const up = await upstream((req, res) => {
+      reached++;
+      req.resume();
+      res.end();
+    });
+    cleanups.push(up.close);
+    writeFileSync(`${ledger}.real`, "", { mode: 0o600 });
+    symlinkSync(`${ledger}.real`, ledger);
+    const r = await runCli("bun", ["proxy", "--upstream", up.url, "--ledger", ledger]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `seam: error: ledger ${ledger} is a symbolic link; not writing to it\nseam: hint: use a ledger in a directory only you can write to\n`,
+    );
+    expect(r.stdout.length).toBe(0);
+    expect([reached, readFileSync(`${ledger}.real`, "utf8")]).toEqual([0, ""]);
   });
 
   test("the upstream's 404 for a session ends its ledger session", async () => {

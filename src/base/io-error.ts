@@ -30,6 +30,9 @@ export function describeIoError(err: unknown): string {
   const e = typeof err === "object" && err !== null ? (err as { code?: unknown; message?: unknown }) : undefined;
   const code = typeof e?.code === "string" ? e.code : undefined;
   if (code !== undefined && REASONS[code] !== undefined) return REASONS[code]!;
+  // A file seam refused to write to (src/runtime/file.ts, UnsafeFileError) says why itself.
+  const why = (e as { why?: unknown } | undefined)?.why;
+  if (code === "EUNSAFE" && typeof why === "string") return why;
   const message = typeof e?.message === "string" ? e.message : String(err);
   const strerror = /^[A-Z][A-Z0-9_]*: ([^,]+)/.exec(message);
   if (strerror) return strerror[1]!.trim();

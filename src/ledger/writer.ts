@@ -44,6 +44,12 @@ export interface LedgerConfig {
   openAppend: (path: string, opts?: { allowForeign?: boolean }) => Promise<AppendFile>;
   /** Append to a symlinked ledger, or one another user owns or others may write (else open rejects). */
   allowForeign?: boolean;
+  /**
+   * A ledger that is refused (not `allowForeign`) is not written to, as an
+   * unwritable one is (warned once, every row unlogged), instead of open
+   * rejecting: for a writer opened while traffic already flows.
+   */
+  refusedIsUnwritable?: boolean;
   /** Takes the cross-process lock at `lockPath`; default: the lock file of src/ledger/lock.ts. */
   lock?: (lockPath: string) => Promise<Release>;
   /** When a row is made, as epoch milliseconds (its `ts`); default Date.now. */
@@ -69,6 +75,12 @@ export interface LedgerConfig {
   /** How long the lock is kept after a flush for the next one (default LOCK_LINGER_MS, src/ledger/held-lock.ts). */
   lockLingerMs?: number;
 }
+
+/** The error for a ledger refused at the start (`why`: the refusal's message, which names the file). */
+export function refusedLedgerMessage(why: string): string {
+  return `ledger ${why}; not writing to it`;
+}
+export const REFUSED_LEDGER_HINT = "use a ledger in a directory only you can write to";
 
 const LF = 0x0a;
 
@@ -153,7 +165,8 @@ export class LedgerWriter {
   /**
    * An unwritable ledger is a state (warned once; every row then counts as
    * unlogged). Rejects only with the runtime's EUNSAFE error: a ledger that
-   * is a symlink, another user's, or writable by others, is refused outright.
+   * is a symlink, another user's, or writable by others, is refused outright
+   * (unless `refusedIsUnwritable`; either way nothing is written to it).
    */
   static async open(cfg: LedgerConfig): Promise<LedgerWriter> {
     let file: AppendFile | null = null;
@@ -161,7 +174,7 @@ export class LedgerWriter {
     try {
       file = await cfg.openAppend(cfg.path, cfg.allowForeign ? { allowForeign: true } : undefined);
     } catch (e) {
-      if ((e as { code?: unknown }).code === "EUNSAFE") throw e;
+      if ((e as { code?: unknown }).code === "EUNSAFE" && !cfg.refusedIsUnwritable) throw e;
       failure = e;
     }
     const w = new LedgerWriter(cfg, file);

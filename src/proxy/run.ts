@@ -6,11 +6,22 @@ import type { Log } from "../base/log.ts";
 import { EXIT } from "../base/exit.ts";
 import type { HttpRuntime } from "../runtime/http-types.ts";
 import type { Runtime } from "../runtime/types.ts";
+import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/writer.ts";
 import { isLoopbackHost } from "./guard.ts";
 import { McpProxy } from "./server.ts";
 import type { ProxyOptions } from "./options.ts";
 
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+
+/** Why the ledger is refused (a message naming it), or null when it is not. */
+async function refusedLedger(o: ProxyOptions): Promise<string | null> {
+  try {
+    await (await o.openAppend(o.ledger)).close();
+    return null;
+  } catch (e) {
+    return (e as { code?: unknown }).code === "EUNSAFE" ? (e as Error).message : null;
+  }
+}
 
 /** Runs the proxy until a stop signal; `ready` gets the URL clients use. Resolves to the exit code. */
 export async function runProxy(
@@ -29,6 +40,15 @@ export async function runProxy(
     stopSignal ??= sig;
     wake();
   });
+  // Checked as seam wrap checks it, before anything is forwarded: a ledger planted as a link, or
+  // another user's file, stops the proxy here (one planted later leaves the sessions opened then
+  // unrecorded: src/proxy/session.ts). Any other failure is each session's to warn about.
+  const refused = await refusedLedger(o);
+  if (refused !== null) {
+    off();
+    log.error(refusedLedgerMessage(refused), REFUSED_LEDGER_HINT);
+    return EXIT.USAGE;
+  }
   let proxy: McpProxy;
   try {
     proxy = await McpProxy.start(http, o, log);

@@ -54,6 +54,8 @@ export class McpProxy implements ProxyHost {
   private readonly ending = new WeakSet<ProxySession>();
   private stopping = false;
   private refusedForeign = 0;
+  /** Rows that could not be written, and the sessions they were of (said when the proxy stops). */
+  private readonly unlogged = { rows: 0, sessions: 0 };
   private readonly lock = sharedLock({ pid: process.pid });
   /** When exchanges record (src/proxy/record-later.ts): at once where a call waits for its rows, else a moment later. */
   readonly later: Later;
@@ -100,9 +102,22 @@ export class McpProxy implements ProxyHost {
     await closed;
     await Promise.race([Promise.allSettled([...this.inflight]), sleep(STOP_GRACE_MS)]);
     await Promise.allSettled([...this.endings]);
-    await Promise.allSettled([...this.sessions].map((s) => s.end(reason)));
+    await Promise.allSettled([...this.sessions].map((s) => this.close(s, reason)));
     if (this.refusedForeign > 1)
       this.log.warn(`refused ${this.refusedForeign} requests whose Host or Origin was not loopback`);
+    const { rows, sessions } = this.unlogged;
+    if (rows > 0)
+      this.log.warn(
+        `${rows} ${rows === 1 ? "row" : "rows"} of ${sessions} ${sessions === 1 ? "session" : "sessions"} could not be written to ${this.o.ledger} (the warnings above say why)`,
+      );
+  }
+
+  /** Ends `s`, counting the rows of it that could not be written. */
+  private async close(s: ProxySession, reason: string): Promise<void> {
+    const lost = await s.end(reason);
+    if (lost === 0) return;
+    this.unlogged.rows += lost;
+    this.unlogged.sessions++;
   }
 
   private track(req: InboundRequest, reply: Reply): Promise<void> {
@@ -178,7 +193,7 @@ export class McpProxy implements ProxyHost {
     // An ended session is let go: a long-running proxy keeps only the open ones.
     const p = s
       .settled(END_GRACE_MS)
-      .then(() => s.end(reason))
+      .then(() => this.close(s, reason))
       .then(() => {
         this.sessions.delete(s);
         if (this.adopted === s) this.adopted = null;

@@ -153,6 +153,9 @@ export class ProxySession {
       warn: (m) => log.warn(m),
       checkpoints: o.checkpoints,
       seam: SEAM_HTTP,
+      // The ledger was checked when the proxy started (src/proxy/run.ts). Refused now (a link planted
+      // since), this session is not recorded, its rows counted as unlogged: its traffic still passes.
+      refusedIsUnwritable: true,
       batchWhen: later,
       // A client's calls come a few ms apart: keep the lock files from one row to the next.
       lockLingerMs: 20,
@@ -223,9 +226,12 @@ export class ProxySession {
     });
   }
 
-  /** Ends the ledger session: rows for calls still open, then session_end. Once. */
-  async end(reason: string, extra: Fields = {}): Promise<void> {
-    if (this.ended) return;
+  /**
+   * Ends the ledger session: rows for calls still open, then session_end. Once.
+   * Resolves to how many of its rows, session_end included, could not be written (0 the second time).
+   */
+  async end(reason: string, extra: Fields = {}): Promise<number> {
+    if (this.ended) return 0;
     clearTimeout(this.idleTimer);
     this.observer.finish(reason);
     this.ended = true;
@@ -241,5 +247,6 @@ export class ProxySession {
         ["s2c", this.bytes.s2c],
       ]),
     });
+    return this.writer.rowsUnlogged;
   }
 }

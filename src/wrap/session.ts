@@ -11,6 +11,7 @@ import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
 import { sleep } from "../base/sleep.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
+import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "./actions.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
@@ -109,8 +110,8 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     // Only a refused ledger stops a session before it starts (symlink, another owner, open to others' writes).
     stopEarly();
     log.error(
-      `ledger ${recorder}; not writing to it`,
-      "use a ledger in a directory only you can write to, or pass --allow-foreign-ledger if this file is meant to be used",
+      refusedLedgerMessage(recorder),
+      `${REFUSED_LEDGER_HINT}, or pass --allow-foreign-ledger if this file is meant to be used`,
     );
     return EXIT.USAGE;
   }
