@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../src/core/json.ts";
@@ -515,6 +515,38 @@ describe("seam proxy, hostile cases", () => {
     expect(rowsOf(ledger, "tool_call")).toHaveLength(0);
     expect(p.stderr()).toMatch(new RegExp(`warning: \\d+ rows of 1 session could not be written to ${ledger}`));
     expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  });
+
+  test("sessions left open share one descriptor of the ledger; a ledger renamed away and made anew gets its own", async () => {
+    const ledger = ledgerPath();
+    let n = 0;
+    const up = await mcpUpstream({ content: [] }, () => `sess-${++n}`);
+    const p = await proxyTo(up.url, ledger);
+    // Descriptors of the process that name `file`, as /proc shows them.
+    const held = (file: string) =>
+      readdirSync(`/proc/${p.child.pid}/fd`).filter((fd) => {
+        try {
+          return readlinkSync(`/proc/${p.child.pid}/fd/${fd}`) === file;
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    // Sessions a client never ends (no DELETE): each held a descriptor of its own until it idled out.
+    for (let i = 0; i < 150; i++) await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    await Bun.sleep(200); // the last session's ledger opens after its answer went (routeEarly)
+    expect(held(ledger)).toBe(1);
+    const old = `${ledger}.1`;
+    renameSync(ledger, old);
+    const next = await rawRequest(p.url, { method: "POST", headers: POST, body: INIT });
+    expect(next.headers["mcp-session-id"]).toBe("sess-151");
+    await rawRequest(p.url, { method: "POST", headers: { ...POST, "mcp-session-id": "sess-1" }, body: CALL });
+    await Bun.sleep(200);
+    expect([held(old), held(ledger)]).toEqual([1, 1]);
+    expect(await p.stop()).toBe(0);
+    // Each session's rows stay in the file it began in: sess-1's call in the old one, the new session's in the new.
+    expect([rowsOf(old, "session_begin").length, rowsOf(old, "tool_call").length]).toEqual([150, 1]);
+    expect([rowsOf(ledger, "session_begin").length, rowsOf(ledger, "session_end").length]).toEqual([1, 1]);
+    for (const f of [old, ledger]) expect((await runCli("bun", ["verify", f])).code).toBe(0);
   });
 
   test("a ledger that is a symbolic link when the proxy starts: it refuses to start, as seam wrap does", async () => {

@@ -26,6 +26,7 @@ import { plain } from "./replies.ts";
 import { holdsInitialize } from "./request-bodies.ts";
 import { type Later, delayed, soon } from "./record-later.ts";
 import { ProxySession, type SessionKind } from "./session.ts";
+import { type OpenAppend, sharingOpen } from "./shared-files.ts";
 
 /** How long a session that ends waits for its other exchanges (a GET stream the upstream closes) to finish. */
 const END_GRACE_MS = 2000;
@@ -57,6 +58,8 @@ export class McpProxy implements ProxyHost {
   /** Rows that could not be written, and the sessions they were of (said when the proxy stops). */
   private readonly unlogged = { rows: 0, sessions: 0 };
   private readonly lock = sharedLock({ pid: process.pid });
+  /** How sessions open the ledger: one descriptor for all that write the same file (src/proxy/shared-files.ts). */
+  private readonly openShared: OpenAppend;
   /** When exchanges record (src/proxy/record-later.ts): at once where a call waits for its rows, else a moment later. */
   readonly later: Later;
 
@@ -66,6 +69,7 @@ export class McpProxy implements ProxyHost {
     private readonly log: Log,
   ) {
     this.later = o.writeAhead || o.failClosed || o.actions !== undefined ? soon : delayed(o.recordDelayMs);
+    this.openShared = sharingOpen(o.openAppend);
   }
 
   static async start(http: HttpRuntime, o: ProxyOptions, log: Log): Promise<McpProxy> {
@@ -133,7 +137,15 @@ export class McpProxy implements ProxyHost {
   // ---- sessions ----
 
   private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
-    const p = ProxySession.open(this.o, kind, this.lock, this.log, this.later, mcpId, continues);
+    const p = ProxySession.open(
+      { ...this.o, openAppend: this.openShared },
+      kind,
+      this.lock,
+      this.log,
+      this.later,
+      mcpId,
+      continues,
+    );
     // A ledger that cannot be opened fails the exchanges that wait for this session (each says why);
     // it must not also reject here unheld, which would end the proxy.
     void p.then(

@@ -105,6 +105,10 @@ function appendFileOver(fh: FileHandle): AppendFile {
     },
     truncate: (size) => fh.truncate(size),
     close: () => fh.close(),
+    identity: () => {
+      const st = fstatSync(fh.fd);
+      return `${st.dev}:${st.ino}`;
+    },
   };
 }
 

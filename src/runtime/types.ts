@@ -57,6 +57,8 @@ export interface AppendFile {
   /** Cuts the file back to `size` bytes (ftruncate): a torn tail is removed, under the ledger's lock. */
   truncate(size: number): Promise<void>;
   close(): Promise<void>;
+  /** Which file this is (device and inode, from fstat): two handles of one file say the same. */
+  identity?(): string;
 }
 
 export interface Runtime {
