@@ -8,7 +8,8 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkpointText, ledgerOrigin, parseCheckpointText, parseWitnessLine } from "../src/checkpoint/checkpoint.ts";
 import { getField, parseJson } from "../src/core/json.ts";
-import { LedgerWriter } from "../src/ledger/writer.ts";
+import { type LedgerConfig, LedgerWriter } from "../src/ledger/writer.ts";
+import type { CheckpointSeeds } from "../src/checkpoint/writer.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { rootOf } from "./merkle-proofs.ts";
 import { openNote } from "../src/checkpoint/note.ts";
@@ -23,6 +24,34 @@ import { KEY, checkpointLines, linesOf, signer, verifier, writeCheckpointed } fr
 const enc = new TextEncoder();
 const rootOfLines = (ls: readonly string[]) =>
   Buffer.from(rootOf(ls.map((l) => leafHash(enc.encode(l))))).toString("base64");
+
+/** A writer of `path` that signs a checkpoint every `every` rows. */
+function openSigning(path: string, session: string, every: number, more: Partial<LedgerConfig> = {}) {
+  return LedgerWriter.open({
+    path,
+    session,
+    server: "x",
+    fsync: "never",
+    openAppend,
+    checkpoints: { signer, every, intervalMs: 0 },
+    ...more,
+  });
+}
+
+/** Opens the ledger as the writer does, telling `seen` of each read (it may hold the read up). */
+function watchingReads(seen: (pos: number, len: number, bytes: Uint8Array) => Promise<void>) {
+  return async (p: string): Promise<AppendFile> => {
+    const f = await openAppend(p);
+    return {
+      ...f,
+      readAt: async (pos, len) => {
+        const b = await f.readAt(pos, len);
+        await seen(pos, len, b);
+        return b;
+      },
+    };
+  };
+}
 
 describe("checkpoint rows", () => {
   test("every 3 rows and after session_end; each commits to exactly the lines before it, outside the session's seq", async () => {
@@ -132,17 +161,9 @@ describe("checkpoint rows", () => {
     const existing = `${'{"old": "row"}\n'.repeat(2000)}`;
     writeFileSync(path, existing);
     let read = 0;
-    const counting = async (p: string): Promise<AppendFile> => {
-      const f = await openAppend(p);
-      return {
-        ...f,
-        readAt: async (pos, len) => {
-          const b = await f.readAt(pos, len);
-          read += b.length;
-          return b;
-        },
-      };
-    };
+    const counting = watchingReads(async (_pos, _len, b) => {
+      read += b.length;
+    });
     const w = await LedgerWriter.open({
       path,
       session: "s",
@@ -162,6 +183,41 @@ describe("checkpoint rows", () => {
     expect(read).toBeLessThan(existing.length + 4 * 64 * 1024);
     const ls = linesOf(path);
     for (const i of checkpointLines(ls)) expect(getField(parseJson(ls[i]!), "root")).toBe(rootOfLines(ls.slice(0, i)));
+  });
+
+  // seam proxy opens a writer per MCP session on one file: with `checkpointSeeds` each starts from the tree another
+  // writer of the process keeps, or waits for the one reading it, instead of reading the whole file itself.
+  test.each([
+    ["writers that share their trees read the file once between them", true, false, 1],
+    ["writers that do not each read all of it", false, false, 3],
+    // The first flush cuts the torn line off; a tree that had hashed its bytes (each writer's, here) reads
+    // what now stands there again instead of going on from where it was.
+    ["a file that ends in a torn line, with shared trees", true, true, 1],
+    ["a file that ends in a torn line, each writer with its own tree", false, true, 3],
+  ])("%s, and every checkpoint holds", async (_name, shared, torn, readings) => {
+    const path = join(tempDir(), "l.jsonl");
+    const existing = `${'{"old": "row"}\n'.repeat(20000)}${torn ? '{"torn' : ""}`;
+    writeFileSync(path, existing);
+    // Readings of the whole file from its first byte (a look back for the chain reads it in smaller pieces).
+    let fromStart = 0;
+    const counting = watchingReads(async (pos, len) => {
+      if (pos !== 0 || len < existing.length) return;
+      fromStart++;
+      await Bun.sleep(100); // long enough for the second writer to begin while the first reads
+    });
+    const seeds: CheckpointSeeds | undefined = shared ? new Map() : undefined;
+    const open = (session: string) => openSigning(path, session, 2, { openAppend: counting, checkpointSeeds: seeds });
+    // Two begin together (one waits for the other's reading), a third once they have written.
+    const [a, b] = await Promise.all([open("a"), open("b")]);
+    for (const w of [a, b]) for (let i = 0; i < 3; i++) await w.append("tool_call", { tool: "t" });
+    const c = await open("c");
+    for (const w of [a, b, c]) await w.append("tool_call", { tool: "u" });
+    for (const w of [c, b, a]) await w.end({ calls: 4 });
+    const ls = linesOf(path);
+    const sealed = checkpointLines(ls);
+    expect(sealed.length).toBe(7); // after every 2 rows of each writer (a, b: 2 each; c: none), and after each session_end
+    for (const i of sealed) expect(getField(parseJson(ls[i]!), "root")).toBe(rootOfLines(ls.slice(0, i)));
+    expect(fromStart).toBe(readings);
   });
 
   test("a write that fails part way rewinds the tree; the next checkpoint reads back what landed", async () => {
@@ -225,15 +281,7 @@ describe("checkpoint rows", () => {
 
   test("two writers on one file, each signing: every checkpoint holds", async () => {
     const path = join(tempDir(), "l.jsonl");
-    const open = (session: string) =>
-      LedgerWriter.open({
-        path,
-        session,
-        server: "x",
-        fsync: "never",
-        openAppend,
-        checkpoints: { signer, every: 3, intervalMs: 0 },
-      });
+    const open = (session: string) => openSigning(path, session, 3);
     const [a, b] = await Promise.all([open("a"), open("b")]);
     for (let i = 0; i < 20; i++) {
       void a.append("tool_call", { tool: "a" });

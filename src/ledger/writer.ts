@@ -27,7 +27,7 @@ import { lockPaths } from "./open.ts";
 import { LineBatch } from "./line-batch.ts";
 import { settleTail } from "./tail.ts";
 import type { AppendFile } from "../runtime/types.ts";
-import { type CheckpointConfig, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
+import { type CheckpointConfig, type CheckpointSeeds, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
 
 /** Every row's seam_impl. */
@@ -61,6 +61,8 @@ export interface LedgerConfig {
   batchMs?: number;
   /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
   checkpoints?: CheckpointConfig;
+  /** The Merkle trees this process's other writers keep, by file (src/checkpoint/writer.ts, `seeds`). */
+  checkpointSeeds?: CheckpointSeeds;
   /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
   seam?: string;
   /**
@@ -193,6 +195,7 @@ export class LedgerWriter {
         warn: (m) => cfg.warn?.(m),
         describe: describeIoError,
         sync: cfg.fsync !== "never",
+        seeds: cfg.checkpointSeeds,
       });
       w.checkpointer = checkpointer;
       // A failed size() leaves it all to the first write's catch-up, under the lock.
@@ -412,6 +415,7 @@ export class LedgerWriter {
       }
       this.lastEnd = start + total;
       this.lastChain = prev;
+      this.checkpointer?.share(file);
     } catch (e) {
       this.writeFailed(e);
       if (mark) this.checkpointer!.rewind(mark);

@@ -15,6 +15,7 @@
  * refuses: a JSON-RPC error, here in an HTTP 200 JSON body).
  */
 import type { Log } from "../base/log.ts";
+import type { CheckpointSeeds } from "../checkpoint/writer.ts";
 import { sleep } from "../base/sleep.ts";
 import { sharedLock } from "../ledger/shared-lock.ts";
 import type { Cut, HttpRuntime, InboundRequest, Listener, Reply, UpstreamResponse } from "../runtime/http-types.ts";
@@ -60,6 +61,8 @@ export class McpProxy implements ProxyHost {
   private readonly lock = sharedLock({ pid: process.pid });
   /** How sessions open the ledger: one descriptor for all that write the same file (src/proxy/shared-files.ts). */
   private readonly openShared: OpenAppend;
+  /** Where a new session's checkpoints start from, under --sign: not the ledger's first byte. */
+  private readonly checkpointSeeds: CheckpointSeeds = new Map();
   /** When exchanges record (src/proxy/record-later.ts): at once where a call waits for its rows, else a moment later. */
   readonly later: Later;
 
@@ -138,7 +141,7 @@ export class McpProxy implements ProxyHost {
 
   private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
     const p = ProxySession.open(
-      { ...this.o, openAppend: this.openShared },
+      { ...this.o, openAppend: this.openShared, checkpointSeeds: this.checkpointSeeds },
       kind,
       this.lock,
       this.log,

@@ -12,6 +12,7 @@ import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import { SEAM_HTTP } from "../format/row.ts";
 import type { Log } from "../base/log.ts";
+import type { CheckpointSeeds } from "../checkpoint/writer.ts";
 import { LedgerWriter } from "../ledger/writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
@@ -24,6 +25,8 @@ export interface RecordOptions extends RecordingOptions {
   ledger: string;
   server: string;
   openAppend: (path: string) => Promise<AppendFile>;
+  /** The checkpoint trees the sessions of one proxy share, by file (src/checkpoint/writer.ts, `seeds`). */
+  checkpointSeeds?: CheckpointSeeds;
   /** What session_begin says about the proxy (upstream, listen address; already redacted). */
   begin: Fields;
 }
@@ -152,6 +155,7 @@ export class ProxySession {
       openAppend: o.openAppend,
       warn: (m) => log.warn(m),
       checkpoints: o.checkpoints,
+      checkpointSeeds: o.checkpointSeeds,
       seam: SEAM_HTTP,
       // The ledger was checked when the proxy started (src/proxy/run.ts). Refused now (a link planted
       // since), this session is not recorded, its rows counted as unlogged: its traffic still passes.
