@@ -4,7 +4,6 @@
  * --fail-closed), business actions (--map and its family) and signed
  * checkpoints (--sign and its companions).
  */
-import { readFileSync } from "node:fs";
 import type { ActionRecorder } from "../src/wrap/actions.ts";
 import { chooseEndpoint } from "../src/wrap/endpoint.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
@@ -18,6 +17,7 @@ import {
   DEFAULT_CHECKPOINT_INTERVAL_MS,
   type CheckpointConfig,
 } from "../src/checkpoint/writer.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
 
 /** --map and its companions, each of which needs a mapping. */
 const ACTION_ARGS = {
@@ -170,7 +170,7 @@ export async function actionFlags(
   const { parseActionMap } = await import("../src/wrap/action-map.ts");
   let text: string;
   try {
-    text = readFileSync(mapPath, "utf8");
+    text = readSmallFile(mapPath).toString("utf8");
   } catch (err) {
     throw new UsageError(`cannot read mapping ${mapPath}: ${describeIoError(err)}`);
   }

@@ -1,6 +1,6 @@
 import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
@@ -23,6 +23,7 @@ import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 
 import { rejectUnknownFlags } from "./_args.ts";
 import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
@@ -127,7 +128,7 @@ export default defineCommand({
 function readRules(path: string): Rules {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readSmallFile(path).toString("utf8");
   } catch (e) {
     throw new UsageError(`cannot read rules file ${path}: ${describeIoError(e)}`);
   }

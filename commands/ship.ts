@@ -1,6 +1,5 @@
 import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
-import { readFileSync } from "node:fs";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 
 import { createLog } from "../src/base/log.ts";
@@ -8,6 +7,7 @@ import { prepareStream, streamPort } from "../src/fleet/jetstream.ts";
 import { connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
 import { LedgerShipper, ShipError } from "../src/fleet/ship.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
   ledger: { type: "positional", description: "ledger file(s) to ship", required: true },
@@ -54,7 +54,7 @@ export default defineCommand({
     let credsText: string | undefined;
     if (a.creds !== undefined) {
       try {
-        credsText = readFileSync(a.creds, "utf8");
+        credsText = readSmallFile(a.creds).toString("utf8");
       } catch (err) {
         throw new UsageError(`cannot read credentials file ${a.creds}: ${describeIoError(err)}`);
       }

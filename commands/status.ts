@@ -47,7 +47,8 @@ export default defineCommand({
 function human(files: FileStatus[]): string {
   const out: string[] = [];
   for (const f of files) {
-    out.push(`${CLIENT_NAMES[f.client]} (${f.scope}): ${f.file}${f.error ? ": does not parse" : ""}`);
+    const problem = f.problem === "unreadable" ? ": cannot be read" : f.error ? ": does not parse" : "";
+    out.push(`${CLIENT_NAMES[f.client]} (${f.scope}): ${f.file}${problem}`);
     if (!f.error && f.servers.length === 0) out.push("  no servers");
     for (const s of f.servers) {
       const where = /\(local\)$/.test(s.where) ? `  [${s.where}]` : "";

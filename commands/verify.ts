@@ -18,6 +18,7 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
 const CHECKPOINT_ARGS = {
@@ -214,7 +215,7 @@ function checkpointSetup(
   if (a.witness !== undefined) {
     if (paths.length !== 1) throw new UsageError("--witness checks one ledger at a time");
     try {
-      setup.witness = { name: a.witness, text: readFileSync(a.witness, "utf8") };
+      setup.witness = { name: a.witness, text: readSmallFile(a.witness).toString("utf8") };
     } catch (e) {
       throw new UsageError(`cannot read witness file ${a.witness}: ${describeIoError(e)}`);
     }

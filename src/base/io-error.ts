@@ -19,6 +19,9 @@ const REASONS: Record<string, string> = {
   EROFS: "read-only file system",
   EEXIST: "file already exists",
   ERR_FS_FILE_TOO_LARGE: "too large to read",
+  // src/runtime/small-file.ts
+  ENOTREG: "not a regular file",
+  EFBIG: "file too large",
 };
 
 /**

@@ -8,9 +8,10 @@
  * given as its text (`<name>+<hex>+<base64>`) or as a file of such lines
  * (blank lines and lines starting with "#" skipped).
  */
-import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
 import { describeIoError } from "../base/io-error.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends Error {
@@ -61,7 +62,7 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
   let text: string;
   let mode = 0;
   try {
-    text = readFileSync(path, "utf8");
+    text = readSmallFile(path).toString("utf8");
     mode = statSync(path).mode;
   } catch (e) {
     throw new KeyFileError(`cannot read key file ${shown(path)}: ${describeIoError(e)}`);
@@ -93,7 +94,7 @@ export function readVerifierKeys(arg: string): Verifier[] {
     );
   let text: string;
   try {
-    text = readFileSync(arg, "utf8");
+    text = readSmallFile(arg).toString("utf8");
   } catch (e) {
     throw new KeyFileError(
       `--key ${shown(arg)} is neither a verifier key (<name>+<id>+<key>) nor a readable file: ${describeIoError(e)}`,

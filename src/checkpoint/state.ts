@@ -12,10 +12,11 @@
  * the next run, which only reads.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../core/sha256.ts";
 import { parseCheckpointText } from "./checkpoint.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 
 const name = (s: string) => sha256Hex(s, 16);
 
@@ -47,7 +48,7 @@ export class StateDir {
 
   private read(file: string): string | null {
     try {
-      return readFileSync(join(this.dir, file), "utf8");
+      return readSmallFile(join(this.dir, file)).toString("utf8");
     } catch {
       return null;
     }

@@ -4,7 +4,7 @@
  * after the edit must equal the one before in every value but the entry's
  * command and args), the safe write, and a unified diff for --dry-run.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
@@ -13,6 +13,8 @@ import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, 
 import { jsonFormat } from "./json-edit.ts";
 import { tomlFormat } from "./toml-edit.ts";
 import { type WriteHooks, editFile } from "./write.ts";
+import { describeIoError } from "../base/io-error.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 
 export type Action =
   /** install: wrapped now (or would be, with --dry-run). */
@@ -198,9 +200,9 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
       if (o.dryRun) {
         let text: string;
         try {
-          text = readFileSync(t.file, "utf8");
+          text = readSmallFile(t.file).toString("utf8");
         } catch (e) {
-          out.push({ ...base, status: "error", error: `cannot read ${t.file}: ${(e as NodeJS.ErrnoException).code}` });
+          out.push({ ...base, status: "error", error: `cannot read ${t.file}: ${describeIoError(e)}` });
           continue;
         }
         const r = edit(text);
@@ -220,7 +222,7 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
               h.beforeWrite?.();
             } catch (e) {
               return {
-                error: `cannot create the ledger's folder: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+                error: `cannot create the ledger's folder: ${describeIoError(e)}`,
               };
             }
             prepared = true;

@@ -4,7 +4,7 @@
  * of the server (when, how many calls) with the whole ledger's verify
  * verdict: a last session in a broken ledger is not vouched for.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Json, JsonObject } from "../core/json.ts";
 import { getField } from "../core/json.ts";
 import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
@@ -12,6 +12,8 @@ import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
 import { type WrapFlags, classify } from "./entry.ts";
 import { formatOf } from "./install.ts";
+import { describeIoError } from "../base/io-error.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 
 export interface LastSession {
   session: string;
@@ -43,6 +45,8 @@ export interface FileStatus {
   scope: Scope;
   file: string;
   error?: string;
+  /** What `error` is about: the file could not be read, or what was read does not parse. */
+  problem?: "unreadable" | "unparsable";
   servers: ServerStatus[];
 }
 
@@ -67,14 +71,16 @@ export async function status(
         out.push(fs);
         let text: string;
         try {
-          text = readFileSync(t.file, "utf8");
+          text = readSmallFile(t.file).toString("utf8");
         } catch (e) {
-          fs.error = `cannot read ${t.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+          fs.error = `cannot read ${t.file}: ${describeIoError(e)}`;
+          fs.problem = "unreadable";
           continue;
         }
         const listed = formatOf(t).list(text, t.containers);
         if (!listed.ok) {
           fs.error = `${t.file}: ${listed.error}`;
+          fs.problem = "unparsable";
           continue;
         }
         for (const ref of listed.servers) {

@@ -20,7 +20,6 @@ import {
   closeSync,
   fsyncSync,
   openSync,
-  readFileSync,
   realpathSync,
   renameSync,
   statSync,
@@ -28,6 +27,8 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { describeIoError } from "../base/io-error.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 
 export interface WriteHooks {
   /** Called after the new text is staged and before the file is read again (tests rewrite the file here). */
@@ -56,15 +57,15 @@ export function editFile(
   try {
     real = realpathSync(file);
   } catch (e) {
-    return { ok: false, error: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    return { ok: false, error: `cannot read ${file}: ${describeIoError(e)}` };
   }
   let before: Buffer;
   let mode: number;
   try {
     mode = statSync(real).mode & 0o7777;
-    before = readFileSync(real);
+    before = readSmallFile(real);
   } catch (e) {
-    return { ok: false, error: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    return { ok: false, error: `cannot read ${file}: ${describeIoError(e)}` };
   }
   let backup: string | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -96,7 +97,7 @@ export function editFile(
           backup = name;
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === "EEXIST" && n < 100) continue;
-          return { ok: false, error: `cannot back up ${file}: ${describe(e)}` };
+          return { ok: false, error: `cannot back up ${file}: ${describeIoError(e)}` };
         }
       }
     }
@@ -114,15 +115,15 @@ export function editFile(
       try {
         unlinkSync(tmp);
       } catch {}
-      return { ok: false, error: `cannot write next to ${file}: ${describe(e)}` };
+      return { ok: false, error: `cannot write next to ${file}: ${describeIoError(e)}` };
     }
     hooks.beforeCommit?.(file, attempt);
     let now: Buffer;
     try {
-      now = readFileSync(real);
+      now = readSmallFile(real);
     } catch (e) {
       unlinkSync(tmp);
-      return { ok: false, error: `cannot read ${file} again: ${describe(e)}` };
+      return { ok: false, error: `cannot read ${file} again: ${describeIoError(e)}` };
     }
     if (!now.equals(before)) {
       // The client wrote the file meanwhile: start again from what it wrote.
@@ -139,7 +140,7 @@ export function editFile(
       try {
         unlinkSync(tmp);
       } catch {}
-      return { ok: false, error: `cannot replace ${file}: ${describe(e)}` };
+      return { ok: false, error: `cannot replace ${file}: ${describeIoError(e)}` };
     }
     return { ok: true, changed: true, before: text, after: r.text, backup, attempts: attempt };
   }
@@ -155,9 +156,4 @@ function stamp(d: Date): string {
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
-}
-
-function describe(e: unknown): string {
-  const err = e as NodeJS.ErrnoException;
-  return err.code ? `${err.code}` : String(err.message ?? e);
 }

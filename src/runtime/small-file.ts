@@ -1,0 +1,47 @@
+/**
+ * Reading a file that configures seam (a client's MCP config, a rules file,
+ * an action map, a key, a witness file, credentials): whole, as text, but
+ * only when it is a regular file of at most `max` bytes. These names can
+ * come from where others write: `seam install --scope project` and `seam
+ * check --rules` read files of the repository they run in, and a repository
+ * can hold a symlink to /dev/zero (read whole, it fills memory) or, on a
+ * shared disk, a FIFO (a read never returns). Opened without blocking, so a
+ * FIFO is found out by fstat instead of hanging the open.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+
+/** The most such a file may hold (Claude Code's ~/.claude.json, the largest known, grows to a few MiB). */
+export const SMALL_FILE_MAX = 64 << 20;
+
+/** A file refused by readSmallFile; `code` as an errno is, and said by describeIoError. */
+export class NotSmallFileError extends Error {
+  constructor(
+    readonly code: "ENOTREG" | "EFBIG",
+    path: string,
+  ) {
+    super(`${code}: ${code === "ENOTREG" ? "not a regular file" : "file too large"}, read '${path}'`);
+    this.name = "NotSmallFileError";
+  }
+}
+
+/** The file's bytes; throws the open's or read's error, or NotSmallFileError. */
+export function readSmallFile(path: string, max = SMALL_FILE_MAX): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new NotSmallFileError("ENOTREG", path);
+    // Read to the end rather than to the size fstat gave: the file may grow meanwhile (a client writing it).
+    const parts: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(Math.min(1 << 20, max + 1 - total));
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      parts.push(buf.subarray(0, n));
+      total += n;
+      if (total > max) throw new NotSmallFileError("EFBIG", path);
+    }
+    return Buffer.concat(parts, total);
+  } finally {
+    closeSync(fd);
+  }
+}
