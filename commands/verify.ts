@@ -1,5 +1,4 @@
 import { defineCommand } from "citty";
-import { readFileSync } from "node:fs";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
@@ -11,6 +10,7 @@ import {
   proveFile,
   verifyCheckpointedSource,
 } from "../src/checkpoint/verify-file.ts";
+import { StateDirError } from "../src/checkpoint/state.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
@@ -154,6 +154,10 @@ async function verifyOne(
     };
     if (setup !== null) return await verifyCheckpointedSource(path, source, vopts, setup);
     return { report: await verifyLedger(source, vopts) };
+  } catch (e) {
+    // --state that cannot be read or written: what it remembers cannot be checked or kept.
+    if (e instanceof StateDirError) throw new UsageError(e.message, e.hint);
+    throw e;
   } finally {
     meter?.clear();
   }
@@ -257,7 +261,7 @@ async function checkProofCommand(
       for await (const c of process.stdin as AsyncIterable<Uint8Array>) parts.push(c);
       text = Buffer.concat(parts).toString("utf8");
     } else {
-      text = readFileSync(file, "utf8");
+      text = readSmallFile(file).toString("utf8");
     }
   } catch (e) {
     createLog().error(`cannot read ${file}: ${describeIoError(e)}`);

@@ -4,7 +4,8 @@
  * compiled executable (`bun scripts/build.ts --exe` first).
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField } from "../src/core/json.ts";
 import { VIAS, built, runCli, seamArgv } from "./cli.ts";
@@ -139,6 +140,18 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       "--quiet",
     ]);
     expect([cut.code, cut.stdout.toString()]).toEqual([1, ""]);
+    // A state file that cannot be read is an error, never "nothing remembered", which would drop the
+    // rollback check above without a word (and replace the file).
+    cpSync(p("state"), p("state2"), { recursive: true });
+    const kept = join(p("state2"), readdirSync(p("state2")).find((f) => f.endsWith(".checkpoint"))!);
+    rmSync(kept);
+    execFileSync("mkfifo", [kept]);
+    const fifo = await runCli(via, ["verify", p("old.jsonl"), "--key", vkey, "--state", p("state2")]);
+    expect([fifo.code, fifo.stdout.length, fifo.stderr]).toEqual([
+      2,
+      0,
+      `seam: error: cannot read state file ${kept}: not a regular file\nseam: hint: seam writes only regular files there; move this one away, and seam remembers nothing for that ledger until the next run\n`,
+    ]);
 
     // Line 3 is the fixture server's deliberate non-JSON line (an unparsed_frame row); line 4 is tools_list.
     const proof = await runCli(via, ["verify", p("l.jsonl"), "--key", vkey, "--prove", "4"]);

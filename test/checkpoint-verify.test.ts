@@ -5,14 +5,14 @@
  * proofs made and checked; the report texts.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TLOG_PROOF_HEADER, formatTlogProof, ledgerOrigin, parseTlogProof } from "../src/checkpoint/checkpoint.ts";
 import { lineForm } from "../src/core/canonical.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
-import { StateDir } from "../src/checkpoint/state.ts";
+import { StateDir, StateDirError } from "../src/checkpoint/state.ts";
 import { checkProof, proveLine } from "../src/checkpoint/proof.ts";
 import { checkpointJson, checkpointLines } from "../src/checkpoint/report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "../src/checkpoint/verifier.ts";
@@ -437,6 +437,12 @@ describe("state", () => {
     const { readdirSync } = require("node:fs") as typeof import("node:fs");
     for (const f of readdirSync(d)) expect([f, statSync(join(d, f)).mode & 0o777]).toEqual([f, 0o600]);
     expect(readdirSync(d).length).toBe(2);
+  });
+
+  test("StateDir: a --state that is a file is said to be one, not taken for an empty state", () => {
+    const f = join(tempDir(), "state");
+    writeFileSync(f, "");
+    expect(() => new StateDir(f).noteFor(ORIGIN)).toThrow(new StateDirError(`--state ${f} is not a directory`, ""));
   });
 });
 

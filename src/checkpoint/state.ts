@@ -17,8 +17,20 @@ import { join, resolve } from "node:path";
 import { sha256Hex } from "../core/sha256.ts";
 import { parseCheckpointText } from "./checkpoint.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
+import { describeIoError } from "../base/io-error.ts";
 
 const name = (s: string) => sha256Hex(s, 16);
+
+/** The --state directory could not be read or written: verification cannot keep its promise. */
+export class StateDirError extends Error {
+  override readonly name = "StateDirError";
+  constructor(
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
 
 export class StateDir {
   constructor(readonly dir: string) {}
@@ -46,19 +58,43 @@ export class StateDir {
     if (this.originAt(path) !== origin) this.write(`${name(canonicalPath(path))}.origin`, `${origin}\n`);
   }
 
+  /**
+   * A file that is not there is nothing remembered. One that is there but
+   * cannot be read (a FIFO, another user's, a directory) is an error, not
+   * "nothing remembered": read as absent, the check it keeps would be dropped
+   * without a word and the file replaced.
+   */
   private read(file: string): string | null {
+    const path = join(this.dir, file);
     try {
-      return readSmallFile(join(this.dir, file)).toString("utf8");
-    } catch {
-      return null;
+      return readSmallFile(path).toString("utf8");
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (code === "ENOENT") return null;
+      if (code === "ENOTDIR")
+        throw new StateDirError(
+          `--state ${this.dir} is not a directory`,
+          "name a directory; seam makes it if it is missing",
+        );
+      throw new StateDirError(
+        `cannot read state file ${path}: ${describeIoError(e)}`,
+        "seam writes only regular files there; move this one away, and seam remembers nothing for that ledger until the next run",
+      );
     }
   }
 
   private write(file: string, text: string): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const tmp = join(this.dir, `.${file}.${randomBytes(6).toString("hex")}`);
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, join(this.dir, file));
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      writeFileSync(tmp, text, { mode: 0o600 });
+      renameSync(tmp, join(this.dir, file));
+    } catch (e) {
+      throw new StateDirError(
+        `cannot write state file ${join(this.dir, file)}: ${describeIoError(e)}`,
+        "--state needs a directory this user can write to",
+      );
+    }
   }
 }
 
