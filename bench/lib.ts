@@ -256,8 +256,13 @@ export function pinSelf(cpuList: string): void {
  * first field of /proc/<pid>/task/<tid>/schedstat (0 when unreadable).
  */
 export function cpuNs(pid: number): number {
+  return totalNs(cpuNsByThread(pid));
+}
+
+/** All threads' nanoseconds of a cpuNsByThread reading (or of cpuNsSince's difference of two). */
+export function totalNs(by: Map<ThreadRole, number>): number {
   let ns = 0;
-  for (const v of cpuNsByThread(pid).values()) ns += v;
+  for (const v of by.values()) ns += v;
   return ns;
 }
 

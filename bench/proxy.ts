@@ -53,6 +53,7 @@ import {
   perCallByThread,
   pinSelf,
   threadsText,
+  totalNs,
   writeResult,
 } from "./lib.ts";
 
@@ -321,9 +322,7 @@ if (ONLY !== "throughput") {
     t.p?.pid === undefined ? undefined : cpuNsSince(threads0[i]!, cpuNsByThread(t.p.pid)),
   );
   /** ms a call, all threads, and µs a call by thread role, over the timed rounds. */
-  const cpuPerCall = used.map((u, i) =>
-    u === undefined ? undefined : [...u.values()].reduce((a, ns) => a + ns, 0) / 1e6 / times[i]!.length,
-  );
+  const cpuPerCall = used.map((u, i) => (u === undefined ? undefined : totalNs(u) / 1e6 / times[i]!.length));
   const byThread = used.map((u, i) => (u === undefined ? undefined : perCallByThread(u, times[i]!.length)));
   const threadsOf = (t: number) => (byThread[t] === undefined ? "" : ` (${threadsText(byThread[t]!)})`);
   console.log(

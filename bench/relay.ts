@@ -67,6 +67,7 @@ import {
   pinSelf,
   quantile,
   threadsText,
+  totalNs,
   type ThreadRole,
   writeResult,
 } from "./lib.ts";
@@ -319,8 +320,7 @@ async function roundTrip(oneCore: boolean): Promise<void> {
   const lat = new Map<Target, number[]>(targets.map((t) => [t, []]));
   /** CPU nanoseconds the relay (or, direct, the server) used during the timed calls, by threadRole. */
   const byThread = new Map<Target, Map<ThreadRole, number>>(targets.map((t) => [t, new Map()]));
-  const cpuPerCall = (t: Target) =>
-    [...byThread.get(t)!.values()].reduce((a, ns) => a + ns, 0) / 1e6 / (rtRounds * rtCalls);
+  const cpuPerCall = (t: Target) => totalNs(byThread.get(t)!) / 1e6 / (rtRounds * rtCalls);
   const threadsPerCall = (t: Target) => perCallByThread(byThread.get(t)!, rtRounds * rtCalls);
   for (const t of targets) t.ledger = ledgerPath(t, oneCore ? "rt1" : "rt");
   for (let r = 0; r < rtRounds; r++) {
@@ -558,7 +558,7 @@ async function warmBurst(t: Target, warm: string, timed: string, calls: number):
   await rows?.reach(2 * calls);
   const t2 = performance.now();
   const threads = cpuNsSince(threads0, cpuNsByThread(c.proc.pid));
-  const cpu = [...threads.values()].reduce((a, ns) => a + ns, 0) / 1e9;
+  const cpu = totalNs(threads) / 1e9;
   await c.close();
   return { seconds: (t1 - t0) / 1000, recordedSeconds: (t2 - t0) / 1000, cpu, threads };
 }
