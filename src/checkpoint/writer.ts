@@ -79,6 +79,8 @@ export class Checkpointer {
   private stopped = false;
   /** The first catchUp has been (where the tree may start from a seed). */
   private begun = false;
+  /** The file's AppendFile.identity, taken at the first catchUp when there are `seeds` to share the tree in. */
+  private fileId: string | undefined;
   private sinceLast = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private witnessFile: AppendFile | null = null;
@@ -138,7 +140,8 @@ export class Checkpointer {
         if (chunk.length === 0) throw new Error("ledger shrank while being read");
         this.push(chunk);
       }
-      this.share(file);
+      // The writers waiting for this reading start from its tree (later trees come from writes: share).
+      if (hashed !== undefined) this.share();
     } catch (e) {
       this.stop(`cannot read the ledger back: ${this.deps.describe(e)}`);
     } finally {
@@ -155,8 +158,10 @@ export class Checkpointer {
    */
   private async seed(file: AppendFile): Promise<(() => void) | undefined> {
     const seeds = this.deps.seeds;
+    if (seeds === undefined) return undefined;
     const id = file.identity?.();
-    if (seeds === undefined || id === undefined) return undefined;
+    this.fileId = id;
+    if (id === undefined) return undefined;
     const found = seeds.get(id);
     if (found instanceof Promise) await found;
     const s = seeds.get(id);
@@ -176,12 +181,9 @@ export class Checkpointer {
     };
   }
 
-  /** The tree as it is now, for writers of the same file that begin later (`seeds`). */
-  share(file: AppendFile): void {
-    const seeds = this.deps.seeds;
-    if (seeds === undefined || this.stopped) return;
-    const id = file.identity?.();
-    if (id !== undefined) seeds.set(id, this.mark());
+  /** The tree as it is now, for writers of the same file that begin later (`seeds`); the writer calls it after each write. */
+  share(): void {
+    if (this.fileId !== undefined && !this.stopped) this.deps.seeds?.set(this.fileId, this.mark());
   }
 
   /** The file was cut back to `size`, a line start: what followed it (a torn tail, no "\n" in it) is no line. */

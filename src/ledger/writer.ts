@@ -415,7 +415,7 @@ export class LedgerWriter {
       }
       this.lastEnd = start + total;
       this.lastChain = prev;
-      this.checkpointer?.share(file);
+      this.checkpointer?.share();
     } catch (e) {
       this.writeFailed(e);
       if (mark) this.checkpointer!.rewind(mark);
