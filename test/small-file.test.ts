@@ -62,6 +62,9 @@ describe("commands that read such files refuse them at once", () => {
     expect(status.code).toBe(1);
     expect(status.stdout.toString()).toBe(`Cursor (user): ${join(home, ".cursor", "mcp.json")}: cannot be read\n`);
     expect(status.stderr).toBe(`seam: error: cannot read ${join(home, ".cursor", "mcp.json")}: not a regular file\n`);
+    // --json names the problem beside the message, for a machine to tell it from a file that does not parse.
+    const json = await runCli("bun", ["status", "--json", "--client", "cursor", "--config-root", home]);
+    expect(JSON.parse(json.stdout.toString()).map((f: { problem?: string }) => f.problem)).toEqual(["unreadable"]);
   });
 
   test("seam check --rules: a rules file that is a symlink to /dev/zero", async () => {
