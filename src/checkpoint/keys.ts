@@ -8,10 +8,10 @@
  * given as its text (`<name>+<hex>+<base64>`) or as a file of such lines
  * (blank lines and lines starting with "#" skipped).
  */
-import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
 import { describeIoError } from "../base/io-error.ts";
-import { readSmallFile } from "../runtime/small-file.ts";
+import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends Error {
@@ -62,8 +62,9 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
   let text: string;
   let mode = 0;
   try {
-    text = readSmallFile(path).toString("utf8");
-    mode = statSync(path).mode;
+    const read = readSmallFileMode(path);
+    text = read.bytes.toString("utf8");
+    mode = read.mode;
   } catch (e) {
     throw new KeyFileError(`cannot read key file ${shown(path)}: ${describeIoError(e)}`);
   }

@@ -138,7 +138,7 @@ export class Checkpointer {
       while (this.end < size) {
         const chunk = await file.readAt(this.end, Math.min(READ_CHUNK, size - this.end));
         if (chunk.length === 0) throw new Error("ledger shrank while being read");
-        this.push(chunk);
+        this.feed(chunk);
       }
       // The writers waiting for this reading start from its tree (later trees come from writes: share).
       if (hashed !== undefined) this.share();
@@ -194,12 +194,8 @@ export class Checkpointer {
     this.lineStart = size;
   }
 
-  /** This writer's own bytes, in the order they go into the file. */
+  /** The file's next bytes: this writer's own, in the order they go into the file, or others' read back. */
   feed(bytes: Uint8Array): void {
-    this.push(bytes);
-  }
-
-  private push(bytes: Uint8Array): void {
     this.tree.push(bytes);
     const nl = bytes.lastIndexOf(0x0a);
     if (nl >= 0) this.lineStart = this.end + nl + 1;

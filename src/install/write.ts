@@ -15,20 +15,10 @@
  * the link stays a link. A read-only file is refused, not replaced.
  */
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  openSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { chmodSync, closeSync, fsyncSync, openSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
-import { readSmallFile } from "../runtime/small-file.ts";
+import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
 
 export interface WriteHooks {
   /** Called after the new text is staged and before the file is read again (tests rewrite the file here). */
@@ -62,8 +52,9 @@ export function editFile(
   let before: Buffer;
   let mode: number;
   try {
-    mode = statSync(real).mode & 0o7777;
-    before = readSmallFile(real);
+    const read = readSmallFileMode(real);
+    mode = read.mode & 0o7777;
+    before = read.bytes;
   } catch (e) {
     return { ok: false, error: `cannot read ${file}: ${describeIoError(e)}` };
   }

@@ -26,9 +26,18 @@ export class NotSmallFileError extends Error {
 
 /** The file's bytes; throws the open's or read's error, or NotSmallFileError. */
 export function readSmallFile(path: string, max = SMALL_FILE_MAX): Buffer {
+  return readSmallFileMode(path, max).bytes;
+}
+
+/**
+ * readSmallFile, with the file's mode (st_mode) from the descriptor the bytes
+ * were read from: a second stat of the path could see another file.
+ */
+export function readSmallFileMode(path: string, max = SMALL_FILE_MAX): { bytes: Buffer; mode: number } {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    if (!fstatSync(fd).isFile()) throw new NotSmallFileError("ENOTREG", path);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new NotSmallFileError("ENOTREG", path);
     // Read to the end rather than to the size fstat gave: the file may grow meanwhile (a client writing it).
     const parts: Buffer[] = [];
     let total = 0;
@@ -40,7 +49,7 @@ export function readSmallFile(path: string, max = SMALL_FILE_MAX): Buffer {
       total += n;
       if (total > max) throw new NotSmallFileError("EFBIG", path);
     }
-    return Buffer.concat(parts, total);
+    return { bytes: Buffer.concat(parts, total), mode: st.mode };
   } finally {
     closeSync(fd);
   }
