@@ -276,6 +276,39 @@ describe("chain claims", () => {
     }
   });
 
+  test("chainedLine: a key's string again, another, one past ASCII, one with escapes, one too long to keep", () => {
+    // The writer keeps the text of each key's last short string: each row must still read as its own.
+    const values = [
+      "ok",
+      "ok",
+      "no",
+      "error",
+      "ok",
+      'a "q"\n',
+      'a "q"\n',
+      "café",
+      "ok",
+      "x".repeat(65),
+      "x".repeat(65),
+      "ok",
+    ];
+    let prev = GENESIS;
+    for (const [i, status] of values.entries()) {
+      const members: [string, Json][] = [
+        ["evt", "tool_call"],
+        ["seq", i],
+        ["status", status],
+        ["tool", i % 3 === 0 ? "search" : "fetch"],
+      ];
+      const { chain, bytes } = chainedLine(prev, new Map<string, Json>(members));
+      expect(chain).toBe(setChain(prev, new Map<string, Json>(members)));
+      expect(new TextDecoder().decode(bytes)).toBe(
+        `${lineForm(new Map<string, Json>([...members, ["chain", chain]]))}\n`,
+      );
+      prev = chain;
+    }
+  });
+
   test("chainedLine: rows of many kinds in turn, more kinds than the writer keeps orders of", () => {
     // Key lists of equal length: only the keys tell them apart, in place and in order.
     const kinds: string[][] = [];

@@ -126,6 +126,13 @@ describe("parseJson refuses what Python's json.loads refuses", () => {
     ["[1]\u2028", "extra data"],
     ['"\\ud800\udc00"', "unescaped surrogate"],
     ['"\ud800\\udc00"', "unescaped surrogate"],
+    // After a short escape, what follows is read as it was before one.
+    ['"a\\nb\\x"', "invalid escape"],
+    ['"a\\n\u0001"', "invalid control character"],
+    ['"a\\n', "unterminated string"],
+    ['"a\\nb\\', "unterminated string"],
+    ['"\\t\\u12"', "invalid \\uXXXX escape"],
+    ['"\\n\ud800\\udc00"', "unescaped surrogate"],
   ];
   test.each(bad)("%j", (text, reason) => {
     let err: unknown;
@@ -233,6 +240,41 @@ describe("object helpers work on parsed Maps and on plain objects built in code"
       expect(isObject(v)).toBe(false);
       expect(getField(v, "length")).toBeUndefined();
     }
+  });
+});
+
+describe("strings with escapes", () => {
+  // Short escapes are read by JSON.parse, \u escapes and the rest by the scanner; text that mixes
+  // them, raw text past ASCII and U+2028 included, reads as JSON.parse reads it.
+  const pieces = [
+    "a",
+    " ",
+    "\\n",
+    '\\"',
+    "\\\\",
+    "\\/",
+    "\\b",
+    "\\f",
+    "\\r",
+    "\\t",
+    "\\u0041",
+    "\\u00e9",
+    "\\ud83d\\ude00",
+    "é",
+    "\u2028",
+    "\u007f",
+  ];
+  test("every string reads as JSON.parse reads it", () => {
+    const g = new Gen(7);
+    for (let i = 0; i < 20000; i++) {
+      let raw = "";
+      for (let n = 1 + g.int(6); n > 0; n--) raw += g.pick(pieces);
+      const text = `["${raw}", {"k": "${raw}"}]`;
+      expect(parseJson(text)).toEqual([JSON.parse(text)[0], new Map([["k", JSON.parse(text)[1].k]])]);
+    }
+  });
+  test("a raw lone surrogate beside short escapes stays as it is", () => {
+    expect(parseJson('"\\n\ud800\\t"')).toBe("\n\ud800\t");
   });
 });
 

@@ -3,6 +3,7 @@ import { lineForm } from "../src/core/canonical.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
 import { McpObserver } from "../src/wrap/mcp.ts";
+import { requestKey } from "../src/wrap/pairing.ts";
 import { observe } from "./observe.ts";
 
 const enc = new TextEncoder();
@@ -12,6 +13,37 @@ const call = (id: string, name = "echo", args = `{"x":1}`) =>
 const ok = (id: string, result = `{"content":[]}`) => `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
 const ARGS = digestJson(parseJson(`{"x":1}`));
 const RES = digestJson(parseJson(`{"content":[]}`));
+
+describe("requestKey: one key for each id, whatever type read it", () => {
+  // [id, the ids that must share its key, the ids that must not]
+  const cases: [
+    string,
+    Parameters<typeof requestKey>[0],
+    Parameters<typeof requestKey>[0][],
+    Parameters<typeof requestKey>[0][],
+  ][] = [
+    ["an integer", 7, [7n], ["7", 8, new JsonFloat(7)]],
+    ["a string", "7", ["7"], [7, 7n, "07"]],
+    ["zero and minus zero", 0, [-0, 0n], ["0", "-0"]],
+    [
+      "past 2^53 (a double of that value is that integer)",
+      2n ** 64n,
+      [2n ** 64n, 2 ** 64],
+      [`${2n ** 64n}`, 2n ** 64n + 1n],
+    ],
+    ["a negative integer", -5, [-5n], [5, "-5"]],
+  ];
+  test.each(cases)("%s", (_name, id, same, other) => {
+    const key = requestKey(id);
+    expect(key).not.toBeNull();
+    for (const s of same) expect(new Map([[key, 1]]).get(requestKey(s)!)).toBe(1);
+    for (const o of other) expect(new Map([[key, 1]]).get(requestKey(o) as never)).toBeUndefined();
+  });
+  test("no key for what is not a JSON-RPC id", () => {
+    for (const v of [1.5, new JsonFloat(1), null, true, undefined, new Map(), []] as Parameters<typeof requestKey>[0][])
+      expect(requestKey(v)).toBeNull();
+  });
+});
 
 describe("McpObserver pairing", () => {
   test("an answered call is one ok row with digests and ms", () => {
@@ -255,10 +287,10 @@ test("an open request keeps only what its row needs, never the whole params (raw
       ),
     );
     // White-box: the queued requests, as the observer holds them until answered.
-    type Open = Record<"c2s" | "s2c", Map<string, { params: unknown; digest?: string }[]>>;
+    type Open = Record<"c2s" | "s2c", Map<string | number, { params: unknown; digest?: string }[]>>;
     const open = (o as unknown as { table: { open: Open } }).table.open;
-    const c = open.c2s.get("i1")![0]!;
-    const s = open.s2c.get("i7")![0]!;
+    const c = open.c2s.get(1)![0]!;
+    const s = open.s2c.get(7)![0]!;
     expect([...(c.params as Map<string, unknown>).keys()]).toEqual(raw ? ["name", "arguments"] : ["name"]);
     expect(c.digest).toBe(digestJson(parseJson(`{"big":"${"x".repeat(100_000)}"}`)));
     expect(s.params === undefined).toBe(!raw);

@@ -20,7 +20,7 @@ import {
 import { compactAscii } from "./ascii-form.ts";
 import { canonicalBytes } from "./canonical-bytes.ts";
 import { type Json, parseJson } from "./json.ts";
-import { sha256Hex } from "./sha256.ts";
+import { sha256Hex, sha256Prefixed } from "./sha256.ts";
 
 export type { Recipe } from "./canonical.ts";
 export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
@@ -30,7 +30,7 @@ export function digestJson(v: Json, recipe: Recipe = "json-c14n", style?: Style)
   // Most digests (a call's arguments, its result) are of small ASCII values: their form written as bytes.
   if (recipe === "json-c14n" && (style === undefined || style === COMPACT)) {
     const form = compactAscii(v);
-    if (form !== null) return `sha256:json-c14n:v1:${sha256Hex(form)}`;
+    if (form !== null) return sha256Prefixed("sha256:json-c14n:v1:", form);
   }
   return digestForm(v, recipe, style);
 }
@@ -60,11 +60,11 @@ function digestForm(v: Json, recipe: Recipe, style: Style | undefined): string {
 
 /** `sha256:<recipe>:v1:<hex>` of text that is already the recipe's canonical form (well-formed UTF-16). */
 export function digestOfCanonical(text: string, recipe: Recipe = "json-c14n"): string {
-  return `sha256:${recipe}:v1:${sha256Hex(text)}`;
+  return sha256Prefixed(`sha256:${recipe}:v1:`, text);
 }
 
 export function digestBytes(bytes: Uint8Array): string {
-  return `sha256:raw-bytes:v1:${sha256Hex(bytes)}`;
+  return sha256Prefixed("sha256:raw-bytes:v1:", bytes);
 }
 
 /**

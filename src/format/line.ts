@@ -232,8 +232,11 @@ function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: str
     o += key.length;
     spans[3 * keys.length + 1] = o;
     // A string may fill the line; a large nested value (--raw payloads) is written once, the general way.
-    if (typeof v !== "string") valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
-    o = putValue(o, v, 1);
+    if (typeof v === "string") o = putText(o, k, v);
+    else {
+      valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
+      o = putValue(o, v, 1);
+    }
     if (o < 0) return null;
     spans[3 * keys.length + 2] = o;
     keys.push(k);
@@ -255,6 +258,32 @@ function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: str
   b[o++] = 0x7d;
   b[o++] = 0x0a;
   return { chain, bytes: shared ? b.subarray(0, o) : b.slice(0, o) };
+}
+
+/**
+ * The last short string written under each key, and its text in the line
+ * (quoted, escaped): most of a row's strings are the ones the row before it
+ * had under the same key (the envelope's, the tool, the status, the time
+ * within a burst), and copying their text is cheaper than writing it again.
+ */
+const lastText = new Map<string, { v: string; text: Uint8Array }>();
+/** Strings up to this long are kept in lastText. */
+const LAST_TEXT_MAX = 64;
+
+/** A member's string value into lineBuf at o, as putValue writes it (the text the key had last time, when the same); the end, or -1. */
+function putText(o: number, k: string, v: string): number {
+  const last = lastText.get(k);
+  if (last !== undefined && last.v === v) {
+    const t = last.text;
+    if (!room(o, t.length)) return -1;
+    for (let i = 0; i < t.length; i++) lineBuf[o + i] = t[i]!;
+    return o + t.length;
+  }
+  const end = putValue(o, v, 1);
+  if (end >= 0 && v.length <= LAST_TEXT_MAX && (last !== undefined || lastText.size < KEY_CACHE_MAX)) {
+    lastText.set(k, { v, text: lineBuf.slice(o, end) });
+  }
+  return end;
 }
 
 /** Where the value putValue is writing must end (with 64 bytes to spare), at most LINE_BUF_MAX. */

@@ -93,6 +93,9 @@ export interface OperationsOptions {
   raw: boolean;
 }
 
+/** The outcomes with which a call in no operation starts one: a retry is to come (input_required), or a task. */
+export const OPENS_OPERATION: ReadonlySet<string> = new Set(["input_required", "task"]);
+
 export class OperationBook {
   readonly counts: OperationCounts = { operations: 0, abandoned: 0, tasks_open: 0 };
   /** Operations waiting for a retry, by the key it must bring (see `retryKey`). */
@@ -175,7 +178,7 @@ export class OperationBook {
   ): { fields: Fields; end?: () => void } {
     let op = info?.op;
     const fields: Fields = {};
-    const continues = a.outcome === "input_required" || a.outcome === "task";
+    const continues = OPENS_OPERATION.has(a.outcome);
     if (op === undefined && continues) {
       op = {
         id: this.o.nextId(),

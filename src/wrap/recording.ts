@@ -19,6 +19,7 @@ import type { ActionRecorder } from "./actions.ts";
 import type { RecordingSettings } from "./begin.ts";
 import { FrameSplitter } from "./frames.ts";
 import { McpObserver } from "./mcp.ts";
+import { Reclaimer } from "./reclaim.ts";
 import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
 
 export type Dir = "c2s" | "s2c";
@@ -56,9 +57,6 @@ export interface SessionEnd {
   backlogMax?: number;
 }
 
-/** Bytes of observed frames between two requests to the runtime to reclaim memory. */
-const RECLAIM_EVERY = 8 * 1024 * 1024;
-
 export class Recording {
   readonly observer: McpObserver;
   private readonly digests = { c2s: new StreamDigest(), s2c: new StreamDigest() };
@@ -66,10 +64,10 @@ export class Recording {
   private readonly frames: Record<Dir, FrameSplitter>;
   /** Set while rows are made for bytes that crossed earlier (on a recording thread). */
   private at: Moment | undefined;
-  private observedSinceReclaim = 0;
+  private readonly reclaimer: Reclaimer;
 
   private constructor(
-    private readonly rt: Runtime,
+    rt: Runtime,
     readonly ledger: LedgerWriter,
     init: RecordingInit,
     deps: RecordingDeps,
@@ -90,6 +88,7 @@ export class Recording {
       faults: deps.faults,
       nextSeq: () => ledger.lastSeq + 1,
     });
+    this.reclaimer = new Reclaimer(() => rt.reclaim());
     const observer = this.observer;
     this.frames = {
       s2c: new FrameSplitter(init.maxFrame, {
@@ -160,14 +159,9 @@ export class Recording {
     this.frames[dir].end();
   }
 
-  // Observed frames leave garbage several times their size; past RECLAIM_EVERY
-  // bytes of it, ask the runtime to give the memory back (peak RSS relaying
-  // large answers: bench/relay.ts, large).
+  /** `n` more bytes of frames were observed: memory is given back when it has grown (src/wrap/reclaim.ts). */
   reclaimAfter(n: number): void {
-    this.observedSinceReclaim += n;
-    if (this.observedSinceReclaim < RECLAIM_EVERY) return;
-    this.observedSinceReclaim = 0;
-    this.rt.reclaim();
+    this.reclaimer.observed(n);
   }
 
   /** The server never started: session_end says why. */
