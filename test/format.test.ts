@@ -11,6 +11,7 @@ import { BREAK_KINDS, FINDING_KINDS } from "../src/format/kinds.ts";
 import {
   chainClaim,
   chainedLine,
+  chainedRow,
   classifyLine,
   expectedChain,
   isBlank,
@@ -18,7 +19,7 @@ import {
   passedOn,
 } from "../src/format/line.ts";
 import { Gen } from "./jsongen.ts";
-import { ENVELOPE_KEYS, buildRow, repairFields, repairs } from "../src/format/row.ts";
+import { ENVELOPE_KEYS, type Envelope, buildRow, repairFields, repairs } from "../src/format/row.ts";
 import { lineForm } from "../src/core/canonical.ts";
 
 const bytes = (s: string | number[]) => (typeof s === "string" ? new TextEncoder().encode(s) : new Uint8Array(s));
@@ -273,6 +274,71 @@ describe("chain claims", () => {
         `${lineForm(new Map<string, Json>([...members, ["chain", chain]]))}\n`,
       );
       prev = chain;
+    }
+  });
+
+  // chainedRow writes buildRow(env, fields)'s line from the envelope and fields themselves:
+  // each case must come out as that row's chain and line, the general way's included.
+  const env = {
+    evt: "tool_call",
+    impl: "seam/0.1.0",
+    session: "0b7c6a52-8f43-4c1e-9d1a-3f0f4b8e2a61",
+    seq: 7,
+    server: "fs",
+    ts: "2026-11-30T03:24:07.123Z",
+  };
+  const rowFields: [string, Envelope, Parameters<typeof buildRow>[1]][] = [
+    [
+      "a call's fields, undefined ones left out",
+      env,
+      { tool: "search", rpc_id: 4711, args_digest: H, reason: undefined, ms: 3.25 },
+    ],
+    ["fields named as the envelope's keys are dropped", env, { seq: 99, ts: "x", chain: "y", session: "z", tool: "t" }],
+    ["no seq (a row in no session's sequence), seam given", { ...env, seq: null, seam: "mcp-http" }, { torn_line: 3 }],
+    ["a value past ASCII (the general way)", env, { tool: "café" }],
+    [
+      "a nested object out of key order (the general way)",
+      env,
+      {
+        args: new Map<string, Json>([
+          ["b", 1],
+          ["a", 2],
+        ]),
+      },
+    ],
+    [
+      "a nested object in key order, a float, a bigint",
+      env,
+      {
+        args: new Map<string, Json>([
+          ["a", [1, "x"]],
+          ["b", new JsonFloat(2)],
+        ]),
+        n: 2n ** 70n,
+      },
+    ],
+    [
+      "fields as pairs",
+      env,
+      [
+        ["tool", "search"],
+        ["status", "ok"],
+        ["x", undefined],
+      ],
+    ],
+    [
+      "more members than the writer's spans first hold",
+      env,
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, i])),
+    ],
+    ["no fields", env, {}],
+  ];
+  test.each(rowFields)("chainedRow: %s", (_name, e, fields) => {
+    for (const prev of [GENESIS, "prév"]) {
+      const row = buildRow(e, fields);
+      const { chain, bytes } = chainedRow(prev, e, fields);
+      expect(chain).toBe(setChain(prev, row));
+      expect(new TextDecoder().decode(bytes)).toBe(`${lineForm(row)}\n`);
     }
   });
 

@@ -29,13 +29,14 @@ export function putJsonString(b: Uint8Array, o: number, s: string): number {
   // A long string is refused or copied by native code: a code unit at a time
   // here costs about twice what the general writer's string does for it.
   if (s.length >= LONG_STRING) {
-    if (PAST_ASCII.test(s)) return -1;
+    // Plain ASCII is the common case (a digest, a time); only text that is not looks further.
     if (PLAIN_ASCII.test(s)) {
       b[o++] = 0x22;
       o += encoder.encodeInto(s, b.subarray(o, o + s.length)).written;
       b[o++] = 0x22;
       return o;
     }
+    if (PAST_ASCII.test(s)) return -1;
   }
   b[o++] = 0x22;
   for (let i = 0; i < s.length; i++) {

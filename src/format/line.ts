@@ -8,6 +8,7 @@ import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical.ts";
 import { chainOf } from "../core/chain.ts";
 import { chainFromLine, chainOfMembers } from "../core/form-line.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
+import { ENVELOPE_KEYS, type Envelope, type FieldsIn, SEAM, buildRow, isPairs } from "./row.ts";
 
 /**
  * A longer line is not parsed nor held whole, by the writer and the verifier
@@ -212,39 +213,96 @@ const CHAIN_MEMBER = new TextEncoder().encode('"chain": "');
  * forms write them alike: same numbers, NaN and Infinity).
  */
 function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: string; bytes: Uint8Array } | null {
-  if (3 * row.size > spans.length) spans = new Int32Array(6 * row.size);
-  const keys: string[] = [];
-  let o = 0;
-  lineBuf[o++] = 0x7b;
+  startLine(row.size);
   // By key, not by entry: iterating a Map's entries makes an array per member.
-  for (const k of row.keys()) {
-    const v = row.get(k)!;
-    const key = keyOf(k);
-    // Room for ", " and the key (room keeps 64 bytes spare after what it is asked for).
-    valueEnd = LINE_BUF_MAX;
-    if (key === null || !room(o, key.length + 2)) return null;
-    if (keys.length > 0) {
-      lineBuf[o++] = 0x2c;
-      lineBuf[o++] = 0x20;
-    }
-    spans[3 * keys.length] = o;
-    lineBuf.set(key, o);
-    o += key.length;
-    spans[3 * keys.length + 1] = o;
-    // A string may fill the line; a large nested value (--raw payloads) is written once, the general way.
-    if (typeof v === "string") o = putText(o, k, v);
-    else {
-      valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
-      o = putValue(o, v, 1);
-    }
-    if (o < 0) return null;
-    spans[3 * keys.length + 2] = o;
-    keys.push(k);
+  for (const k of row.keys()) if (!putMember(k, row.get(k)!)) return null;
+  const done = endLine(prev, shared);
+  if (done !== null) row.set("chain", done.chain);
+  return done;
+}
+
+/**
+ * buildRow(env, fields)'s line and chain after `prev`, written from the
+ * envelope and the fields as they are, with no row made (a row's Map and
+ * its members cost a recorded call more than writing its line did); or
+ * the general way, through the row, when asciiLine would take it (which
+ * then throws as chainedLine does). The bytes are shared, as chainedLine's
+ * with `shared`.
+ */
+export function chainedRow(prev: string, env: Envelope, fields: FieldsIn): { chain: string; bytes: Uint8Array } {
+  const quick = isPairs(fields) ? null : envelopeLine(prev, env, fields);
+  return quick ?? chainedLine(prev, buildRow(env, fields), true);
+}
+
+function envelopeLine(
+  prev: string,
+  env: Envelope,
+  fields: { readonly [k: string]: Json | undefined },
+): { chain: string; bytes: Uint8Array } | null {
+  startLine(ENVELOPE_KEYS.size);
+  // The members in buildRow's order.
+  if (!putMember("evt", env.evt) || !putMember("seam", env.seam ?? SEAM) || !putMember("seam_impl", env.impl))
+    return null;
+  if (!putMember("session", env.session) || (env.seq !== null && !putMember("seq", env.seq))) return null;
+  if (!putMember("server", env.server)) return null;
+  for (const k in fields) {
+    const v = fields[k];
+    if (v === undefined || ENVELOPE_KEYS.has(k)) continue;
+    if (!putMember(k, v)) return null;
   }
+  if (!putMember("ts", env.ts)) return null;
+  return endLine(prev, true);
+}
+
+/** Where the line being written ends in lineBuf, and its members' keys so far (asciiLine, envelopeLine). */
+let lineEnd = 0;
+let lineKeys: string[] = [];
+
+/** Starts a line of about `members` members in lineBuf. */
+function startLine(members: number): void {
+  if (3 * members > spans.length) spans = new Int32Array(6 * members);
+  lineKeys = [];
+  lineBuf[0] = 0x7b;
+  lineEnd = 1;
+}
+
+/** `"key": value` after the line's members so far; false when the row needs the general way. */
+function putMember(k: string, v: Json): boolean {
+  const m = lineKeys.length;
+  if (3 * m + 3 > spans.length) spans = grownSpans(spans, 3 * m);
+  let o = lineEnd;
+  const key = keyOf(k);
+  // Room for ", " and the key (room keeps 64 bytes spare after what it is asked for).
+  valueEnd = LINE_BUF_MAX;
+  if (key === null || !room(o, key.length + 2)) return false;
+  if (m > 0) {
+    lineBuf[o++] = 0x2c;
+    lineBuf[o++] = 0x20;
+  }
+  spans[3 * m] = o;
+  lineBuf.set(key, o);
+  o += key.length;
+  spans[3 * m + 1] = o;
+  // A string may fill the line; a large nested value (--raw payloads) is written once, the general way.
+  if (typeof v === "string") o = putText(o, k, v);
+  else {
+    valueEnd = Math.min(o + NESTED_MAX, LINE_BUF_MAX);
+    o = putValue(o, v, 1);
+  }
+  if (o < 0) return false;
+  spans[3 * m + 2] = o;
+  lineKeys.push(k);
+  lineEnd = o;
+  return true;
+}
+
+/** The line's chain after `prev`, and the line with it as its last member; null when prev is not ASCII. */
+function endLine(prev: string, shared: boolean): { chain: string; bytes: Uint8Array } | null {
+  let o = lineEnd;
+  const keys = lineKeys;
   // The line so far (not the whole reused buffer), which the chain form is rearranged from.
   const chain = chainOfMembers(prev, lineBuf.subarray(0, o), spans, keyOrder(keys));
   if (chain === null) return null;
-  row.set("chain", chain);
   // room left 64 bytes spare after the last value: enough for `, "chain": "<32>"}\n`.
   const b = lineBuf;
   if (keys.length > 0) {
@@ -258,6 +316,12 @@ function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: str
   b[o++] = 0x7d;
   b[o++] = 0x0a;
   return { chain, bytes: shared ? b.subarray(0, o) : b.slice(0, o) };
+}
+
+function grownSpans(s: Int32Array, used: number): Int32Array<ArrayBuffer> {
+  const next = new Int32Array(2 * s.length + 6);
+  next.set(s.subarray(0, used));
+  return next;
 }
 
 /**
@@ -334,7 +398,7 @@ function putValue(o: number, v: Json, depth: number): number {
   let last: string | null = null;
   if (v instanceof Map) {
     for (const [k, x] of v) {
-      o = putMember(o, last, k, x, depth);
+      o = putNestedMember(o, last, k, x, depth);
       if (o < 0) return -1;
       last = k;
     }
@@ -345,7 +409,7 @@ function putValue(o: number, v: Json, depth: number): number {
     for (const k of Object.keys(obj)) {
       const x = obj[k];
       if (x === undefined) continue;
-      o = putMember(o, last, k, x, depth);
+      o = putNestedMember(o, last, k, x, depth);
       if (o < 0) return -1;
       last = k;
     }
@@ -356,7 +420,7 @@ function putValue(o: number, v: Json, depth: number): number {
 }
 
 /** `"key": value` of a nested object, after the member whose key is `last`; -1 when the keys are not in order. */
-function putMember(o: number, last: string | null, k: string, x: Json, depth: number): number {
+function putNestedMember(o: number, last: string | null, k: string, x: Json, depth: number): number {
   // ASCII keys (keyOf refuses others): `<` is code point order, the chain form's.
   if (last !== null && !(last < k)) return -1;
   const key = keyOf(k);

@@ -48,7 +48,8 @@ export interface Envelope {
 /** An event's fields: pairs, or an object literal (its keys in their order). */
 export type FieldsIn = Iterable<[string, Json | undefined]> | { readonly [k: string]: Json | undefined };
 
-function isPairs(f: FieldsIn): f is Iterable<[string, Json | undefined]> {
+/** Fields given as pairs, rather than as an object literal. */
+export function isPairs(f: FieldsIn): f is Iterable<[string, Json | undefined]> {
   return typeof (f as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function";
 }
 

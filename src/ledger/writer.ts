@@ -17,8 +17,15 @@
  */
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
-import { chainedLine } from "../format/line.ts";
-import { type FieldsIn, type TornLine, buildRow, repairFields, sessionEndFields } from "../format/row.ts";
+import { chainedLine, chainedRow } from "../format/line.ts";
+import {
+  type Envelope,
+  type FieldsIn,
+  type TornLine,
+  buildRow,
+  repairFields,
+  sessionEndFields,
+} from "../format/row.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { FileSync, type FsyncPolicy } from "./file-sync.ts";
 import { HeldLock, LOCK_TIMEOUT_MS } from "./held-lock.ts";
@@ -90,7 +97,11 @@ const LF = 0x0a;
 function ignoreOutcome(_written: boolean): void {}
 
 interface Queued {
-  row: JsonObject;
+  /** The row's envelope and fields, as buildRow takes them (its line is written from them: chainedRow). */
+  env: Envelope;
+  fields: FieldsIn;
+  /** A checkpoint's row, made when it is sealed (its env and fields are not read). */
+  row?: JsonObject;
   durable: boolean;
   resolve: (written: boolean) => void;
   /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
@@ -209,9 +220,10 @@ export class LedgerWriter {
   }
 
   /**
-   * Queues a row; seq and ts are assigned now. Resolves true once the row is
-   * in the file (and fsynced under `always`), false if it could not be
-   * written. Never rejects, never waits: the relay does not await it.
+   * Queues a row; seq and ts are assigned now, `fields` are read when the
+   * row is written (pass an object that is not changed afterwards). Resolves
+   * true once the row is in the file (and fsynced under `always`), false if
+   * it could not be written. Never rejects, never waits: the relay does not await it.
    */
   append(evt: string, fields: RowFields): Promise<boolean> {
     return new Promise((resolve) => this.enqueue(evt, fields, false, resolve));
@@ -278,9 +290,14 @@ export class LedgerWriter {
     return text;
   }
 
-  private buildRow(evt: string, seq: number | null, fields: FieldsIn): JsonObject {
+  /** A row's envelope: seq as given, ts now. */
+  private envelope(evt: string, seq: number | null): Envelope {
     const { session, server } = this.cfg;
-    return buildRow({ evt, seam: this.cfg.seam, impl: IMPL, session, seq, server, ts: this.timestamp() }, fields);
+    return { evt, seam: this.cfg.seam, impl: IMPL, session, seq, server, ts: this.timestamp() };
+  }
+
+  private buildRow(evt: string, seq: number | null, fields: FieldsIn): JsonObject {
+    return buildRow(this.envelope(evt, seq), fields);
   }
 
   /** Queues a row; `resolve` is told whether it was written (at once, false, when it cannot be queued). */
@@ -290,15 +307,8 @@ export class LedgerWriter {
       resolve(false);
       return;
     }
-    let row: JsonObject;
-    try {
-      row = this.buildRow(evt, ++this.seq, fields);
-    } catch {
-      this.unlogged++;
-      resolve(false);
-      return;
-    }
-    this.queue.push({ row, durable, resolve });
+    // The row is written from its envelope and fields when its batch is (no row is made for it here).
+    this.queue.push({ env: this.envelope(evt, ++this.seq), fields, durable, resolve });
     this.draining ??= this.drain();
     if (this.checkpointer?.rowAdded()) void this.queueCheckpoint();
   }
@@ -313,7 +323,13 @@ export class LedgerWriter {
     if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
     this.checkpointer!.queued();
     this.pendingCheckpoint = new Promise<boolean>((resolve) => {
-      this.queue.push({ row: new Map(), durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
+      this.queue.push({
+        env: CHECKPOINT_ENV,
+        fields: NO_FIELDS,
+        durable: this.cfg.fsync !== "never",
+        resolve,
+        checkpoint: true,
+      });
       this.draining ??= this.drain();
     });
     return this.pendingCheckpoint;
@@ -395,8 +411,14 @@ export class LedgerWriter {
       }
       for (const p of batch) {
         try {
-          if (p.checkpoint) p.row = this.buildRow("checkpoint", null, this.checkpointer!.fields());
-          prev = chainLine(prev, p.row, add);
+          if (p.checkpoint) {
+            p.row = this.buildRow("checkpoint", null, this.checkpointer!.fields());
+            prev = chainLine(prev, p.row, add);
+          } else {
+            const { chain, bytes } = chainedRow(prev, p.env, p.fields);
+            add(bytes);
+            prev = chain;
+          }
           rows.push(p);
           ends.push(lines.total);
         } catch {
@@ -441,7 +463,7 @@ export class LedgerWriter {
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.fsync.sync() : true;
     if (this.checkpointer && synced)
-      await this.checkpointer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row));
+      await this.checkpointer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row!));
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.fsync.schedule();
   }
@@ -455,6 +477,10 @@ export class LedgerWriter {
     await this.checkpointer?.close();
   }
 }
+
+/** What a checkpoint is queued with: its row is made when it is sealed. */
+const CHECKPOINT_ENV: Envelope = { evt: "checkpoint", impl: IMPL, session: "", seq: null, server: "", ts: "" };
+const NO_FIELDS: FieldsIn = {};
 
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
 function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
