@@ -19,11 +19,11 @@ export class FrameHold {
   /** The requests of the last client frame (a refused frame's requests are answered by seam). */
   frameRequests: OpenRequest[] = [];
 
-  /** A new client frame is observed. */
+  /** A new client frame is observed (lists the last one filled are replaced, never emptied in place: they may be held). */
   begin(): void {
-    this.holds = [];
-    this.heldCalls = [];
-    this.frameRequests = [];
+    if (this.holds.length > 0) this.holds = [];
+    if (this.heldCalls.length > 0) this.heldCalls = [];
+    if (this.frameRequests.length > 0) this.frameRequests = [];
     this.frameRefusal = undefined;
   }
 
