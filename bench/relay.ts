@@ -610,8 +610,15 @@ async function pipelinedWarm(): Promise<void> {
       met: goal ? cpuPerCall <= 10 : undefined,
     });
   }
-  for (const t of targets) if (t.kind === "seam") ledgerRow("pipelined, warm", t, pipeRounds * (warmBursts + 1) * pipeCalls);
-  details.pipelined_warm = { calls: pipeCalls, warm_bursts: warmBursts, rounds: pipeRounds, best_of_rounds: true, targets: table };
+  for (const t of targets)
+    if (t.kind === "seam") ledgerRow("pipelined, warm", t, pipeRounds * (warmBursts + 1) * pipeCalls);
+  details.pipelined_warm = {
+    calls: pipeCalls,
+    warm_bursts: warmBursts,
+    rounds: pipeRounds,
+    best_of_rounds: true,
+    targets: table,
+  };
 }
 
 // ---- large frames ----
