@@ -1120,9 +1120,9 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     await p.stop();
   }, 30_000);
 
-  test("64 MiB each way passes with bounded memory", async () => {
+  test("256 MiB each way passes with bounded memory", async () => {
     const ledger = ledgerPath();
-    const SIZE = 64 * 1024 * 1024;
+    const SIZE = 256 * 1024 * 1024;
     const chunk = Buffer.alloc(1024 * 1024, 0x61);
     let received = 0;
     // Answers as many bytes as it was sent.
@@ -1166,9 +1166,10 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(received).toBe(SIZE);
     expect(got).toBe(SIZE);
     const after = peakRss(p.child.pid!);
-    // Buffering either body whole would add at least its 64 MiB; streaming keeps the growth below one body
-    // (with some room for a collector that runs late under load).
-    expect(after - before).toBeLessThan(SIZE);
+    // Buffering either body whole would add at least its 256 MiB. Streaming, the growth is what the
+    // collector lets lie before it runs, which does not grow with the bodies: 45-71 MiB here for
+    // bodies of 64 MiB and of 256 alike (so 64 MiB bodies left it no room under their own size).
+    expect(after - before).toBeLessThan(SIZE / 2);
     await p.stop();
     const end = rowsOf(ledger, "session_end")[0]!;
     expect(getField(end, "oversize_frames_unlogged")).toBe(2);
