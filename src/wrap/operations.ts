@@ -94,7 +94,16 @@ export interface OperationsOptions {
 }
 
 /** The outcomes with which a call in no operation starts one: a retry is to come (input_required), or a task. */
-export const OPENS_OPERATION: ReadonlySet<string> = new Set(["input_required", "task"]);
+const OPENS_OPERATION: ReadonlySet<string> = new Set(["input_required", "task"]);
+
+/**
+ * Whether OperationBook.call has nothing to add for a call's answer: the
+ * request brought nothing to an operation (no RoundInfo) and the outcome
+ * starts none. Its row then needs no call to it.
+ */
+export function outsideOperations(info: RoundInfo | undefined, outcome: string): boolean {
+  return info === undefined && !OPENS_OPERATION.has(outcome);
+}
 
 export class OperationBook {
   readonly counts: OperationCounts = { operations: 0, abandoned: 0, tasks_open: 0 };

@@ -13,7 +13,7 @@ import type { FrameRead } from "./frame-reading.ts";
 import { lenientArgsDigest } from "./stack-readings.ts";
 import { answerDigest } from "./answer-skim.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
-import { OPENS_OPERATION, type OperationBook } from "./operations.ts";
+import { type OperationBook, outsideOperations } from "./operations.ts";
 import type { OpenRequest } from "./pairing.ts";
 import { ServerMetaTracker, resultServerInfo, resultTypeStatus, unknownResultType } from "./protocol-meta.ts";
 
@@ -90,7 +90,7 @@ export class RequestRows {
         const a = { resultDigest, outcome, ms, reason, errorCode, answerValue };
         // Most calls belong to no operation and carry no action: their row has
         // only the era fields beyond the named row's own.
-        if (p.round === undefined && p.action === undefined && !OPENS_OPERATION.has(outcome)) {
+        if (p.action === undefined && outsideOperations(p.round, outcome)) {
           this.namedRow("tool_call", "tool", p, a, eraFields(p, result));
           return true;
         }
