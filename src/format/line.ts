@@ -213,7 +213,7 @@ const CHAIN_MEMBER = new TextEncoder().encode('"chain": "');
  * forms write them alike: same numbers, NaN and Infinity).
  */
 function asciiLine(prev: string, row: JsonObject, shared: boolean): { chain: string; bytes: Uint8Array } | null {
-  startLine(row.size);
+  startLine();
   // By key, not by entry: iterating a Map's entries makes an array per member.
   for (const k of row.keys()) if (!putMember(k, row.get(k)!)) return null;
   const done = endLine(prev, shared);
@@ -239,7 +239,7 @@ function envelopeLine(
   env: Envelope,
   fields: { readonly [k: string]: Json | undefined },
 ): { chain: string; bytes: Uint8Array } | null {
-  startLine(ENVELOPE_KEYS.size);
+  startLine();
   // The members in buildRow's order.
   if (!putMember("evt", env.evt) || !putMember("seam", env.seam ?? SEAM) || !putMember("seam_impl", env.impl))
     return null;
@@ -258,9 +258,8 @@ function envelopeLine(
 let lineEnd = 0;
 let lineKeys: string[] = [];
 
-/** Starts a line of about `members` members in lineBuf. */
-function startLine(members: number): void {
-  if (3 * members > spans.length) spans = new Int32Array(6 * members);
+/** Starts a line in lineBuf (putMember grows the spans as members come). */
+function startLine(): void {
   lineKeys = [];
   lineBuf[0] = 0x7b;
   lineEnd = 1;

@@ -96,17 +96,22 @@ const LF = 0x0a;
 /** The outcome of a row added with `add`. */
 function ignoreOutcome(_written: boolean): void {}
 
-interface Queued {
-  /** The row's envelope and fields, as buildRow takes them (its line is written from them: chainedRow). */
-  env: Envelope;
-  fields: FieldsIn;
-  /** A checkpoint's row, made when it is sealed (its env and fields are not read). */
-  row?: JsonObject;
+type Queued = {
   durable: boolean;
   resolve: (written: boolean) => void;
-  /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
-  checkpoint?: boolean;
-}
+} & (
+  | {
+      checkpoint?: false;
+      /** The row's envelope and fields, as buildRow takes them (its line is written from them: chainedRow). */
+      env: Envelope;
+      fields: FieldsIn;
+    }
+  | {
+      /** A checkpoint: its row is made when it is sealed, from the lines before it; it counts in no session. */
+      checkpoint: true;
+      row?: JsonObject;
+    }
+);
 
 export class LedgerWriter {
   private queue: Queued[] = [];
@@ -323,13 +328,7 @@ export class LedgerWriter {
     if (this.queue.at(-1)?.checkpoint && this.pendingCheckpoint) return this.pendingCheckpoint;
     this.checkpointer!.queued();
     this.pendingCheckpoint = new Promise<boolean>((resolve) => {
-      this.queue.push({
-        env: CHECKPOINT_ENV,
-        fields: NO_FIELDS,
-        durable: this.cfg.fsync !== "never",
-        resolve,
-        checkpoint: true,
-      });
+      this.queue.push({ durable: this.cfg.fsync !== "never", resolve, checkpoint: true });
       this.draining ??= this.drain();
     });
     return this.pendingCheckpoint;
@@ -463,7 +462,7 @@ export class LedgerWriter {
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.fsync.sync() : true;
     if (this.checkpointer && synced)
-      await this.checkpointer.witness(rows.filter((p) => p.checkpoint).map((p) => p.row!));
+      await this.checkpointer.witness(rows.flatMap((p) => (p.checkpoint ? [p.row!] : [])));
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.fsync.schedule();
   }
@@ -477,10 +476,6 @@ export class LedgerWriter {
     await this.checkpointer?.close();
   }
 }
-
-/** What a checkpoint is queued with: its row is made when it is sealed. */
-const CHECKPOINT_ENV: Envelope = { evt: "checkpoint", impl: IMPL, session: "", seq: null, server: "", ts: "" };
-const NO_FIELDS: FieldsIn = {};
 
 /** Sets the row's chain (last key), adds its line, returns the chain. Throws if the row cannot be serialized. */
 function chainLine(prev: string, row: JsonObject, add: (b: Uint8Array) => void): string {
