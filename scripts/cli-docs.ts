@@ -88,7 +88,7 @@ async function commandSection(name: string, cmd: CommandDef<any>): Promise<strin
               : "required"
             : "a value";
     const dflt = withDefault ? ` ${def.default === undefined ? "—" : code(String(def.default))} |` : "";
-    out.push(`| ${names} | ${takes} |${dflt} ${cell(def.description ?? "")} |`);
+    out.push(`| ${cell(names)} | ${cell(takes)} |${cell(dflt)} ${cell(def.description ?? "")} |`);
   }
   out.push("");
   return out;
