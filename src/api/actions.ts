@@ -15,11 +15,11 @@ import { compactForm } from "../core/canonical.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { buildAction } from "../wrap/action-build.ts";
-import { type ActionMap, parseActionMap, ruleFor } from "../wrap/action-map.ts";
+import { buildAction } from "../actions/build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../actions/map.ts";
 
-export type { ActionMap } from "../wrap/action-map.ts";
-export { DEFAULT_API_URL, isRecordedStatus } from "../wrap/endpoint.ts";
+export type { ActionMap } from "../actions/map.ts";
+export { DEFAULT_API_URL, isRecordedStatus } from "../actions/endpoint.ts";
 
 /** A mapping that cannot be used; the message names the file, the tool and the key, as `seam wrap` says it. */
 export class ActionMapError extends Error {

@@ -1,5 +1,5 @@
 /**
- * Completeness of operations (src/wrap/operations.ts) within one seam session.
+ * Completeness of operations (src/observe/operation-book.ts) within one seam session.
  *
  * An operation is one user-visible call across its round trips: tool_call
  * (prompt_get, resource_read) rows sharing `op` and numbered by `round`, task_get/task_update/task_cancel rows

@@ -9,7 +9,7 @@
  * Backpressure: when the sink asks us to wait, we stop reading.
  */
 import { LineSplitter } from "../core/lines.ts";
-import { type LongFrame, LongFrameDigest } from "./frames.ts";
+import { type LongFrame, LongFrameDigest } from "../observe/frames.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 
 /** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */

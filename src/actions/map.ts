@@ -1,5 +1,5 @@
 /**
- * The action mapping file of `seam wrap --map FILE` (src/wrap/actions.ts):
+ * The action mapping file of `seam wrap --map FILE` (src/actions/recorder.ts):
  * reading it and checking it before the server starts.
  *
  * Mapping file (JSON, or YAML for a .yaml/.yml name):
@@ -23,7 +23,7 @@ import { UsageError } from "../base/exit.ts";
 import { digestBytes } from "../core/digest.ts";
 import { type Json, type JsonObject, JsonFloat, entries, getField, isObject, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { type Path, type Template, parsePath, parseTemplate } from "./action-paths.ts";
+import { type Path, type Template, parsePath, parseTemplate } from "./paths.ts";
 
 export interface ToolRule {
   /** The key in the mapping file. */

@@ -2,7 +2,7 @@
  * The secret parts of one argument that is not itself a secret-named flag:
  * assignments, headers, Bearer and Basic credentials, URL userinfo, secret
  * keys inside query strings, connection strings and JSON, and well-known
- * token shapes, each replaced by REDACTED (src/wrap/redact.ts walks the argv).
+ * token shapes, each replaced by REDACTED (src/redact/argv.ts walks the argv).
  */
 import { SECRET_PARAM_WORDS, embeddedSecret, isSecretName, words } from "./secret-names.ts";
 

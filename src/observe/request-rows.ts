@@ -10,12 +10,12 @@ import { digestJson } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";
 import { msFloat } from "../format/row.ts";
 import type { FrameRead } from "./frame-reading.ts";
-import { lenientArgsDigest } from "./stack-readings.ts";
-import { answerDigest } from "./answer-skim.ts";
+import { lenientArgsDigest } from "./json-stacks.ts";
+import { answerDigest } from "./large-answer.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
-import { type OperationBook, outsideOperations } from "./operations.ts";
+import { type OperationBook, outsideOperations } from "./operation-book.ts";
 import type { OpenRequest } from "./pairing.ts";
-import { ServerMetaTracker, resultServerInfo, resultTypeStatus, unknownResultType } from "./protocol-meta.ts";
+import { ServerMetaTracker, resultServerInfo, resultTypeStatus, unknownResultType } from "./protocol-era.ts";
 
 /** What a --raw row says in place of a value it cannot hold. */
 const NO_LINE_FORM = "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest";
@@ -241,7 +241,7 @@ export class RequestRows {
     }
   }
 
-  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/wrap/stack-readings.ts). */
+  /** Digest of params.arguments; for a frame only the lenient parser reads, by its recipe (src/observe/json-stacks.ts). */
   argsDigest(params: Json | undefined): string {
     const l = this.lenient;
     return (l !== undefined ? lenientArgsDigest(params, l) : undefined) ?? argsDigest(params);
@@ -291,7 +291,7 @@ export class RequestRows {
 
   /**
    * A multi round-trip request's answer (or end), for its row: its operation
-   * fields, and the operation_end to write after the row (src/wrap/operations.ts).
+   * fields, and the operation_end to write after the row (src/observe/operation-book.ts).
    */
   private roundOf(
     p: OpenRequest,
@@ -329,7 +329,7 @@ function eraFields(p: OpenRequest, result: Json | undefined): Fields {
 /**
  * `ok`, `error` (a JSON-RPC error or a result with isError: true), or what a
  * 2026-07-28 resultType says: `input_required`, `task`, `unknown_result_type`
- * (src/wrap/protocol-meta.ts).
+ * (src/observe/protocol-era.ts).
  */
 function statusOf(error: Json | undefined, result: Json | undefined): string {
   if (error !== undefined) return "error";

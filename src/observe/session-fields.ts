@@ -9,7 +9,7 @@ import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import { processStartTime } from "../runtime/alive.ts";
-import type { ActionRecorder } from "./actions.ts";
+import type { ActionHook } from "./observer-options.ts";
 
 /** The recording options that are plain data (they cross to a recording thread). */
 export interface RecordingSettings {
@@ -22,7 +22,8 @@ export interface RecordingSettings {
 
 export interface RecordingOptions extends RecordingSettings {
   runtime: string;
-  actions?: ActionRecorder;
+  /** What --map adds to session_begin (src/actions/recorder.ts). */
+  actions?: ActionHook & { beginFields(): Record<string, Json | undefined> };
   checkpoints?: CheckpointConfig;
 }
 

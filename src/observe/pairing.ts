@@ -7,7 +7,7 @@
  */
 import type { Json } from "../core/json.ts";
 import type { ActionMade, ActionPosting } from "./observer-options.ts";
-import type { RoundInfo } from "./operations.ts";
+import type { RoundInfo } from "./operation-book.ts";
 
 export type Dir = "c2s" | "s2c";
 

@@ -7,7 +7,7 @@
 import type { Json } from "../core/json.ts";
 import type { OpenRequest, RequestTable } from "./pairing.ts";
 import type { RequestRows } from "./request-rows.ts";
-import { NOT_DURABLE, REFUSED_CODE, errorLine } from "./seam-answers.ts";
+import { NOT_DURABLE, REFUSED_CODE, errorLine } from "./own-answers.ts";
 
 export class FrameHold {
   /** Holds for write-ahead intents and action postings of the frame being observed. */

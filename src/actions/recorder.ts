@@ -1,19 +1,19 @@
 /**
  * Action mapping (`seam wrap --map FILE`): a mapped `tools/call` becomes a
  * business action, recorded in the ledger and, with an endpoint configured,
- * POSTed to it (src/wrap/endpoint.ts) before the call is forwarded. The mapping
+ * POSTed to it (src/actions/endpoint.ts) before the call is forwarded. The mapping
  * format and the API contract are CommitLayer's, so its recorder's mapping
  * files and endpoints work unchanged.
  *
- * The mapping file is src/wrap/action-map.ts, the action a call makes
- * src/wrap/action-build.ts.
+ * The mapping file is src/actions/map.ts, the action a call makes
+ * src/actions/build.ts.
  */
 import { CanonicalError, compactForm } from "../core/canonical.ts";
 import type { Json, JsonObject } from "../core/json.ts";
-import { type ActionMap, ruleFor } from "./action-map.ts";
-import { buildAction, idText } from "./action-build.ts";
+import { type ActionMap, ruleFor } from "./map.ts";
+import { buildAction, idText } from "./build.ts";
 import { ALREADY_RECORDED, type Endpoint, type PostResult, postAction } from "./endpoint.ts";
-import type { ActionHook, ActionMade, ActionPosting } from "./observer-options.ts";
+import type { ActionHook, ActionMade, ActionPosting } from "../observe/observer-options.ts";
 
 export interface ActionSettings {
   map: ActionMap;
@@ -36,7 +36,7 @@ export interface ActionDeps {
   post?: (ep: Endpoint, body: string) => Promise<PostResult>;
 }
 
-/** The --map strategy the observer calls for each tools/call (see ActionHook in src/wrap/observer-options.ts). */
+/** The --map strategy the observer calls for each tools/call (see ActionHook in src/observe/observer-options.ts). */
 export class ActionRecorder implements ActionHook {
   private readonly endpoint: Endpoint | undefined;
   private readonly warnedUnmapped = new Set<string>();

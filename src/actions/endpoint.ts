@@ -8,7 +8,7 @@
  *
  *   {"action_id":"refund:o-1","agent_id":"support-bot","channel":"mcp",…}
  *
- * The body is written by the caller (src/wrap/actions.ts). A 2xx answer counts
+ * The body is written by the caller (src/actions/recorder.ts). A 2xx answer counts
  * as posted, and so does 409: a retried call reuses its `action_id`, and the
  * API's answer that the action already exists means it is recorded there
  * (an upsert answers 200). The answer's body is never read (it is not

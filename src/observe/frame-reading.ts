@@ -6,14 +6,14 @@
  * done once, cheaply, with the strict parser; only a frame that the strict
  * parser refuses, or that repeats or case-varies a JSON-RPC key, is read
  * again leniently (src/core/json-lenient.ts) and then as each stack reads it
- * (src/wrap/stack-readings.ts). A long server answer is read without its
- * payload (src/wrap/answer-skim.ts).
+ * (src/observe/json-stacks.ts). A long server answer is read without its
+ * payload (src/observe/large-answer.ts).
  */
 import { type LenientParse, parseLenient } from "../core/json-lenient.ts";
 import { type Json, JsonFloat, type JsonObject, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { SKIM_AT, skimAnswer } from "./answer-skim.ts";
-import { type Reading, readingsOf } from "./stack-readings.ts";
+import { SKIM_AT, skimAnswer } from "./large-answer.ts";
+import { type Reading, readingsOf } from "./json-stacks.ts";
 
 export type FrameRead =
   | { kind: "blank" }

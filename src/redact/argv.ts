@@ -23,8 +23,8 @@
  * redacted password to anyone who tries a dictionary of likely ones. Erring
  * towards redaction is cheap (a placeholder in one field); a leaked key is not.
  *
- * Which names are secret is src/wrap/secret-names.ts; what is redacted inside
- * an argument, src/wrap/secret-values.ts; this file walks the argv.
+ * Which names are secret is src/redact/secret-names.ts; what is redacted inside
+ * an argument, src/redact/secret-values.ts; this file walks the argv.
  */
 import { isSecretName, words } from "./secret-names.ts";
 import { REDACTED, Redactor } from "./secret-values.ts";

@@ -1,5 +1,5 @@
 /**
- * The action a mapped tools/call makes (src/wrap/action-map.ts says which
+ * The action a mapped tools/call makes (src/actions/map.ts says which
  * tools are mapped, and how).
  *
  * The action, in this key order (absent values omitted):
@@ -20,8 +20,8 @@
  */
 import { compactForm } from "../core/canonical.ts";
 import { type Json, type JsonObject, JsonFloat } from "../core/json.ts";
-import type { ToolRule } from "./action-map.ts";
-import { resolvePath } from "./action-paths.ts";
+import type { ToolRule } from "./map.ts";
+import { resolvePath } from "./paths.ts";
 
 /** A value as identifier text: a string as it is, a number or boolean as its JSON text; else undefined. */
 export function idText(v: Json | undefined): string | undefined {

@@ -1,5 +1,5 @@
 /**
- * What the MCP observer (src/wrap/mcp.ts) is given and what it counts: where
+ * What the MCP observer (src/observe/observer.ts) is given and what it counts: where
  * its rows go, its options, the --map hook it asks for actions, and the
  * defects `seam selftest` switches on to prove its checks can fail.
  */
@@ -22,14 +22,14 @@ export interface ObserverFaults {
   noUnansweredFlush?: boolean;
   /** One id table for both directions (lets a server request complete a client call). */
   sharedIdTable?: boolean;
-  /** Never link a multi round-trip retry to its operation (src/wrap/operations.ts). */
+  /** Never link a multi round-trip retry to its operation (src/observe/operation-book.ts). */
   unlinkedRounds?: boolean;
   /** Read frames with the strict parser only (what a server's parser accepts then goes unread). */
   strictFrames?: boolean;
 }
 
 /**
- * What the observer asks of --map (src/wrap/actions.ts), once for each tools/call
+ * What the observer asks of --map (src/actions/recorder.ts), once for each tools/call
  * with a valid id, synchronously when it is seen. undefined: the tool is not
  * mapped. `skipped`: mapped, but no action could be made (the call goes on).
  * Otherwise the action and its posting, a promise that never rejects.

@@ -6,22 +6,22 @@
  * them into ledger rows through a RowSink. It never throws: a frame it cannot
  * understand is counted, never fatal. Batches are taken element by element.
  *
- * Which answer belongs to which request is src/wrap/pairing.ts; the row a
- * finished request gets, src/wrap/request-rows.ts; seam's own answers to
- * what it refuses, src/wrap/seam-answers.ts.
+ * Which answer belongs to which request is src/observe/pairing.ts; the row a
+ * finished request gets, src/observe/request-rows.ts; seam's own answers to
+ * what it refuses, src/observe/own-answers.ts.
  */
 import { digestBytes } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";
 import { type ReadOptions, frameHead, readFrame } from "./frame-reading.ts";
-import type { Reading } from "./stack-readings.ts";
+import type { Reading } from "./json-stacks.ts";
 import type { LongFrame } from "./frames.ts";
 import { FrameHold } from "./frame-hold.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
-import { OperationBook } from "./operations.ts";
+import { OperationBook } from "./operation-book.ts";
 import { type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
-import { ClientMetaTracker, requestMeta } from "./protocol-meta.ts";
+import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
 import { RequestRows, actionFields } from "./request-rows.ts";
-import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./seam-answers.ts";
+import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
 const MAX_S2C_UNPARSED_ROWS = 100;
@@ -40,7 +40,7 @@ export class McpObserver {
   private readonly table: RequestTable;
   private readonly rows: RequestRows;
   private readonly hold = new FrameHold();
-  /** 2026-07-28 operations (multi round-trip calls and tasks): src/wrap/operations.ts. */
+  /** 2026-07-28 operations (multi round-trip calls and tasks): src/observe/operation-book.ts. */
   readonly operations: OperationBook;
   private readonly clientMeta = new ClientMetaTracker();
   private s2cUnparsedRows = 0;

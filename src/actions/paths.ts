@@ -1,5 +1,5 @@
 /**
- * The paths and templates of an action mapping (src/wrap/action-map.ts): a
+ * The paths and templates of an action mapping (src/actions/map.ts): a
  * dotted path into the tools/call `params` object (`arguments.items.0`,
  * `name`, `_meta.progressToken`), where a segment of digits indexes an array;
  * and an action_id template of literal text and `{path}` placeholders.
