@@ -128,6 +128,35 @@ describe("no lab notebook", () => {
   });
 });
 
+/** Comment lines of a source file (block comment lines and // comments). */
+function commentLines(text: string): string[] {
+  return text.split("\n").filter((line) => /^\s*(?:\*|\/\/|\/\*)/.test(line));
+}
+
+/** What a comment must not carry: a run's date, a measured time or size, a figure it used to be. */
+const STALE_FIGURE = /2026-(?!07-28)|\d\s*µs\b|\d[\d.,]*\s*(?:MB|GB)\b|used to be \d/;
+
+describe("comments in src/", () => {
+  test("the check finds a date, a µs figure, a size in MB and a former value", () => {
+    const hits = commentLines(
+      "/**\n * measured on 2026-12-04\n * about 85 µs here\n */\nconst x = 1; // 190 MB before\n// the default used to be 1,000\n// the 2026-07-28 revision\nconst y = '3 µs';\n",
+    ).filter((l) => STALE_FIGURE.test(l));
+    expect(hits).toEqual([" * measured on 2026-12-04", " * about 85 µs here", "// the default used to be 1,000"]);
+  });
+
+  test("carry no run dates and no measured figures: a bench measures them", () => {
+    const files = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".ts"),
+    );
+    const hits = files.flatMap((f) =>
+      commentLines(read(join("src", f)))
+        .filter((line) => STALE_FIGURE.test(line))
+        .map((line) => `src/${f}: ${line.trim()}`),
+    );
+    expect(hits).toEqual([]);
+  });
+});
+
 describe("CHANGELOG.md", () => {
   test("is in the Keep a Changelog form and its latest release is the version seam reports", () => {
     const text = read("CHANGELOG.md");
