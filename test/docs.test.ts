@@ -112,6 +112,33 @@ describe("links", () => {
   });
 });
 
+/**
+ * Repository paths a document names in code spans (`src/redact/`,
+ * `bench/relay.ts`): each must exist, so a moved file cannot leave the docs
+ * pointing at nothing. Placeholders (`<file>`) and machine output
+ * (bench/results/, not committed) are not paths to check.
+ */
+function namedPaths(text: string): string[] {
+  const spans = [...text.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  const paths = spans.flatMap((span) =>
+    [...span.matchAll(/(?:^|[\s(])((?:src|test|bench|scripts|commands|vectors|docs)\/[\w./-]*)/g)].map((m) => m[1]!),
+  );
+  return [...new Set(paths.map((p) => p.replace(/[.,:;]+$/, "")))].filter((p) => !p.startsWith("bench/results"));
+}
+
+describe("paths", () => {
+  test("the check finds paths in code spans, not placeholders or results", () => {
+    expect(
+      namedPaths("see `src/redact/` and `bun bench/relay.ts --only rt`, `test/<file>.test.ts`, `bench/results/x`"),
+    ).toEqual(["src/redact/", "bench/relay.ts", "test/"]);
+  });
+
+  test.each(markdownFiles())("every repository path %s names exists", (file) => {
+    const missing = namedPaths(read(file)).filter((p) => !existsSync(join(ROOT, p)));
+    expect(missing).toEqual([]);
+  });
+});
+
 /** A date of the form 2026-MM-DD, except the MCP revision that is named by one. */
 const DATED = /\b20\d\d-\d\d-\d\d/g;
 const REVISION_NAMES = new Set(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]);
