@@ -13,7 +13,7 @@
  *   throughput  in front of the upstream --upstream names: `fast` (default,
  *               bench/fast-mcp-server.mjs, which answers each call at once as
  *               application/json, so the figure is the proxy's and not
- *               server-everything's ceiling of a few hundred calls/s) or
+ *               server-everything's own, lower ceiling) or
  *               `everything`; many sessions at once, calls/s direct, through
  *               the bare proxy and through seam, each runtime, in alternating
  *               order; every call must have its tool_call row and each seam
@@ -36,7 +36,7 @@
  * and compared with the same bare Bun proxy, so two builds are measured side by side in one run.
  *
  * --slice N: calls a latency target makes in one turn before the next target's turn (default 100,
- * long against seam proxy's 40 ms recording delay, so that its recording runs in its own turn).
+ * long against seam proxy's recording delay, RECORD_DELAY_MS, so that its recording runs in its own turn).
  *
  * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset), so that the
  * three processes do not share cores as they please. It does not make seam's ratio repeat: pinned
