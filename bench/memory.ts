@@ -173,7 +173,7 @@ for (const [name, seam] of builds) {
       section: "memory",
       name: `verify ${sessions.toLocaleString("en-US")} sessions, ${name}`,
       value: `peak RSS ${many.mb.toFixed(0)} MB, ${perSession} bytes per session`,
-      // The cost the README states for a session (its row counts, pid and end until the report).
+      // The cost docs/reading.md states for a session (its row counts, pid and end until the report).
       goal: "≤ 2,000 bytes per session",
       met: perSession <= 2000 && many.code === 0,
     },

@@ -1,47 +1,23 @@
 /**
- * seam's entry point. Subcommands load lazily so `seam wrap` pays only for
- * what wrapping needs. citty's own runMain is not used: it would print usage
- * on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
+ * seam's entry point. Subcommands load lazily (commands/_commands.ts). citty's
+ * own runMain is not used: it would print usage on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
  * take a `--help` meant for the wrapped server as its own.
  */
-import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { defineCommand, renderUsage, runCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
+import { DESCRIPTION, HIDDEN, SUBCOMMANDS as subCommands } from "./_commands.ts";
 import { flushOut, print } from "./_out.ts";
 import { threadRole } from "../src/runtime/thread.ts";
-
-type Lazy = () => Promise<CommandDef<any>>;
-const subCommands: Record<string, Lazy> = {
-  wrap: () => import("./wrap.ts").then((m) => m.default),
-  proxy: () => import("./proxy.ts").then((m) => m.default),
-  verify: () => import("./verify.ts").then((m) => m.default),
-  digest: () => import("./digest.ts").then((m) => m.default),
-  keygen: () => import("./keygen.ts").then((m) => m.default),
-  ship: () => import("./ship.ts").then((m) => m.default),
-  export: () => import("./export.ts").then((m) => m.default),
-  selftest: () => import("./selftest.ts").then((m) => m.default),
-  demo: () => import("./demo.ts").then((m) => m.default),
-  log: () => import("./log.ts").then((m) => m.default),
-  stats: () => import("./stats.ts").then((m) => m.default),
-  check: () => import("./check.ts").then((m) => m.default),
-  install: () => import("./install.ts").then((m) => m.default),
-  uninstall: () => import("./uninstall.ts").then((m) => m.default),
-  status: () => import("./status.ts").then((m) => m.default),
-  diff: () => import("./diff.ts").then((m) => m.default),
-  report: () => import("./report.ts").then((m) => m.default),
-  // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
-  fixture: () => import("./fixture.ts").then((m) => m.default),
-};
-const hidden = new Set(["fixture"]);
 
 const main = defineCommand({
   meta: {
     name: "seam",
     version: VERSION,
-    description: "record what crosses the MCP stdio seam into a tamper-evident ledger",
+    description: DESCRIPTION,
   },
-  subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !hidden.has(n))),
+  subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !HIDDEN.has(n))),
 });
 
 async function run(argv: string[]): Promise<number> {

@@ -6,7 +6,7 @@
  *
  *   {"action_id": "refund:o-1", "contract_id": "refund_workflow", "subject_id": "o-1",
  *    "subject_kind": "order", "action_type": "refund_order", "agent_id": "support-bot",
- *    "workflow_id": "refunds", "requested_at": "2026-11-30T03:24:07.123Z",
+ *    "workflow_id": "refunds", "requested_at": "YYYY-MM-DDT03:24:07.123Z",
  *    "params": {"amount": 180, "currency": "USD", "mcp_tool": "refund_payment", "mcp_request_id": "7"},
  *    "channel": "mcp", "compensates": "refund:o-0", "contract_version": 2}
  *

@@ -2,7 +2,7 @@
  * seam's action mapping (`seam wrap --map`) as a library: load and validate a
  * mapping, build the action a `tools/call` makes, and decide whether a call
  * goes on after its posting. The mapping format and the action body are
- * CommitLayer's; see the README's "--map" section. Nothing here posts,
+ * CommitLayer's; see docs/wrap.md, "Record business actions". Nothing here posts,
  * prints or reads the environment.
  *
  *   import { loadActionMap, actionFor } from "seam-mcp/actions";

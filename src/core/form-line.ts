@@ -65,8 +65,8 @@ let scratch = new Uint8Array(1 << 16);
 /**
  * A chain form longer than this is hashed piece by piece from views of the
  * line instead of assembled in scratch, which would otherwise grow to the
- * largest line a process ever saw and keep that much for good (a 48 MiB row
- * made `seam verify` peak at 4.1 times the line instead of about 3).
+ * largest line a process ever saw and keep that much for good, past the
+ * bound bench/memory.ts holds `seam verify` to ("verify one 48 MiB line").
  */
 const ASSEMBLE_MAX = 1 << 20;
 
@@ -114,7 +114,7 @@ export function readLayout(line: Uint8Array): FormLayout | null {
   if (n === NO) return null;
   const order = sortedMembers(line, members, n);
   if (order === null) return null;
-  // A plain array: V8 makes a typed array (members.slice) several times slower than a small array.
+  // A plain array: V8 makes a typed array (members.slice) much more slowly than a small array.
   const spans: number[] = [];
   for (let k = 0; k < 3 * n; k++) spans.push(members[k]!);
   return { spans, n, order, ascii: !high, plain };

@@ -45,7 +45,7 @@ export function isBlank(b: Uint8Array): boolean {
 /**
  * The deepest nesting the format's reference verifier reads: CPython 3.11's
  * json.loads, called from the reference script, parses a row nested 993
- * levels deep and raises RecursionError at 994 (measured). Rows up to this
+ * levels deep and raises RecursionError at 994. Rows up to this
  * deep read as they do there; deeper ones are unparseable there too.
  */
 export const REFERENCE_MAX_DEPTH = 993;

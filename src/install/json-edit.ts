@@ -170,8 +170,8 @@ function unwrap(text: string, root: Node, ref: ServerRef, w: Wrapped): Edit[] {
 }
 
 /**
- * The document's value: strict JSON through the runtime's own parser (ten
- * times faster on a large ~/.claude.json; it keeps a key named __proto__ as
+ * The document's value: strict JSON through the runtime's own parser (far
+ * faster on a large ~/.claude.json; it keeps a key named __proto__ as
  * a key), anything else (comments, trailing commas) through the tree.
  */
 function value(text: string): unknown {

@@ -12,18 +12,11 @@
  * `notifications/tasks`) carry the call on until the task reaches
  * `completed`, `failed` or `cancelled`.
  *
- * Each round trip keeps its own row. Rows of one operation share `op`, the
- * seq of its first round's row (so session + op names that row), and its
- * tool_call (prompt_get, resource_read) rows are numbered by `round`. Rounds are linked by a digest of
- * `requestState`, never by the state itself (it is the server's, and may be
- * large or sensitive; --raw records it). When the operation ends with an
- * answer (or as a task still open at the end of the session) one
- * `operation_end` row gives its final status and total duration; one the
- * client abandons after an `input_required` round has none (its last row
- * says input_required, and `seam verify` reports it as abandoned).
- *
- * A call answered at once, in one round, is no operation: its row is exactly
- * what it was before this revision.
+ * How an operation's rows are written (`op`, `round`, `operation_end`, an
+ * abandoned operation) is docs/ledger-format.md, "Operations"; this book is
+ * that rule as the recorder applies it. Rounds are linked by a digest of
+ * `requestState`, never by the state itself: it is the server's, and may be
+ * large or sensitive (--raw records it).
  */
 import { digestJson } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";

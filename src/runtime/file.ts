@@ -6,8 +6,8 @@
  *
  * Blocking, because a write of a regular file is a copy into the page cache:
  * under Node each promise write took a trip through the thread pool (two
- * thread switches and a futex wake) that cost more than the write, about
- * 150 µs a proxied call in all (bench/proxy.ts). Not Bun's
+ * thread switches and a futex wake) that cost more than the write
+ * (bench/proxy.ts shows it in a proxied call's CPU). Not Bun's
  * `Bun.file(fd).writer()` either: when the disk fills part way through a
  * chunk, that sink neither throws from write() nor from flush(); it reports
  * the ENOSPC itself, as an uncaught error with a stack trace on stderr (the

@@ -87,9 +87,9 @@ export interface UpstreamResponse {
 
 /**
  * What cuts an exchange, from outside: the proxy stopping, the client gone.
- * An AbortSignal would do, but passing one to a request cost about 100 µs an
- * exchange (Bun 1.4 and Node 20: addAbortSignal, its listeners), a tenth of
- * what the proxy adds to a call (bench/proxy.ts); this holds one handler.
+ * An AbortSignal would do, but passing one to a request costs a sizeable
+ * part of what the proxy adds to a call (addAbortSignal and its listeners,
+ * under Bun and Node; bench/proxy.ts measures a call); this holds one handler.
  */
 export class Cut {
   private handler: (() => void) | null = null;
