@@ -4,10 +4,8 @@
  * live shipping of concurrent wraps, a server killed mid-ship, a shipper
  * killed mid-batch, a 3-node cluster losing a node, and a rogue publisher.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
@@ -15,45 +13,8 @@ import { replay } from "../src/fleet/jetstream.ts";
 import { KEY, OTHER, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { run, start, tempDir, until } from "./proc.ts";
+import { HAVE_NATS, type Nats, freePort, startNats } from "./fleet-nats.ts";
 import { LedgerBuilder, resetClock, sessionRows } from "./verify-helpers.ts";
-
-const HAVE_NATS = spawnSync("nats-server", ["--version"]).status === 0;
-if (!HAVE_NATS)
-  console.warn("fleet tests skipped: nats-server is not installed (apt-get install nats-server; CI installs it)");
-
-const servers: ChildProcess[] = [];
-afterAll(() => {
-  for (const s of servers) s.kill("SIGKILL");
-});
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-interface Nats {
-  port: number;
-  url: string;
-  proc: ChildProcess;
-  args: string[];
-}
-
-async function startNats(dir: string, extra: string[] = [], port?: number): Promise<Nats> {
-  const p = port ?? (await freePort());
-  const args = ["-a", "127.0.0.1", "-p", String(p), "-js", "-sd", dir, ...extra];
-  const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
-  servers.push(proc);
-  let log = "";
-  proc.stderr!.on("data", (d: Buffer) => {
-    log += d.toString();
-  });
-  await until(() => log.includes("Server is ready"), 15000, `nats-server on ${p} ready`);
-  return { port: p, url: `nats://127.0.0.1:${p}`, proc, args };
-}
 
 /** A fresh server in a temp dir, with a connection to it and its JetStream manager. */
 async function natsWithManager(prefix: string) {
