@@ -105,7 +105,8 @@ export default defineCommand({
       return EXIT.OK;
     } catch (err) {
       const why = err instanceof ShipError ? err.message : describeNatsError(err);
-      log.error(scrubNats(why, target, credsText));
+      const hint = err instanceof ShipError ? err.hint : undefined;
+      log.error(scrubNats(why, target, credsText), hint === undefined ? undefined : scrubNats(hint, target, credsText));
       await nc?.close().catch(() => {});
       return EXIT.FAIL;
     } finally {

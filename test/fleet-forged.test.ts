@@ -12,10 +12,12 @@ import { getField, parseJson } from "../src/core/json.ts";
 import { KEY, linesOf, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { seamArgv } from "./cli.ts";
 import { HAVE_NATS, startNats } from "./fleet-nats.ts";
-import { run, tempDir } from "./proc.ts";
+import { run, start, tempDir, until } from "./proc.ts";
 import { LedgerBuilder, sessionRows } from "./verify-helpers.ts";
 
 const seam = seamArgv("bun");
+const FOREIGN =
+  " a line this shipper did not write (someone else published to this origin, or the file was changed after it was shipped)";
 
 async function verifyJson(target: string, extra: string[] = []) {
   const r = await run([...seam, "verify", "--json", target, ...extra]);
@@ -37,13 +39,13 @@ function forgedRows(file: string): string[] {
 }
 
 /** Publishes `lines` on `subject` as lines first, first+1, … with the headers a shipper sets; their stream sequences. */
-async function publishAs(url: string, subject: string, origin: string, first: number, lines: string[]) {
+async function publishAs(url: string, subject: string, origin: string, first: number, lines: string[], idTag = "") {
   const nc = await connect({ servers: url });
   const js = jetstream(nc);
   const seqs: number[] = [];
   for (let i = 0; i < lines.length; i++) {
     const h = headers();
-    h.set("Nats-Msg-Id", `${origin}:${first + i}`);
+    h.set("Nats-Msg-Id", `${origin}:${first + i}${idTag}`);
     h.set("Seam-Line", String(first + i));
     h.set("Seam-Host", "forger");
     seqs.push((await js.publish(subject, new TextEncoder().encode(`${lines[i]}\n`), { headers: h })).seq);
@@ -112,4 +114,68 @@ describe.skipIf(!HAVE_NATS)("forged tails on the fleet stream", () => {
     }
     nats.proc.kill("SIGKILL");
   }, 60_000);
+
+  /** The host's own next session, appended to its ledger as its writer would. */
+  const hostGoesOn = (file: string, session: string) => writeCheckpointed(file, { calls: 3, every: 4, session });
+
+  test("ship: a forged tail after the host's lines stops it, naming the first foreign line (file as shipped, and grown)", async () => {
+    const { nats, file, origin, lines } = await shippedSigned("seam-forged-ship-");
+    const subject = `seam.ledger.${origin}`;
+    const seqs = await publishAs(nats.url, subject, origin, lines + 1, forgedRows(file));
+    const first = `message ${seqs[0]} on ${subject} is line ${lines + 1}`;
+    const same = await run([...seam, "ship", file, "--to", nats.url]);
+    expect([same.code, same.stderr.split("\n")[0]]).toEqual([
+      1,
+      `seam: error: ${file}: the stream's ${first}, which this file does not have:${FOREIGN}`,
+    ]);
+    expect(same.stderr).toContain("seam: hint: ");
+    await hostGoesOn(file, "s2");
+    expect(linesOf(file).length).toBeGreaterThan(lines + seqs.length);
+    const grown = await run([...seam, "ship", file, "--to", nats.url]);
+    expect([grown.code, grown.stderr.split("\n")[0]]).toEqual([
+      1,
+      `seam: error: ${file}: the stream's ${first}, which differs from this file's line ${lines + 1}:${FOREIGN}`,
+    ]);
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+
+  test("ship: a forged next line under the host's own message id is not taken for the host's line", async () => {
+    const { nats, file, origin, lines } = await shippedSigned("seam-forged-dup-");
+    const subject = `seam.ledger.${origin}`;
+    // One forged line with the id the host's next line will have: the stream drops the host's as a duplicate.
+    const [seq] = await publishAs(nats.url, subject, origin, lines + 1, forgedRows(file).slice(0, 1));
+    await hostGoesOn(file, "s2");
+    const r = await run([...seam, "ship", file, "--to", nats.url]);
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      1,
+      `seam: error: ${file}: the stream's message ${seq} on ${subject} is line ${lines + 1}, which differs from this file's line ${lines + 1}:${FOREIGN}`,
+    ]);
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+
+  test.each([
+    ["the host's next message id", ""],
+    ["another message id", ":forged"],
+  ])(
+    "ship --follow: a line forged while it runs (under %s) stops it once it ships again",
+    async (_, idTag) => {
+      const { nats, file, origin, lines } = await shippedSigned("seam-forged-follow-");
+      const subject = `seam.ledger.${origin}`;
+      const follower = start([...seam, "ship", file, "--to", nats.url, "--follow"]);
+      await Bun.sleep(1500);
+      const [seq] = await publishAs(nats.url, subject, origin, lines + 1, forgedRows(file).slice(0, 1), idTag);
+      await hostGoesOn(file, "s2");
+      const done = await Promise.race([follower.done, Bun.sleep(15_000).then(() => null)]);
+      if (done === null) {
+        follower.child.kill("SIGKILL");
+        console.error(follower.stderrSoFar());
+      }
+      expect(done?.code).toBe(1);
+      expect(done?.stderr.split("\n")[0]).toBe(
+        `seam: error: ${file}: the stream's message ${seq} on ${subject} is line ${lines + 1}, which differs from this file's line ${lines + 1}:${FOREIGN}`,
+      );
+      nats.proc.kill("SIGKILL");
+    },
+    60_000,
+  );
 });

@@ -217,10 +217,12 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     expect(forged.code).toBe(1);
     expect(forged.reports[0]!.first_break as string).toMatch(/^line \d+: /);
     await nc.close();
-    // The stream now holds a line the host never wrote: the shipper will not add to it.
+    // The stream now holds lines the host never wrote: the shipper names the first and will not add to it.
     const longer = await run([...seam, "ship", file, "--to", nats.url]);
     expect(longer.code).toBe(1);
-    expect(longer.stderr).toContain(`the stream holds ${n} lines of ${origin} but the file has fewer`);
+    expect(longer.stderr).toContain(
+      `the stream's message ${(ok.reports[0]!.rows as number) + 1} on seam.ledger.${origin} is line 4, which differs from this file's line 4`,
+    );
     // A host that rewrites its own history after shipping (its last session): refused too.
     const file2 = join(dir, "l2.jsonl");
     writeFileSync(file2, ledger(2, 4, "b-"));
@@ -228,7 +230,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     writeFileSync(file2, readFileSync(file2, "utf8").replaceAll(`"b-s1"`, `"b-sX"`));
     const refused = await run([...seam, "ship", file2, "--to", nats.url]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("differs from the line the stream holds");
+    expect(refused.stderr).toMatch(/ is line (\d+), which differs from this file's line \1: /);
     // --origin: one origin, several (read off the whole stream where the server filters one subject only), an unknown one.
     const origin2 = (await verifyJson(`${nats.url}/SEAM_LEDGERS`)).reports.find((r) => r.origin !== origin)!
       .origin as string;
