@@ -12,7 +12,7 @@ import { getField, parseJson } from "../src/core/json.ts";
 import { KEY, linesOf, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { seamArgv } from "./cli.ts";
 import { HAVE_NATS, startNats } from "./fleet-nats.ts";
-import { run, start, tempDir, until } from "./proc.ts";
+import { run, start, tempDir } from "./proc.ts";
 import { LedgerBuilder, sessionRows } from "./verify-helpers.ts";
 
 const seam = seamArgv("bun");
@@ -171,8 +171,11 @@ describe.skipIf(!HAVE_NATS)("forged tails on the fleet stream", () => {
         console.error(follower.stderrSoFar());
       }
       expect(done?.code).toBe(1);
-      expect(done?.stderr.split("\n")[0]).toBe(
-        `seam: error: ${file}: the stream's message ${seq} on ${subject} is line ${lines + 1}, which differs from this file's line ${lines + 1}:${FOREIGN}`,
+      // Forged before its first look at the stream (a slow start), it is caught there, as a line the file lacks.
+      expect(done?.stderr.split("\n")[0]).toMatch(
+        new RegExp(
+          `^seam: error: .*: the stream's message ${seq} on seam\\.ledger\\.${origin} is line ${lines + 1}, which (differs from this file's line ${lines + 1}|this file does not have): a line this shipper did not write`,
+        ),
       );
       nats.proc.kill("SIGKILL");
     },
