@@ -86,6 +86,7 @@ export class LineIndex {
 
   /** Line n (1-based) with its "\n", or null when the file has no complete line n. */
   async line(n: number): Promise<Uint8Array | null> {
+    if (!(n >= 1)) return null;
     for (;;) {
       const c = this.cached;
       if (c !== null && n >= c.first && n < c.first + c.lines.length) return c.lines[n - c.first]!;
