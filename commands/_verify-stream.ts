@@ -4,7 +4,7 @@ import type { Json } from "../src/core/json.ts";
 import type { CheckpointSetup } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
 import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
-import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
+import { connectNats, parseNatsUrl, scrubNats, showNats, subjectFor } from "../src/fleet/nats.ts";
 import {
   VERIFIER_ROLE,
   type VerifierData,
@@ -49,7 +49,8 @@ export async function verifyNatsStream(
   try {
     nc = await connectNats(target, { name: "seam verify" });
     const only = o.origins.length > 0 ? new Set(o.origins) : undefined;
-    const subjects = only ? [...only].map((x) => SUBJECT_PREFIX + x) : undefined;
+    // Each origin's subject without a host, and under any host.
+    const subjects = only ? [...only].flatMap((x) => [subjectFor(x), subjectFor(x, "*")]) : undefined;
     const setup = o.setup;
     const vopts = { strict: o.strict, allowUnparsed: o.allowUnparsed };
     // The replay on this thread, the verification on another when this build can start one.
@@ -70,11 +71,12 @@ export async function verifyNatsStream(
       const report = withUnsealedTail(withStreamFindings(r.report, r.findings), r.json, o.setup, o.allowUnsealed);
       codes.push(exitCodeFor(report));
       if (o.quiet) continue;
-      const name = `${shown} ${r.origin}`;
+      const name = `${shown} ${r.host === null ? "" : `${r.host}/`}${r.origin}`;
       const text = o.json
         ? `${JSON.stringify({
             ...jsonReport(name, report),
             origin: r.origin,
+            ...(r.host === null ? {} : { host: r.host }),
             stream_findings: r.findings as unknown as Json,
             ...(r.json ? { seal: r.json } : {}),
           })}\n`

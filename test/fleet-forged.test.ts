@@ -6,12 +6,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
 import { getField, parseJson } from "../src/core/json.ts";
 import { KEY, linesOf, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { seamArgv } from "./cli.ts";
-import { HAVE_NATS, startNats } from "./fleet-nats.ts";
+import { HAVE_NATS, freePort, startNats } from "./fleet-nats.ts";
 import { run, start, tempDir } from "./proc.ts";
 import { LedgerBuilder, sessionRows } from "./verify-helpers.ts";
 
@@ -181,4 +182,98 @@ describe.skipIf(!HAVE_NATS)("forged tails on the fleet stream", () => {
     },
     60_000,
   );
+});
+
+/**
+ * The server configuration docs/fleet-permissions.md shows: each host's
+ * user may publish on its own ledger subjects and use the JetStream API a
+ * shipper needs on the stream, nothing else; an admin creates the stream
+ * and verifies.
+ */
+function permissionsConf(hosts: string[]): string {
+  const host = (name: string) => `    {
+      user: ${name}, password: ${name}-secret
+      permissions: {
+        publish: { allow: [
+          "seam.ledger.${name}.>",
+          "$JS.API.INFO",
+          "$JS.API.STREAM.INFO.SEAM_LEDGERS",
+          "$JS.API.STREAM.MSG.GET.SEAM_LEDGERS",
+          "$JS.API.CONSUMER.CREATE.SEAM_LEDGERS",
+          "$JS.API.CONSUMER.MSG.NEXT.SEAM_LEDGERS.*",
+          "$JS.API.CONSUMER.DELETE.SEAM_LEDGERS.*"
+        ] }
+        subscribe: { allow: ["_INBOX.>"] }
+      }
+    }`;
+  // The address and JetStream's store come from the command line here (startNats).
+  return `authorization {
+  users: [
+    { user: admin, password: admin-secret }
+${hosts.map(host).join("\n")}
+  ]
+}
+`;
+}
+
+describe.skipIf(!HAVE_NATS)("per-host publish permissions on a real nats-server", () => {
+  test("another host's user cannot publish on this host's subjects; each host ships on its own; verify reads both", async () => {
+    const dir = tempDir("seam-fleet-perms-");
+    const port = await freePort();
+    const conf = join(dir, "nats.conf");
+    writeFileSync(conf, permissionsConf(["web1", "web2"]));
+    const nats = await startNats(join(dir, "js"), ["-c", conf], port);
+    const as = (user: string) => `nats://${user}:${user}-secret@127.0.0.1:${port}`;
+    const created = await run([...seam, "ship", "/dev/null", "--to", as("admin"), "--create-stream"]);
+    expect([created.code, created.stderr]).toEqual([0, ""]);
+    const a = join(dir, "a.jsonl");
+    const b = join(dir, "b.jsonl");
+    await writeCheckpointed(a, { calls: 5, every: 3, session: "a1" });
+    await writeCheckpointed(b, { calls: 4, every: 3, session: "b1" });
+    // Each host ships on its own subjects.
+    for (const [file, user] of [
+      [a, "web1"],
+      [b, "web2"],
+    ] as const) {
+      const r = await run([...seam, "ship", file, "--to", as(user), "--host", user]);
+      expect([user, r.code, r.stderr]).toEqual([user, 0, ""]);
+    }
+    const stream = `${nats.url}/SEAM_LEDGERS`;
+    const admin = `${as("admin")}/SEAM_LEDGERS`;
+    const both = await verifyJson(admin, ["--key", KEY.verifierKey]);
+    expect([both.code, both.stderr]).toEqual([0, ""]);
+    expect(both.reports.map((r) => [r.host, (r.sessions as { id: string }[])[0]!.id, r.ok])).toEqual([
+      ["web1", "a1", true],
+      ["web2", "b1", true],
+    ]);
+    const originA = both.reports[0]!.origin as string;
+    // web2's credentials cannot put a line on web1's subjects, nor on the subjects without a host.
+    const forged = forgedRows(a);
+    for (const subject of [`seam.ledger.web1.${originA}`, `seam.ledger.${originA}`]) {
+      const nc = await connect({ servers: nats.url, user: "web2", pass: "web2-secret" });
+      const h = headers();
+      h.set("Seam-Line", String(linesOf(a).length + 1));
+      await expect(
+        jetstream(nc).publish(subject, new TextEncoder().encode(`${forged[0]}\n`), { headers: h, timeout: 2000 }),
+      ).rejects.toThrow(/permissions violation/i);
+      await nc.close();
+    }
+    const ship2as1 = await run([...seam, "ship", b, "--to", as("web2"), "--host", "web1"]);
+    expect(ship2as1.code).toBe(1);
+    expect(ship2as1.stderr).toMatch(/^seam: error: .*not permitted to publish on seam\.ledger\.web1\./);
+    // Nothing of web2's reached web1's subjects: web1 goes on shipping, and the stream verifies.
+    await writeCheckpointed(a, { calls: 2, every: 3, session: "a2" });
+    const more = await run([...seam, "ship", a, "--to", as("web1"), "--host", "web1"]);
+    expect([more.code, more.stderr]).toEqual([0, ""]);
+    const after = await verifyJson(admin, ["--key", KEY.verifierKey, "--origin", originA]);
+    expect([after.code, after.reports.length, after.reports[0]!.host, after.reports[0]!.rows]).toEqual([
+      0,
+      1,
+      "web1",
+      linesOf(a).length,
+    ]);
+    // An address without credentials is refused by this server.
+    expect((await verifyJson(stream)).code).toBe(3);
+    nats.proc.kill("SIGKILL");
+  }, 90_000);
 });

@@ -194,6 +194,26 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
     },
   });
 
+  // A publish the server's permissions refuse gets no ack, only an error on the connection: the
+  // batches on that subject fail with it at once rather than wait out their timeout.
+  void (async () => {
+    for await (const st of nc.status()) {
+      if (st.type !== "error") continue;
+      const e = st.error as { name?: string; operation?: string; subject?: string } | undefined;
+      if (e?.name !== "PermissionViolationError" || e.operation !== "publish") continue;
+      for (const [id, b] of batches)
+        if (b.subject === e.subject)
+          fail(
+            id,
+            b,
+            new ShipError(
+              `this user is not permitted to publish on ${b.subject}: the server gives it other subjects`,
+              "ship with the --host NAME whose subjects (seam.ledger.NAME.>) the server lets this user publish on (docs/fleet-permissions.md)",
+            ),
+          );
+    }
+  })().catch(() => {});
+
   /** What an ack that is not the usual "stored in our stream" says, as an error; null when it is a good ack after all. */
   const refused = (data: Uint8Array, line: number): Error | null => {
     let ack: { stream?: string; error?: { description?: string } };

@@ -1,7 +1,8 @@
 /**
  * `seam ship`: every complete line of a ledger, verbatim, to a JetStream
- * stream, on subject `seam.ledger.<origin>` (the ledger's origin as
- * checkpoints define it, from line 1), one message a line with
+ * stream, on subject `seam.ledger.<host>.<origin>` with --host, else
+ * `seam.ledger.<origin>` (the ledger's origin as checkpoints define it,
+ * from line 1; src/fleet/nats.ts), one message a line with
  *   Nats-Msg-Id  <origin>:<line>   (JetStream drops a re-publish within its duplicate window)
  *   Seam-Line    <line>            (1-based)
  *   Seam-Host, Seam-File           (where it came from; informative only)
@@ -28,7 +29,7 @@ import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
 import { equalBytes } from "../core/bytes.ts";
 import { LineIndex, readLines, offsetAfterLine } from "./lines.ts";
-import { SUBJECT_PREFIX } from "./nats.ts";
+import { subjectFor } from "./nats.ts";
 
 /** The in-memory bound: lines and bytes of one batch (two are held: one awaiting its acks, one on its way). */
 export const BATCH_LINES = 4096;
@@ -141,6 +142,8 @@ export class LedgerShipper {
     readonly path: string,
     private readonly port: StreamPort,
     private readonly deps: ShipDeps,
+    /** The host named in the subject (`seam ship --host`); none: the subject names the origin alone. */
+    private readonly subjectHost?: string,
   ) {
     this.index = new LineIndex(path);
   }
@@ -202,7 +205,7 @@ export class LedgerShipper {
    */
   private async allStored(): Promise<boolean> {
     if (this.origin === null) return false;
-    const { n, at, missing } = await this.streamEnd(SUBJECT_PREFIX + this.origin);
+    const { n, at, missing } = await this.streamEnd(subjectFor(this.origin, this.subjectHost));
     if (missing !== null) return false;
     if ((await readLines(this.path, at.offset, 1, Number.MAX_SAFE_INTEGER)).lines.length > 0) return false;
     this.shipped = n;
@@ -216,7 +219,7 @@ export class LedgerShipper {
       if (first.lines.length === 0) return; // no complete first line yet
       this.origin = originOf(first.lines[0]!.subarray(0, -1));
     }
-    const subject = SUBJECT_PREFIX + this.origin;
+    const subject = subjectFor(this.origin, this.subjectHost);
     if (!this.synced) await this.sync(subject);
     const headers = { origin: this.origin, host: this.host, file: this.path };
     // One batch is read and published while the one before it awaits its
@@ -245,11 +248,18 @@ export class LedgerShipper {
     if (before !== null) await this.settle(before);
     // What was shipped now is checked against what the stream holds there: a message this
     // shipper did not store, or a line of its taken as a duplicate of another, is compared.
-    if (
-      this.shipped > from &&
-      (this.duplicates > 0 || (await this.port.count(subject)) !== this.checkedCount + this.storedSince)
-    )
+    if (this.shipped <= from) return;
+    const duplicates = this.duplicates > 0;
+    if (duplicates || (await this.port.count(subject)) !== this.checkedCount + this.storedSince)
       await this.checkForeign(subject);
+    // Message ids are the stream's, not the subject's: one published elsewhere with this
+    // origin's next id makes the stream drop the line as a duplicate, and it is not there.
+    const missing = duplicates ? await this.port.firstMissing(subject, this.shipped) : null;
+    if (missing !== null)
+      throw new ShipError(
+        `${this.path}: the stream took line ${missing} for a duplicate and does not hold it on ${subject}: someone else published a message with its id (${this.origin}:${missing})`,
+        "give each host publish rights to its own subjects alone (docs/fleet-permissions.md); the message with that id is elsewhere in the stream",
+      );
   }
 
   /**
