@@ -154,6 +154,19 @@ describe.skipIf(!HAVE_NATS)("forged tails on the fleet stream", () => {
     nats.proc.kill("SIGKILL");
   }, 60_000);
 
+  test("ship: the host's next message id taken on another subject stops it: the stream dropped its line", async () => {
+    const { nats, file, origin, lines } = await shippedSigned("seam-forged-elsewhere-");
+    // Message ids are the stream's: one on a subject of the forger's own drops the host's line as a duplicate.
+    await publishAs(nats.url, "seam.ledger.forger", origin, lines + 1, forgedRows(file).slice(0, 1));
+    await hostGoesOn(file, "s2");
+    const r = await run([...seam, "ship", file, "--to", nats.url]);
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      1,
+      `seam: error: ${file}: the stream took line ${lines + 1} for a duplicate and does not hold it on seam.ledger.${origin}: someone else published a message with its id (${origin}:${lines + 1})`,
+    ]);
+    nats.proc.kill("SIGKILL");
+  }, 60_000);
+
   test.each([
     ["the host's next message id", ""],
     ["another message id", ":forged"],
