@@ -129,7 +129,9 @@ describe.skipIf(!HAVE_NATS)("forged tails on the fleet stream", () => {
       1,
       `seam: error: ${file}: the stream's ${first}, which this file does not have:${FOREIGN}`,
     ]);
-    expect(same.stderr).toContain("seam: hint: ");
+    expect(same.stderr).toContain(
+      `\nseam: hint: \`seam verify nats://HOST:PORT/STREAM --origin ${origin} --key VKEY\` shows`,
+    );
     await hostGoesOn(file, "s2");
     expect(linesOf(file).length).toBeGreaterThan(lines + seqs.length);
     const grown = await run([...seam, "ship", file, "--to", nats.url]);

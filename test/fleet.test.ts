@@ -510,6 +510,11 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
         "seam: error: stream MUTABLE allows delete: a host could erase what it shipped; use an append-only stream (deny_delete, deny_purge) or --allow-mutable-stream\n",
       ],
       [["verify", nats.url], 2, "seam: error: name the stream: nats://HOST:PORT/STREAM\n"],
+      ...["a.b", "web*", ">", ""].map((host): [string[], number, string] => [
+        ["ship", file, "--to", nats.url, "--host", host],
+        2,
+        "seam: error: --host takes a name of letters, digits, '-' and '_' (one NATS subject token)\n",
+      ]),
     ];
     for (const [argv, code, err] of cases) {
       const r = await run([...seam, ...argv]);

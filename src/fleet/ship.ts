@@ -274,7 +274,7 @@ export class LedgerShipper {
         if (why !== null)
           throw new ShipError(
             `${this.path}: the stream's message ${m.seq} on ${subject} ${why}: a line this shipper did not write (someone else published to this origin, or the file was changed after it was shipped)`,
-            "`seam verify nats://HOST:PORT/STREAM --origin ORIGIN --key VKEY` shows what the stream holds; give each host publish rights to its own subjects alone (docs/fleet-permissions.md)",
+            `\`seam verify nats://HOST:PORT/STREAM --origin ${this.origin} --key VKEY\` shows what the stream holds; give each host publish rights to its own subjects alone (docs/fleet-permissions.md)`,
           );
         this.checkedSeq = m.seq;
         this.checkedCount++;
