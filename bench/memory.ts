@@ -19,7 +19,7 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import type { Json } from "../src/core/json.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";

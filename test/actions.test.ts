@@ -8,7 +8,7 @@ import { ActionRecorder, type ActionSettings } from "../src/actions/recorder.ts"
 import { parsePath, parseTemplate, resolvePath } from "../src/actions/paths.ts";
 import { buildAction } from "../src/actions/build.ts";
 import { type ActionMap, parseActionMap, ruleFor } from "../src/actions/map.ts";
-import { compactForm, lineForm } from "../src/core/canonical.ts";
+import { compactForm, lineForm } from "../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import type { Endpoint, PostResult } from "../src/actions/endpoint.ts";
 import { UsageError } from "../src/base/exit.ts";

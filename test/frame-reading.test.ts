@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { compactForm } from "../src/core/canonical.ts";
+import { compactForm } from "../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { parseLenient } from "../src/core/json-lenient.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";

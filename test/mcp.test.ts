@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
 import { McpObserver } from "../src/observe/observer.ts";

@@ -2,7 +2,7 @@
  * The MCP observer (src/observe/observer.ts) in process, driven by a script of
  * frames: what test/mcp.test.ts and test/protocol.test.ts check its rows by.
  */
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { McpObserver } from "../src/observe/observer.ts";
 import type { Fields, ObserverFaults } from "../src/observe/observer-options.ts";
 

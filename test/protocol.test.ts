@@ -4,7 +4,7 @@
  * rounds and tasks (src/observe/operation-book.ts), and legacy traffic untouched.
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { digestJson } from "../src/core/digest.ts";
 import { parseJson } from "../src/core/json.ts";
 import { McpObserver } from "../src/observe/observer.ts";

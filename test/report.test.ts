@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import type { Json } from "../src/core/json.ts";
 import { VIAS, built, runCli } from "./cli.ts";
 import { Browser, CHROMIUM, NO_BROWSER_REASON, type Opened } from "./browser.ts";

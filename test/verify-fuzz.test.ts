@@ -7,7 +7,7 @@
  * exactly, for torn final lines).
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../src/core/json-scanner.ts";
 import {

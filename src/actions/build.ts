@@ -15,10 +15,10 @@
  * text: a string as it is, a number or boolean as its JSON text, and so is
  * `mcp_request_id`, as the API's documented body has it (the rows keep the
  * exact JSON-RPC id in `rpc_id` beside it). The POST body
- * is the action's json-c14n form (src/core/canonical.ts compactForm: sorted keys,
+ * is the action's json-c14n form (src/core/canonical/reference.ts compactForm: sorted keys,
  * no spaces), so its SHA-256 is the action's `sha256:json-c14n:v1` digest.
  */
-import { compactForm } from "../core/canonical.ts";
+import { compactForm } from "../core/canonical/index.ts";
 import { type Json, type JsonObject, JsonFloat } from "../core/json.ts";
 import type { ToolRule } from "./map.ts";
 import { resolvePath } from "./paths.ts";

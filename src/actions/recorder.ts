@@ -8,7 +8,7 @@
  * The mapping file is src/actions/map.ts, the action a call makes
  * src/actions/build.ts.
  */
-import { CanonicalError, compactForm } from "../core/canonical.ts";
+import { CanonicalError, compactForm } from "../core/canonical/index.ts";
 import type { Json, JsonObject } from "../core/json.ts";
 import { type ActionMap, ruleFor } from "./map.ts";
 import { buildAction, idText } from "./build.ts";

@@ -11,7 +11,7 @@
  *   if (a.kind === "action") await fetch(url, { method: "POST", body: a.body, … });
  */
 import { UsageError } from "../base/exit.ts";
-import { compactForm } from "../core/canonical.ts";
+import { compactForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";

@@ -7,7 +7,7 @@
  * (`seam-ledger/<hex of line 1's leaf hash>`) and these texts are specified
  * in docs/ledger-format.md, "Checkpoints".
  */
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import { HASH_BYTES, type Hash } from "./merkle.ts";
 import { decodeBase64, encodeBase64 } from "./note.ts";

@@ -27,7 +27,7 @@
  * key counts once, and more than 100 signature lines make the note malformed.
  */
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from "node:crypto";
-import { isWellFormed } from "../core/canonical.ts";
+import { isWellFormed } from "../core/canonical/index.ts";
 
 /** What went wrong; the message is one of the spec's outcomes, e.g. `invalid signature for key seam+1a2b3c4d`. */
 export class NoteError extends Error {

@@ -5,7 +5,7 @@
  * mcp_discover, task_*, server_request); what a row needs of the request's
  * params is kept when the request is seen (keepOf), not the params.
  */
-import { compareCodePoints, lineForm } from "../core/canonical.ts";
+import { compareCodePoints, lineForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, getField, isObject } from "../core/json.ts";
 import { msFloat } from "../format/row.ts";

@@ -11,7 +11,7 @@
  *   and with a --raw ledger, a preview of arguments → result.
  */
 import { memo } from "../base/memo.ts";
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { cell, fit } from "./escape.ts";

@@ -6,14 +6,14 @@
  *   strings   `"` `\\` and `\n` `\r` `\t` `\b` `\f` as short escapes, other controls below U+0020
  *             as `\u00XX` in lowercase hex; everything else raw (DEL, U+2028, `/`, non-ASCII)
  *   ints      exact decimal (`-0` is `0`; a number beyond 2^53 is written as the exact integer it holds)
- *   floats    Python's repr (src/core/pyfloat.ts): `1.0`, `1e-05`, `1e+16`, `-0.0`
+ *   floats    Python's repr (src/core/canonical/pyfloat.ts): `1.0`, `1e-05`, `1e+16`, `-0.0`
  *   objects   keys sorted by Unicode code point where sorted (`"\ufb00"` before `"\U0001F600"`)
  * Plain objects' undefined-valued properties are skipped, as JSON.stringify
  * skips them; every other non-JSON value (undefined elsewhere, functions,
  * symbols, class instances such as Date) is a ValueError.
  */
-import { type Json, JsonFloat } from "./json.ts";
-import { MAX_INT_DIGITS } from "./json-scanner.ts";
+import { type Json, JsonFloat } from "../json.ts";
+import { MAX_INT_DIGITS } from "../json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
 /** The value has no form under the recipe; `kind` is the exception Python raises for it. */

@@ -9,7 +9,7 @@
  *     rearranged, instead of writing the form anew from a parsed row
  *     (chainOf in src/core/chain.ts; the suite holds the two to the same text);
  *   - a member is parsed only when it is asked for (FormRow, in
- *     src/core/form-row.ts), so checking a row's sessions costs the few
+ *     src/core/canonical/fast-row.ts), so checking a row's sessions costs the few
  *     fields they read, not the whole row.
  *
  * A shortcut, never a second rule: a line it does not recognize in full
@@ -23,9 +23,9 @@
  * values, with no repeated key.
  */
 import { createHash } from "node:crypto";
-import { MAX_INT_DIGITS } from "./json-scanner.ts";
+import { MAX_INT_DIGITS } from "../json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
-import { sha256Hex } from "./sha256.ts";
+import { sha256Hex } from "../sha256.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -100,7 +100,7 @@ export interface FormLayout {
   /**
    * JSON.parse reads the line to the values parseJson gives (with its
    * objects as plain objects in the same key order: parsePlainLine in
-   * src/core/form-row.ts): no float that is a whole number (`1.0`,
+   * src/core/canonical/fast-row.ts): no float that is a whole number (`1.0`,
    * `1e+16`: parseJson keeps those apart as JsonFloat), no int of more
    * than 15 digits (beyond what a double holds exactly), no key that
    * starts with a digit (a JS object puts keys like "10" first).

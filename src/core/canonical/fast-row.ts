@@ -1,9 +1,9 @@
 /**
- * FormRow: the row of a line in chain form (src/core/form-line.ts), its
+ * FormRow: the row of a line in chain form (src/core/canonical/fast-line.ts), its
  * members parsed only as they are asked for.
  */
-import { type FormLayout, chainOfLayout, readLayout } from "./form-line.ts";
-import { type Json, type JsonObject, parseJson } from "./json.ts";
+import { type FormLayout, chainOfLayout, readLayout } from "./fast-line.ts";
+import { type Json, type JsonObject, parseJson } from "../json.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -5,9 +5,9 @@
  * string (in JavaScriptCore a form of a few dozen pieces is a rope of that
  * many strings, flattened and encoded to UTF-8 again before it is hashed).
  * Anything past ASCII, or not in the subset below, is left to the general
- * writer (src/core/canonical.ts), which these must agree with byte for byte.
+ * writer (src/core/canonical/reference.ts), which these must agree with byte for byte.
  */
-import type { Json } from "./json.ts";
+import type { Json } from "../json.ts";
 
 /** The bytes of a short escape (json.dumps writes these), by code unit. */
 const SHORT_ESCAPE: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72, 34: 0x22, 92: 0x5c };

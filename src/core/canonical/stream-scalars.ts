@@ -1,16 +1,16 @@
 /**
  * The scalars of UTF-8 JSON written in canonical form, for
- * src/core/canonical-bytes.ts (which adds the containers): the cursor and
+ * src/core/canonical/stream.ts (which adds the containers): the cursor and
  * its refusals (as parseJson words them), numbers, and strings, a key's
  * decoded bytes also kept for sorting. What has no canonical form (NaN,
  * ±Infinity, a lone surrogate) is counted, not refused.
  */
 import type { ByteOut } from "./byte-out.ts";
-import { JsonParseError } from "./json-error.ts";
-import { MAX_INT_DIGITS } from "./json-scanner.ts";
+import { JsonParseError } from "../json-error.ts";
+import { MAX_INT_DIGITS } from "../json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 import { writeShortFloat } from "./short-float.ts";
-import { writeUtf8 } from "./utf8.ts";
+import { writeUtf8 } from "../utf8.ts";
 
 const HEX = Uint8Array.from("0123456789abcdef", (ch) => ch.charCodeAt(0));
 /** The byte after the backslash for the controls that have a short escape. */
