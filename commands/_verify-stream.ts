@@ -5,14 +5,7 @@ import type { CheckpointSetup } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
 import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
 import { connectNats, parseNatsUrl, scrubNats, showNats, subjectFor } from "../src/fleet/nats.ts";
-import {
-  VERIFIER_ROLE,
-  type VerifierData,
-  serveVerifier,
-  threadVerifier,
-  verifySource,
-} from "../src/fleet/verify-thread.ts";
-import type { ThreadRole } from "../src/runtime/thread.ts";
+import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
@@ -172,8 +165,3 @@ export function withUnsealedTail(
 }
 
 /** Serves `role` when it is the stream verifier's (src/fleet/verify-thread.ts); false for another role. */
-export function serveThread(role: ThreadRole): boolean {
-  if (role.role !== VERIFIER_ROLE) return false;
-  serveVerifier(role.port, role.data as VerifierData);
-  return true;
-}

@@ -94,11 +94,7 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
 // work; it ends when the thread that started it is done with it.
 const role = threadRole();
 if (role) {
-  const served =
-    (await (await import("./_recorder.ts")).serveThread(role)) ||
-    (await import("./_verify-stream.ts")).serveThread(role) ||
-    (await import("../src/read/verify-ahead.ts")).serveAhead(role);
-  if (!served) throw new Error(`no thread role ${role.role}`);
+  if (!(await (await import("./_threads.ts")).serveThread(role))) throw new Error(`no thread role ${role.role}`);
 } else {
   const code = await run(process.argv.slice(2));
   // Let stdout drain before leaving (a result cut short by exit is a lie),
