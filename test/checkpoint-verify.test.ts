@@ -456,7 +456,7 @@ describe("proofs", () => {
       const p = parseTlogProof(r.proof);
       expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([
         line - 1,
-        LINES[line - 1],
+        LINES[line - 1]!,
         noteOf(LINES[10]!),
       ]);
       expect(checkProof(r.proof, [verifier])).toEqual({

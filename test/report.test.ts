@@ -185,7 +185,7 @@ test("every row of an operation is in the report, as the file holds it; one the 
   const joined = c0.ln.flatMap((ln, i) => c0.ls[i] ?? [ln]);
   expect(rows.length).toBe(joined.length);
   expect(joined.toSorted((a, b) => a - b)).toEqual(file.slice(0, -1).map((_, i) => i + 1));
-  expect(rows).toEqual(joined.map((ln) => file[ln - 1]));
+  expect(rows).toEqual(joined.map((ln) => file[ln - 1]!));
   expect([c0.rx, c0.rb]).toEqual([{}, []]);
 });
 

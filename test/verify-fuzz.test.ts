@@ -576,7 +576,7 @@ describe("fuzz", () => {
     const mine = files.map((f) => verifyBytes(f));
     // An inserted unchained row is one break: the row after it still continues from the last claimed chain.
     mine.forEach((r, i) => {
-      if (insertedBy[i]! >= 0) expect({ i, breaks: r.breaks }).toEqual({ i, breaks: insertedBy[i] });
+      if (insertedBy[i]! >= 0) expect({ i, breaks: r.breaks }).toEqual({ i, breaks: insertedBy[i]! });
     });
     if (!HAVE_PYTHON) return;
     reference(files).forEach((ref, i) => agree(mine[i]!, ref, `unchained middle ${i}`));

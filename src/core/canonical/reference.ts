@@ -257,9 +257,9 @@ function write(v: Json, st: Style, spill: ((piece: string) => void) | undefined,
       if (depth >= MAX_WRITE_DEPTH) throw new CanonicalError("ValueError", "nesting too deep (or circular)");
       if (Array.isArray(v)) {
         if (v.length === 0) return out + "[]";
-        out = write(v[0], st, spill, depth + 1, out + "[");
+        out = write(v[0]!, st, spill, depth + 1, out + "[");
         for (let i = 1; i < v.length; i++) {
-          out = write(v[i], st, spill, depth + 1, out + st.item);
+          out = write(v[i]!, st, spill, depth + 1, out + st.item);
           if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
         }
         return out + "]";
