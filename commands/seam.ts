@@ -4,6 +4,7 @@
  * take a `--help` meant for the wrapped server as its own.
  */
 import { defineCommand, renderUsage, runCommand } from "citty";
+import { SeamError } from "../src/base/error.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
@@ -57,6 +58,11 @@ async function run(argv: string[]): Promise<number> {
         `run 'seam ${name} --help' for usage`,
       );
       return EXIT.USAGE;
+    }
+    if (err instanceof SeamError) {
+      // A failure seam knows and words for its user (a key file it cannot use, a stream that refused).
+      log.error(err.message, err.hint);
+      return EXIT.FAIL;
     }
     // One line, never a stack trace: stderr is often the MCP client's log, and a
     // bundled stack quotes seam's source. SEAM_DEBUG=1 shows the stack.

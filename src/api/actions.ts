@@ -10,6 +10,7 @@
  *   const a = actionFor(map, { name: "refund_payment", id: 7, params: '{"name":"refund_payment","arguments":{…}}' });
  *   if (a.kind === "action") await fetch(url, { method: "POST", body: a.body, … });
  */
+import { SeamError } from "../base/error.ts";
 import { UsageError } from "../base/exit.ts";
 import { compactForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
@@ -22,8 +23,11 @@ export type { ActionMap } from "../actions/map.ts";
 export { DEFAULT_API_URL, isRecordedStatus } from "../actions/endpoint.ts";
 
 /** A mapping that cannot be used; the message names the file, the tool and the key, as `seam wrap` says it. */
-export class ActionMapError extends Error {
+export class ActionMapError extends SeamError {
   override readonly name = "ActionMapError";
+  constructor(message: string) {
+    super("action_map", message);
+  }
 }
 
 /** Parses and validates a mapping (JSON, or YAML when `source` ends in .yaml/.yml). */

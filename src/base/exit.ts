@@ -2,6 +2,7 @@
  * The one exit-code table. Every command returns one of these; `wrap` also
  * passes the child's own status through (0–255, 128+N for signal N).
  */
+import { SeamError } from "./error.ts";
 export const EXIT = {
   /** Success; `verify`: every row checked, no break, no finding. */
   OK: 0,
@@ -18,12 +19,9 @@ export const EXIT = {
 } as const;
 
 /** Thrown by a command for a bad command line; the entry point prints it and exits 2. */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
-    super(message);
-    this.name = "UsageError";
+export class UsageError extends SeamError {
+  override readonly name = "UsageError";
+  constructor(message: string, hint?: string) {
+    super("usage", message, { hint });
   }
 }

@@ -24,6 +24,7 @@
  * of, or took one of its lines as a duplicate of another; a message that is
  * not the file's line stops it, named (its stream sequence and line).
  */
+import { SeamError } from "../base/error.ts";
 import { hostname } from "node:os";
 import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
@@ -35,29 +36,29 @@ import { subjectFor } from "./nats.ts";
 export const BATCH_LINES = 4096;
 export const BATCH_BYTES = 8 << 20;
 
-export class ShipError extends Error {
+export class ShipError extends SeamError {
   override readonly name = "ShipError";
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
-    super(message);
+  constructor(message: string, hint?: string) {
+    super("ship", message, { hint });
   }
 }
 
 /** The stream answered a line with an error (a limit of the stream, or a cluster without a leader). */
-export class RefusedError extends Error {
+export class RefusedError extends SeamError {
   override readonly name = "RefusedError";
+  constructor(message: string) {
+    super("stream_refused", message);
+  }
 }
 
 /** A batch that did not go through whole: the first `stored` of its lines are known to be in the stream. */
-export class BatchError extends Error {
+export class BatchError extends SeamError {
   override readonly name = "BatchError";
   constructor(
     readonly stored: number,
     readonly reason: Error,
   ) {
-    super(reason.message);
+    super("batch_incomplete", reason.message, { cause: reason });
   }
 }
 

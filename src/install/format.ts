@@ -1,4 +1,5 @@
 /** What install, uninstall and status need from a config file format (JSON/JSONC, or TOML). */
+import { SeamError } from "../base/error.ts";
 import type { Container } from "./clients.ts";
 import type { SeamCommand, WrapOptions, Wrapped } from "./entry.ts";
 
@@ -51,10 +52,10 @@ export function applyEdits(text: string, edits: Edit[]): string {
 }
 
 /** An entry seam will not edit (its layout, not the file, is the problem); the file is left as it is. */
-export class EditError extends Error {
+export class EditError extends SeamError {
+  override readonly name = "EditError";
   constructor(message: string) {
-    super(message);
-    this.name = "EditError";
+    super("edit_refused", message);
   }
 }
 

@@ -16,6 +16,7 @@
  * costs: a disk that stalls stalls the thread that writes (seam wrap's
  * recorder thread; seam proxy's only thread).
  */
+import { SeamError } from "../base/error.ts";
 import { constants, fstatSync, writeSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -64,14 +65,13 @@ export interface OpenOptions {
 }
 
 /** A file seam will not append to unless told to (`code` EUNSAFE). */
-export class UnsafeFileError extends Error {
-  readonly code = "EUNSAFE";
+export class UnsafeFileError extends SeamError {
+  override readonly name = "UnsafeFileError";
   constructor(
     readonly path: string,
     readonly why: string,
   ) {
-    super(`${path} ${why}`);
-    this.name = "UnsafeFileError";
+    super("EUNSAFE", `${path} ${why}`);
   }
 }
 

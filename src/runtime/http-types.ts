@@ -4,6 +4,7 @@
  * they came (so repeated fields such as Set-Cookie stay separate and nothing
  * is merged or re-cased on the way through).
  */
+import { SeamError } from "../base/error.ts";
 
 /** Header fields as received: [name, value] pairs, names as the peer spelled them. */
 export type HeaderPairs = [string, string][];
@@ -112,13 +113,10 @@ export class Cut {
 }
 
 /** A transport failure: a short stable code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPROTO…) and a message. */
-export class UpstreamError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "UpstreamError";
+export class UpstreamError extends SeamError {
+  override readonly name = "UpstreamError";
+  constructor(code: string, message: string) {
+    super(code, message);
   }
 }
 

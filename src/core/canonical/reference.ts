@@ -12,18 +12,19 @@
  * skips them; every other non-JSON value (undefined elsewhere, functions,
  * symbols, class instances such as Date) is a ValueError.
  */
+import { SeamError } from "../../base/error.ts";
 import { type Json, JsonFloat } from "../json.ts";
 import { MAX_INT_DIGITS } from "../json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 
 /** The value has no form under the recipe; `kind` is the exception Python raises for it. */
-export class CanonicalError extends Error {
+export class CanonicalError extends SeamError {
   override readonly name = "CanonicalError";
   constructor(
     readonly kind: "ValueError" | "UnicodeEncodeError",
     message: string,
   ) {
-    super(message);
+    super("undigestible", message);
   }
 }
 
