@@ -8,6 +8,7 @@ import { DEFAULT_STREAM, SUBJECT_PREFIX } from "./nats.ts";
 import { equalBytes, startsWithBytes } from "../core/bytes.ts";
 import { decimal, fastMessages } from "./wire.ts";
 import { BatchError, type LineHeaders, RefusedError, ShipError, type StreamPort } from "./ship.ts";
+import { DOT } from "../core/ascii.ts";
 
 /** Ten minutes of de-duplication: longer than any retry of a batch waits. */
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
@@ -440,7 +441,6 @@ export async function* replay(
 
 /** `$JS.ACK.`, how every JetStream delivery's reply subject begins. */
 const ACK_PREFIX = new TextEncoder().encode("$JS.ACK.");
-const DOT = 0x2e;
 /** Where the dots of a reply subject are (a delivery's has 8, 10 or 11). */
 const dots = new Int32Array(12);
 

@@ -26,16 +26,17 @@ import { createHash } from "node:crypto";
 import { MAX_INT_DIGITS } from "../json-scanner.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 import { sha256Hex } from "../sha256.ts";
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const SPACE = 0x20;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  SPACE,
+} from "../ascii.ts";
 
 /** Deeper rows go the long way (they are rare, and the recursion stays short). */
 const MAX_DEPTH = 64;

@@ -4,9 +4,8 @@
  */
 import { type FormLayout, chainOfLayout, readLayout } from "./fast-line.ts";
 import { type Json, type JsonObject, parseJson } from "../json.ts";
+import { BACKSLASH, QUOTE } from "../ascii.ts";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const NO = -1;
 // ignoreBOM: as the line was recognized, a BOM would be text.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
