@@ -165,6 +165,36 @@ describe.each(VIAS)("seam install via %s", (via) => {
     },
   );
 
+  test.skipIf(!built(via))(
+    "a read-only file among others: each file's lines in order, the read-only one only its error, never 'recorded'",
+    async () => {
+      const home = tempDir();
+      const picked = ["windsurf", "cursor", "gemini"].map((n) => CASES.find((c) => c.client === n)!);
+      const files = layOut(home, picked);
+      const cursor = files.get("cursor")!;
+      chmodSync(cursor.path, 0o444);
+      // One stream, as a terminal shows both.
+      const argv = [...seamArgv(via), "install", "--client", "windsurf,cursor,gemini", "--config-root", home];
+      const r = await run(["sh", "-c", '"$@" 2>&1', "sh", ...argv]);
+      expect(r.code).toBe(1);
+      const lines = r.stdout.toString().split("\n");
+      const error = lines.indexOf(`seam: error: ${cursor.path} is read-only; seam left it as it is`);
+      expect(lines[0]).toBe(`Windsurf (user): ${files.get("windsurf")!.path}: changed`);
+      expect(error).toBeGreaterThan(0);
+      expect(lines[error + 1]).toBe("seam: hint: make it writable (chmod u+w) and run again");
+      expect(lines[error + 2]).toBe(`Gemini CLI (user): ${files.get("gemini")!.path}: changed`);
+      expect(lines.filter((l) => l.startsWith("seam: error: ")).length).toBe(1);
+      expect(lines.filter((l) => l.startsWith("Cursor "))).toEqual([]);
+      // Only the two files written say recorded: the windsurf lines before the error, gemini's after it.
+      const recorded = (ls: string[]) => ls.filter((l) => /^ {2}\S+: recorded/.test(l)).length;
+      expect([recorded(lines.slice(0, error)), recorded(lines.slice(error))]).toEqual([
+        picked[0]!.wraps.length,
+        picked[2]!.wraps.length,
+      ]);
+      expect(readFileSync(cursor.path, "utf8")).toBe(cursor.text);
+    },
+  );
+
   test.skipIf(!built(via))("--dry-run: the unified diff on stdout, a summary on stderr, nothing written", async () => {
     const home = tempDir();
     const { path, text } = layOut(home, [CASES.find((c) => c.client === "codex")!]).get("codex")!;

@@ -39,15 +39,26 @@ export interface Wrapped {
   args: string[];
 }
 
+/**
+ * How seam can be started, whoever installed it: the executable or npm's
+ * shims for it (`seam`, `seam.exe`, `seam.cmd`), or a runtime running one of
+ * its scripts given as a path (the bundle `…/dist/seam.mjs`, npm's link to
+ * it `…/node_modules/.bin/seam` or `<prefix>/bin/seam`, the source
+ * `…/commands/seam.ts`). A bare `seam` after npx is a package name, not a
+ * launcher, and is not taken for one.
+ */
+const SEAM_EXECUTABLE = /^seam(\.exe|\.cmd)?$/i;
+const SEAM_SCRIPT = /^seam(\.mjs|\.cjs|\.js|\.ts)?$/i;
+
 /** The entry's command and args if they are seam's wrap shape, else null. */
 export function parseWrapped(command: unknown, args: unknown, flags: WrapFlags): Wrapped | null {
   if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return null;
   const a = args as string[];
   let at = -1;
-  if (/^seam(\.exe)?$/i.test(basename(command)) && a[0] === "wrap") at = 0;
+  if (SEAM_EXECUTABLE.test(basename(command)) && a[0] === "wrap") at = 0;
   else {
     for (let j = 0; j + 1 < a.length; j++) {
-      if (/(^|[\\/])(seam\.mjs|commands[\\/]seam\.ts)$/.test(a[j]!) && a[j + 1] === "wrap") {
+      if (/[\\/]/.test(a[j]!) && SEAM_SCRIPT.test(basename(a[j]!)) && a[j + 1] === "wrap") {
         if (a.slice(0, j).every((x) => x.startsWith("-"))) at = j + 1;
         break;
       }
