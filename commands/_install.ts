@@ -94,10 +94,9 @@ export function block(f: FileOutcome, dryRun: boolean, explicit: boolean): strin
   const state = f.status === "unchanged" ? "unchanged" : dryRun ? "would change (nothing written)" : "changed";
   lines.push(`${CLIENT_NAMES[f.client]} (${f.scope}): ${f.file}: ${state}`);
   for (const s of f.servers) {
-    const where =
-      s.where === "mcpServers" || s.where === "servers" || s.where === "context_servers" || s.where === "mcp_servers"
-        ? ""
-        : `  [${s.where}]`;
+    const where = ["mcpServers", "servers", "context_servers", "mcp_servers", "extensions", "mcp"].includes(s.where)
+      ? ""
+      : `  [${s.where}]`;
     if (s.action === "remote" || s.action === "unsupported")
       lines.push(`  ${s.name}: not recorded: ${s.reason}${where}`);
     else {

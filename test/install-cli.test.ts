@@ -11,23 +11,16 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { getField } from "../src/core/json.ts";
-import { targetsFor } from "../src/install/clients.ts";
-import { jsonFormat } from "../src/install/json-edit.ts";
-import { tomlFormat } from "../src/install/toml-edit.ts";
+import { launchOf } from "../src/install/entry.ts";
 import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
-import { CASES, type Case, layOut } from "./install-fixtures.ts";
+import { CASES, type Case, layOut, serversOf } from "./install-fixtures.ts";
 import { ledgerRows, run, tempDir } from "./proc.ts";
 
-/** The fixture entry of a client's file, as the client reads it. */
-function fixtureEntry(
-  c: Case,
-  home: string,
-  text: string,
-): { command: string; args: string[]; env?: Record<string, string> } {
-  const t = targetsFor(c.client, "user", { os: "linux", home, cwd: home, configRoot: home })[0]!;
-  const listed = (c.toml ? tomlFormat : jsonFormat).list(text, t.containers);
-  if (!listed.ok) throw new Error(listed.error);
-  return listed.servers.find((s) => s.name === "fixture")!.value as never;
+/** The fixture entry of a client's file, as the client starts it. */
+function fixtureEntry(c: Case, text: string): { command: string; args: string[]; env?: Record<string, string> } {
+  const { value, shape } = serversOf(c, text).get("fixture")!;
+  const env = (value.env ?? value.envs ?? value.environment) as Record<string, string> | undefined;
+  return { ...(launchOf(value, shape) as { command: string; args: string[] }), env };
 }
 
 /** What the entry's command and first args must be: the seam that ran install. */
@@ -77,7 +70,7 @@ describe.each(VIAS)("seam install via %s", (via) => {
       const want = seamPrefix(via);
       for (const c of CASES) {
         const ledger = join(home, ".local/share/seam", `${c.client}.jsonl`);
-        const entry = fixtureEntry(c, home, readFileSync(files.get(c.client)!.path, "utf8"));
+        const entry = fixtureEntry(c, readFileSync(files.get(c.client)!.path, "utf8"));
         expect(entry.command).toMatch(want.command);
         expect(entry.args.slice(0, want.args.length + 6)).toEqual([
           ...want.args,

@@ -102,6 +102,54 @@ export function wrapPrefix(seam: SeamCommand, name: string, o: WrapOptions): str
   ];
 }
 
+/**
+ * Which fields of an entry start its server: `command` (a string) and
+ * `args` (a list) in most clients, `cmd` and `args` in Goose; without
+ * `args`, the `command` field is the whole argv as one list (opencode).
+ */
+export interface Shape {
+  command: string;
+  args?: string;
+}
+
+export const COMMAND_ARGS: Shape = { command: "command", args: "args" };
+
+/** The server's command and args as the entry gives them, or why it gives none seam can start. */
+export function launchOf(
+  e: Record<string, unknown>,
+  shape: Shape,
+): { command: string; args: string[] } | { reason: string } {
+  const raw = e[shape.command];
+  if (shape.args === undefined) {
+    if (!Array.isArray(raw) || raw.length === 0 || !raw.every((a) => typeof a === "string"))
+      return { reason: `${shape.command} is not a list of strings` };
+    return { command: raw[0] as string, args: raw.slice(1) as string[] };
+  }
+  if (typeof raw !== "string") return { reason: `${shape.command} is not a string` };
+  const args = e[shape.args];
+  if (args !== undefined && (!Array.isArray(args) || !args.every((a) => typeof a === "string")))
+    return { reason: `${shape.args} is not a list of strings` };
+  return { command: raw, args: (args as string[] | undefined) ?? [] };
+}
+
+/**
+ * The entry with its server started by `command` and `args` instead: the
+ * value seam's edit must leave. `dropArgs`: the entry is to have no args
+ * field (one seam added, taken away again).
+ */
+export function withLaunch(
+  e: Record<string, unknown>,
+  shape: Shape,
+  command: string,
+  args: string[],
+  dropArgs = false,
+): Record<string, unknown> {
+  if (shape.args === undefined) return { ...e, [shape.command]: [command, ...args] };
+  const out: Record<string, unknown> = { ...e, [shape.command]: command, [shape.args]: args };
+  if (dropArgs) delete out[shape.args];
+  return out;
+}
+
 export type Kind = "stdio" | "wrapped" | "remote" | "unsupported";
 
 export interface Classified {
@@ -111,24 +159,23 @@ export interface Classified {
   wrapped?: Wrapped;
 }
 
-const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamable_http", "streamablehttp"]);
+const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamable_http", "streamablehttp", "remote"]);
 
 /** What seam can do with one server entry (a parsed value). */
-export function classify(entry: unknown, flags: WrapFlags): Classified {
+export function classify(entry: unknown, flags: WrapFlags, shape: Shape = COMMAND_ARGS): Classified {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry))
     return { kind: "unsupported", reason: "entry is not an object" };
   const e = entry as Record<string, unknown>;
   const type = typeof e.type === "string" ? e.type.toLowerCase() : undefined;
-  if ("url" in e || "serverUrl" in e || "httpUrl" in e || (type !== undefined && REMOTE_TYPES.has(type)))
+  if ("url" in e || "serverUrl" in e || "httpUrl" in e || "uri" in e || (type !== undefined && REMOTE_TYPES.has(type)))
     return { kind: "remote", reason: "remote server" };
   if (type !== undefined && type !== "stdio" && type !== "local")
     return { kind: "unsupported", reason: `transport type ${JSON.stringify(e.type)}` };
-  if (!("command" in e))
-    return { kind: "unsupported", reason: "no command (an extension or a server seam cannot start)" };
-  if (typeof e.command !== "string") return { kind: "unsupported", reason: "command is not a string" };
-  if ("args" in e && (!Array.isArray(e.args) || !e.args.every((a) => typeof a === "string")))
-    return { kind: "unsupported", reason: "args is not a list of strings" };
-  const wrapped = parseWrapped(e.command, e.args ?? [], flags);
+  if (!(shape.command in e))
+    return { kind: "unsupported", reason: `no ${shape.command} (an extension or a server seam cannot start)` };
+  const launch = launchOf(e, shape);
+  if ("reason" in launch) return { kind: "unsupported", reason: launch.reason };
+  const wrapped = parseWrapped(launch.command, launch.args, flags);
   if (wrapped) return { kind: "wrapped", wrapped };
   return { kind: "stdio" };
 }
@@ -164,10 +211,11 @@ function iso(d: Date): string {
   }
 }
 
-/** The value at a key path of a parsed document (own keys only), or undefined. */
+/** The value at a key path of a parsed document (own keys only; a list's items by their index), or undefined. */
 export function valueAt(v: unknown, path: readonly string[]): unknown {
   let n = v;
-  for (const k of path) n = isPlainObject(n) && Object.hasOwn(n, k) ? n[k] : undefined;
+  for (const k of path)
+    n = isPlainObject(n) && Object.hasOwn(n, k) ? n[k] : Array.isArray(n) && /^\d+$/.test(k) ? n[Number(k)] : undefined;
   return n;
 }
 

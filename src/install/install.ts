@@ -8,10 +8,21 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
-import { type SeamCommand, type WrapFlags, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
+import {
+  type SeamCommand,
+  type WrapFlags,
+  type Wrapped,
+  classify,
+  launchOf,
+  sameValue,
+  valueAt,
+  withLaunch,
+  wrapPrefix,
+} from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
 import { tomlFormat } from "./toml-edit.ts";
+import { yamlFormat } from "./yaml-edit.ts";
 import { type WriteHooks, editFile } from "./write.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
@@ -75,7 +86,7 @@ export interface InstallOptions extends RunOptions {
 }
 
 export function formatOf(t: Target): ConfigFormat {
-  return t.format === "toml" ? tomlFormat : jsonFormat;
+  return t.format === "toml" ? tomlFormat : t.format === "yaml" ? yamlFormat : jsonFormat;
 }
 
 export function install(o: InstallOptions): FileOutcome[] {
@@ -83,20 +94,17 @@ export function install(o: InstallOptions): FileOutcome[] {
     const ledger = o.ledger ?? defaultLedger(t.client, o.env);
     return {
       onEntry(planner, ref) {
-        const c = classify(ref.value, o.wrapFlags);
+        const c = classify(ref.value, o.wrapFlags, ref.shape);
         if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
         if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
         const opts = { ledger, sign: o.sign };
         const edits = planner.wrap(ref, o.seam, opts);
         const entry = ref.value as Record<string, unknown>;
-        const args = [
-          ...wrapPrefix(o.seam, ref.name, opts),
-          entry.command as string,
-          ...((entry.args as string[]) ?? []),
-        ];
+        const launch = launchOf(entry, ref.shape) as { command: string; args: string[] };
+        const args = [...wrapPrefix(o.seam, ref.name, opts), launch.command, ...launch.args];
         return {
           edits,
-          expected: () => ({ ...entry, command: o.seam.argv[0], args }),
+          expected: () => withLaunch(entry, ref.shape, o.seam.argv[0]!, args),
           outcome: { action: "wrapped", ledger },
         };
       },
@@ -116,22 +124,22 @@ export function install(o: InstallOptions): FileOutcome[] {
 export function uninstall(o: RunOptions): FileOutcome[] {
   return run(o, () => ({
     onEntry(planner, ref) {
-      const c = classify(ref.value, o.wrapFlags);
+      const c = classify(ref.value, o.wrapFlags, ref.shape);
       if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
       if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
       const w = c.wrapped as Wrapped;
       const edits = planner.unwrap(ref, w);
       const expected = (after: unknown) => {
-        const entry: Record<string, unknown> = {
-          ...(ref.value as Record<string, unknown>),
-          command: w.command,
-          args: w.args,
-        };
         // An `args` seam added is taken away again: the entry then has none.
         const afterEntry = valueAt(after, ref.path);
-        if (w.args.length === 0 && afterEntry && typeof afterEntry === "object" && !("args" in afterEntry))
-          delete entry.args;
-        return entry;
+        const argsKey = ref.shape.args;
+        const drop =
+          argsKey !== undefined &&
+          w.args.length === 0 &&
+          !!afterEntry &&
+          typeof afterEntry === "object" &&
+          !(argsKey in afterEntry);
+        return withLaunch(ref.value as Record<string, unknown>, ref.shape, w.command, w.args, drop);
       };
       return { edits, expected, outcome: { action: "restored", ledger: w.ledger ?? undefined } };
     },
@@ -286,7 +294,8 @@ function sameWithAll(
   if (overrides.length === 0) return sameValue(a, b);
   const here = overrides.find((o) => o.path.length === depth);
   if (here) return sameValue(here.entry, b);
-  if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) || Array.isArray(b)) return false;
+  if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) !== Array.isArray(b)) return false;
+  // A list of entries (Continue's) is walked by index, as valueAt walks it.
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
   const byKey = new Map<string, Array<{ path: string[]; entry: unknown }>>();

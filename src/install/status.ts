@@ -84,7 +84,7 @@ export async function status(
           continue;
         }
         for (const ref of listed.servers) {
-          const c = classify(ref.value, wrapFlags);
+          const c = classify(ref.value, wrapFlags, ref.shape);
           const s: ServerStatus = { name: ref.name, where: ref.where, state: "not-recorded" };
           if (c.kind === "remote" || c.kind === "unsupported") {
             s.state = c.kind;
