@@ -105,6 +105,7 @@ export function block(f: FileOutcome, dryRun: boolean, explicit: boolean): strin
       lines.push(
         `  ${s.name}: ${verb}${s.ledger && s.action !== "not-wrapped" ? ` (ledger ${s.ledger})` : ""}${where}`,
       );
+      if (s.transient) lines.push(`    ${transientNote(s.transient, f.client)}`);
     }
   }
   if (f.backup) lines.push(`  backup: ${f.backup}`);
@@ -142,4 +143,9 @@ export async function report(
   if (outcomes.every((f) => f.status === "missing"))
     log.warn(`no config file found for ${explicit ? "the clients named" : "any client"}; nothing to ${command}`);
   return code;
+}
+
+/** What to say of an entry whose seam sits where it does not last, and how to point it at one that does. */
+export function transientNote(t: { path: string; reason: string }, client: string): string {
+  return `the seam it runs is in ${t.reason} (${t.path}), which does not last: run seam uninstall --client ${client}, then seam install --client ${client} from a seam installed for good`;
 }

@@ -59,7 +59,8 @@ export default defineCommand({
     const dryRun = Boolean(a.dryRun);
     const env = pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root"));
     const log = createLog();
-    const launcher = durableLauncher(runtime.selfArgv(), processProbe(env.os), rerun(rawArgs));
+    const probe = processProbe(env.os);
+    const launcher = durableLauncher(runtime.selfArgv(), probe, rerun(rawArgs));
     if (!launcher.ok) {
       log.error(launcher.error, launcher.hint);
       return EXIT.FAIL;
@@ -75,6 +76,7 @@ export default defineCommand({
       seam: { argv: launcher.argv },
       ledger: absolutePath(a.ledger as string | undefined, "--ledger"),
       sign,
+      probe,
     };
     const explicit = multi(rawArgs, "client") !== undefined;
     if (!dryRun && !a.yes && process.stdin.isTTY === true && process.stderr.isTTY === true) {

@@ -8,7 +8,7 @@
  * on PATH, or refusing with the command to run.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { WRAP_FLAGS } from "../commands/_wrap-args.ts";
 import { targetsFor } from "../src/install/clients.ts";
@@ -242,6 +242,45 @@ describe.skipIf(!allBuilt)("entries written by one launcher, read by every build
       expect(readFileSync(path, "utf8")).toBe(text);
     },
     120_000,
+  );
+});
+
+describe.skipIf(!allBuilt)("an entry an npx-run seam wrote, pointing into npm's npx cache", () => {
+  test.each(VIAS)(
+    "via %s: status says recorded and that its seam does not last; install says already and writes nothing; uninstall restores it",
+    async (via) => {
+      const dir = tempDir();
+      const home = join(dir, "home");
+      const env = { TMPDIR: join(dir, "tmp") };
+      mkdirSync(env.TMPDIR);
+      const seam = join(home, ".npm/_npx/239da8dec6f6d350/node_modules/.bin/seam");
+      const ledger = join(home, ".local/share/seam/cursor.jsonl");
+      const original =
+        '{\n  "mcpServers": {\n    "fs": {"command": "npx", "args": ["-y", "server-fs", "/data"]}\n  }\n}\n';
+      const wrapped = original.replace(
+        '"command": "npx", "args": [',
+        `"command": "/usr/bin/node", "args": [${JSON.stringify(seam)}, "wrap", "--ledger", ${JSON.stringify(ledger)}, "--server", "fs", "--", "npx", `,
+      );
+      const path = join(home, ".cursor/mcp.json");
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, wrapped);
+      const note = `    the seam it runs is in npm's npx cache (${seam}), which does not last: run seam uninstall --client cursor, then seam install --client cursor from a seam installed for good\n`;
+      const st = await runCli(via, ["status", "--client", "cursor", "--config-root", home], { env });
+      expect(st.stdout.toString()).toBe(
+        `Cursor (user): ${path}\n  fs: recorded into ${ledger} (no ledger yet); no session yet\n${note}`,
+      );
+      const again = await runCli(via, ["install", "--client", "cursor", "--config-root", home], { env });
+      expect([again.code, again.stdout.toString()]).toEqual([
+        0,
+        `Cursor (user): ${path}: unchanged\n  fs: already recorded (ledger ${ledger})\n${note}`,
+      ]);
+      expect(readFileSync(path, "utf8")).toBe(wrapped);
+      const u = await runCli(via, ["uninstall", "--client", "cursor", "--config-root", home], { env });
+      expect(u.code).toBe(0);
+      expect(u.stdout.toString()).toContain("  fs: restored");
+      expect(readFileSync(path, "utf8")).toBe(original);
+    },
+    60_000,
   );
 });
 

@@ -37,6 +37,8 @@ export interface Wrapped {
   /** The server's own command and args, as they were before seam. */
   command: string;
   args: string[];
+  /** How the entry starts seam: the entry's command and the args before `wrap`. */
+  launcher: string[];
 }
 
 /**
@@ -72,7 +74,14 @@ export function parseWrapped(command: unknown, args: unknown, flags: WrapFlags):
     const w = a[k]!;
     if (w === "--") {
       if (k + 1 >= a.length) return null;
-      return { commandAt: k + 1, ledger, server, command: a[k + 1]!, args: a.slice(k + 2) };
+      return {
+        commandAt: k + 1,
+        ledger,
+        server,
+        command: a[k + 1]!,
+        args: a.slice(k + 2),
+        launcher: [command, ...a.slice(0, at)],
+      };
     }
     if (flags.valued.has(w)) {
       if (k + 1 >= a.length) return null;

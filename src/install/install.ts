@@ -21,6 +21,7 @@ import {
 } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
+import { type Probe, launcherTransience } from "./launcher.ts";
 import { tomlFormat } from "./toml-edit.ts";
 import { yamlFormat } from "./yaml-edit.ts";
 import { type WriteHooks, editFile } from "./write.ts";
@@ -46,6 +47,8 @@ export interface ServerOutcome {
   action: Action;
   reason?: string;
   ledger?: string;
+  /** install, already: the seam the entry runs sits where it does not last. */
+  transient?: { path: string; reason: string };
 }
 
 export interface FileOutcome {
@@ -83,6 +86,8 @@ export interface InstallOptions extends RunOptions {
   /** One ledger for every client (absolute); by default one per client in the data folder. */
   ledger?: string;
   sign?: string;
+  /** To tell an entry whose seam does not last (none: not asked). */
+  probe?: Pick<Probe, "os" | "temp" | "realpath">;
 }
 
 export function formatOf(t: Target): ConfigFormat {
@@ -95,7 +100,12 @@ export function install(o: InstallOptions): FileOutcome[] {
     return {
       onEntry(planner, ref) {
         const c = classify(ref.value, o.wrapFlags, ref.shape);
-        if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
+        if (c.kind === "wrapped") {
+          const transient = o.probe && launcherTransience(c.wrapped!.launcher, o.probe);
+          return {
+            outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined, ...(transient ? { transient } : {}) },
+          };
+        }
         if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
         const opts = { ledger, sign: o.sign };
         const edits = planner.wrap(ref, o.seam, opts);

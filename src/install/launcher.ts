@@ -56,6 +56,19 @@ export function transientReason(file: string, probe: Pick<Probe, "os" | "temp" |
   return null;
 }
 
+/** Why an installed entry's launcher (the command, and a runtime's script) does not last, or null. */
+export function launcherTransience(
+  launcher: string[],
+  probe: Pick<Probe, "os" | "temp" | "realpath">,
+): { reason: string; path: string } | null {
+  const script = launcher.slice(1).find((a) => !a.startsWith("-"));
+  for (const f of [launcher[0]!, ...(script ? [script] : [])]) {
+    const reason = transientReason(f, probe);
+    if (reason) return { reason, path: f };
+  }
+  return null;
+}
+
 /**
  * The argv an entry should run: `self` (how this seam was started) when it
  * lasts, else a lasting seam found on PATH, else a refusal naming the

@@ -12,6 +12,7 @@ import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
 import { type WrapFlags, classify } from "./entry.ts";
 import { formatOf } from "./install.ts";
+import { type Probe, launcherTransience } from "./launcher.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
 
@@ -38,6 +39,8 @@ export interface ServerStatus {
   reason?: string;
   ledger?: LedgerState;
   last_session?: LastSession | null;
+  /** Set when the seam the entry runs sits where it does not last (npm's npx cache, a temporary folder). */
+  transient_launcher?: { path: string; reason: string };
 }
 
 export interface FileStatus {
@@ -60,6 +63,7 @@ export async function status(
   env: PathEnv,
   wrapFlags: WrapFlags,
   verify: Pick<VerifyOptions, "isWriterAlive"> = {},
+  probe?: Pick<Probe, "os" | "temp" | "realpath">,
 ): Promise<FileStatus[]> {
   const out: FileStatus[] = [];
   const ledgers = new Map<string, Promise<LedgerSummary>>();
@@ -91,6 +95,8 @@ export async function status(
             s.reason = c.reason;
           } else if (c.kind === "wrapped") {
             s.state = "recorded";
+            const transient = probe && launcherTransience(c.wrapped!.launcher, probe);
+            if (transient) s.transient_launcher = transient;
             const path = c.wrapped!.ledger;
             if (path) {
               if (!ledgers.has(path)) ledgers.set(path, summarize(path, verify));
