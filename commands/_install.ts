@@ -77,6 +77,7 @@ export function scopeFlag(value: string | undefined): "user" | "project" {
 const VERB: Record<string, string> = {
   wrapped: "recorded",
   already: "already recorded",
+  relaunched: "recorded again through this seam",
   restored: "restored",
   "not-wrapped": "not seam's, untouched",
 };
@@ -99,13 +100,16 @@ export function block(f: FileOutcome, dryRun: boolean, explicit: boolean): strin
       : `  [${s.where}]`;
     if (s.action === "remote" || s.action === "unsupported")
       lines.push(`  ${s.name}: not recorded: ${s.reason}${where}`);
+    else if (s.action === "relaunched" && s.transient)
+      lines.push(
+        `  ${s.name}: ${dryRun ? "would be " : ""}recorded again through this seam${s.ledger ? ` (ledger ${s.ledger})` : ""}: the one it ran was in ${s.transient.reason} (${s.transient.path})${where}`,
+      );
     else {
       const verb =
         dryRun && (s.action === "wrapped" || s.action === "restored") ? `would be ${VERB[s.action]}` : VERB[s.action];
       lines.push(
         `  ${s.name}: ${verb}${s.ledger && s.action !== "not-wrapped" ? ` (ledger ${s.ledger})` : ""}${where}`,
       );
-      if (s.transient) lines.push(`    ${transientNote(s.transient, f.client)}`);
     }
   }
   if (f.backup) lines.push(`  backup: ${f.backup}`);
@@ -145,7 +149,7 @@ export async function report(
   return code;
 }
 
-/** What to say of an entry whose seam sits where it does not last, and how to point it at one that does. */
+/** What status says of an entry whose seam sits where it does not last, and how to point it at one that does. */
 export function transientNote(t: { path: string; reason: string }, client: string): string {
-  return `the seam it runs is in ${t.reason} (${t.path}), which does not last: run seam uninstall --client ${client}, then seam install --client ${client} from a seam installed for good`;
+  return `the seam it runs is in ${t.reason} (${t.path}), which does not last: seam install --client ${client}, run from a seam installed for good, points it at that one`;
 }

@@ -247,34 +247,50 @@ describe.skipIf(!allBuilt)("entries written by one launcher, read by every build
 
 describe.skipIf(!allBuilt)("an entry an npx-run seam wrote, pointing into npm's npx cache", () => {
   test.each(VIAS)(
-    "via %s: status says recorded and that its seam does not last; install says already and writes nothing; uninstall restores it",
+    "via %s: status says recorded and that its seam does not last; install wraps it again through this seam, its flags kept; uninstall restores it",
     async (via) => {
       const dir = tempDir();
       const home = join(dir, "home");
       const env = { TMPDIR: join(dir, "tmp") };
       mkdirSync(env.TMPDIR);
       const seam = join(home, ".npm/_npx/239da8dec6f6d350/node_modules/.bin/seam");
-      const ledger = join(home, ".local/share/seam/cursor.jsonl");
+      const ledger = join(home, "ledgers/all.jsonl");
       const original =
         '{\n  "mcpServers": {\n    "fs": {"command": "npx", "args": ["-y", "server-fs", "/data"]}\n  }\n}\n';
+      const flags = ["--ledger", ledger, "--server", "fs", "--raw"];
       const wrapped = original.replace(
         '"command": "npx", "args": [',
-        `"command": "/usr/bin/node", "args": [${JSON.stringify(seam)}, "wrap", "--ledger", ${JSON.stringify(ledger)}, "--server", "fs", "--", "npx", `,
+        `"command": "/usr/bin/node", "args": [${[seam, "wrap", ...flags, "--", "npx"].map((x) => JSON.stringify(x)).join(", ")}, `,
       );
       const path = join(home, ".cursor/mcp.json");
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, wrapped);
-      const note = `    the seam it runs is in npm's npx cache (${seam}), which does not last: run seam uninstall --client cursor, then seam install --client cursor from a seam installed for good\n`;
       const st = await runCli(via, ["status", "--client", "cursor", "--config-root", home], { env });
       expect(st.stdout.toString()).toBe(
-        `Cursor (user): ${path}\n  fs: recorded into ${ledger} (no ledger yet); no session yet\n${note}`,
+        `Cursor (user): ${path}\n  fs: recorded into ${ledger} (no ledger yet); no session yet\n` +
+          `    the seam it runs is in npm's npx cache (${seam}), which does not last: seam install --client cursor, run from a seam installed for good, points it at that one\n`,
       );
       const again = await runCli(via, ["install", "--client", "cursor", "--config-root", home], { env });
-      expect([again.code, again.stdout.toString()]).toEqual([
-        0,
-        `Cursor (user): ${path}: unchanged\n  fs: already recorded (ledger ${ledger})\n${note}`,
+      expect(again.code).toBe(0);
+      expect(again.stdout.toString()).toStartWith(
+        `Cursor (user): ${path}: changed\n  fs: recorded again through this seam (ledger ${ledger}): the one it ran was in npm's npx cache (${seam})\n  backup: `,
+      );
+      const entry = JSON.parse(readFileSync(path, "utf8")).mcpServers.fs as { command: string; args: string[] };
+      const self = seamArgv(via);
+      expect([entry.command, ...entry.args]).toEqual([
+        ...(via === "bun" ? [self[0]!, "--no-env-file", self[3]!] : via === "node" ? [realNode(), self[1]!] : self),
+        "wrap",
+        ...flags,
+        "--",
+        "npx",
+        "-y",
+        "server-fs",
+        "/data",
       ]);
-      expect(readFileSync(path, "utf8")).toBe(wrapped);
+      const third = await runCli(via, ["install", "--client", "cursor", "--config-root", home], { env });
+      expect(third.stdout.toString()).toBe(
+        `Cursor (user): ${path}: unchanged\n  fs: already recorded (ledger ${ledger})\n`,
+      );
       const u = await runCli(via, ["uninstall", "--client", "cursor", "--config-root", home], { env });
       expect(u.code).toBe(0);
       expect(u.stdout.toString()).toContain("  fs: restored");

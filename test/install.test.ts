@@ -358,6 +358,28 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
   });
 });
 
+describe.each(CASES.map((c) => [c.client, c] as const))("%s, wrapped by a seam in npm's npx cache", (_, c) => {
+  test("install by a lasting seam wraps each entry again through itself: the same bytes as its own install; uninstall gives back the original", () => {
+    const npx = { argv: ["/usr/bin/node", "/home/me/.npm/_npx/239da8dec6f6d350/node_modules/.bin/seam"] };
+    const probe = { os: "linux" as const, temp: ["/tmp/nothing-here"], realpath: (p: string) => p };
+    const [home, fresh] = [tempDir(), tempDir()];
+    const { path, text } = layOut(home, [c]).get(c.client)!;
+    // The same ledger in both homes, so that the two files can be compared byte for byte.
+    const ledger = join(home, "all.jsonl");
+    installIn(home, [c.client], { seam: npx, ledger });
+    expect(readFileSync(path, "utf8")).toContain("_npx");
+    const r = installIn(home, [c.client], { ledger, probe });
+    expect(r[0]!.servers.filter((s) => s.action === "relaunched").map((s) => [s.name, s.transient])).toEqual(
+      c.wraps.map((n) => [n, { reason: "npm's npx cache", path: npx.argv[1] }]),
+    );
+    const freshPath = layOut(fresh, [c]).get(c.client)!.path;
+    installIn(fresh, [c.client], { ledger, probe });
+    expect(readFileSync(path, "utf8")).toBe(readFileSync(freshPath, "utf8"));
+    uninstallIn(home, [c.client]);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+});
+
 describe("files that resist", () => {
   const CURSOR = CASES.find((c) => c.client === "cursor")!;
   const small = '{\n  "mcpServers": {\n    "a": { "command": "srv", "args": ["-v"] }\n  }\n}\n';

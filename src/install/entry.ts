@@ -17,6 +17,8 @@ export interface SeamCommand {
 export interface WrapOptions {
   ledger: string;
   sign?: string;
+  /** seam wrap's flags as they are to be written, instead of those made of ledger, name and sign (an entry wrapped again by another seam keeps its own). */
+  flags?: string[];
 }
 
 /**
@@ -39,6 +41,8 @@ export interface Wrapped {
   args: string[];
   /** How the entry starts seam: the entry's command and the args before `wrap`. */
   launcher: string[];
+  /** seam wrap's flags in the entry, between `wrap` and `--`. */
+  flags: string[];
 }
 
 /**
@@ -81,6 +85,7 @@ export function parseWrapped(command: unknown, args: unknown, flags: WrapFlags):
         command: a[k + 1]!,
         args: a.slice(k + 2),
         launcher: [command, ...a.slice(0, at)],
+        flags: a.slice(at + 1, k),
       };
     }
     if (flags.valued.has(w)) {
@@ -99,16 +104,8 @@ export function parseWrapped(command: unknown, args: unknown, flags: WrapFlags):
 
 /** The args seam puts in front of the server's command (the command itself goes after the last one). */
 export function wrapPrefix(seam: SeamCommand, name: string, o: WrapOptions): string[] {
-  return [
-    ...seam.argv.slice(1),
-    "wrap",
-    "--ledger",
-    o.ledger,
-    "--server",
-    name,
-    ...(o.sign ? ["--sign", o.sign] : []),
-    "--",
-  ];
+  const flags = o.flags ?? ["--ledger", o.ledger, "--server", name, ...(o.sign ? ["--sign", o.sign] : [])];
+  return [...seam.argv.slice(1), "wrap", ...flags, "--"];
 }
 
 /**

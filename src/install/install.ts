@@ -14,6 +14,7 @@ import {
   type Wrapped,
   classify,
   launchOf,
+  parseWrapped,
   sameValue,
   valueAt,
   withLaunch,
@@ -33,6 +34,8 @@ export type Action =
   | "wrapped"
   /** install: seam's shape already. */
   | "already"
+  /** install: seam's shape already, with a seam that does not last: wrapped again (same flags) by this one. */
+  | "relaunched"
   /** uninstall: put back (or would be). */
   | "restored"
   /** uninstall: not seam's, untouched. */
@@ -47,7 +50,7 @@ export interface ServerOutcome {
   action: Action;
   reason?: string;
   ledger?: string;
-  /** install, already: the seam the entry runs sits where it does not last. */
+  /** install, relaunched: where the seam the entry ran sat, and why that does not last. */
   transient?: { path: string; reason: string };
 }
 
@@ -95,19 +98,29 @@ export function formatOf(t: Target): ConfigFormat {
 }
 
 export function install(o: InstallOptions): FileOutcome[] {
+  // An entry whose seam does not last is wrapped again by this one, when this one lasts.
+  const lasts = o.probe !== undefined && launcherTransience(o.seam.argv, o.probe) === null;
   return run(o, (t) => {
     const ledger = o.ledger ?? defaultLedger(t.client, o.env);
+    /** The entries put back in the first pass, by key path: their seam wrap flags and why their seam did not last. */
+    const again = new Map<string, { flags: string[]; transient: { path: string; reason: string } }>();
     return {
+      begin: () => again.clear(),
+      first: lasts
+        ? (planner, ref) => {
+            const c = classify(ref.value, o.wrapFlags, ref.shape);
+            const transient = c.kind === "wrapped" && launcherTransience(c.wrapped!.launcher, o.probe!);
+            if (!transient) return { outcome: { action: "already" } };
+            again.set(ref.path.join("\0"), { flags: c.wrapped!.flags, transient });
+            return unwrapPlan(planner, ref, c.wrapped!);
+          }
+        : undefined,
       onEntry(planner, ref) {
         const c = classify(ref.value, o.wrapFlags, ref.shape);
-        if (c.kind === "wrapped") {
-          const transient = o.probe && launcherTransience(c.wrapped!.launcher, o.probe);
-          return {
-            outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined, ...(transient ? { transient } : {}) },
-          };
-        }
+        if (c.kind === "wrapped") return { outcome: { action: "already", ledger: c.wrapped!.ledger ?? undefined } };
         if (c.kind !== "stdio") return { outcome: { action: c.kind, reason: c.reason } };
-        const opts = { ledger, sign: o.sign };
+        const before = again.get(ref.path.join("\0"));
+        const opts = { ledger, sign: o.sign, flags: before?.flags };
         const edits = planner.wrap(ref, o.seam, opts);
         const entry = ref.value as Record<string, unknown>;
         const launch = launchOf(entry, ref.shape) as { command: string; args: string[] };
@@ -115,7 +128,13 @@ export function install(o: InstallOptions): FileOutcome[] {
         return {
           edits,
           expected: () => withLaunch(entry, ref.shape, o.seam.argv[0]!, args),
-          outcome: { action: "wrapped", ledger },
+          outcome: before
+            ? {
+                action: "relaunched",
+                ledger: parseWrapped(o.seam.argv[0]!, args, o.wrapFlags)?.ledger ?? undefined,
+                transient: before.transient,
+              }
+            : { action: "wrapped", ledger },
         };
       },
       beforeWrite: o.dryRun
@@ -137,23 +156,27 @@ export function uninstall(o: RunOptions): FileOutcome[] {
       const c = classify(ref.value, o.wrapFlags, ref.shape);
       if (c.kind === "remote" || c.kind === "unsupported") return { outcome: { action: c.kind, reason: c.reason } };
       if (c.kind !== "wrapped") return { outcome: { action: "not-wrapped" } };
-      const w = c.wrapped as Wrapped;
-      const edits = planner.unwrap(ref, w);
-      const expected = (after: unknown) => {
-        // An `args` seam added is taken away again: the entry then has none.
-        const afterEntry = valueAt(after, ref.path);
-        const argsKey = ref.shape.args;
-        const drop =
-          argsKey !== undefined &&
-          w.args.length === 0 &&
-          !!afterEntry &&
-          typeof afterEntry === "object" &&
-          !(argsKey in afterEntry);
-        return withLaunch(ref.value as Record<string, unknown>, ref.shape, w.command, w.args, drop);
-      };
-      return { edits, expected, outcome: { action: "restored", ledger: w.ledger ?? undefined } };
+      return unwrapPlan(planner, ref, c.wrapped!);
     },
   }));
+}
+
+/** The edits that put a wrapped entry back as it was before seam. */
+function unwrapPlan(planner: Planner, ref: ServerRef, w: Wrapped): EntryPlan {
+  const edits = planner.unwrap(ref, w);
+  const expected = (after: unknown) => {
+    // An `args` seam added is taken away again: the entry then has none.
+    const afterEntry = valueAt(after, ref.path);
+    const argsKey = ref.shape.args;
+    const drop =
+      argsKey !== undefined &&
+      w.args.length === 0 &&
+      !!afterEntry &&
+      typeof afterEntry === "object" &&
+      !(argsKey in afterEntry);
+    return withLaunch(ref.value as Record<string, unknown>, ref.shape, w.command, w.args, drop);
+  };
+  return { edits, expected, outcome: { action: "restored", ledger: w.ledger ?? undefined } };
 }
 
 interface EntryPlan {
@@ -165,6 +188,10 @@ interface EntryPlan {
 }
 
 interface Handler {
+  /** Called as each edit of the file's text starts (it starts again when the file changed under seam). */
+  begin?: () => void;
+  /** A pass over the entries before onEntry's, on the text it leaves (install: putting back the entries to wrap again). */
+  first?: (planner: Planner, ref: ServerRef) => EntryPlan;
   onEntry(planner: Planner, ref: ServerRef): EntryPlan;
   beforeWrite?: () => void;
 }
@@ -182,38 +209,22 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
       const h = handlerFor(t);
       let servers: ServerOutcome[] = [];
       const edit = (text: string): { text: string } | { error: string } => {
-        servers = [];
-        const listed = fmt.list(text, t.containers);
-        if (!listed.ok) return { error: `${t.file}: ${listed.error}` };
-        const planner = fmt.plan(text);
-        const pending: Array<{ ref: ServerRef; at: number; plan: EntryPlan }> = [];
-        for (const ref of listed.servers) {
-          if (o.servers && !o.servers.includes(ref.name)) continue;
-          try {
-            const plan = h.onEntry(planner, ref);
-            if (plan.edits) pending.push({ ref, at: servers.length, plan });
-            servers.push({ name: ref.name, where: ref.where, ...plan.outcome });
-          } catch (e) {
-            if (!(e instanceof EditError)) throw e;
-            servers.push({ name: ref.name, where: ref.where, action: "unsupported", reason: e.message });
-          }
-        }
-        if (pending.length === 0) return { text };
-        // All entries' edits at once, checked once; should that check fail, one entry at a time, so only the culprit is left out.
-        const together = attempt(fmt, text, listed.value, pending);
-        if (together) return { text: together.text };
-        let cur = { text, value: listed.value };
-        for (const p of pending) {
-          let next: { text: string; value: unknown } | null = null;
-          try {
-            next = attempt(fmt, cur.text, cur.value, [{ ref: p.ref, plan: h.onEntry(fmt.plan(cur.text), p.ref) }]);
-          } catch (e) {
-            if (!(e instanceof EditError)) throw e;
-          }
-          if (next) cur = next;
-          else servers[p.at] = { name: p.ref.name, where: p.ref.where, action: "unsupported", reason: UNSAFE };
-        }
-        return { text: cur.text };
+        h.begin?.();
+        const plain = () => {
+          const r = pass(o, t, fmt, text, h.onEntry);
+          servers = r.servers;
+          return r.result;
+        };
+        if (!h.first) return plain();
+        // The first pass puts back the entries to wrap again; should the second not wrap each of them, neither pass counts.
+        const one = pass(o, t, fmt, text, h.first);
+        if ("error" in one.result || one.result.text === text) return plain();
+        const two = pass(o, t, fmt, one.result.text, h.onEntry);
+        const back = new Set(one.servers.flatMap((s, i) => (s.action === "restored" ? [one.keys[i]] : [])));
+        if ("error" in two.result || !two.servers.every((s, i) => !back.has(two.keys[i]) || s.action === "relaunched"))
+          return plain();
+        servers = two.servers;
+        return two.result;
       };
       if (o.dryRun) {
         let text: string;
@@ -262,6 +273,50 @@ function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
     }
   }
   return out;
+}
+
+/** One pass of a handler over a file's text: each entry's outcome (and its key path), and the text after their edits. */
+function pass(
+  o: RunOptions,
+  t: Target,
+  fmt: ConfigFormat,
+  text: string,
+  onEntry: (planner: Planner, ref: ServerRef) => EntryPlan,
+): { servers: ServerOutcome[]; keys: string[]; result: { text: string } | { error: string } } {
+  const servers: ServerOutcome[] = [];
+  const keys: string[] = [];
+  const listed = fmt.list(text, t.containers);
+  if (!listed.ok) return { servers, keys, result: { error: `${t.file}: ${listed.error}` } };
+  const planner = fmt.plan(text);
+  const pending: Array<{ ref: ServerRef; at: number; plan: EntryPlan }> = [];
+  for (const ref of listed.servers) {
+    if (o.servers && !o.servers.includes(ref.name)) continue;
+    keys.push(ref.path.join("\0"));
+    try {
+      const plan = onEntry(planner, ref);
+      if (plan.edits) pending.push({ ref, at: servers.length, plan });
+      servers.push({ name: ref.name, where: ref.where, ...plan.outcome });
+    } catch (e) {
+      if (!(e instanceof EditError)) throw e;
+      servers.push({ name: ref.name, where: ref.where, action: "unsupported", reason: e.message });
+    }
+  }
+  if (pending.length === 0) return { servers, keys, result: { text } };
+  // All entries' edits at once, checked once; should that check fail, one entry at a time, so only the culprit is left out.
+  const together = attempt(fmt, text, listed.value, pending);
+  if (together) return { servers, keys, result: { text: together.text } };
+  let cur = { text, value: listed.value };
+  for (const p of pending) {
+    let next: { text: string; value: unknown } | null = null;
+    try {
+      next = attempt(fmt, cur.text, cur.value, [{ ref: p.ref, plan: onEntry(fmt.plan(cur.text), p.ref) }]);
+    } catch (e) {
+      if (!(e instanceof EditError)) throw e;
+    }
+    if (next) cur = next;
+    else servers[p.at] = { name: p.ref.name, where: p.ref.where, action: "unsupported", reason: UNSAFE };
+  }
+  return { servers, keys, result: { text: cur.text } };
 }
 
 const UNSAFE = "seam's edit would have changed more than this entry; left as it is";
