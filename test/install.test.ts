@@ -38,6 +38,7 @@ import {
 } from "../src/install/install.ts";
 import { WRAP_ARGS, WRAP_FLAGS } from "../commands/_wrap-args.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
+import { status } from "../src/install/status.ts";
 import { CASES, fixtureText, layOut, serversOf } from "./install-fixtures.ts";
 import { tempDir } from "./proc.ts";
 
@@ -74,7 +75,8 @@ describe("where each client keeps its servers", () => {
       localAppData: "C:\\Users\\Me\\AppData\\Local",
     },
   };
-  const USER: Record<ClientId, Record<Os, string>> = {
+  /** Each client's user-scope files (and folders of files) per OS. */
+  const USER: Record<ClientId, Record<Os, string | string[]>> = {
     "claude-desktop": {
       linux: "/home/me/.config/Claude/claude_desktop_config.json",
       darwin: "/Users/me/Library/Application Support/Claude/claude_desktop_config.json",
@@ -135,9 +137,9 @@ describe("where each client keeps its servers", () => {
         "C:\\Users\\Me\\AppData\\Roaming\\Code\\User\\globalStorage\\rooveterinaryinc.roo-cline\\settings\\mcp_settings.json",
     },
     continue: {
-      linux: "/home/me/.continue/config.yaml",
-      darwin: "/Users/me/.continue/config.yaml",
-      win32: "C:\\Users\\Me\\.continue\\config.yaml",
+      linux: ["/home/me/.continue/config.yaml", "/home/me/.continue/mcpServers"],
+      darwin: ["/Users/me/.continue/config.yaml", "/Users/me/.continue/mcpServers"],
+      win32: ["C:\\Users\\Me\\.continue\\config.yaml", "C:\\Users\\Me\\.continue\\mcpServers"],
     },
     goose: {
       linux: "/home/me/.config/goose/config.yaml",
@@ -172,7 +174,7 @@ describe("where each client keeps its servers", () => {
   };
   for (const client of CLIENT_IDS) {
     test.each(["linux", "darwin", "win32"] as Os[])(`${client} on %s`, (os) => {
-      expect(targetsFor(client, "user", envs[os]).map((t) => t.file)).toEqual([USER[client][os]]);
+      expect(targetsFor(client, "user", envs[os]).map((t) => t.file)).toEqual([USER[client][os]].flat());
     });
   }
   test("project scope: the files in the project directory, for the clients that have them", () => {
@@ -184,6 +186,7 @@ describe("where each client keeps its servers", () => {
       "gemini /home/me/app/.gemini/settings.json",
       "codex /home/me/app/.codex/config.toml",
       "roo-code /home/me/app/.roo/mcp.json",
+      "continue /home/me/app/.continue/mcpServers",
       "amazon-q /home/me/app/.amazonq/mcp.json",
       "kiro /home/me/app/.kiro/settings/mcp.json",
       "opencode /home/me/app/opencode.json",
@@ -377,6 +380,35 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s, wrapped by a seam i
     expect(readFileSync(path, "utf8")).toBe(readFileSync(freshPath, "utf8"));
     uninstallIn(home, [c.client]);
     expect(readFileSync(path, "utf8")).toBe(text);
+  });
+});
+
+describe("Continue's mcpServers folder", () => {
+  test("each YAML block and JSON file in it is a config file of its own: wrapped, listed by status, given back byte for byte; other files are left alone", async () => {
+    const home = tempDir();
+    const dir = join(home, ".continue/mcpServers");
+    mkdirSync(join(dir, "sub.yaml"), { recursive: true });
+    const files: Record<string, string> = {
+      "playwright-mcp.yaml":
+        'name: Playwright mcpServer\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: Browser search\n    command: npx\n    args:\n      - "@playwright/mcp@latest"\n',
+      "mcp.json": '{\n  "mcpServers": {\n    "fs": { "command": "npx", "args": ["-y", "server-fs"] }\n  }\n}\n',
+      "notes.txt": "mcpServers:\n  - name: x\n    command: y\n",
+    };
+    for (const [n, text] of Object.entries(files)) writeFileSync(join(dir, n), text);
+    const r = installIn(home, ["continue"]);
+    expect(r.map((f) => [f.file, f.status, f.servers.map((s) => `${s.name} ${s.action}`)])).toEqual([
+      [join(home, ".continue/config.yaml"), "missing", []],
+      [join(dir, "mcp.json"), "changed", ["fs wrapped"]],
+      [join(dir, "playwright-mcp.yaml"), "changed", ["Browser search wrapped"]],
+    ]);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe(files["notes.txt"]!);
+    const st = await status(["continue"], envAt(home), WRAP_FLAGS);
+    expect(st.map((f) => [f.file, f.servers.map((s) => `${s.name} ${s.state}`)])).toEqual([
+      [join(dir, "mcp.json"), ["fs recorded"]],
+      [join(dir, "playwright-mcp.yaml"), ["Browser search recorded"]],
+    ]);
+    uninstallIn(home, ["continue"]);
+    for (const [n, text] of Object.entries(files)) expect(readFileSync(join(dir, n), "utf8")).toBe(text);
   });
 });
 

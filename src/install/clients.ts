@@ -30,8 +30,10 @@
  *     `mcpServers`, entries as Cline's.
  *   - Continue (docs.continue.dev, config.yaml reference, `schema: v1`):
  *     ~/.continue/config.yaml, `mcpServers:` a YAML list of entries, each
- *     named by its `name`, with `command`, `args`, `env`, `type`. The
- *     per-server block files in `.continue/mcpServers/` are not set up.
+ *     named by its `name`, with `command`, `args`, `env`, `type`; and the
+ *     block files of the `mcpServers` folder (~/.continue/mcpServers and
+ *     `<project>/.continue/mcpServers`): YAML blocks with the same list, or
+ *     JSON files in the `mcpServers` notation of Claude's and Cursor's.
  *   - Goose (block.github.io/goose, "Configuration Files"): config.yaml in
  *     ~/.config/goose (%APPDATA%\Block\goose\config on Windows), key
  *     `extensions`, a stdio extension is `type: stdio` with `cmd` and `args`.
@@ -139,6 +141,12 @@ export interface Target {
   file: string;
   format: Format;
   containers: Container[];
+  /**
+   * `file` is a folder of config files, each a target of its own: its
+   * `.yaml`/`.yml` files read as YAML with `containers`, its `.json` files as
+   * JSON with `json` (Continue's `mcpServers` folder of blocks).
+   */
+  folder?: { json: Container[] };
 }
 
 export function pathEnvFromProcess(configRoot?: string, cwd = process.cwd()): PathEnv {
@@ -196,6 +204,7 @@ function vscodeUser(env: PathEnv): string {
 }
 
 const MCP_SERVERS: Container[] = [{ path: ["mcpServers"], label: "mcpServers" }];
+const CONTINUE: Container[] = [{ path: ["mcpServers"], label: "mcpServers", list: true }];
 const OPENCODE: Container[] = [{ path: ["mcp"], label: "mcp", shape: { command: "command" } }];
 
 /** The files of one client at one scope (none when the client has no such scope). */
@@ -219,6 +228,17 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
         return t(project(".codex", "config.toml"), [{ path: ["mcp_servers"], label: "mcp_servers" }], "toml");
       case "roo-code":
         return t(project(".roo", "mcp.json"), MCP_SERVERS);
+      case "continue":
+        return [
+          {
+            client,
+            scope,
+            file: project(".continue", "mcpServers"),
+            format: "yaml",
+            containers: CONTINUE,
+            folder: { json: MCP_SERVERS },
+          },
+        ];
       case "amazon-q":
         return t(project(".amazonq", "mcp.json"), MCP_SERVERS);
       case "kiro":
@@ -271,11 +291,17 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
         MCP_SERVERS,
       );
     case "continue":
-      return t(
-        p.join(home, ".continue", "config.yaml"),
-        [{ path: ["mcpServers"], label: "mcpServers", list: true }],
-        "yaml",
-      );
+      return [
+        ...t(p.join(home, ".continue", "config.yaml"), CONTINUE, "yaml"),
+        {
+          client,
+          scope,
+          file: p.join(home, ".continue", "mcpServers"),
+          format: "yaml",
+          containers: CONTINUE,
+          folder: { json: MCP_SERVERS },
+        },
+      ];
     case "goose": {
       const dir = env.os === "win32" ? p.join(appData, "Block", "goose", "config") : p.join(xdgConfig, "goose");
       return t(
@@ -304,4 +330,31 @@ export function defaultLedger(client: ClientId, env: PathEnv): string {
 
 export function isClientId(s: string): s is ClientId {
   return (CLIENT_IDS as readonly string[]).includes(s);
+}
+
+/** The targets with each folder replaced by the config files in it (a folder that is not there has none). */
+export function expandTargets(targets: Target[], readdir: (dir: string) => string[]): Target[] {
+  return targets.flatMap((t) => {
+    if (!t.folder) return [t];
+    let names: string[];
+    try {
+      names = readdir(t.file);
+    } catch {
+      return [];
+    }
+    const p = t.file.includes("\\") && !t.file.includes("/") ? win32 : posix;
+    return names
+      .filter((n) => /\.(ya?ml|json)$/i.test(n))
+      .sort()
+      .map((n): Target => {
+        const json = /\.json$/i.test(n);
+        return {
+          client: t.client,
+          scope: t.scope,
+          file: p.join(t.file, n),
+          format: json ? "json" : "yaml",
+          containers: json ? t.folder!.json : t.containers,
+        };
+      });
+  });
 }

@@ -4,10 +4,18 @@
  * after the edit must equal the one before in every value but the entry's
  * command and args), the safe write, and a unified diff for --dry-run.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
-import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
+import {
+  type ClientId,
+  type PathEnv,
+  type Scope,
+  type Target,
+  defaultLedger,
+  expandTargets,
+  targetsFor,
+} from "./clients.ts";
 import {
   type SeamCommand,
   type WrapFlags,
@@ -91,6 +99,13 @@ export interface InstallOptions extends RunOptions {
   sign?: string;
   /** To tell an entry whose seam does not last (none: not asked). */
   probe?: Pick<Probe, "os" | "temp" | "realpath">;
+}
+
+/** The files of a folder (and links to files), by name: the config files of a folder target are among them. */
+export function listFolder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isFile() || d.isSymbolicLink())
+    .map((d) => d.name);
 }
 
 export function formatOf(t: Target): ConfigFormat {
@@ -199,7 +214,7 @@ interface Handler {
 function run(o: RunOptions, handlerFor: (t: Target) => Handler): FileOutcome[] {
   const out: FileOutcome[] = [];
   for (const client of o.clients) {
-    for (const t of targetsFor(client, o.scope, o.env)) {
+    for (const t of expandTargets(targetsFor(client, o.scope, o.env), listFolder)) {
       const base = { client, scope: t.scope, file: t.file, servers: [] as ServerOutcome[] };
       if (!existsSync(t.file)) {
         out.push({ ...base, status: "missing" });

@@ -9,9 +9,9 @@ import type { Json, JsonObject } from "../core/json.ts";
 import { getField } from "../core/json.ts";
 import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
-import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
+import { type ClientId, type PathEnv, type Scope, expandTargets, targetsFor } from "./clients.ts";
 import { type WrapFlags, classify } from "./entry.ts";
-import { formatOf } from "./install.ts";
+import { formatOf, listFolder } from "./install.ts";
 import { type Probe, launcherTransience } from "./launcher.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
@@ -67,10 +67,13 @@ export async function status(
 ): Promise<FileStatus[]> {
   const out: FileStatus[] = [];
   const ledgers = new Map<string, Promise<LedgerSummary>>();
+  const seen = new Set<string>();
   for (const client of clients) {
     for (const scope of ["user", "project"] as Scope[]) {
-      for (const t of targetsFor(client, scope, env)) {
-        if (!existsSync(t.file)) continue;
+      for (const t of expandTargets(targetsFor(client, scope, env), listFolder)) {
+        // Run from the home directory, a project's file can be the user's own: it is listed once.
+        if (!existsSync(t.file) || seen.has(t.file)) continue;
+        seen.add(t.file);
         const fs: FileStatus = { client, scope, file: t.file, servers: [] };
         out.push(fs);
         let text: string;
