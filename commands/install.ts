@@ -58,7 +58,12 @@ export default defineCommand({
     }
     const dryRun = Boolean(a.dryRun);
     const env = pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root"));
+    const clients = selectClients(rawArgs, Boolean(a.all), "install", false);
+    const servers = multi(rawArgs, "server");
+    const scope = scopeFlag(a.scope as string | undefined);
+    const ledger = absolutePath(a.ledger as string | undefined, "--ledger");
     const log = createLog();
+    // The command line is sound; now the seam the entries are to run.
     const probe = processProbe(env.os);
     const launcher = durableLauncher(runtime.selfArgv(), probe, rerun(rawArgs));
     if (!launcher.ok) {
@@ -67,14 +72,14 @@ export default defineCommand({
     }
     if (launcher.found) log.info(`the entries run the seam at ${launcher.found}, not this one`);
     const opts: InstallOptions = {
-      clients: selectClients(rawArgs, Boolean(a.all), "install", false),
-      servers: multi(rawArgs, "server"),
-      scope: scopeFlag(a.scope as string | undefined),
+      clients,
+      servers,
+      scope,
       env,
       dryRun,
       wrapFlags: WRAP_FLAGS,
       seam: { argv: launcher.argv },
-      ledger: absolutePath(a.ledger as string | undefined, "--ledger"),
+      ledger,
       sign,
       probe,
     };

@@ -339,6 +339,11 @@ describe.skipIf(!built("node"))("install run from npm's npx cache", () => {
     );
     expect(r.stdout.toString()).toBe("");
     expect(readFileSync(l.path, "utf8")).toBe(l.text);
+    // A wrong command line is told first, whichever seam runs.
+    const usage = await run([NODE, l.self, "install", "--config-root", l.home], {
+      env: { TMPDIR: l.tmp, PATH: [l.npxBin, l.nodeDir].join(":") },
+    });
+    expect([usage.code, usage.stderr.split("\n")[0]]).toEqual([2, "seam: error: name the clients to set up"]);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * What an installed entry's argv looks like, and how to tell one seam wrote
- * from one it did not. Values only: the files' text is edited in json-edit.ts
- * and toml-edit.ts, both of which ask this module what a value means.
+ * from one it did not. Values only: the files' text is edited in json-edit.ts,
+ * toml-edit.ts and yaml-edit.ts, which ask this module what a value means.
  *
  * A wrapped entry runs `<seam> wrap --ledger L --server NAME [--sign K] -- C A…`
  * where <seam> is the running seam (an executable alone, or a runtime and
