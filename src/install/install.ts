@@ -3,6 +3,9 @@
  * back, the edit of each file (checked before it is written: the document
  * after the edit must equal the one before in every value but the entry's
  * command and args), the safe write, and a unified diff for --dry-run.
+ * install also wraps again, through itself, an entry whose seam does not
+ * last (npm's npx cache): put back, then wrapped with its own flags, in one
+ * write.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -97,7 +100,7 @@ export interface InstallOptions extends RunOptions {
   /** One ledger for every client (absolute); by default one per client in the data folder. */
   ledger?: string;
   sign?: string;
-  /** To tell an entry whose seam does not last (none: not asked). */
+  /** To find the entries whose seam does not last, and wrap them again through this one (none: not looked for). */
   probe?: Pick<Probe, "os" | "temp" | "realpath">;
 }
 

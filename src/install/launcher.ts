@@ -34,7 +34,8 @@ export interface Probe {
 export type Launcher =
   | {
       ok: true;
-      argv: string[] /** Set when the running seam was transient and this one was found on PATH. */;
+      argv: string[];
+      /** Set when the running seam does not last and this one was found on PATH. */
       found?: string;
     }
   | { ok: false; error: string; hint: string };
@@ -75,18 +76,9 @@ export function launcherTransience(
  * command to run (`rerun`: the install command as the user typed it).
  */
 export function durableLauncher(self: string[], probe: Probe, rerun: string): Launcher {
-  // self is [runtime, ...runtime flags, script] or [executable]: the runtime and the script are paths.
-  const paths = [self[0]!, ...(self.length > 1 ? [self[self.length - 1]!] : [])];
-  let why: string | null = null;
-  let where = "";
-  for (const f of paths) {
-    why = transientReason(f, probe);
-    if (why) {
-      where = f;
-      break;
-    }
-  }
-  if (!why) return { ok: true, argv: self };
+  // self is [runtime, ...runtime flags, script] or [executable], as an entry's launcher is.
+  const transient = launcherTransience(self, probe);
+  if (!transient) return { ok: true, argv: self };
   const runtimeLasts = self.length > 1 && transientReason(self[0]!, probe) === null;
   const p = probe.os === "win32" ? win32 : posix;
   const names = probe.os === "win32" ? ["seam.exe", "seam.cmd"] : ["seam"];
@@ -113,7 +105,7 @@ export function durableLauncher(self: string[], probe: Probe, rerun: string): La
   }
   return {
     ok: false,
-    error: `this seam runs from ${why} (${where}), which does not last; an entry pointing at it would stop working when it is cleared`,
+    error: `this seam runs from ${transient.reason} (${transient.path}), which does not last; an entry pointing at it would stop working when it is cleared`,
     hint: `install seam for good and run it from there: npm install -g seam-mcp, then ${rerun}`,
   };
 }
