@@ -45,22 +45,29 @@ import { tempDir } from "./proc.ts";
 const SEAM = { argv: ["/opt/seam/bin/seam"] };
 const envAt = (home: string, cwd = home): PathEnv => ({ os: "linux", home: "/nonexistent", cwd, configRoot: home });
 
-/** seam install of `clients` in the user scope of `home`, as the command runs it (`more` on top). */
+/** seam install of `clients` in the user scope of `home`, as the command runs it (`more` on top): the files found. */
 function installIn(home: string, clients: ClientId[], more: Partial<InstallOptions> = {}): FileOutcome[] {
-  return install({
-    clients,
-    scope: "user",
-    env: envAt(home),
-    dryRun: false,
-    seam: SEAM,
-    wrapFlags: WRAP_FLAGS,
-    ...more,
-  });
+  return found(
+    install({
+      clients,
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+      ...more,
+    }),
+  );
+}
+
+/** The outcomes of the files that are there (a client may have more places than the test lays out). */
+function found(outcomes: FileOutcome[]): FileOutcome[] {
+  return outcomes.filter((f) => f.status !== "missing");
 }
 
 /** seam uninstall of `clients` in the user scope of `home`. */
 function uninstallIn(home: string, clients: ClientId[]): FileOutcome[] {
-  return uninstall({ clients, scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+  return found(uninstall({ clients, scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS }));
 }
 
 describe("where each client keeps its servers", () => {
@@ -162,9 +169,9 @@ describe("where each client keeps its servers", () => {
       win32: "C:\\Users\\Me\\.kiro\\settings\\mcp.json",
     },
     opencode: {
-      linux: "/home/me/.config/opencode/opencode.json",
-      darwin: "/Users/me/.config/opencode/opencode.json",
-      win32: "C:\\Users\\Me\\.config\\opencode\\opencode.json",
+      linux: ["/home/me/.config/opencode/opencode.json", "/home/me/.config/opencode/opencode.jsonc"],
+      darwin: ["/Users/me/.config/opencode/opencode.json", "/Users/me/.config/opencode/opencode.jsonc"],
+      win32: ["C:\\Users\\Me\\.config\\opencode\\opencode.json", "C:\\Users\\Me\\.config\\opencode\\opencode.jsonc"],
     },
     junie: {
       linux: "/home/me/.junie/mcp/mcp.json",
@@ -190,6 +197,7 @@ describe("where each client keeps its servers", () => {
       "amazon-q /home/me/app/.amazonq/mcp.json",
       "kiro /home/me/app/.kiro/settings/mcp.json",
       "opencode /home/me/app/opencode.json",
+      "opencode /home/me/app/opencode.jsonc",
       "junie /home/me/app/.junie/mcp/mcp.json",
     ]);
   });
@@ -397,7 +405,6 @@ describe("Continue's mcpServers folder", () => {
     for (const [n, text] of Object.entries(files)) writeFileSync(join(dir, n), text);
     const r = installIn(home, ["continue"]);
     expect(r.map((f) => [f.file, f.status, f.servers.map((s) => `${s.name} ${s.action}`)])).toEqual([
-      [join(home, ".continue/config.yaml"), "missing", []],
       [join(dir, "mcp.json"), "changed", ["fs wrapped"]],
       [join(dir, "playwright-mcp.yaml"), "changed", ["Browser search wrapped"]],
     ]);

@@ -46,7 +46,8 @@
  *   - Kiro (kiro.dev/docs/mcp/configuration): ~/.kiro/settings/mcp.json and
  *     `<project>/.kiro/settings/mcp.json`, key `mcpServers`.
  *   - opencode (opencode.ai/docs/mcp-servers): ~/.config/opencode/opencode.json
- *     on every OS (it keeps to the XDG layout) and `<project>/opencode.json`;
+ *     (or .jsonc) on every OS (it keeps to the XDG layout) and
+ *     `<project>/opencode.json` (or .jsonc);
  *     key `mcp`, a local server is `type: local` with `command` one list
  *     (the program, then its arguments).
  *   - Junie (jetbrains.com/help/junie, "Model Context Protocol"):
@@ -244,7 +245,7 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
       case "kiro":
         return t(project(".kiro", "settings", "mcp.json"), MCP_SERVERS);
       case "opencode":
-        return t(project("opencode.json"), OPENCODE);
+        return [...t(project("opencode.json"), OPENCODE), ...t(project("opencode.jsonc"), OPENCODE)];
       case "junie":
         return t(project(".junie", "mcp", "mcp.json"), MCP_SERVERS);
       default:
@@ -316,8 +317,10 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
       return t(p.join(home, ".aws", "amazonq", "mcp.json"), MCP_SERVERS);
     case "kiro":
       return t(p.join(home, ".kiro", "settings", "mcp.json"), MCP_SERVERS);
-    case "opencode":
-      return t(p.join(home, ".config", "opencode", "opencode.json"), OPENCODE);
+    case "opencode": {
+      const dir = p.join(home, ".config", "opencode");
+      return [...t(p.join(dir, "opencode.json"), OPENCODE), ...t(p.join(dir, "opencode.jsonc"), OPENCODE)];
+    }
     case "junie":
       return t(p.join(home, ".junie", "mcp", "mcp.json"), MCP_SERVERS);
   }
