@@ -52,6 +52,8 @@ export const FINDING_KINDS = {
   intent_without_result: "a tool_call_intent without its tool_call",
   unparsed_client_frame: "a client frame seam could not parse (unless --allow-unparsed)",
   ambiguous_client_frame: "a client frame JSON parsers read differently (unless --allow-unparsed)",
+  answer_ambiguous: "an answer whose id names a request under an SDK client's id rule but not exactly",
+  answer_duplicate: "a second answer to a request already answered (exactly or under an SDK client's id rule)",
   unrowed_unparsed_frames: "session_end counts more unparsed frames than the file rows (unless --allow-unparsed)",
   session_missing_end: "a session without session_end whose writer is not running",
   no_checkpoint_holds: "with --key: no checkpoint signed by the key holds",

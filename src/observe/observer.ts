@@ -18,9 +18,10 @@ import type { LongFrame } from "./frames.ts";
 import { FrameHold } from "./frame-hold.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
 import { OperationBook } from "./operation-book.ts";
-import { type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { answerDigest } from "./large-answer.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
-import { RequestRows, actionFields } from "./request-rows.ts";
+import { type Answer, RequestRows, actionFields, answerStatus } from "./request-rows.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
@@ -36,6 +37,8 @@ export class McpObserver {
     unparsed_frames: 0,
     ambiguous_frames: 0,
     oversize_frames_unlogged: 0,
+    ambiguous_answers: 0,
+    duplicate_answers: 0,
   };
   private readonly table: RequestTable;
   private readonly rows: RequestRows;
@@ -112,6 +115,8 @@ export class McpObserver {
       abandoned_operations: ops.abandoned || undefined,
       tasks_open: ops.tasks_open || undefined,
       ambiguous_frames: c.ambiguous_frames || undefined,
+      ambiguous_answers: c.ambiguous_answers || undefined,
+      duplicate_answers: c.duplicate_answers || undefined,
     };
   }
 
@@ -272,13 +277,70 @@ export class McpObserver {
     // An answer travels the other way from its request.
     const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
     const key = requestKey(id);
-    const p = key === null ? undefined : this.table.take(reqDir, key);
-    if (!p) {
-      if (this.table.late(reqDir, key)) this.counts.late_responses++;
-      else this.counts.unmatched_responses++;
+    const answer = { error: getField(m, "error"), result: getField(m, "result") };
+    let p = key === null ? undefined : this.table.take(reqDir, key);
+    if (p !== undefined) {
+      this.rows.rowFor(p, answer, this.o.now());
+      this.table.answer(p, this.rows.digest);
       return;
     }
-    this.rows.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
+    // An answer seam's exact rule leaves unmatched may be one a client takes.
+    p = this.o.faults?.exactIdsOnly ? undefined : this.table.takeCoerced(reqDir, id);
+    if (p !== undefined) {
+      this.answerAmbiguous(dir, p, id, answer);
+      return;
+    }
+    if (this.table.late(reqDir, key)) {
+      this.counts.late_responses++;
+      return;
+    }
+    const before = this.table.answeredBefore(reqDir, id);
+    if (before !== undefined) {
+      this.answerDuplicate(dir, before, id, answer);
+      return;
+    }
+    this.counts.unmatched_responses++;
+  }
+
+  /**
+   * An answer whose id names the open request `p` under an SDK client's rule
+   * but not exactly (src/observe/pairing.ts): clients differ on whether it
+   * answers `p`, so `p`'s row says `ambiguous` (with this answer's digest,
+   * which the official SDKs deliver), and the answer has its own
+   * `answer_ambiguous` row. `p` is closed as those SDKs close it: a later
+   * answer to it is an `answer_duplicate`.
+   */
+  private answerAmbiguous(dir: Dir, p: OpenRequest, id: Json | undefined, answer: Answer): void {
+    this.counts.ambiguous_answers++;
+    this.rows.rowFor(p, answer, this.o.now(), undefined, undefined, id);
+    const digest = this.rows.digest;
+    this.table.answer(p, digest);
+    this.o.rows.row("answer_ambiguous", {
+      dir,
+      method: p.method,
+      rpc_id: p.id,
+      answer_id: id,
+      result_digest: digest,
+      status: answerStatus(answer),
+    });
+  }
+
+  /**
+   * A second answer to a request already answered (exactly, or under an SDK
+   * client's rule): an `answer_duplicate` row with both digests. The SDK
+   * clients keep the first; a client that waited for an exact id may not have.
+   */
+  private answerDuplicate(dir: Dir, first: Answered, id: Json | undefined, answer: Answer): void {
+    this.counts.duplicate_answers++;
+    this.o.rows.row("answer_duplicate", {
+      dir,
+      method: first.method,
+      rpc_id: first.id,
+      answer_id: id,
+      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
+      first_result_digest: first.digest,
+      status: answerStatus(answer),
+    });
   }
 
   /**

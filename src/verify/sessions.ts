@@ -130,6 +130,7 @@ export class SessionCheck {
     }
 
     if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
+    else if (evt === "answer_ambiguous" || evt === "answer_duplicate") this.answerRow(s, row, evt, n);
 
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
@@ -220,6 +221,18 @@ export class SessionCheck {
         "ambiguous_client_frame",
         `line ${n}: a client frame JSON parsers read differently${refused}`,
       );
+  }
+
+  /**
+   * An answer clients could pair differently from seam (answer_ambiguous) or
+   * a second answer to one request (answer_duplicate): which result the
+   * client used is not vouched for, so the session is inconclusive.
+   */
+  private answerRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
+    const id = `rpc_id ${show(getField(row, "rpc_id"))}, answer id ${show(getField(row, "answer_id"))}`;
+    if (evt === "answer_ambiguous")
+      this.find(s, n, "answer_ambiguous", `line ${n}: an answer only an SDK client's looser id rule pairs (${id})`);
+    else this.find(s, n, "answer_duplicate", `line ${n}: a second answer to one request (${id})`);
   }
 
   private unparsedFinding(s: Session, n: number, kind: FindingKind, text: string): void {
