@@ -54,6 +54,8 @@ export const FINDING_KINDS = {
   ambiguous_client_frame: "a client frame JSON parsers read differently (unless --allow-unparsed)",
   answer_ambiguous: "an answer whose id names a request under an SDK client's id rule but not exactly",
   answer_duplicate: "a second answer to a request already answered (exactly or under an SDK client's id rule)",
+  sse_ambiguous: "an SSE event (or stream start) EventSource readers and the SDK clients read differently",
+  body_undecoded: "a compressed answer body seam could not decode to observe",
   unrowed_unparsed_frames: "session_end counts more unparsed frames than the file rows (unless --allow-unparsed)",
   session_missing_end: "a session without session_end whose writer is not running",
   no_checkpoint_holds: "with --key: no checkpoint signed by the key holds",

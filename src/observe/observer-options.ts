@@ -80,5 +80,9 @@ export interface ObserverCounts {
   ambiguous_answers: number;
   /** Second answers to a request (each has an answer_duplicate row). */
   duplicate_answers: number;
+  /** SSE events readers differ on (each JSON-RPC one has an sse_ambiguous row). */
+  sse_ambiguous: number;
+  /** Compressed server bodies seam could not decode (each has a body_undecoded row). */
+  undecoded_bodies: number;
   oversize_frames_unlogged: number;
 }

@@ -27,6 +27,9 @@ import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
 const MAX_S2C_UNPARSED_ROWS = 100;
 
+/** Keys that make a JSON object a JSON-RPC message to look at. */
+const RPC_KEYS = ["jsonrpc", "id", "method", "result", "error"] as const;
+
 export class McpObserver {
   readonly counts: ObserverCounts = {
     calls: 0,
@@ -39,6 +42,8 @@ export class McpObserver {
     oversize_frames_unlogged: 0,
     ambiguous_answers: 0,
     duplicate_answers: 0,
+    sse_ambiguous: 0,
+    undecoded_bodies: 0,
   };
   private readonly table: RequestTable;
   private readonly rows: RequestRows;
@@ -95,6 +100,50 @@ export class McpObserver {
     this.observe("s2c", frame);
   }
 
+  /**
+   * An SSE event the SDK clients do not read as a message, or read where the
+   * HTML standard's reader does not (src/proxy/sse.ts, BodySink.other): an
+   * `sse_ambiguous` row when its data is a JSON-RPC message (`reason`
+   * "event_type": its event type is not `message`; "final_cr": the stream
+   * ended on the CR of its blank line). It pairs with nothing.
+   */
+  sseEvent(why: "event_type" | "final_cr", type: Uint8Array, data: Uint8Array | undefined, length: number): void {
+    const read = data === undefined ? undefined : readFrame(data, this.reading.s2c);
+    const msg = read?.kind === "parsed" ? read.msg : undefined;
+    const first = Array.isArray(msg) ? msg[0] : msg;
+    // A payload that is no JSON-RPC message (a ping's text, a progress note) is no reader's answer.
+    if (
+      data !== undefined &&
+      (first === undefined || !isObject(first) || !RPC_KEYS.some((k) => getField(first, k) !== undefined))
+    )
+      return;
+    const method = first === undefined ? undefined : getField(first, "method");
+    this.counts.sse_ambiguous++;
+    this.o.rows.row("sse_ambiguous", {
+      reason: why,
+      event: frameHead(type),
+      bytes: length,
+      frame_digest: data === undefined ? undefined : digestBytes(data),
+      rpc_id: first === undefined ? undefined : getField(first, "id"),
+      method: typeof method === "string" ? method : undefined,
+    });
+  }
+
+  /** An SSE stream began with a BOM's mojibake, which the SDK clients' parser drops and the HTML standard's keeps (src/proxy/sse.ts). */
+  sseMojibake(): void {
+    this.counts.sse_ambiguous++;
+    this.o.rows.row("sse_ambiguous", { reason: "bom_mojibake" });
+  }
+
+  /**
+   * A compressed server body seam could not decode to observe (src/proxy/sse.ts,
+   * DecodedBody): a `body_undecoded` row, since what it answered is unknown.
+   */
+  undecodedBody(why: string, length: number): void {
+    this.counts.undecoded_bodies++;
+    this.o.rows.row("body_undecoded", { dir: "s2c", reason: why, bytes: length || undefined });
+  }
+
   oversize(_dir: Dir, _length: number): void {
     this.counts.oversize_frames_unlogged++;
   }
@@ -117,6 +166,8 @@ export class McpObserver {
       ambiguous_frames: c.ambiguous_frames || undefined,
       ambiguous_answers: c.ambiguous_answers || undefined,
       duplicate_answers: c.duplicate_answers || undefined,
+      sse_ambiguous: c.sse_ambiguous || undefined,
+      undecoded_bodies: c.undecoded_bodies || undefined,
     };
   }
 
