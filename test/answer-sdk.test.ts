@@ -1,5 +1,6 @@
 /**
- * The official TypeScript SDK client (stdio) through `seam wrap` to a server
+ * The official TypeScript SDK clients (@modelcontextprotocol/sdk and
+ * @modelcontextprotocol/client 2.x, stdio) through `seam wrap` to a server
  * that answers with id twins (test/fixtures/twin-server.mjs): every
  * tool_call row's result_digest is the digest of the result the client
  * delivered, the rows say `ambiguous` where clients' id rules differ, each
@@ -8,6 +9,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernTransport } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { digestJson } from "../src/core/digest.ts";
@@ -27,16 +30,19 @@ const MODES: [string, string, string[]][] = [
   ["plain", "ok", []],
 ];
 
-async function through(via: Via, ledger: string, modes: string[]): Promise<unknown[]> {
+async function through(via: Via, ledger: string, modes: string[], modern = false): Promise<unknown[]> {
   const [cmd, ...pre] = seamArgv(via);
-  const transport = new StdioClientTransport({
+  const spec = {
     command: cmd!,
     args: [...pre, "wrap", "--ledger", ledger, "--", ...SERVER],
-    stderr: "ignore",
-  });
-  const client = new Client({ name: "seam-answer-test", version: "1.0.0" });
+    stderr: "ignore" as const,
+  };
+  const transport = modern ? new ModernTransport(spec) : new StdioClientTransport(spec);
+  const client = modern
+    ? new ModernClient({ name: "seam-answer-test", version: "2.0.0" })
+    : new Client({ name: "seam-answer-test", version: "1.0.0" });
   client.onerror = () => {}; // the SDK reports answers it has no handler for here
-  await client.connect(transport);
+  await client.connect(transport as never);
   const results: unknown[] = [];
   try {
     for (const mode of modes) {
@@ -52,34 +58,42 @@ async function through(via: Via, ledger: string, modes: string[]): Promise<unkno
 
 type Via = (typeof VIAS)[number];
 
-describe.each(VIAS.filter(built))("id twins on stdio, SDK client through seam wrap (%s)", (via) => {
-  test("each call's row holds what the client got; twins are rowed; verify is inconclusive", async () => {
-    const dir = tempDir();
-    const ledger = join(dir, "l.jsonl");
-    const results = await through(
-      via,
-      ledger,
-      MODES.map((m) => m[0]),
-    );
-    // The client got each first answer.
-    expect(results.map((r) => (r as { content: { text: string }[] }).content[0]!.text)).toEqual(
-      MODES.map((_, i) => `real ${i + 1}`),
-    );
-    const rows = ledgerRows(ledger);
-    const calls = rows.filter((r) => getField(r, "evt") === "tool_call");
-    expect(calls.map((r) => getField(r, "status"))).toEqual(MODES.map((m) => m[1]));
-    calls.forEach((r, i) =>
-      expect([i, getField(r, "result_digest")]).toEqual([i, digestJson(parseJson(JSON.stringify(results[i])))]),
-    );
-    const extra = rows
-      .map((r) => getField(r, "evt"))
-      .filter((e): e is string => e === "answer_ambiguous" || e === "answer_duplicate");
-    expect(extra).toEqual(MODES.flatMap((m) => m[2]));
-    const v = await runCli(via, ["verify", "--json", ledger]);
-    expect(v.code).toBe(3);
-    const kinds = new Set(JSON.parse(v.stdout.toString()).finding_kinds as string[]);
-    expect([...kinds].sort()).toEqual(["answer_ambiguous", "answer_duplicate"]);
-  }, 60000);
+describe.each(VIAS.filter(built))("id twins on stdio, SDK clients through seam wrap (%s)", (via) => {
+  test.each([
+    ["@modelcontextprotocol/sdk", false],
+    ["@modelcontextprotocol/client", true],
+  ])(
+    "%s: each call's row holds what the client got; twins are rowed; verify is inconclusive",
+    async (_n, modern) => {
+      const dir = tempDir();
+      const ledger = join(dir, "l.jsonl");
+      const results = await through(
+        via,
+        ledger,
+        MODES.map((m) => m[0]),
+        modern,
+      );
+      // The client got each first answer.
+      expect(results.map((r) => (r as { content: { text: string }[] }).content[0]!.text)).toEqual(
+        MODES.map((_, i) => `real ${i + 1}`),
+      );
+      const rows = ledgerRows(ledger);
+      const calls = rows.filter((r) => getField(r, "evt") === "tool_call");
+      expect(calls.map((r) => getField(r, "status"))).toEqual(MODES.map((m) => m[1]));
+      calls.forEach((r, i) =>
+        expect([i, getField(r, "result_digest")]).toEqual([i, digestJson(parseJson(JSON.stringify(results[i])))]),
+      );
+      const extra = rows
+        .map((r) => getField(r, "evt"))
+        .filter((e): e is string => e === "answer_ambiguous" || e === "answer_duplicate");
+      expect(extra).toEqual(MODES.flatMap((m) => m[2]));
+      const v = await runCli(via, ["verify", "--json", ledger]);
+      expect(v.code).toBe(3);
+      const kinds = new Set(JSON.parse(v.stdout.toString()).finding_kinds as string[]);
+      expect([...kinds].sort()).toEqual(["answer_ambiguous", "answer_duplicate"]);
+    },
+    60000,
+  );
 
   test("plain answers alone verify ok", async () => {
     const dir = tempDir();
