@@ -178,3 +178,19 @@ describe("DecodedBody: compressed bodies observed as fetch decodes them, within 
     expect(contentCodings("gzip, compress")).toBeNull();
   });
 });
+
+test("SseSplitter: an event in the stream's first bytes is handed on with them, not at the stream's end", () => {
+  for (const first of ["data:1\n\n", "\uFEFFdata:1\n\n", "\u00EF\u00BB\u00BFdata:1\n\n"]) {
+    const got: string[] = [];
+    const s = new SseSplitter(100, { frame: (f) => got.push(dec.decode(f)), oversize: () => {} });
+    s.push(enc.encode(first));
+    expect([first, got]).toEqual([first, ["1"]]);
+  }
+  // Bytes that may still be a BOM's mojibake wait for the next ones.
+  const got: string[] = [];
+  const s = new SseSplitter(100, { frame: (f) => got.push(dec.decode(f)), oversize: () => {} });
+  s.push(new Uint8Array([0xef, 0xbb, 0xbf, 0xc3]));
+  expect(got).toEqual([]);
+  s.push(new Uint8Array([0xaf, 0xc2, 0xbb, 0xc2, 0xbf, ...enc.encode("data:2\n\n")]));
+  expect(got).toEqual(["2"]);
+});

@@ -61,6 +61,12 @@ const START = BOM.length + MOJIBAKE.length;
 /** The most bytes of an event type kept (for its row); a longer type is kept cut, and is not `message`. */
 export const MAX_TYPE = 64;
 
+/** Whether the stream's first bytes `b` may yet turn out to start with a BOM's mojibake (after a BOM or not). */
+function startsLike(b: Uint8Array): boolean {
+  const like = (seq: number[]) => b.every((x, i) => i >= seq.length || seq[i] === x);
+  return like([...BOM, ...MOJIBAKE]) || like(MOJIBAKE);
+}
+
 /** Whether `line` starts with the field name `name` (followed by ":" or the line's end). */
 function isField(line: Uint8Array, name: number[]): boolean {
   return name.every((b, i) => line[i] === b) && (line.length === name.length || line[name.length] === COLON);
@@ -101,7 +107,7 @@ export class SseSplitter {
     if (this.start !== null) {
       // What the stream starts with is known once enough of it came (or at its end).
       this.start = concatBytes([this.start, chunk], this.start.length + chunk.length);
-      if (this.start.length >= START) this.begin();
+      if (this.start.length >= START || !startsLike(this.start)) this.begin();
       return;
     }
     this.feed(chunk);
