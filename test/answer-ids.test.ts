@@ -113,3 +113,52 @@ describe("answers an SDK client pairs by its own id rule", () => {
     for (const [id, keys] of table) expect([id, coercedKeys(parseJson(id))]).toEqual([id, keys]);
   });
 });
+
+describe("answers the SDKs do not read as answers (src/observe/answer-shape.ts)", () => {
+  const ROW = (evt: string, status?: string, digest?: string, reason?: string) =>
+    [evt, status, digest, reason].filter((v) => v !== undefined);
+  /** [name, server frames, the rows: evt, status, result_digest, reason]. */
+  const cases: [string, string[], (string | undefined)[][]][] = [
+    [
+      "no jsonrpc: no SDK reads it; the call stays open",
+      [`{"id":7,"result":{"content":[{"type":"text","text":"decoy"}]}}`],
+      [ROW("answer_ambiguous", undefined, DECOY, "dropped"), ROW("tool_call", "unanswered")],
+    ],
+    [
+      "no jsonrpc, then the real answer",
+      [`{"id":7,"result":{"content":[{"type":"text","text":"decoy"}]}}`, answer("7", "real")],
+      [ROW("answer_ambiguous", undefined, DECOY, "dropped"), ROW("tool_call", "ok", REAL)],
+    ],
+    [
+      "a result that is no object",
+      [`{"jsonrpc":"2.0","id":7,"result":[1]}`],
+      [ROW("answer_ambiguous", undefined, digestJson(parseJson("[1]")), "dropped"), ROW("tool_call", "unanswered")],
+    ],
+    [
+      "an error whose code is no integer",
+      [`{"jsonrpc":"2.0","id":7,"error":{"code":"x","message":"m"}}`],
+      [
+        ROW("answer_ambiguous", undefined, digestJson(parseJson(`{"code":"x","message":"m"}`)), "dropped"),
+        ROW("tool_call", "unanswered"),
+      ],
+    ],
+    [
+      "another top-level key: TypeScript drops it, Python reads it",
+      [`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"decoy"}]},"x":1}`, answer("7", "real")],
+      [
+        ROW("tool_call", "ambiguous", DECOY),
+        ROW("answer_ambiguous", "ok", DECOY, "disputed"),
+        ROW("answer_duplicate", "ok", REAL),
+      ],
+    ],
+  ];
+  test.each(cases)("%s", (_name, frames, want) => {
+    const { rows } = observe([[">", call("7")], ...frames.map((f): ["<", string] => ["<", f])]);
+    expect(
+      rows.map((r) => {
+        const o = JSON.parse(r);
+        return [o.evt, o.status, o.result_digest, o.reason].filter((v) => v !== undefined);
+      }),
+    ).toEqual(want.map((w) => (w[0] === "tool_call" && w[1] === "unanswered" ? [...w, "client_eof"] : w)));
+  });
+});

@@ -52,7 +52,7 @@ export const FINDING_KINDS = {
   intent_without_result: "a tool_call_intent without its tool_call",
   unparsed_client_frame: "a client frame seam could not parse (unless --allow-unparsed)",
   ambiguous_client_frame: "a client frame JSON parsers read differently (unless --allow-unparsed)",
-  answer_ambiguous: "an answer whose id names a request under an SDK client's id rule but not exactly",
+  answer_ambiguous: "an answer SDK clients read differently: by id rule, or by shape (dropped by both or one)",
   answer_duplicate: "a second answer to a request already answered (exactly or under an SDK client's id rule)",
   sse_ambiguous: "an SSE event (or stream start) EventSource readers and the SDK clients read differently",
   body_undecoded: "a compressed answer body seam could not decode to observe",

@@ -20,6 +20,7 @@ import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options
 import { OperationBook } from "./operation-book.ts";
 import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
 import { answerDigest } from "./large-answer.ts";
+import { answerShape } from "./answer-shape.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
 import { type Answer, RequestRows, actionFields, answerStatus } from "./request-rows.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
@@ -329,7 +330,17 @@ export class McpObserver {
     const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
     const key = requestKey(id);
     const answer = { error: getField(m, "error"), result: getField(m, "result") };
+    // An answer no SDK reads (src/observe/answer-shape.ts) answers nothing for them: it stays unpaired.
+    const shape = answerShape(m);
+    if (shape === "dropped") {
+      this.answerUnread(dir, reqDir, id, answer);
+      return;
+    }
     let p = key === null ? undefined : this.table.take(reqDir, key);
+    if (p !== undefined && shape === "disputed") {
+      this.answerAmbiguous(dir, p, id, answer, "disputed");
+      return;
+    }
     if (p !== undefined) {
       this.rows.rowFor(p, answer, this.o.now());
       this.table.answer(p, this.rows.digest);
@@ -338,7 +349,7 @@ export class McpObserver {
     // An answer seam's exact rule leaves unmatched may be one a client takes.
     p = this.o.faults?.exactIdsOnly ? undefined : this.table.takeCoerced(reqDir, id);
     if (p !== undefined) {
-      this.answerAmbiguous(dir, p, id, answer);
+      this.answerAmbiguous(dir, p, id, answer, "id");
       return;
     }
     if (this.table.late(reqDir, key)) {
@@ -354,14 +365,14 @@ export class McpObserver {
   }
 
   /**
-   * An answer whose id names the open request `p` under an SDK client's rule
-   * but not exactly (src/observe/pairing.ts): clients differ on whether it
-   * answers `p`, so `p`'s row says `ambiguous` (with this answer's digest,
-   * which the official SDKs deliver), and the answer has its own
-   * `answer_ambiguous` row. `p` is closed as those SDKs close it: a later
-   * answer to it is an `answer_duplicate`.
+   * An answer SDK clients differ on (`reason` "id": its id names the open
+   * request `p` under an SDK client's rule but not exactly, src/observe/pairing.ts;
+   * "disputed": the TypeScript SDK drops it, the Python SDK reads it,
+   * src/observe/answer-shape.ts): `p`'s row says `ambiguous` (with this
+   * answer's digest), and the answer has its own `answer_ambiguous` row. `p`
+   * is closed: a later answer to it is an `answer_duplicate`.
    */
-  private answerAmbiguous(dir: Dir, p: OpenRequest, id: Json | undefined, answer: Answer): void {
+  private answerAmbiguous(dir: Dir, p: OpenRequest, id: Json | undefined, answer: Answer, reason: string): void {
     this.counts.ambiguous_answers++;
     this.rows.rowFor(p, answer, this.o.now(), undefined, undefined, id);
     const digest = this.rows.digest;
@@ -371,8 +382,32 @@ export class McpObserver {
       method: p.method,
       rpc_id: p.id,
       answer_id: id,
+      reason,
       result_digest: digest,
       status: answerStatus(answer),
+    });
+  }
+
+  /**
+   * An answer no SDK client reads (src/observe/answer-shape.ts): it closes
+   * nothing, as it closes nothing for them; an `answer_ambiguous` row
+   * (`reason` "dropped") says a less strict reader might have taken it.
+   */
+  private answerUnread(dir: Dir, reqDir: Dir, id: Json | undefined, answer: Answer): void {
+    const p = this.table.peek(reqDir, id);
+    if (p === undefined) {
+      // It names no open request: no reader would have taken it for one.
+      this.counts.unmatched_responses++;
+      return;
+    }
+    this.counts.ambiguous_answers++;
+    this.o.rows.row("answer_ambiguous", {
+      dir,
+      method: p.method,
+      rpc_id: p.id,
+      answer_id: id,
+      reason: "dropped",
+      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
     });
   }
 

@@ -136,6 +136,16 @@ export class RequestTable {
     return p;
   }
 
+  /** The first open request of `dir`'s that `id` names, exactly or under an SDK client's rule, left open. */
+  peek(dir: Dir, id: Json | undefined): OpenRequest | undefined {
+    const exact = requestKey(id);
+    for (const k of exact === null ? coercedKeys(id) : [exact, ...coercedKeys(id)]) {
+      const p = this.open[dir].get(k)?.[0];
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+
   /**
    * The first open request of `dir`'s that `id` names under an SDK client's
    * rule but not exactly (see coercedKeys); undefined when there is none.

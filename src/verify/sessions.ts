@@ -233,7 +233,12 @@ export class SessionCheck {
   private answerRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
     const id = `rpc_id ${show(getField(row, "rpc_id"))}, answer id ${show(getField(row, "answer_id"))}`;
     if (evt === "answer_ambiguous")
-      this.find(s, n, "answer_ambiguous", `line ${n}: an answer only an SDK client's looser id rule pairs (${id})`);
+      this.find(
+        s,
+        n,
+        "answer_ambiguous",
+        `line ${n}: an answer SDK clients read differently (${show(getField(row, "reason"))}, ${id})`,
+      );
     else if (evt === "answer_duplicate")
       this.find(s, n, "answer_duplicate", `line ${n}: a second answer to one request (${id})`);
     else if (evt === "body_undecoded")
