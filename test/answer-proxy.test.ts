@@ -154,3 +154,32 @@ describe.each(VIAS.filter(built))("a hostile upstream mixing every shape over 10
     expect((await runCli(via, ["verify", ledger])).code).toBe(3);
   }, 120000);
 });
+
+describe.each(VIAS.filter(built))("answer bodies of types the SDK clients refuse (%s)", (via) => {
+  test("the TypeScript SDK takes no answer from them: the call stays unanswered; a type the SDKs differ on is flagged", async () => {
+    const ledger = join(tempDir(), "l.jsonl");
+    const proxy = await startProxy(via, ["--upstream", up.url, "--ledger", ledger]);
+    const outcomes: string[] = [];
+    try {
+      const client = new Client({ name: "answer-proxy-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url)));
+      for (const mode of ["json-seq", "vnd-json"])
+        outcomes.push(
+          await client.callTool({ name: "echo", arguments: { mode } }).then(
+            () => "answered",
+            () => "refused",
+          ),
+        );
+      await client.close();
+    } finally {
+      await proxy.stop();
+    }
+    expect(outcomes).toEqual(["refused", "refused"]);
+    const rows = ledgerRows(ledger);
+    const of = (e: string) => rows.filter((r) => getField(r, "evt") === e);
+    expect(of("tool_call").map((r) => getField(r, "status"))).toEqual(["unanswered", "unanswered"]);
+    expect(of("body_ambiguous").map((r) => getField(r, "content_type"))).toEqual(["application/json-seq"]);
+    const v = await runCli(via, ["verify", "--json", ledger]);
+    expect([v.code, JSON.parse(v.stdout.toString()).finding_kinds]).toEqual([3, ["body_ambiguous"]]);
+  }, 60000);
+});

@@ -11,7 +11,7 @@
 import { describe, expect, test } from "bun:test";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { BodyCollector, DecodedBody, SseSplitter, contentCodings } from "../src/proxy/sse.ts";
+import { BodyCollector, DecodedBody, SseSplitter, bodyKind, contentCodings } from "../src/proxy/sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -193,4 +193,20 @@ test("SseSplitter: an event in the stream's first bytes is handed on with them, 
   expect(got).toEqual([]);
   s.push(new Uint8Array([0xaf, 0xc2, 0xbb, 0xc2, 0xbf, ...enc.encode("data:2\n\n")]));
   expect(got).toEqual(["2"]);
+});
+
+test("bodyKind: the SDK clients' reading of an answer's Content-Type", () => {
+  const table: [string | undefined, "sse" | "json" | null, boolean][] = [
+    ["application/json", "json", false],
+    ["Application/JSON; charset=utf-8", "json", false],
+    ["text/event-stream", "sse", false],
+    ["text/event-stream;charset=UTF-8", "sse", false],
+    // The TypeScript SDK takes exactly the essence; the Python SDK a prefix.
+    ["application/json-seq", null, true],
+    ["text/event-streamx", null, true],
+    ["application/vnd.api+json", null, false],
+    ["text/plain", null, false],
+    [undefined, null, false],
+  ];
+  for (const [type, kind, disputed] of table) expect([type, bodyKind(type)]).toEqual([type, { kind, disputed }]);
 });

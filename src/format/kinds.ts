@@ -55,6 +55,7 @@ export const FINDING_KINDS = {
   answer_ambiguous: "an answer SDK clients read differently: by id rule, or by shape (dropped by both or one)",
   answer_duplicate: "a second answer to a request already answered (exactly or under an SDK client's id rule)",
   sse_ambiguous: "an SSE event (or stream start) EventSource readers and the SDK clients read differently",
+  body_ambiguous: "an answer body whose Content-Type the SDK clients read differently",
   body_undecoded: "a compressed answer body seam could not decode to observe",
   unrowed_unparsed_frames: "session_end counts more unparsed frames than the file rows (unless --allow-unparsed)",
   session_missing_end: "a session without session_end whose writer is not running",

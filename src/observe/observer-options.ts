@@ -84,5 +84,7 @@ export interface ObserverCounts {
   sse_ambiguous: number;
   /** Compressed server bodies seam could not decode (each has a body_undecoded row). */
   undecoded_bodies: number;
+  /** Server bodies whose Content-Type the SDK clients read differently (each has a body_ambiguous row). */
+  ambiguous_bodies: number;
   oversize_frames_unlogged: number;
 }

@@ -45,6 +45,7 @@ export class McpObserver {
     duplicate_answers: 0,
     sse_ambiguous: 0,
     undecoded_bodies: 0,
+    ambiguous_bodies: 0,
   };
   private readonly table: RequestTable;
   private readonly rows: RequestRows;
@@ -145,6 +146,16 @@ export class McpObserver {
     this.o.rows.row("body_undecoded", { dir: "s2c", reason: why, bytes: length || undefined });
   }
 
+  /**
+   * A server body whose Content-Type the SDK clients read differently
+   * (src/proxy/sse.ts, bodyKind): a `body_ambiguous` row. It was observed as
+   * the TypeScript SDK reads it.
+   */
+  ambiguousBody(contentType: string): void {
+    this.counts.ambiguous_bodies++;
+    this.o.rows.row("body_ambiguous", { dir: "s2c", content_type: contentType });
+  }
+
   oversize(_dir: Dir, _length: number): void {
     this.counts.oversize_frames_unlogged++;
   }
@@ -169,6 +180,7 @@ export class McpObserver {
       duplicate_answers: c.duplicate_answers || undefined,
       sse_ambiguous: c.sse_ambiguous || undefined,
       undecoded_bodies: c.undecoded_bodies || undefined,
+      ambiguous_bodies: c.ambiguous_bodies || undefined,
     };
   }
 

@@ -21,7 +21,7 @@ import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
 import { type Moment, type ProxySession, moment } from "./session.ts";
-import { BodyCollector, type BodySink, DecodedBody, SseSplitter, contentCodings } from "./sse.ts";
+import { BodyCollector, type BodySink, DecodedBody, SseSplitter, bodyKind, contentCodings } from "./sse.ts";
 
 const encoder = new TextEncoder();
 
@@ -327,11 +327,19 @@ export class Exchange {
       this.observe(() => this.session!.at(at, () => this.session!.observer.undecodedBody(why, n)));
     };
     // A JSON body is read as Response.json() reads it (a leading BOM dropped).
-    const reader = type.startsWith("text/event-stream")
-      ? new SseSplitter(o.maxFrame, sink)
-      : /^application\/(?:[\w.+-]*\+)?json\b/.test(type)
-        ? new BodyCollector(o.maxFrame, sink, true)
-        : null;
+    // Read as the SDK clients read it (src/proxy/sse.ts, bodyKind); where they differ, a body_ambiguous row.
+    const kind = bodyKind(field(res.headers, "content-type"));
+    if (kind.disputed)
+      this.recordLater(0, () => {
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.ambiguousBody(type)));
+      });
+    const reader =
+      kind.kind === "sse"
+        ? new SseSplitter(o.maxFrame, sink)
+        : kind.kind === "json"
+          ? new BodyCollector(o.maxFrame, sink, true)
+          : null;
     let splitter: SseSplitter | BodyCollector | DecodedBody | null = reader;
     // A compressed body is decoded as the client's fetch decodes it, for observing only (src/proxy/sse.ts).
     const codings = compressed && reader !== null ? contentCodings(encoding!) : null;

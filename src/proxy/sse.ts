@@ -342,6 +342,21 @@ export class BodyCollector {
   }
 }
 
+/**
+ * How the SDK clients read an answer body of this Content-Type: "sse",
+ * "json", or null (they take no message from it). The TypeScript SDK reads
+ * the media type's essence (before any ";", trimmed, lower case) and takes
+ * exactly text/event-stream or application/json; the Python SDK takes a
+ * lower-cased value that starts with either. `disputed`: the two differ.
+ */
+export function bodyKind(contentType: string | undefined): { kind: "sse" | "json" | null; disputed: boolean } {
+  const v = (contentType ?? "").toLowerCase();
+  const essence = v.split(";", 1)[0]!.trim();
+  const ts = essence === "text/event-stream" ? "sse" : essence === "application/json" ? "json" : null;
+  const py = v.startsWith("text/event-stream") ? "sse" : v.startsWith("application/json") ? "json" : null;
+  return { kind: ts, disputed: ts !== py };
+}
+
 /** The content codings seam decodes to observe a body, by their HTTP names (RFC 9110 §8.4.1). */
 const DECODERS: Record<string, (b: Uint8Array, max: number) => Uint8Array> = {
   gzip: (b, max) => gunzipSync(b, { maxOutputLength: max }),

@@ -227,7 +227,8 @@ export class SessionCheck {
    * An answer clients could pair differently from seam (answer_ambiguous), a
    * second answer to one request (answer_duplicate), or an SSE event readers
    * differ on (sse_ambiguous), or a compressed answer seam could not decode
-   * (body_undecoded): which result the client used is not vouched
+   * (body_undecoded), or a body whose type they read differently
+   * (body_ambiguous): which result the client used is not vouched
    * for, so the session is inconclusive.
    */
   private answerRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
@@ -241,6 +242,13 @@ export class SessionCheck {
       );
     else if (evt === "answer_duplicate")
       this.find(s, n, "answer_duplicate", `line ${n}: a second answer to one request (${id})`);
+    else if (evt === "body_ambiguous")
+      this.find(
+        s,
+        n,
+        "body_ambiguous",
+        `line ${n}: an answer body whose Content-Type SDK clients read differently (${show(getField(row, "content_type"))})`,
+      );
     else if (evt === "body_undecoded")
       this.find(
         s,
@@ -332,7 +340,13 @@ export class SessionCheck {
 }
 
 /** Rows about answers whose reading is not vouched for (answerRow). */
-const ANSWER_ROWS = new Set(["answer_ambiguous", "answer_duplicate", "sse_ambiguous", "body_undecoded"]);
+const ANSWER_ROWS = new Set([
+  "answer_ambiguous",
+  "answer_duplicate",
+  "sse_ambiguous",
+  "body_undecoded",
+  "body_ambiguous",
+]);
 
 /** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
 function exactIdKey(v: Json | undefined): string {
