@@ -199,7 +199,7 @@ describe("seam proxy, hostile cases", () => {
     expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["unanswered"]);
   });
 
-  test("gzip upstream: asked for identity, compressed anyway: bytes forwarded untouched, counted unobserved", async () => {
+  test("gzip upstream: asked for identity, compressed anyway: bytes forwarded untouched, decoded to observe", async () => {
     const ledger = ledgerPath();
     const answer = gzipSync(Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`));
     let asked: string | undefined;
@@ -223,10 +223,41 @@ describe("seam proxy, hostile cases", () => {
     expect(Buffer.compare(r.body, answer)).toBe(0);
     await p.stop();
     const ex = rowsOf(ledger, "http_exchange")[0]!;
-    expect(getField(ex, "observed")).toBe(false);
-    expect(getField(rowsOf(ledger, "session_end")[0]!, "unobserved_bodies")).toBe(1);
+    expect(getField(ex, "observed")).toBeUndefined();
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "unobserved_bodies")).toBeUndefined();
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
     const digest = `sha256:raw-bytes:v1:${createHash("sha256").update(answer).digest("hex")}`;
     expect(getField(getField(ex, "stream_digests")!, "response")).toBe(digest);
+  });
+
+  test("a compressed answer seam cannot decode (corrupt gzip, zstd) is flagged: body_undecoded, verify inconclusive", async () => {
+    const good = gzipSync(Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`));
+    for (const [encoding, answer] of [
+      ["gzip", Buffer.concat([good.subarray(0, 12), Buffer.from("not deflate data at all")])],
+      ["zstd", good],
+    ] as const) {
+      const ledger = ledgerPath();
+      const up = await upstream((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": encoding });
+          res.end(answer);
+        });
+      });
+      cleanups.push(up.close);
+      const p = await proxyTo(up.url, ledger);
+      const r = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+      expect(Buffer.compare(r.body, answer)).toBe(0);
+      await p.stop();
+      expect([encoding, rowsOf(ledger, "body_undecoded").length]).toEqual([encoding, 1]);
+      expect(getField(rowsOf(ledger, "http_exchange")[0]!, "observed")).toBe(false);
+      const v = await runCli("bun", ["verify", "--json", ledger]);
+      expect([encoding, v.code, JSON.parse(v.stdout.toString()).finding_kinds]).toEqual([
+        encoding,
+        3,
+        ["body_undecoded"],
+      ]);
+    }
   });
 
   test("invalid UTF-8 both ways passes byte for byte; the call is rowed as the SDK reads it, and marked ambiguous", async () => {

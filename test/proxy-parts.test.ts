@@ -33,7 +33,7 @@ describe("SseSplitter", () => {
   const cases: [string, string, string[]][] = [
     ["one event", 'data: {"a":1}\n\n', ['{"a":1}']],
     ["CRLF line ends", "id: 1\r\ndata: x\r\n\r\n", ["x"]],
-    ["CR line ends", "data: x\r\rdata: y\r\r", ["x", "y"]],
+    ["CR line ends", "data: x\r\rdata: y\r\r: end\r", ["x", "y"]],
     ["data lines join with LF", "data: a\ndata: b\n\n", ["a\nb"]],
     ["no space after the colon", "data:x\n\n", ["x"]],
     ["only one leading space is dropped", "data:  x\n\n", [" x"]],

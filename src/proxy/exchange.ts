@@ -21,7 +21,7 @@ import type { ProxyHost } from "./options.ts";
 import { sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
 import { type Moment, type ProxySession, moment } from "./session.ts";
-import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
+import { BodyCollector, type BodySink, DecodedBody, SseSplitter, bodyKind, contentCodings } from "./sse.ts";
 
 const encoder = new TextEncoder();
 
@@ -309,11 +309,45 @@ export class Exchange {
         const at = this.chunkAt;
         this.observe(() => this.session!.at(at, () => this.session!.observer.oversize("s2c", n)));
       },
+      other: (why, type, view, n) => {
+        const t = type.slice();
+        const data = view?.slice();
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.sseEvent(why, t, data, n)));
+      },
+      mojibake: () => {
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.sseMojibake()));
+      },
     };
-    let splitter: SseSplitter | BodyCollector | null = null;
-    if (!compressed) {
-      if (type.startsWith("text/event-stream")) splitter = new SseSplitter(o.maxFrame, sink);
-      else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
+    let undecoded = false;
+    sink.undecoded = (why, n) => {
+      undecoded = true;
+      const at = this.chunkAt;
+      this.observe(() => this.session!.at(at, () => this.session!.observer.undecodedBody(why, n)));
+    };
+    // A JSON body is read as Response.json() reads it (a leading BOM dropped).
+    // Read as the SDK clients read it (src/proxy/sse.ts, bodyKind); where they differ, a body_ambiguous row.
+    const kind = bodyKind(field(res.headers, "content-type"));
+    if (kind.disputed)
+      this.recordLater(0, () => {
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.ambiguousBody(type)));
+      });
+    const reader =
+      kind.kind === "sse"
+        ? new SseSplitter(o.maxFrame, sink)
+        : kind.kind === "json"
+          ? new BodyCollector(o.maxFrame, sink, true)
+          : null;
+    let splitter: SseSplitter | BodyCollector | DecodedBody | null = reader;
+    // A compressed body is decoded as the client's fetch decodes it, for observing only (src/proxy/sse.ts).
+    const codings = compressed && reader !== null ? contentCodings(encoding!) : null;
+    if (compressed && reader !== null && codings !== null)
+      splitter = new DecodedBody(o.maxFrame, codings, sink, reader);
+    else if (compressed && reader !== null) {
+      splitter = null;
+      this.recordLater(0, () => sink.undecoded!(`content-encoding ${encoding}`, 0));
     }
     // Forwarded first: what the recording does with a chunk (its digest, the frames it completes) comes
     // when the proxy records, never before the client has it.
@@ -335,10 +369,6 @@ export class Exchange {
     const ended = moment();
     const s = await sessionP;
     const endAfter = await endAfterP;
-    if (compressed && this.res.bytes > 0) {
-      s.unobservedBodies++;
-      this.fields.observed = false;
-    }
     this.fields.response_content_type = field(res.headers, "content-type");
     this.fields.response_content_encoding = encoding;
     this.responseHeaders(res.headers);
@@ -347,7 +377,11 @@ export class Exchange {
       this.fields.error_phase = "response_body";
     }
     await this.recorded();
-    if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
+    if (compressed && this.res.bytes > 0 && (codings === null || undecoded)) {
+      s.unobservedBodies++;
+      this.fields.observed = false;
+    }
+    if (reader instanceof SseSplitter) this.fields.sse_events = reader.events;
     await this.observed();
     await this.done(endAfter, ended);
   }

@@ -130,6 +130,7 @@ export class SessionCheck {
     }
 
     if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
+    else if (ANSWER_ROWS.has(evt as string)) this.answerRow(s, row, evt as string, n);
 
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
@@ -222,6 +223,48 @@ export class SessionCheck {
       );
   }
 
+  /**
+   * An answer clients could pair differently from seam (answer_ambiguous), a
+   * second answer to one request (answer_duplicate), or an SSE event readers
+   * differ on (sse_ambiguous), or a compressed answer seam could not decode
+   * (body_undecoded), or a body whose type they read differently
+   * (body_ambiguous): which result the client used is not vouched
+   * for, so the session is inconclusive.
+   */
+  private answerRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
+    const id = `rpc_id ${show(getField(row, "rpc_id"))}, answer id ${show(getField(row, "answer_id"))}`;
+    if (evt === "answer_ambiguous")
+      this.find(
+        s,
+        n,
+        "answer_ambiguous",
+        `line ${n}: an answer SDK clients read differently (${show(getField(row, "reason"))}, ${id})`,
+      );
+    else if (evt === "answer_duplicate")
+      this.find(s, n, "answer_duplicate", `line ${n}: a second answer to one request (${id})`);
+    else if (evt === "body_ambiguous")
+      this.find(
+        s,
+        n,
+        "body_ambiguous",
+        `line ${n}: an answer body whose Content-Type SDK clients read differently (${show(getField(row, "content_type"))})`,
+      );
+    else if (evt === "body_undecoded")
+      this.find(
+        s,
+        n,
+        "body_undecoded",
+        `line ${n}: a compressed answer seam could not decode (${show(getField(row, "reason"))})`,
+      );
+    else
+      this.find(
+        s,
+        n,
+        "sse_ambiguous",
+        `line ${n}: an SSE event readers differ on (${show(getField(row, "reason"))}, event ${show(getField(row, "event"))})`,
+      );
+  }
+
   private unparsedFinding(s: Session, n: number, kind: FindingKind, text: string): void {
     if (this.allowUnparsed) this.notes.push(`session ${s.id}: ${text} (allowed by --allow-unparsed)`);
     else this.find(s, n, kind, text);
@@ -295,6 +338,15 @@ export class SessionCheck {
     }
   }
 }
+
+/** Rows about answers whose reading is not vouched for (answerRow). */
+const ANSWER_ROWS = new Set([
+  "answer_ambiguous",
+  "answer_duplicate",
+  "sse_ambiguous",
+  "body_undecoded",
+  "body_ambiguous",
+]);
 
 /** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
 function exactIdKey(v: Json | undefined): string {
