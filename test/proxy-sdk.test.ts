@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -153,6 +154,50 @@ describe.each(VIAS.filter(built))("seam proxy (%s) with the SDK client and serve
     expect(text).not.toContain("cookieSECRETvalue42");
     expect(text).toContain("api_key=<redacted>&mode=test");
     expect(getField(exchanges[0]!, "withheld_headers")).toEqual(["authorization", "cookie"]);
+  }, 60_000);
+});
+
+describe.each(VIAS.filter(built))("seam proxy (%s) --fail-closed with the SDK clients", (via) => {
+  test("a tools/call longer than --max-frame fails at once with seam's answer (v1 and v2 clients), never forwarded", async () => {
+    const ledger = join(tempDir(), "ledger.jsonl");
+    const proxy = await startProxy(via, [
+      "--upstream",
+      everything.url,
+      "--ledger",
+      ledger,
+      "--fail-closed",
+      "--max-frame",
+      "1000",
+    ]);
+    const message = "y".repeat(2000);
+    const failures: string[] = [];
+    try {
+      const v1 = new Client({ name: "v1", version: "1.0.0" });
+      const t1 = new StreamableHTTPClientTransport(new URL(proxy.url));
+      await v1.connect(t1);
+      failures.push(String(await v1.callTool({ name: "echo", arguments: { message } }).catch((e) => e)));
+      // Within the limit, the same client's calls go on.
+      expect(JSON.stringify(await v1.callTool({ name: "echo", arguments: { message: "short" } }))).toContain(
+        "Echo: short",
+      );
+      await t1.terminateSession();
+      await v1.close();
+      const v2 = new ModernClient({ name: "v2", version: "2.0.0" });
+      await v2.connect(new ModernTransport(new URL(proxy.url)));
+      failures.push(String(await v2.callTool({ name: "echo", arguments: { message } }).catch((e) => e)));
+      await v2.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+    expect(failures.length).toBe(2);
+    for (const f of failures) expect(f).toContain("longer than --max-frame");
+    const frames = rowsOf(ledger, "unparsed_frame");
+    expect(frames.map((r) => [getField(r, "dir"), getField(r, "refused")])).toEqual([
+      ["c2s", true],
+      ["c2s", true],
+    ]);
+    expect(rowsOf(ledger, "tool_call").map((r) => getField(r, "status"))).toEqual(["ok"]);
+    expect(readFileSync(ledger, "utf8")).not.toContain(message);
   }, 60_000);
 });
 

@@ -6,12 +6,16 @@
  * observer; then its `http_exchange` row. Under --write-ahead/--fail-closed/
  * --map a POST is read whole and forwarded only once its tools/call intent
  * rows are durable (or refused, as `seam wrap` refuses: a JSON-RPC error, here
- * in an HTTP 200 JSON body).
+ * in an HTTP 200 JSON body). A POST longer than --max-frame is rowed as an
+ * unparsed_frame (length, digest, first bytes) once it has ended; under
+ * --write-ahead/--fail-closed none of it is forwarded: it is read to its end,
+ * none of it kept, and refused with a 413.
  */
 import { sleep } from "../base/sleep.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { msFloat, streamFields } from "../format/row.ts";
+import { HEAD_BYTES, type LongFrame } from "../observe/frames.ts";
 import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
@@ -40,7 +44,16 @@ export class Exchange {
   private queue: (() => void)[] = [];
   private ready = false;
   // Each chunk is kept as it came until it is recorded: a body of one chunk is hashed in one shot.
-  private readonly req = { digest: new StreamDigest(true), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
+  private readonly req = {
+    digest: new StreamDigest(true),
+    bytes: 0,
+    frame: null as Uint8Array | null,
+    oversize: 0,
+    /** The body's first bytes (what a row of a body too long to read shows of it). */
+    head: new Uint8Array(0) as Uint8Array,
+  };
+  /** The request body's digest, once taken (a digest is taken once; the body has ended by then). */
+  private reqDigest: string | undefined;
   private readonly res = { digest: new StreamDigest(true), bytes: 0 };
   private fields: Fields = {};
   /** The request body pulled chunk by chunk (a held POST), made when first read. */
@@ -156,7 +169,9 @@ export class Exchange {
           this.p.later(() => {
             let hold: Promise<boolean> | undefined;
             s.at(at, () => {
-              if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+              // A body longer than --max-frame is rowed (its length, digest and first bytes), as seam wrap
+              // rows a long frame; under --write-ahead the hold refuses it, its bytes never forwarded.
+              if (this.req.oversize > 0) hold = s.observer.longFrame(this.longFrame());
               else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
             });
             this.ready = true;
@@ -175,6 +190,23 @@ export class Exchange {
    */
   private observedLater(): void {
     this.observed().catch(() => {});
+  }
+
+  /** What is known of a request body too long to read, once it has ended. */
+  private longFrame(): LongFrame {
+    return { length: this.req.oversize, digest: this.requestDigest(), head: this.req.head };
+  }
+
+  private requestDigest(): string {
+    this.reqDigest ??= this.req.digest.digest();
+    return this.reqDigest;
+  }
+
+  /** Keeps a body's first bytes as they pass. */
+  private keepHead(c: Uint8Array): void {
+    const h = this.req.head;
+    if (h.length >= HEAD_BYTES) return;
+    this.req.head = concatBytes([h, c.subarray(0, HEAD_BYTES - h.length)]);
   }
 
   /** The request's body ended (read whole or piped through): its frame crossed now. */
@@ -196,6 +228,7 @@ export class Exchange {
     }
     this.req.digest.update(r.value);
     this.req.bytes += r.value.length;
+    this.keepHead(r.value);
     this.collector?.push(r.value);
     return r.value;
   }
@@ -238,11 +271,23 @@ export class Exchange {
       } catch {
         return; // the client went away mid-upload: nothing was forwarded, nothing to record
       }
+      if (!this.bodyEnded && (o.writeAhead || o.failClosed)) {
+        // Too long to read: none of it is forwarded. Read to its end (none of it kept) for the length and
+        // digest its row gives, then refused, as seam wrap refuses a long frame under --write-ahead.
+        read.length = 0;
+        try {
+          while ((await this.nextChunk()) !== null) {}
+        } catch {
+          return; // the client went away mid-upload: nothing was forwarded, nothing to record
+        }
+      }
       const s = await this.resolve();
       let verdict = true;
+      // A body too long to read under --map alone streams on and is rowed once it has ended (streamBody).
+      const whole = this.bodyEnded;
       // The observer holds one client frame at a time: held POSTs of one session take turns here.
       const turn = s.holdChain.then(async () => {
-        if (!this.bodyEnded) this.req.oversize = len;
+        if (!whole) return;
         const { hold } = await this.observed();
         if (hold !== undefined) verdict = await hold;
       });
@@ -359,6 +404,7 @@ export class Exchange {
       from: this.inbound,
       chunk: (c) => {
         this.req.bytes += c.length;
+        this.keepHead(c);
         this.recordLater(c.length, () => this.req.digest.update(c));
         // Kept at once: which session a request without an id belongs to is read from it.
         const kept = this.collector;
@@ -448,7 +494,10 @@ export class Exchange {
     void this.done(endAfter);
   }
 
-  /** --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body. */
+  /**
+   * --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body
+   * (--write-ahead or --fail-closed refused a body too long to read: in a 413).
+   */
   private refuse(): void {
     const s = this.session!;
     const lines = s.observer.refuse().map((l) => new TextDecoder().decode(l).trimEnd());
@@ -456,10 +505,12 @@ export class Exchange {
     const batch = frame !== null && firstByte(frame) === 0x5b;
     const text = batch || lines.length !== 1 ? `[${lines.join(",")}]` : lines[0]!;
     const body = encoder.encode(text);
-    sendWhole(this.reply, 200, "application/json", body);
+    // A body too long to read has no id seam could answer: 413 (Content Too Large), seam's -32600 in it.
+    const status = this.req.oversize > 0 ? 413 : 200;
+    sendWhole(this.reply, status, "application/json", body);
     this.res.digest.update(body);
     this.res.bytes += body.length;
-    this.fields.http_status = 200;
+    this.fields.http_status = status;
     this.fields.seam_answer = "refused";
     void this.done(undefined);
   }
@@ -509,7 +560,7 @@ export class Exchange {
         www_authenticate: f.www_authenticate,
         response_headers: f.response_headers,
         ...streamFields([
-          ["request", this.req.bytes, this.req.digest.digest()],
+          ["request", this.req.bytes, this.requestDigest()],
           ["response", this.res.bytes, this.res.digest.digest()],
         ]),
       }),
