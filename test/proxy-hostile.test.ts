@@ -1492,3 +1492,75 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     await rowedLong(ledger, body, true);
   }, 60_000);
 });
+
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) bodies held for a decision", (via) => {
+  /** An upstream that keeps each POST body it got and answers it. */
+  async function keepingUpstream() {
+    const got: Buffer[] = [];
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        got.push(Buffer.concat(parts));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    return { url: up.url, got };
+  }
+
+  /** A tools/call of `size` bytes with id `id`. */
+  function sized(size: number, id: number): Buffer {
+    const head = CALL.replace('"id":7', `"id":${id}`);
+    return Buffer.from(head.replace(`"message":"x"`, `"message":"${"x".repeat(size - head.length + 1)}"`));
+  }
+
+  test("--fail-closed: past --max-held a POST gets 503 with Retry-After, and goes through once retried", async () => {
+    const ledger = ledgerPath();
+    const up = await keepingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--fail-closed", "--max-held", "1000000"], via);
+    const a = sized(600_000, 1);
+    const b = sized(600_000, 2);
+    // A is held half-read for a while; B comes meanwhile: the two would pass the bound.
+    const first = rawRequest(p.url, { method: "POST", headers: POST, body: a, pause: { at: 500_000, ms: 1500 } });
+    await Bun.sleep(500);
+    const busy = await rawRequest(p.url, { method: "POST", headers: POST, body: b });
+    expect(busy.status).toBe(503);
+    expect(busy.headers["retry-after"]).toBe("1");
+    expect((await first).status).toBe(200);
+    const again = await rawRequest(p.url, { method: "POST", headers: POST, body: b });
+    expect(again.status).toBe(200);
+    expect(up.got).toEqual([a, b]);
+    expect(await p.stop()).toBe(0);
+    expect(p.stderr()).toContain("answered 1 POST 503");
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "rpc_id"))).toEqual([1, 2]);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  }, 30_000);
+
+  test("--fail-closed: of 12 uploads of 63 MiB held at once, those past --max-held get 503 instead", async () => {
+    const ledger = ledgerPath();
+    const up = await keepingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--fail-closed"], via);
+    const SIZE = 63 * 1024 * 1024;
+    const body = sized(SIZE, 9);
+    // Each upload stops short of its end for a while: the proxy would hold every one of them at once.
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        rawRequest(p.url, { method: "POST", headers: POST, body, pause: { at: SIZE - 10, ms: 3000 } }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    const passed = statuses.filter((s) => s === 200).length;
+    // The default bound holds four bodies at the default --max-frame; whichever came first, at least one.
+    expect(passed).toBeGreaterThanOrEqual(1);
+    expect(passed).toBeLessThanOrEqual(4);
+    expect(up.got.length).toBe(passed);
+    expect(await p.stop()).toBe(0);
+    expect(p.stderr()).toContain(`answered ${12 - passed} POSTs 503`);
+    expect(rowsOf(ledger, "tool_call").length).toBe(passed);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  }, 120_000);
+});

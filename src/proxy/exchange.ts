@@ -22,8 +22,9 @@ import type { Fields } from "../observe/observer-options.ts";
 import { redactTarget } from "../redact/http.ts";
 import { endToEnd, field, headerSummary, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyHost } from "./options.ts";
-import { sendWhole } from "./replies.ts";
-import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
+import { BUSY_RETRY_S } from "./options.ts";
+import { plain, sendWhole } from "./replies.ts";
+import { errorAnswers, firstByte, requestIds, requestMeta } from "./request-bodies.ts";
 import { type Moment, type ProxySession, moment } from "./session.ts";
 import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
 
@@ -31,7 +32,9 @@ const encoder = new TextEncoder();
 
 /** One HTTP exchange through the proxy. */
 export class Exchange {
-  private readonly t0 = performance.now();
+  /** When the exchange began (its request's head had come). */
+  private readonly started = moment();
+  private readonly t0 = this.started.perf;
   private readonly method: string;
   private readonly sid: string | undefined;
   private readonly cut = new Cut();
@@ -74,6 +77,10 @@ export class Exchange {
   private pending = 0;
   /** When the chunk being recorded crossed. */
   private chunkAt: Moment = moment();
+  /** When the client went away before the answer ended. */
+  private goneAt: Moment | undefined;
+  /** Bytes of the request body this exchange holds for a decision (counted in the proxy's bound). */
+  private held = 0;
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -93,11 +100,15 @@ export class Exchange {
 
   async life(): Promise<void> {
     const dropAborter = this.p.addAborter(this.cut);
-    this.reply.onGone(() => this.cut.cut());
+    this.reply.onGone(() => {
+      this.goneAt = moment();
+      this.cut.cut();
+    });
     try {
       await this.exchange();
     } finally {
       dropAborter();
+      this.letGo();
       // An exchange that ended without its row (the client left mid-upload) no longer holds its session open.
       this.over = true;
       this.leave();
@@ -139,7 +150,7 @@ export class Exchange {
 
   /** The request's session (found once). */
   private resolve(): Promise<ProxySession> {
-    this.proxySessionP ??= this.p.resolveSession(this.sid, this.req.frame);
+    this.proxySessionP ??= this.p.resolveSession(this.sid, this.req.frame, this.started);
     this.sessionP ??= this.proxySessionP.then((s) => {
       this.session = s;
       if (!this.over) {
@@ -190,6 +201,37 @@ export class Exchange {
    */
   private observedLater(): void {
     this.observed().catch(() => {});
+  }
+
+  /** Holds `n` more bytes of the request body, if the proxy's bound on held bodies allows it. */
+  private holdMore(n: number): boolean {
+    if (!this.p.holdBytes(n, this.held)) return false;
+    this.held += n;
+    return true;
+  }
+
+  /** The held body is forwarded or refused: its bytes no longer count. */
+  private letGo(): void {
+    if (this.held === 0) return;
+    this.p.releaseBytes(this.held);
+    this.held = 0;
+  }
+
+  /**
+   * The bodies held for a decision are at their bound (--max-held): this one is not held, recorded nor
+   * forwarded. Its rest is read and dropped (the client is then reading for an answer), and the client
+   * told to try again: 503 with Retry-After.
+   */
+  private async busy(): Promise<void> {
+    this.letGo();
+    try {
+      while (!this.bodyEnded && (await this.nextChunk()) !== null) {}
+    } catch {
+      return; // the client went away
+    }
+    plain(this.reply, 503, "seam proxy: too many request bodies held for recording at once; retry\n", [
+      ["Retry-After", String(BUSY_RETRY_S)],
+    ]);
   }
 
   /** What is known of a request body too long to read, once it has ended. */
@@ -251,35 +293,47 @@ export class Exchange {
     const holdMode = observeBody && (o.writeAhead || o.failClosed || o.actions !== undefined);
     const headers = upstreamRequestHeaders(this.inbound.headers, this.url);
     let body: PipedBody | AsyncIterable<Uint8Array> | Uint8Array | null = null;
-    if (observeBody) this.keepFrame();
+    if (observeBody && !holdMode) this.keepFrame();
     // A request naming its session holds it open from its first byte (not idle while its body uploads).
     // Its failure to open a ledger session is met again where the session is awaited.
     if (this.sid !== undefined) this.resolve().catch(() => {});
 
     if (holdMode) {
-      // Read the POST whole (up to --max-frame), record, then forward or refuse.
+      // Read the POST whole (up to --max-frame), record, then forward or refuse. The chunks read are its
+      // only copy (no collector): what the observer reads and what is forwarded are the same bytes.
       const read: Uint8Array[] = [];
       let len = 0;
       try {
         for (;;) {
           const chunk = await this.nextChunk();
           if (chunk === null) break;
-          read.push(chunk);
           len += chunk.length;
-          if (len > o.maxFrame) break;
+          if (len > o.maxFrame) {
+            read.push(chunk);
+            break;
+          }
+          if (!this.holdMore(chunk.length)) {
+            read.length = 0;
+            await this.busy();
+            return;
+          }
+          read.push(chunk);
         }
       } catch {
         return; // the client went away mid-upload: nothing was forwarded, nothing to record
       }
-      if (!this.bodyEnded && (o.writeAhead || o.failClosed)) {
+      if (this.bodyEnded) this.req.frame = concatBytes(read, len);
+      else if (o.writeAhead || o.failClosed) {
         // Too long to read: none of it is forwarded. Read to its end (none of it kept) for the length and
         // digest its row gives, then refused, as seam wrap refuses a long frame under --write-ahead.
         read.length = 0;
+        this.letGo();
         try {
           while ((await this.nextChunk()) !== null) {}
         } catch {
           return; // the client went away mid-upload: nothing was forwarded, nothing to record
         }
+        this.req.oversize = this.req.bytes;
       }
       const s = await this.resolve();
       let verdict = true;
@@ -294,10 +348,11 @@ export class Exchange {
       s.holdChain = turn.catch(() => {});
       await turn;
       if (!verdict) {
+        this.letGo();
         this.refuse();
         return;
       }
-      body = this.bodyEnded ? concatBytes(read, len) : this.streamBody(read);
+      body = this.req.frame ?? this.streamBody(read);
     } else if (hasBody) {
       body = this.pipedBody();
     } else {
@@ -306,6 +361,7 @@ export class Exchange {
     }
 
     let res: UpstreamResponse;
+    let headAt: Moment;
     try {
       res = await this.p.runtime.request({
         url: this.url,
@@ -314,7 +370,10 @@ export class Exchange {
         body,
         cut: this.cut,
       });
+      headAt = moment();
+      this.letGo();
     } catch (e) {
+      this.letGo();
       await this.drainForObserver();
       await this.observed();
       await this.recorded();
@@ -326,13 +385,21 @@ export class Exchange {
     // The head goes on without waiting for a session that is still opening when the answer names the
     // new session's id (routeEarly); otherwise the session is found first, as the head may bind it.
     const sessionP = this.resolve();
+    // What the head does to the session (an mcp_session row) is dated when it came, not when the session opened.
+    const afterHead = (s: ProxySession): string | undefined => {
+      let endAfter: string | undefined;
+      s.at(headAt, () => {
+        endAfter = this.p.afterHead(s, this.sid, this.method, res);
+      });
+      return endAfter;
+    };
     const bound =
       this.session === undefined && this.p.routeEarly(this.proxySessionP!, this.sid, res)
-        ? sessionP.then((s) => this.p.afterHead(s, this.sid, this.method, res))
+        ? sessionP.then(afterHead)
         : undefined;
     // Awaited once the answer has been passed on; a session that fails to open fails the exchange there.
     bound?.catch(() => {});
-    const endAfterP = bound ?? Promise.resolve(this.p.afterHead(await sessionP, this.sid, this.method, res));
+    const endAfterP = bound ?? Promise.resolve(afterHead(await sessionP));
     this.observedLater();
     this.reply.head(res.status, endToEnd(res.headers), res.statusText);
     this.fields.http_status = res.status;
@@ -394,6 +461,7 @@ export class Exchange {
     await this.recorded();
     if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
     await this.observed();
+    this.abandonIfGone(s);
     await this.done(endAfter, ended);
   }
 
@@ -433,11 +501,13 @@ export class Exchange {
   /** The request body, passed on as it arrives (after the chunks already read), a copy kept for the observer. */
   private async *streamBody(first: Uint8Array[]): AsyncIterable<Uint8Array> {
     yield* first;
+    this.letGo();
     for (;;) {
       const chunk = await this.nextChunk();
       if (chunk === null) break;
       yield chunk;
     }
+    this.req.oversize = this.req.bytes;
     await this.observed();
   }
 
@@ -463,6 +533,20 @@ export class Exchange {
     }
   }
 
+  /**
+   * The client cut this exchange's answer stream. Where no MCP session can carry an answer after it
+   * (no session id: the sessionless 2026-07-28 revision, a stateless server), that is how a client
+   * cancels (the SDKs abort the request rather than send notifications/cancelled): the body's
+   * requests still open are cancelled, as of when the client went away, rather than left open until
+   * the proxy stops.
+   */
+  private abandonIfGone(s: ProxySession): void {
+    const at = this.goneAt;
+    if (at === undefined || s.mcpId !== undefined) return;
+    const ids = requestIds(this.req.frame);
+    if (ids.length > 0) s.at(at, () => s.observer.abandoned(ids, "client_gone"));
+  }
+
   /** The upstream could not be reached (or the exchange was cut before its answer's head). */
   private failedBeforeHead(e: unknown): void {
     const code = e instanceof UpstreamError ? e.code : "EIO";
@@ -471,6 +555,7 @@ export class Exchange {
     const endAfter = this.p.provisional(s) ? "upstream_unreachable" : undefined;
     if (this.reply.gone) {
       this.fields.client_gone = true;
+      this.abandonIfGone(s);
       void this.done(endAfter);
       return;
     }
