@@ -21,8 +21,7 @@ import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
 import { redactTarget } from "../redact/http.ts";
 import { endToEnd, field, headerSummary, upstreamRequestHeaders } from "./headers.ts";
-import type { ProxyHost } from "./options.ts";
-import { BUSY_RETRY_S } from "./options.ts";
+import { BUSY_RETRY_S, type ProxyHost } from "./options.ts";
 import { plain, sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestIds, requestMeta } from "./request-bodies.ts";
 import { type Moment, type ProxySession, moment } from "./session.ts";
@@ -219,8 +218,8 @@ export class Exchange {
 
   /**
    * The bodies held for a decision are at their bound (--max-held): this one is not held, recorded nor
-   * forwarded. Its rest is read and dropped (the client is then reading for an answer), and the client
-   * told to try again: 503 with Retry-After.
+   * forwarded. Its rest is read and dropped (a client still sending gets the answer once it has sent
+   * it all), and the client told to try again: 503 with Retry-After.
    */
   private async busy(): Promise<void> {
     this.letGo();
