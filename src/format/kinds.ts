@@ -47,6 +47,7 @@ export const FINDING_KINDS = {
   seq_invalid: "a seq missing or not a positive integer",
   seq_gap: "seq skips numbers (rows not written)",
   seq_repeat: "seq repeats or goes back",
+  ts_backwards: "a row whose ts is earlier than its session's row before it (rows not in the order they happened)",
   end_rows_mismatch: "session_end's rows_before_end differs from the rows in the file",
   end_calls_mismatch: "session_end's calls differs from the tool_call rows in the file",
   intent_without_result: "a tool_call_intent without its tool_call",

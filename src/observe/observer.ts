@@ -522,6 +522,15 @@ export class McpObserver {
     });
   }
 
+  /**
+   * The client gave up on requests it sent without a notifications/cancelled (it cut the HTTP
+   * stream that was to carry their answers, where nothing else can): each still open is cancelled
+   * now, with `reason`, as a notifications/cancelled from it would have.
+   */
+  abandoned(ids: readonly Json[], reason: string): void {
+    for (const id of ids) this.cancel("c2s", { requestId: id, reason });
+  }
+
   private cancel(requestsDir: Dir, params: Json | undefined): void {
     // notifications/cancelled names a request the *sender* made earlier.
     const key = requestKey(getField(params ?? null, "requestId"));

@@ -53,6 +53,10 @@ interface Session {
   ops?: OperationCheck;
   /** unparsed_frame rows (either direction). */
   unparsedRows: number;
+  /** The ts of the session's last row that had a readable one (ms since the epoch), its text and line. */
+  lastTs: number;
+  lastTsText: string;
+  lastTsLine: number;
 }
 
 export class SessionCheck {
@@ -96,6 +100,9 @@ export class SessionCheck {
         findings: null,
         dropped: 0,
         unparsedRows: 0,
+        lastTs: Number.NEGATIVE_INFINITY,
+        lastTsText: "",
+        lastTsLine: 0,
       };
       this.sessions.set(id, s);
     }
@@ -131,6 +138,7 @@ export class SessionCheck {
 
     if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
     else if (ANSWER_ROWS.has(evt as string)) this.answerRow(s, row, evt as string, n);
+    this.timeOrder(s, getField(row, "ts"), n);
 
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
@@ -184,6 +192,28 @@ export class SessionCheck {
       if (list === undefined) s.intents.set(key, [intent]);
       else list.push(intent);
     }
+  }
+
+  /**
+   * A session's rows are written in the order they happened, each dated when
+   * it happened: a ts earlier than the row before it says the rows are out of order (or the clock was
+   * set back), and the ledger does not show what happened when. Each step back is a finding; a ts
+   * that cannot be read is no step.
+   */
+  private timeOrder(s: Session, ts: Json | undefined, n: number): void {
+    if (typeof ts !== "string") return;
+    const t = Date.parse(ts);
+    if (Number.isNaN(t)) return;
+    if (t < s.lastTs)
+      this.find(
+        s,
+        n,
+        "ts_backwards",
+        `line ${n}: ts ${ts} is earlier than the ts of its session's row before it (line ${s.lastTsLine}, ${s.lastTsText})`,
+      );
+    s.lastTs = t;
+    s.lastTsText = ts;
+    s.lastTsLine = n;
   }
 
   private find(s: Session, line: number, kind: FindingKind, text: string): void {
