@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import { CLIENT_IDS, CLIENT_NAMES, type ClientId, isClientId } from "../src/install/clients.ts";
 import type { FileOutcome } from "../src/install/install.ts";
 import { print } from "./_out.ts";
@@ -117,7 +118,7 @@ export function summary(outcomes: FileOutcome[], dryRun: boolean, explicit: bool
     if (f.attempts && f.attempts > 1)
       lines.push(`  the file changed while seam edited it; the edit was made again on the new text`);
   }
-  return lines.length > 0 ? `${lines.join("\n")}\n` : "";
+  return lines.length > 0 ? `${lines.map(terminalText).join("\n")}\n` : "";
 }
 
 /** Prints the run (with --dry-run: the diffs on stdout, the summary on stderr) and says which files were left alone and why. */

@@ -16,6 +16,7 @@ import type { ThreadRole } from "../src/runtime/thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
+import { safeStringify, terminalText } from "../src/base/terminal-text.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the
@@ -71,7 +72,7 @@ export async function verifyNatsStream(
       if (o.quiet) continue;
       const name = `${shown} ${r.origin}`;
       const text = o.json
-        ? `${JSON.stringify({
+        ? `${safeStringify({
             ...jsonReport(name, report),
             origin: r.origin,
             stream_findings: r.findings as unknown as Json,
@@ -89,7 +90,9 @@ export async function verifyNatsStream(
       if (!o.quiet)
         await out.write(
           enc.encode(
-            o.json ? `${JSON.stringify({ stream: shown, finding: f })}\n` : `${shown}: broken: ${f.message}\n`,
+            o.json
+              ? `${safeStringify({ stream: shown, finding: f })}\n`
+              : `${terminalText(`${shown}: broken: ${f.message}`)}\n`,
           ),
         );
     }
@@ -101,8 +104,8 @@ export async function verifyNatsStream(
             await out.write(
               enc.encode(
                 o.json
-                  ? `${JSON.stringify({ stream: shown, origin: x, found: false })}\n`
-                  : `${shown} ${x}: inconclusive: no line of this origin is in the stream\n`,
+                  ? `${safeStringify({ stream: shown, origin: x, found: false })}\n`
+                  : `${terminalText(`${shown} ${x}`)}: inconclusive: no line of this origin is in the stream\n`,
               ),
             );
         }

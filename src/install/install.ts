@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { terminalText } from "../base/terminal-text.ts";
 import { type ClientId, type PathEnv, type Scope, type Target, defaultLedger, targetsFor } from "./clients.ts";
 import { type SeamCommand, type WrapFlags, type Wrapped, classify, sameValue, valueAt, wrapPrefix } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
@@ -297,5 +298,9 @@ function sameWithAll(
 }
 
 export function unifiedDiff(file: string, before: string, after: string): string {
-  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 });
+  // A config's text goes to a terminal line by line: each line made safe (src/base/terminal-text.ts), its break (LF or CRLF) kept.
+  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 })
+    .split("\n")
+    .map((l) => (l.endsWith("\r") ? `${terminalText(l.slice(0, -1))}\r` : terminalText(l)))
+    .join("\n");
 }

@@ -3,6 +3,8 @@
  * constants, DOM and text helpers, time formatting and the copy button.
  * Plain browser JavaScript, under the rules src/report/page-js.ts states.
  */
+import { UNSAFE_TEXT_SOURCE } from "../base/terminal-text.ts";
+
 export const PAGE_KIT = String.raw`
   var ROW_H = 22;
   var MAX_PX = 16000000;
@@ -23,9 +25,11 @@ export const PAGE_KIT = String.raw`
   function add(parent) { for (var i = 1; i < arguments.length; i++) if (arguments[i]) parent.appendChild(arguments[i]); return parent; }
   function readJson(id) { var n = $(id); return n ? JSON.parse(n.textContent) : null; }
   function cut(s, max) { s = String(s); return s.length > max ? s.slice(0, max) + "\u2026 (" + s.length.toLocaleString("en-US") + " chars)" : s; }
-  // Control characters (terminal escapes among them) and bidi overrides from a ledger are shown as \u escapes.
+  // Text from a ledger is shown under the CLI's one policy (src/base/terminal-text.ts): controls, bidi
+  // controls, line and paragraph separators and lone surrogates as \u escapes.
+  var UNSAFE = new RegExp(${JSON.stringify(UNSAFE_TEXT_SOURCE)}, "g");
   function shown(s) {
-    return String(s).replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, function (c) {
+    return String(s).replace(UNSAFE, function (c) {
       return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
     });
   }
