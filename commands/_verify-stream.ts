@@ -9,6 +9,7 @@ import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
+import { safeStringify, terminalText } from "../src/base/terminal-text.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the
@@ -66,7 +67,7 @@ export async function verifyNatsStream(
       if (o.quiet) continue;
       const name = `${shown} ${r.host === null ? "" : `${r.host}/`}${r.origin}`;
       const text = o.json
-        ? `${JSON.stringify({
+        ? `${safeStringify({
             ...jsonReport(name, report),
             origin: r.origin,
             ...(r.host === null ? {} : { host: r.host }),
@@ -85,7 +86,9 @@ export async function verifyNatsStream(
       if (!o.quiet)
         await out.write(
           enc.encode(
-            o.json ? `${JSON.stringify({ stream: shown, finding: f })}\n` : `${shown}: broken: ${f.message}\n`,
+            o.json
+              ? `${safeStringify({ stream: shown, finding: f })}\n`
+              : `${terminalText(`${shown}: broken: ${f.message}`)}\n`,
           ),
         );
     }
@@ -97,8 +100,8 @@ export async function verifyNatsStream(
             await out.write(
               enc.encode(
                 o.json
-                  ? `${JSON.stringify({ stream: shown, origin: x, found: false })}\n`
-                  : `${shown} ${x}: inconclusive: no line of this origin is in the stream\n`,
+                  ? `${safeStringify({ stream: shown, origin: x, found: false })}\n`
+                  : `${terminalText(`${shown} ${x}`)}: inconclusive: no line of this origin is in the stream\n`,
               ),
             );
         }

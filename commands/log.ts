@@ -13,6 +13,7 @@ import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
 import { createLog } from "../src/base/log.ts";
 import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
+import { safeStringify } from "../src/base/terminal-text.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
@@ -103,7 +104,7 @@ export default defineCommand({
         const why = "not verified: --last read only the end of the file; add --verify to check it all";
         await write(
           a.json
-            ? `{"type": "verdict", "file": ${JSON.stringify(p)}, "verdict": "unverified", "ok": null}\n`
+            ? `{"type": "verdict", "file": ${safeStringify(p)}, "verdict": "unverified", "ok": null}\n`
             : `${cell(p)}: ${why}\n`,
         );
         codes.push(EXIT.INCONCLUSIVE);

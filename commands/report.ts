@@ -4,7 +4,8 @@ import { createLog } from "../src/base/log.ts";
 import { VERSION } from "../src/base/version.ts";
 import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
-import { exitCodeFor, printable, worstExit } from "../src/verify/report.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
+import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
@@ -71,14 +72,14 @@ export default defineCommand({
       });
     } catch (e) {
       createLog().error(
-        `cannot write ${printable(out)}: ${describeIoError(e)}`,
+        `cannot write ${terminalText(out)}: ${describeIoError(e)}`,
         "choose another --out (its directory must exist and be writable)",
       );
       return 1;
     }
-    const verdicts = r.files.map((f) => `${printable(f.path)}: ${f.report.verdict}`).join(", ");
+    const verdicts = r.files.map((f) => `${terminalText(f.path)}: ${f.report.verdict}`).join(", ");
     await print(
-      `${printable(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
+      `${terminalText(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
     );
     return worstExit(r.files.map((f) => exitCodeFor(f.report)));
   },

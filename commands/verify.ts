@@ -19,6 +19,7 @@ import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/ve
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
+import { safeStringify } from "../src/base/terminal-text.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
 const CHECKPOINT_ARGS = {
@@ -133,7 +134,7 @@ export default defineCommand({
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
       const text = a.json
-        ? JSON.stringify(json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) + "\n"
+        ? safeStringify(json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) + "\n"
         : humanReport(path, report, { color, strict: a.strict === true, extra });
       await out.write(encoder.encode(text));
     }
@@ -277,7 +278,6 @@ async function checkProofCommand(
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);
-  if (!a.quiet)
-    await runtime.stdout().write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
+  if (!a.quiet) await runtime.stdout().write(new TextEncoder().encode(a.json ? `${safeStringify(r.json)}\n` : r.human));
   return r.code;
 }

@@ -50,7 +50,8 @@ export interface OpenRequest {
 /**
  * The exact identity of a JSON-RPC id, or null when it is not a valid one
  * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and
- * forbids null): the string itself, or the integer, as a number when it is a
+ * forbids null; an integer written as a float, 113.0, is that integer): the
+ * string itself, or the integer, as a number when it is a
  * safe one and as a bigint past that, so that one integer has one key
  * however it was read. A Map tells 1 from "1" by type; a string key made
  * for each message (a prefix and the id) cost a recorded call more than its
@@ -65,6 +66,10 @@ export function requestKey(id: Json | undefined): RequestKey | null {
     return Number.isSafeInteger(id) ? id + 0 : BigInt(id);
   }
   if (typeof id === "bigint") return id >= MIN_SAFE && id <= MAX_SAFE ? Number(id) : id;
+  // 113.0 or 1E2: a client or server reading JSON numbers as doubles (JavaScript, Go, pydantic's lax
+  // int) takes it for the integer, and so do the call and its answer here.
+  if (id instanceof JsonFloat && Number.isInteger(id.value))
+    return Number.isSafeInteger(id.value) ? id.value + 0 : BigInt(id.value);
   return null;
 }
 

@@ -11,6 +11,7 @@
  *   and with a --raw ledger, a preview of arguments → result.
  */
 import { memo } from "../base/memo.ts";
+import { terminalJson } from "../base/terminal-text.ts";
 import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
@@ -248,9 +249,9 @@ function short(id: string): string {
 
 /**
  * A value as JSON text. The ledger's line form leaves DEL, C1 controls (CSI
- * among them), bidi controls and U+2028/U+2029 raw inside strings; here they
- * are \u escapes too (valid JSON, the same string), so no terminal escape
- * reaches a terminal even through --json.
+ * among them), bidi controls, U+2028/U+2029 and lone surrogates raw inside
+ * strings; here they are \u escapes too (terminalJson: valid JSON, the same
+ * string), so no terminal escape reaches a terminal even through --json.
  */
 export function jsonText(v: Json): string {
   let text: string;
@@ -259,10 +260,7 @@ export function jsonText(v: Json): string {
   } catch {
     text = String(v);
   }
-  return text.replace(
-    /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return terminalJson(text);
 }
 
 function msText(ms: number): string {
