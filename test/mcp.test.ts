@@ -22,7 +22,7 @@ describe("requestKey: one key for each id, whatever type read it", () => {
     Parameters<typeof requestKey>[0][],
     Parameters<typeof requestKey>[0][],
   ][] = [
-    ["an integer", 7, [7n], ["7", 8, new JsonFloat(7)]],
+    ["an integer", 7, [7n, new JsonFloat(7)], ["7", 8, new JsonFloat(7.5)]],
     ["a string", "7", ["7"], [7, 7n, "07"]],
     ["zero and minus zero", 0, [-0, 0n], ["0", "-0"]],
     [
@@ -40,7 +40,9 @@ describe("requestKey: one key for each id, whatever type read it", () => {
     for (const o of other) expect(new Map([[key, 1]]).get(requestKey(o) as never)).toBeUndefined();
   });
   test("no key for what is not a JSON-RPC id", () => {
-    for (const v of [1.5, new JsonFloat(1), null, true, undefined, new Map(), []] as Parameters<typeof requestKey>[0][])
+    for (const v of [1.5, new JsonFloat(1.5), null, true, undefined, new Map(), []] as Parameters<
+      typeof requestKey
+    >[0][])
       expect(requestKey(v)).toBeNull();
   });
 });

@@ -7,7 +7,7 @@
  *
  * The official SDKs match more loosely than that, so an answer seam would
  * leave unmatched can be the one a client uses: the TypeScript SDK looks its
- * handler up by `Number(response.id)` ("7", " 7 ", "0x7", 7.0 and "" for 0
+ * handler up by `Number(response.id)` ("7", " 7 ", "0x7" and "" for 0
  * all name a request it sent as a number); the Python SDK turns a string id
  * into `int(id)` when it can (" 7 ", "+7", "0_7"). `coercedKeys` gives the
  * keys an answer's id reaches under those rules; docs/ledger-format.md says
@@ -90,8 +90,6 @@ export function coercedKeys(id: Json | undefined): RequestKey[] {
     const n = Number(id);
     if (Number.isSafeInteger(n)) add(n + 0);
     if (PY_INT.test(id)) add(requestKey(BigInt(id.trim().replaceAll("_", ""))));
-  } else if (id instanceof JsonFloat && Number.isInteger(id.value)) {
-    add(requestKey(id.value));
   }
   return keys;
 }
