@@ -16,7 +16,8 @@ export function seamArgv(via: Via): string[] {
       // working directory: the first into seam's environment (and so the server's).
       return [process.execPath, "--no-env-file", `--config=${ROOT}bunfig.toml`, `${ROOT}commands/seam.ts`];
     case "node":
-      return ["node", `${ROOT}dist/seam.mjs`];
+      // SEAM_NODE: the Node binary to run the bundle with (.ci/run's matrix of LTS lines).
+      return [process.env.SEAM_NODE || "node", `${ROOT}dist/seam.mjs`];
     case "exe":
       return [`${ROOT}dist/seam`];
   }
