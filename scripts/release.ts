@@ -15,15 +15,35 @@
  * signed by it proves only that the folder is unchanged since this build).
  * The verifier key is printed and written to dist/release.pub.
  *
+ * npm packages, into dist/npm/ (each also packed there as a .tgz):
+ *   seam-mcp-<id>   one per target: the executable as bin/seam (bin/seam.exe),
+ *                   with os/cpu/libc fields so npm installs only the one that fits;
+ *   seam-mcp        the main package as published: package.json's files, bin
+ *                   npm/seam.mjs (runs the platform package's executable when
+ *                   installed, the Node bundle otherwise) and the platform
+ *                   packages as optionalDependencies. These are not in the
+ *                   repository's package.json: they are not on the registry
+ *                   until published, and `npm ci` here must not look for them.
+ *
  * Usage: bun scripts/release.ts [--only ID,...]
  */
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { generateKey, newSigner, signNote } from "../src/checkpoint/note.ts";
 import { readSignerFile, writeKeyFile } from "../src/checkpoint/keys.ts";
 import { executableKind } from "../src/release/headers.ts";
 import { NOTE_FILE, SUMS_FILE, formatSums, sha256File } from "../src/release/sums.ts";
-import { RELEASE_TARGETS, type ReleaseTarget } from "../src/release/targets.ts";
+import { RELEASE_TARGETS, type ReleaseTarget, platformPackage } from "../src/release/targets.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const out = `${root}dist/release`;
@@ -130,3 +150,61 @@ const s = signer();
 writeFileSync(`${out}/${NOTE_FILE}`, signNote(sums, [s]));
 writeFileSync(`${root}dist/release.pub`, `${s.verifierKey}\n`);
 console.log(s.verifierKey);
+
+// ---- npm packages ----
+
+/** The most the main package's tarball may weigh: it carries no executable. */
+const MAIN_MAX_BYTES = 1 << 20;
+const npmDir = `${root}dist/npm`;
+const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as Record<string, unknown> & {
+  name: string;
+  version: string;
+  files: string[];
+};
+
+/** `npm pack` of a staged folder into dist/npm/; the tarball's path and size. */
+function pack(dir: string): { file: string; size: number } {
+  const [r] = JSON.parse(run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", npmDir], dir)) as {
+    filename: string;
+    size: number;
+  }[];
+  return { file: `${npmDir}/${r!.filename}`, size: r!.size };
+}
+
+rmSync(npmDir, { recursive: true, force: true });
+for (const t of targets) {
+  const dir = `${npmDir}/${platformPackage(t)}`;
+  mkdirSync(`${dir}/bin`, { recursive: true });
+  const exe = `bin/${t.os === "win32" ? "seam.exe" : "seam"}`;
+  copyFileSync(`${out}/${t.file}`, `${dir}/${exe}`);
+  if (t.os !== "win32") chmodSync(`${dir}/${exe}`, 0o755);
+  const manifest = {
+    name: platformPackage(t),
+    version: pkg.version,
+    description: `seam compiled for ${t.id}; installed by seam-mcp, whose seam command runs it`,
+    license: pkg.license,
+    os: [t.os],
+    cpu: [t.cpu],
+    ...(t.libc === undefined ? {} : { libc: [t.libc] }),
+    files: [exe],
+  };
+  writeFileSync(`${dir}/package.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  console.error(`release: ${pack(dir).file}`);
+}
+
+const main = `${npmDir}/${pkg.name}`;
+mkdirSync(`${main}/bin`, { recursive: true });
+for (const f of pkg.files) cpSync(`${root}${f}`, `${main}/${f}`, { recursive: true });
+copyFileSync(`${root}npm/seam.mjs`, `${main}/bin/seam.mjs`);
+chmodSync(`${main}/bin/seam.mjs`, 0o755);
+const { scripts: _s, devDependencies: _d, ...kept } = pkg;
+const mainManifest = {
+  ...kept,
+  bin: { seam: "bin/seam.mjs" },
+  files: [...pkg.files, "bin/seam.mjs"],
+  optionalDependencies: Object.fromEntries(RELEASE_TARGETS.map((t) => [platformPackage(t), pkg.version])),
+};
+writeFileSync(`${main}/package.json`, `${JSON.stringify(mainManifest, null, 2)}\n`);
+const packed = pack(main);
+if (packed.size > MAIN_MAX_BYTES) fail(`${packed.file} is ${packed.size} bytes, over ${MAIN_MAX_BYTES}`);
+console.error(`release: ${packed.file} (${packed.size} bytes)`);

@@ -7,7 +7,10 @@ import { existsSync } from "node:fs";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 export type Via = "bun" | "node" | "exe";
-export const VIAS: Via[] = ["bun", "node", "exe"];
+/** SEAM_VIAS (comma-separated, e.g. `node`) narrows a run to some of them: .ci/run's Node matrix. */
+export const VIAS: Via[] = (process.env.SEAM_VIAS?.split(",") ?? ["bun", "node", "exe"]).filter((v): v is Via =>
+  ["bun", "node", "exe"].includes(v),
+);
 
 export function seamArgv(via: Via): string[] {
   switch (via) {

@@ -185,6 +185,15 @@ describe("targets", () => {
   });
 });
 
+test("engines names exactly the Node versions .ci/run tests", () => {
+  const lines = readFileSync(join(ROOT, ".ci/node-lines"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => l.split(" ")[0]!);
+  const engines = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines.node as string;
+  expect(engines.split(" || ")).toEqual(lines.map((v) => `^${v}`));
+});
+
 const RELEASE = join(ROOT, "dist/release");
 const SUMS = existsSync(join(RELEASE, SUMS_FILE)) ? parseSums(readFileSync(join(RELEASE, SUMS_FILE), "utf8")) : null;
 const LISTED = SUMS !== null && "entries" in SUMS ? SUMS.entries.map((e) => e.name) : [];
