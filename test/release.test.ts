@@ -105,6 +105,26 @@ describe("seam verify-release", () => {
   });
 });
 
+describe("SEAM_SELFTEST_EMULATOR", () => {
+  // `env` runs its argument unchanged: a stand-in emulator that works anywhere.
+  for (const [emulator, ok] of [
+    ["env", true],
+    ["seam-no-such-emulator", false],
+  ] as const)
+    test(`seam demo starts its children under ${emulator}`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "seam-emulator-"));
+      try {
+        const r = await runCli("bun", ["demo", "--ledger", join(dir, "demo.jsonl")], {
+          cwd: dir,
+          env: { SEAM_SELFTEST_EMULATOR: emulator },
+        });
+        expect(r.code === 0).toBe(ok);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+});
+
 describe("SHA256SUMS", () => {
   test("round trip, sorted by name", () => {
     const entries = [
