@@ -10,6 +10,7 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   wrap: () => import("./wrap.ts").then((m) => m.default),
   proxy: () => import("./proxy.ts").then((m) => m.default),
   verify: () => import("./verify.ts").then((m) => m.default),
+  "verify-release": () => import("./verify-release.ts").then((m) => m.default),
   digest: () => import("./digest.ts").then((m) => m.default),
   keygen: () => import("./keygen.ts").then((m) => m.default),
   ship: () => import("./ship.ts").then((m) => m.default),

@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
+import { selfArgvForChildren } from "./_self.ts";
 import { print } from "./_out.ts";
 import { runDemo } from "../src/selftest/demo.ts";
 import { EXIT } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
-import { runtime } from "../src/runtime/index.ts";
 
 const args = {
   ledger: {
@@ -24,7 +24,7 @@ export default defineCommand({
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "demo");
     const ledger = (a.ledger as string | undefined) || "seam-demo.jsonl";
-    const r = await runDemo(runtime.selfArgv(), ledger, isWriterAlive);
+    const r = await runDemo(selfArgvForChildren(), ledger, isWriterAlive);
     if (!r.text) {
       createLog().error(
         `the demo session failed; the ledger is ${ledger}`,

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
+import { selfArgvForChildren } from "./_self.ts";
 import { print } from "./_out.ts";
 import { EXIT } from "../src/base/exit.ts";
 import { runtime } from "../src/runtime/index.ts";
@@ -23,7 +24,7 @@ export default defineCommand({
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "selftest");
     const started = performance.now();
-    const result = await runSelftest(runtime.selfArgv(), a.json ? undefined : (arm) => void print(line(arm)));
+    const result = await runSelftest(selfArgvForChildren(), a.json ? undefined : (arm) => void print(line(arm)));
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     if (a.json) await print(`${JSON.stringify({ ...result, runtime: runtime.name, seconds: Number(seconds) })}\n`);
     else await print(`${result.passed} passed, ${result.failed} failed\n`);

@@ -7,7 +7,10 @@ import { existsSync } from "node:fs";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 export type Via = "bun" | "node" | "exe";
-export const VIAS: Via[] = ["bun", "node", "exe"];
+/** SEAM_VIAS (comma-separated, e.g. `node`) narrows a run to some of them: .ci/run's Node matrix. */
+export const VIAS: Via[] = (process.env.SEAM_VIAS?.split(",") ?? ["bun", "node", "exe"]).filter((v): v is Via =>
+  ["bun", "node", "exe"].includes(v),
+);
 
 export function seamArgv(via: Via): string[] {
   switch (via) {
@@ -16,7 +19,8 @@ export function seamArgv(via: Via): string[] {
       // working directory: the first into seam's environment (and so the server's).
       return [process.execPath, "--no-env-file", `--config=${ROOT}bunfig.toml`, `${ROOT}commands/seam.ts`];
     case "node":
-      return ["node", `${ROOT}dist/seam.mjs`];
+      // SEAM_NODE: the Node binary to run the bundle with (.ci/run's matrix of LTS lines).
+      return [process.env.SEAM_NODE || "node", `${ROOT}dist/seam.mjs`];
     case "exe":
       return [`${ROOT}dist/seam`];
   }

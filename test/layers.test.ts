@@ -50,6 +50,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   report: ["base", "core", "format", "runtime", "verify", "checkpoint", "read"],
   selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "observe", "wrap", "proxy", "read"],
   api: ["base", "core", "format", "verify", "checkpoint", "actions"],
+  release: ["base", "core", "runtime", "checkpoint"],
   commands: [
     "base",
     "core",
@@ -68,6 +69,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "install",
     "fleet",
     "report",
+    "release",
   ],
 };
 
