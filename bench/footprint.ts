@@ -6,9 +6,16 @@
  *
  *   idle RSS     one process after its first call (initialize answered),
  *                then idle for --idle-ms: VmRSS of the relay's own process,
- *                the median of --procs processes run at once
- *   fleet        --fleet processes at once, each after its first call: the sum
- *                of their VmRSS
+ *                the median of --procs processes run at once; beside it, its
+ *                anonymous memory (the heap, the stacks: what only it holds)
+ *   fleet        --fleet processes at once, each after its first call: what
+ *                they hold together, counting the pages they share (the
+ *                runtime's or the executable's code, mapped from one file)
+ *                once, as the machine holds them: the sum of each one's
+ *                anonymous memory plus the largest file-backed part of any
+ *                one (/proc/<pid>/smaps_rollup). Not Pss, which would hand
+ *                part of the bare relay's share of the bun binary to every
+ *                other Bun process on the machine. The plain sum of RSS beside it
  *   start-up     spawn to the first answer forwarded (the initialize answer's
  *                first byte on the relay's stdout), the median of --starts
  *                runs, seam and the bare relay taking turns so that the load
@@ -96,6 +103,13 @@ function rssMB(pid: number): number {
   return Number(m[1]) / 1024;
 }
 
+/** RSS and anonymous memory of `pid`, in MB. */
+function rollup(pid: number): { rss: number; anon: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
+  return { rss: kb("Rss") / 1024, anon: kb("Anonymous") / 1024 };
+}
+
 function threads(pid: number): number {
   return Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 }
@@ -107,11 +121,20 @@ const median = (xs: number[]) => {
 };
 
 /** `n` relays at once, each after its first call and --idle-ms of quiet: each one's RSS and threads. */
-async function idle(argv: () => string[], n: number): Promise<{ rss: number[]; threads: number[] }> {
+async function idle(
+  argv: () => string[],
+  n: number,
+): Promise<{ rss: number[]; file: number[]; anon: number[]; threads: number[] }> {
   const all = Array.from({ length: n }, () => start(argv()));
   await Promise.all(all.map((s) => s.firstAnswer));
   await Bun.sleep(idleMs);
-  const out = { rss: all.map((s) => rssMB(s.proc.pid)), threads: all.map((s) => threads(s.proc.pid)) };
+  const r = all.map((s) => rollup(s.proc.pid));
+  const out = {
+    rss: all.map((s) => rssMB(s.proc.pid)),
+    file: r.map((x) => x.rss - x.anon),
+    anon: r.map((x) => x.anon),
+    threads: all.map((s) => threads(s.proc.pid)),
+  };
   await Promise.all(all.map(stop));
   return out;
 }
@@ -147,7 +170,10 @@ for (const b of builds) {
   const bareFleet = await idle(() => relayArgv(b, "bare"), fleet);
   const t = await startup(b);
   const one = { seam: median(seamIdle.rss), bare: median(bareIdle.rss) };
-  const many = { seam: seamFleet.rss.reduce((a, x) => a + x, 0), bare: bareFleet.rss.reduce((a, x) => a + x, 0) };
+  const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+  const together = (f: { anon: number[]; file: number[] }) => sum(f.anon) + Math.max(...f.file);
+  const many = { seam: together(seamFleet), bare: together(bareFleet) };
+  const manyRss = { seam: sum(seamFleet.rss), bare: sum(bareFleet.rss) };
   const up = { seam: median(t.seam), bare: median(t.bare) };
   // How far the runs spread: the middle half of each, as a share of its median.
   const spread = (xs: number[]) => {
@@ -169,12 +195,12 @@ for (const b of builds) {
     {
       section: "footprint",
       name: `${bare}, idle after one call`,
-      value: `${f1(one.bare)} MB RSS, ${median(bareIdle.threads)} threads`,
+      value: `${f1(one.bare)} MB RSS (${f1(median(bareIdle.anon))} anon), ${median(bareIdle.threads)} threads`,
     },
     {
       section: "footprint",
       name: `seam wrap (${b.name}), idle after one call`,
-      value: `${f1(one.seam)} MB RSS, ${median(seamIdle.threads)} threads`,
+      value: `${f1(one.seam)} MB RSS (${f1(median(seamIdle.anon))} anon), ${median(seamIdle.threads)} threads`,
       ratio: `${(one.seam / one.bare).toFixed(2)}x bare`,
       goal: "≤ 1.3x bare",
       met: one.seam <= 1.3 * one.bare,
@@ -182,7 +208,7 @@ for (const b of builds) {
     {
       section: "footprint",
       name: `seam wrap (${b.name}), ${fleet} at once`,
-      value: `${f0(many.seam)} MB RSS (bare ${f0(many.bare)} MB)`,
+      value: `${f0(many.seam)} MB, shared once (bare ${f0(many.bare)}); RSS summed ${f0(manyRss.seam)} (bare ${f0(manyRss.bare)})`,
       ratio: `${(many.seam / many.bare).toFixed(2)}x bare`,
       goal: "≤ 1.3x bare",
       met: many.seam <= 1.3 * many.bare,
