@@ -3,8 +3,8 @@
  * figures and the goals they are held to, also written to
  * bench/results/latest.json (each script's own result beside it).
  *
- *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,fleet,proxy,memory,report]
- *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N] [--rt-warmup N]
+ *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,fleet,proxy,memory,footprint,report]
+ *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N] [--rt-warmup N] [--starts N]
  *
  * The defaults fit in ten minutes on a 2-core machine. --smoke runs every
  * script with tiny sizes in seconds: its figures mean nothing, it only proves
@@ -37,6 +37,7 @@ const SCRIPTS: { name: string; file: string; takes: string[] }[] = [
   { name: "fleet", file: "fleet.ts", takes: ["--rows"] },
   { name: "proxy", file: "proxy.ts", takes: [] },
   { name: "memory", file: "memory.ts", takes: [] },
+  { name: "footprint", file: "footprint.ts", takes: ["--starts"] },
   { name: "report", file: "report.ts", takes: ["--rows"] },
 ];
 const only = flags.string("--only")?.split(",");

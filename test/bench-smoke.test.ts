@@ -29,6 +29,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
     "digest (",
     "checkpoints",
     "fleet",
+    "footprint",
     "report (",
   ]) {
     expect(out).toMatch(new RegExp(`^${section.replace(/[()]/g, "\\$&")}.*figure`, "m"));

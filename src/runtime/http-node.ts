@@ -16,8 +16,9 @@
  * server writes the repeats of one name together, in the first one's spelling
  * (their values still in order, which is what carries meaning: RFC 9110 §5.3).
  */
-import http from "node:http";
-import https from "node:https";
+import type * as http from "node:http";
+import type * as https from "node:https";
+import { nodeBuiltin } from "./builtin.ts";
 import type { AddressInfo } from "node:net";
 import {
   type HeaderPairs,
@@ -140,7 +141,7 @@ async function listen(host: string, port: number, handler: Handler): Promise<Lis
   const sockets = new Set<import("node:net").Socket>();
   // Small writes (a head flushed alone, then one SSE event) must not wait for
   // the peer's delayed ACK (Nagle's algorithm: 40 ms a round trip).
-  const server = http.createServer({ noDelay: true }, (req, res) => {
+  const server = nodeBuiltin<typeof http>("node:http").createServer({ noDelay: true }, (req, res) => {
     const reply = new NodeReply(res);
     let body: AsyncIterableIterator<Uint8Array> | undefined;
     const inbound: InboundRequest = {
@@ -218,10 +219,15 @@ function pooled<A extends http.Agent>(agent: A): A {
   };
   return agent;
 }
-const agents = {
-  http: pooled(new http.Agent({ keepAlive: true, timeout: IDLE_MS })),
-  https: pooled(new https.Agent({ keepAlive: true, timeout: IDLE_MS })),
-};
+/** One pool of kept-alive connections per scheme, made (and node:http loaded) at the first request. */
+let agents: { http: http.Agent; https: https.Agent } | undefined;
+function pools(): { http: http.Agent; https: https.Agent } {
+  agents ??= {
+    http: pooled(new (nodeBuiltin<typeof http>("node:http").Agent)({ keepAlive: true, timeout: IDLE_MS })),
+    https: pooled(new (nodeBuiltin<typeof https>("node:https").Agent)({ keepAlive: true, timeout: IDLE_MS })),
+  };
+  return agents;
+}
 
 /** Errors of a kept-alive connection the server closed just as it was reused. */
 const STALE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
@@ -244,13 +250,13 @@ async function request(r: UpstreamRequest): Promise<UpstreamResponse> {
 function requestOnce(r: UpstreamRequest, fresh: boolean): Promise<UpstreamResponse> {
   return new Promise<UpstreamResponse>((resolve, reject) => {
     const secure = r.url.protocol === "https:";
-    const mod = secure ? https : http;
+    const mod = secure ? nodeBuiltin<typeof https>("node:https") : nodeBuiltin<typeof http>("node:http");
     let req: http.ClientRequest;
     try {
       req = mod.request(r.url, {
         method: r.method,
         headers: flat(r.headers) as unknown as http.OutgoingHttpHeaders,
-        agent: fresh ? false : secure ? agents.https : agents.http,
+        agent: fresh ? false : secure ? pools().https : pools().http,
         setHost: false,
       });
     } catch (e) {
