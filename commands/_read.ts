@@ -3,7 +3,10 @@
  * the filters, repeatable flags (citty keeps only the last of a repeated
  * flag, so they are taken from the raw argv), and --key.
  */
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { printable } from "../src/verify/report.ts";
 import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { type Filters, parseWhen } from "../src/read/filters.ts";
@@ -106,4 +109,26 @@ export function keysFrom(key: unknown, paths: readonly string[] = []): Verifier[
 /** Is stdout a terminal that takes colour? */
 export function colorOut(): boolean {
   return process.stdout.isTTY === true && !process.env.NO_COLOR;
+}
+
+/**
+ * Every ledger file named can be opened for reading, or none is read: a file
+ * that is missing, a directory or not permitted is an error of the command
+ * line (exit 2), never a verdict on evidence (exit 1 is for what a file holds).
+ * '-' (stdin) and nats:// streams are not files. Opened without blocking, so a
+ * FIFO is only looked at here.
+ */
+export function requireReadable(paths: readonly string[]): void {
+  for (const p of paths) {
+    if (p === "-" || p.startsWith("nats://")) continue;
+    let fd: number | undefined;
+    try {
+      fd = openSync(p, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+      if (fstatSync(fd).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+    } catch (e) {
+      throw new UsageError(`cannot read ${printable(p)}: ${describeIoError(e)}`, null);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
 }

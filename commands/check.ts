@@ -22,7 +22,7 @@ import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 
 import { rejectUnknownFlags } from "./_args.ts";
-import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
+import { filterArgs, filtersFrom, keysFrom, repeated, requireReadable } from "./_read.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
@@ -98,6 +98,7 @@ export default defineCommand({
     const keys = keysFrom(rules.key, paths);
     if (a.junit === "") throw new UsageError("--junit must not be empty");
 
+    requireReadable(paths);
     const checker = new Checker(rules);
     const files: FileVerdict[] = [];
     for await (const e of readLedgers(paths, { filters, keys, isWriterAlive, verifier: "auto" })) {

@@ -9,6 +9,7 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { requireReadable } from "./_read.ts";
 
 const args = {
   a: {
@@ -39,6 +40,7 @@ export default defineCommand({
     const minMs = a["min-ms"] === undefined ? 1 : Number(a["min-ms"]);
     if (!Number.isFinite(minMs) || minMs < 0)
       throw new UsageError(`--min-ms takes a number of at least 0, not ${JSON.stringify(a["min-ms"])}`);
+    requireReadable(specs.map((spec) => (spec.lastIndexOf("#") > 0 ? spec.slice(0, spec.lastIndexOf("#")) : spec)));
     const codes: number[] = [];
     const verdicts: string[] = [];
     const sides = [];

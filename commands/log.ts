@@ -9,7 +9,7 @@ import { runtime } from "../src/runtime/index.ts";
 
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
-import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 import { createLog } from "../src/base/log.ts";
 import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
@@ -53,6 +53,7 @@ export default defineCommand({
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
     if (a.verify && last === undefined)
       throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    requireReadable(paths);
     // citty's args object converts names on every access: read each flag once, not per line.
     const following = a.follow === true;
     const json = a.json === true;

@@ -8,7 +8,7 @@ import { exitCodeFor, printable, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import { filterArgs, filtersFrom, givenFilters, keysFrom } from "./_read.ts";
+import { filterArgs, filtersFrom, givenFilters, keysFrom, requireReadable } from "./_read.ts";
 
 /** The page's own flags (a value none may leave empty). */
 const pageArgs = {
@@ -53,6 +53,7 @@ export default defineCommand({
     // The page names the filters that made it, as they were given.
     const given = givenFilters(rawArgs, a);
     if (last !== undefined) given.push(`--last ${last}`);
+    requireReadable(paths);
     let r;
     try {
       r = await writeReport({

@@ -72,7 +72,7 @@ async function run(argv: string[]): Promise<number> {
     return typeof result === "number" ? result : EXIT.OK;
   } catch (err) {
     if (err instanceof UsageError) {
-      log.error(err.message, err.hint ?? `run 'seam ${name} --help' for usage`);
+      log.error(err.message, err.hint === undefined ? `run 'seam ${name} --help' for usage` : (err.hint ?? undefined));
       return EXIT.USAGE;
     }
     if (err instanceof Error && err.name === "CLIError") {

@@ -9,7 +9,7 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { rejectUnknownFlags } from "./_args.ts";
-import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
@@ -41,6 +41,7 @@ export default defineCommand({
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
     const keys = keysFrom(a.key, paths);
+    requireReadable(paths);
     const acc = new StatsAccumulator(by);
     const codes: number[] = [];
     const verdicts: string[] = [];

@@ -18,6 +18,7 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { requireReadable } from "./_read.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
@@ -90,6 +91,7 @@ export default defineCommand({
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
+    requireReadable(paths);
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
     if (paths.some((p) => p.startsWith("nats://"))) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");

@@ -72,27 +72,11 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     expect(r.code).toBe(3);
   });
 
-  it("a missing file: `unreadable: no such file or directory`, exit 1", async () => {
-    const r = await runCli(via, ["verify", "--json", file("nope.jsonl")]);
-    expect(JSON.parse(r.stdout.toString())).toEqual({
-      file: file("nope.jsonl"),
-      ok: false,
-      rows: 0,
-      chained: 0,
-      prechain: 0,
-      first_break: "unreadable: no such file or directory",
-      first_break_line: null,
-      first_break_kind: "unreadable",
-      breaks: 1,
-      break_kinds: { unreadable: 1 },
-      verified_scope: "empty",
-      head: null,
-      sessions: [],
-      findings: [],
-      finding_kinds: [],
-      notes: [],
-    });
-    expect(r.code).toBe(1);
+  it("a missing file: seam: error and exit 2 (exit 1 is for what a file holds), nothing on stdout", async () => {
+    const r = await runCli(via, ["verify", "--json", file("ok.jsonl"), file("nope.jsonl")]);
+    expect(r.stderr).toBe(`seam: error: cannot read ${file("nope.jsonl")}: no such file or directory\n`);
+    expect(r.stdout.toString()).toBe("");
+    expect(r.code).toBe(2);
   });
 
   it("several files: one report each, in order; exit is the worst (broken over inconclusive over ok)", async () => {
