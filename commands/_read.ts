@@ -9,7 +9,8 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { printable } from "../src/verify/report.ts";
 import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
-import { type Filters, parseWhen } from "../src/read/filters.ts";
+import { type Filters, KNOWN_STATUSES, knownStatus, parseWhen } from "../src/read/filters.ts";
+import { unknownValue } from "./_args.ts";
 
 /** The filters that may be given more than once (citty keeps the last: see `repeated`). */
 export const repeatableFilterArgs = {
@@ -70,6 +71,10 @@ export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknow
     let values = repeated(rawArgs, name);
     if (name === "status") values = values.flatMap((s) => s.split(","));
     if (values.some((v) => v === "")) throw new UsageError(`--${name} must not be empty`);
+    if (name === "status") {
+      const wrong = values.find((v) => !knownStatus(v));
+      if (wrong !== undefined) throw unknownValue("--status", wrong, KNOWN_STATUSES, ", signal:NAME");
+    }
     if (values.length > 0) f[name] = values;
   }
   for (const k of ["since", "until"] as const satisfies readonly (keyof typeof singleFilterArgs)[]) {

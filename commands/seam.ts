@@ -8,6 +8,7 @@ import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
+import { nearest } from "./_args.ts";
 import { flushOut, print } from "./_out.ts";
 import { threadRole } from "../src/runtime/thread.ts";
 
@@ -59,7 +60,11 @@ async function run(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
   if (!load) {
-    log.error(`unknown command ${JSON.stringify(name)}`, "run 'seam --help' for the list of commands");
+    const near = nearest(name, Object.keys(subCommands));
+    log.error(
+      `unknown command ${JSON.stringify(name)}`,
+      near === undefined ? "run 'seam --help' for the list of commands" : `did you mean 'seam ${near}'?`,
+    );
     return EXIT.USAGE;
   }
   const cmd = await load();

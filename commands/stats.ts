@@ -1,5 +1,4 @@
 import { defineCommand } from "citty";
-import { UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
 import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
@@ -8,7 +7,7 @@ import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
-import { rejectUnknownFlags } from "./_args.ts";
+import { rejectUnknownFlags, unknownValue } from "./_args.ts";
 import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
@@ -36,8 +35,7 @@ export default defineCommand({
   async run({ args: a, rawArgs }) {
     rejectUnknownFlags(rawArgs, args, "stats");
     const by = (a.by ?? "tool") as StatsBy;
-    if (!STATS_BY.includes(by))
-      throw new UsageError(`--by takes one of ${STATS_BY.join(", ")}, not ${JSON.stringify(a.by)}`);
+    if (!STATS_BY.includes(by)) throw unknownValue("--by", String(a.by), STATS_BY);
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
     const keys = keysFrom(a.key, paths);

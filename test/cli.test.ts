@@ -20,6 +20,27 @@ describe.each(VIAS)("seam via %s", (via) => {
     expect(text).not.toContain("\x1b[");
     expect(r.stderr).toBe("");
   });
+  // A near known name is offered for a mistyped command or flag; none when nothing is near.
+  test.each([
+    [["verfy", "x.jsonl"], `unknown command "verfy"`, "did you mean 'seam verify'?"],
+    [["stast"], `unknown command "stast"`, "did you mean 'seam stats'?"],
+    [["log", "--lst", "3", "x.jsonl"], "unknown flag --lst for 'seam log'", "did you mean --last?"],
+    [
+      ["check", "--max-error", "0", "x.jsonl"],
+      "unknown flag --max-error for 'seam check'",
+      "did you mean --max-errors?",
+    ],
+    [
+      ["verify", "--frobnicate", "x.jsonl"],
+      "unknown flag --frobnicate for 'seam verify'",
+      "run 'seam verify --help' for the flags it takes",
+    ],
+  ])("seam %p: did you mean", async (argv, error, hint) => {
+    const r = await runCli(via, argv);
+    expect(r.stderr).toBe(`seam: error: ${error}\nseam: hint: ${hint}\n`);
+    expect(r.stdout.length).toBe(0);
+    expect(r.code).toBe(2);
+  });
   test("an unknown command is a usage error on stderr, exit 2", async () => {
     const r = await runCli(via, ["frobnicate"]);
     expect(r.code).toBe(2);

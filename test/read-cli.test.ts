@@ -144,6 +144,39 @@ describe.each(VIAS)("a file that cannot be read via %s", (via) => {
   );
 });
 
+describe.each(VIAS)("filter values via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // A value outside the known set is a usage error naming the set, with the near one: a typo never passes a gate.
+  const WRONG: [string[], string, string | null][] = [
+    [["check", "--status", "errror", "--max-errors", "0"], '--status "errror"', "did you mean --status error?"],
+    [["log", "--status", "okk"], '--status "okk"', "did you mean --status ok?"],
+    [["log", "--status", "ok,unansered"], '--status "unansered"', "did you mean --status unanswered?"],
+    [["stats", "--status", "frobbed"], '--status "frobbed"', null],
+    [["report", "--status", "cancelld"], '--status "cancelld"', "did you mean --status cancelled?"],
+    [
+      ["stats", "--by", "srever"],
+      '--by "srever" is not one of tool, server, session, day',
+      "did you mean --by server?",
+    ],
+  ];
+  it.each(WRONG)("seam %p: exit 2, the known values, the near one", async (argv, error, hint) => {
+    const r = await runCli(via, [...argv, "main.jsonl"], { cwd: dir });
+    const [first, second, ...rest] = r.stderr.split("\n");
+    expect(first).toStartWith(`seam: error: ${error}`);
+    if (argv.includes("--status")) expect(first).toContain(" is not one of ok, error, unanswered, cancelled,");
+    expect(second).toBe(hint === null ? "" : `seam: hint: ${hint}`);
+    expect(rest.join("")).toBe("");
+    expect(r.stdout.toString()).toBe("");
+    expect(r.code).toBe(2);
+  });
+  // Values that are known pass, including a session's end reason and a signal.
+  it.each([["ok"], ["client_eof"], ["signal:SIGTERM"], ["no_result"]])("--status %p is taken", async (status) => {
+    const r = await runCli(via, ["log", "--status", status, "main.jsonl"], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+});
+
 describe("seam log (Bun source)", () => {
   const log = async (...args: string[]) => {
     const r = await runCli("bun", ["log", "--utc", ...args], { cwd: dir });
@@ -466,6 +499,37 @@ describe("seam check", () => {
       outcome === "ok" ? "ok: 2 of 2 rules hold" : "failed: 1 of 2 rules hold",
     ]);
     expect(r.code).toBe(outcome === "ok" ? 0 : 1);
+  });
+
+  // Filters that select nothing make every rule hold vacuously: that fails unless --allow-empty says it may.
+  const FILTERED: [string[], string, number][] = [
+    [["--status", "error", "--max-errors", "0"], "pass  filters --status error: select 1 operation", 1],
+    [
+      ["--tool", "nosuch", "--max-errors", "0"],
+      "FAIL  filters --tool nosuch: select no operation (--allow-empty to pass)",
+      1,
+    ],
+    [
+      ["--tool", "nosuch", "--max-errors", "0", "--allow-empty"],
+      "pass  filters --tool nosuch: select no operation (allowed by --allow-empty)",
+      0,
+    ],
+    [
+      ["--session", "ffff", "--server", "files"],
+      "FAIL  filters --session ffff --server files: select no operation (--allow-empty to pass)",
+      1,
+    ],
+    [["--server", "git"], "pass  filters --server git: select 5 operations", 0],
+  ];
+  test.each(FILTERED)("filters %p: said, and failing when they select nothing", async (args, line, code) => {
+    const r = await check(...args);
+    expect(r.lines[1]).toBe(line);
+    expect(r.lines.at(-1)).toStartWith(code === 0 ? "ok: " : "failed: ");
+    expect(r.code).toBe(code);
+  });
+  test("no filters: no filters rule", async () => {
+    const r = await check("--max-errors", "5");
+    expect(r.lines.some((l) => l.includes("filters"))).toBe(false);
   });
 
   test("require-complete fails on a session without its end; the ledger's inconclusive verdict alone exits 3", async () => {
