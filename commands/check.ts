@@ -26,7 +26,7 @@ import { filterArgs, filtersFrom, givenFilters, keysFrom, repeated, requireReada
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   "expect-tool": {
     type: "string",
     description: "NAME called at least once, or NAME=N exactly N times (repeatable)",

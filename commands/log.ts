@@ -15,7 +15,7 @@ import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   ...filterArgs,
   last: { type: "string", description: "only the last N operations (read from the end; see --verify)", valueHint: "N" },
   verify: { type: "boolean", description: "with --last: read and verify the whole file, not just its end" },
@@ -53,7 +53,6 @@ export default defineCommand({
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
     if (a.verify && last === undefined)
       throw new UsageError("--verify goes with --last (without --last every row is verified)");
-    requireReadable(paths);
     // citty's args object converts names on every access: read each flag once, not per line.
     const following = a.follow === true;
     const json = a.json === true;
@@ -66,6 +65,7 @@ export default defineCommand({
           : 60
         : intFlag(a["raw-width"], "--raw-width", 0);
     const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
+    requireReadable(paths);
     const out = runtime.stdout();
     const enc = new TextEncoder();
     // Lines go out together (one write per line would cost more than reading): each batch of operations the

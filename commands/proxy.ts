@@ -15,6 +15,7 @@ const args = {
     type: "string",
     description: "the MCP server's Streamable HTTP endpoint (http:// or https://)",
     valueHint: "URL",
+    required: true,
   },
   listen: {
     type: "string",
@@ -25,7 +26,12 @@ const args = {
     type: "boolean",
     description: "allow --listen on an address that is not loopback (other machines can then use the upstream)",
   },
-  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
+  ledger: {
+    type: "string",
+    description: "ledger file to append rows to (created if missing)",
+    valueHint: "PATH",
+    required: true,
+  },
   server: {
     type: "string",
     description: "label for the server in every row (default: the upstream's host)",
@@ -52,8 +58,7 @@ const MAX_IDLE_S = Math.floor(0x7fffffff / 1000);
 export default defineCommand({
   meta: {
     name: "proxy",
-    description:
-      "record an MCP server reached over Streamable HTTP: seam proxy --upstream URL --ledger PATH [--listen 127.0.0.1:PORT]",
+    description: "record an MCP server reached over Streamable HTTP, as a local proxy in front of it",
   },
   args,
   async run({ rawArgs, args: a }) {

@@ -17,7 +17,7 @@ const pageArgs = {
 } as const;
 
 const args = {
-  path: { type: "positional", description: "ledger file(s) to report on", required: true },
+  path: { type: "positional", description: "ledger file(s) to report on", required: true, valueHint: "PATH…" },
   ...pageArgs,
   key: {
     type: "string",

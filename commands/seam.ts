@@ -4,12 +4,13 @@
  * on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
  * take a `--help` meant for the wrapped server as its own.
  */
-import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { type ArgsDef, type CommandDef, defineCommand, runCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
 import { nearest } from "./_args.ts";
-import { flushOut, print } from "./_out.ts";
+import { commandHelp, mainHelp, resolveHelp } from "./_help.ts";
+import { flushOut, outputWidth, print } from "./_out.ts";
 import { threadRole } from "../src/runtime/thread.ts";
 
 type Lazy = () => Promise<CommandDef<any>>;
@@ -31,10 +32,9 @@ const subCommands: Record<string, Lazy> = {
   status: () => import("./status.ts").then((m) => m.default),
   diff: () => import("./diff.ts").then((m) => m.default),
   report: () => import("./report.ts").then((m) => m.default),
-  // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
+  // The built-in fixture server and scripted client that selftest and demo spawn (the README runs them too).
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };
-const hidden = new Set(["fixture"]);
 
 const main = defineCommand({
   meta: {
@@ -42,7 +42,7 @@ const main = defineCommand({
     version: VERSION,
     description: "record what crosses the MCP stdio seam into a tamper-evident ledger",
   },
-  subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !hidden.has(n))),
+  subCommands,
 });
 
 async function run(argv: string[]): Promise<number> {
@@ -50,9 +50,11 @@ async function run(argv: string[]): Promise<number> {
   const dashdash = argv.indexOf("--");
   const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
   const name = argv[0];
+  // A bare `seam` asks what seam does: the help, and success.
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    await print(usage(await renderUsage(main)));
-    return name === undefined ? EXIT.USAGE : EXIT.OK;
+    const commands = await Promise.all(Object.values(subCommands).map(async (load) => resolveHelp(await load())));
+    await print(mainHelp(await resolveHelp(main), commands, outputWidth(), VERSION));
+    return EXIT.OK;
   }
   if (name === "--version" || name === "-v") {
     await print(`seam ${VERSION} (${PACKAGE_NAME})\n`);
@@ -69,11 +71,11 @@ async function run(argv: string[]): Promise<number> {
   }
   const cmd = await load();
   if (own.includes("--help") || own.includes("-h")) {
-    await print(usage(await renderUsage(cmd, main)));
+    await print(commandHelp(await resolveHelp(cmd), outputWidth(), VERSION));
     return EXIT.OK;
   }
   try {
-    const { result } = await runCommand(cmd, { rawArgs: argv.slice(1) });
+    const { result } = await runCommand(ownChecks(cmd), { rawArgs: argv.slice(1) });
     return typeof result === "number" ? result : EXIT.OK;
   } catch (err) {
     if (err instanceof UsageError) {
@@ -94,10 +96,19 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-/** citty colours its usage text; only a terminal should get the escape codes. */
-function usage(text: string): string {
-  const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
-  return `${plain}\n`;
+/**
+ * The command with its flags' `required` left to the command: each checks its
+ * own required flags and says how to give them, which citty's check (made
+ * before the command runs) would not. `required` stays in the definition for
+ * --help and docs/cli.md.
+ */
+function ownChecks(cmd: CommandDef<any>): CommandDef<any> {
+  const args = cmd.args;
+  if (args === undefined || typeof args === "function" || args instanceof Promise) return cmd;
+  const relaxed: ArgsDef = {};
+  for (const [n, a] of Object.entries(args as ArgsDef))
+    relaxed[n] = a.type !== "positional" && a.required === true ? { ...a, required: false } : a;
+  return { ...cmd, args: relaxed };
 }
 
 function internalMessage(err: unknown): string {

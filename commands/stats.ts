@@ -11,7 +11,7 @@ import { rejectUnknownFlags, unknownValue } from "./_args.ts";
 import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   by: {
     type: "string",
     description: "group calls by tool (default), server, session or day",

@@ -53,8 +53,10 @@ const CHECKPOINT_ARGS = {
 const args = {
   path: {
     type: "positional",
-    description: "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there",
+    description:
+      "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there (required, but for --check-proof)",
     required: false,
+    valueHint: "PATH…",
   },
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
@@ -80,6 +82,7 @@ export default defineCommand({
   meta: {
     name: "verify",
     description: "check a ledger's hash chain and its sessions (exit 0 ok, 1 broken, 3 inconclusive)",
+    usage: ["[OPTIONS] PATH…", "--check-proof FILE [--key VKEY] [--json|--quiet]"],
   },
   args,
   async run({ args: a, rawArgs }) {
@@ -91,7 +94,6 @@ export default defineCommand({
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
-    requireReadable(paths);
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
     if (paths.some((p) => p.startsWith("nats://"))) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
@@ -108,6 +110,7 @@ export default defineCommand({
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
+    requireReadable(paths);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.
@@ -240,6 +243,7 @@ async function proveCommand(
   const line = intFlag(lineText, "--prove", 0, 1);
   if (paths.length !== 1 || paths[0] === "-")
     throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
+  requireReadable(paths);
   const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
   if (!r.ok) {
     createLog().error(r.reason, r.hint);

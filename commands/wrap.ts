@@ -14,8 +14,8 @@ import type { RecorderPlain } from "./_recorder.ts";
 export default defineCommand({
   meta: {
     name: "wrap",
-    description:
-      "run an MCP stdio server and record what crosses its stdin and stdout: seam wrap --ledger PATH -- CMD [ARGS…]",
+    description: "run an MCP stdio server and record what crosses its stdin and stdout",
+    usage: ["--ledger PATH [OPTIONS] -- CMD [ARGS…]"],
   },
   args,
   async run({ rawArgs, args: a }) {

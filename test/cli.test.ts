@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, VIAS, runCli, seamArgv } from "./cli.ts";
+import { ROOT, VIAS, built, runCli, seamArgv } from "./cli.ts";
 
 describe.each(VIAS)("seam via %s", (via) => {
   test("--version prints the package version on stdout", async () => {
@@ -83,5 +83,87 @@ describe.each(VIAS)("stdout into a regular file via %s", (via) => {
     closeSync(fd);
     expect(code).toBe(0);
     expect(readFileSync(outPath, "utf8")).toMatch(expected);
+  });
+});
+
+/** The commands seam's own documents name (`seam NAME` in backquotes): each must be in `seam --help`. */
+function documentedCommands(): string[] {
+  const docs = [`${ROOT}README.md`, ...readdirSync(`${ROOT}docs`).map((f) => `${ROOT}docs/${f}`)].filter((f) =>
+    f.endsWith(".md"),
+  );
+  const names = new Set<string>();
+  for (const f of docs) for (const m of readFileSync(f, "utf8").matchAll(/`seam ([a-z][a-z-]*)/g)) names.add(m[1]!);
+  return [...names].sort();
+}
+
+const COMMANDS = [
+  "wrap",
+  "proxy",
+  "verify",
+  "digest",
+  "keygen",
+  "ship",
+  "export",
+  "selftest",
+  "demo",
+  "log",
+  "stats",
+  "check",
+  "install",
+  "uninstall",
+  "status",
+  "diff",
+  "report",
+  "fixture",
+];
+
+describe.each(VIAS)("--help via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  const help = async (argv: string[], columns: number) => {
+    const r = await runCli(via, argv, { env: { COLUMNS: String(columns) } });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    return r.stdout.toString();
+  };
+  // Every line within the width (in characters), none ending in a space, at the default width and a narrow one.
+  it.each([80, 50])("every command's help fits %p columns, with no trailing spaces", async (columns) => {
+    for (const argv of [["--help"], ...COMMANDS.map((c) => [c, "--help"])]) {
+      const lines = (await help(argv, columns)).split("\n");
+      const over = lines.filter((l) => [...l].length > columns || / $/.test(l));
+      expect({ argv, over }).toEqual({ argv, over: [] });
+    }
+  });
+  it("a bare seam prints the help and exits 0", async () => {
+    const r = await runCli(via, []);
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString()).toBe(await help(["--help"], 80));
+  });
+  it("every command the documents name is in seam --help", async () => {
+    const text = await help(["--help"], 80);
+    const listed = [...text.matchAll(/^ {2}([a-z]+) {2}/gm)].map((m) => m[1]!);
+    expect(listed).toEqual(COMMANDS);
+    const named = documentedCommands();
+    expect(named.length).toBeGreaterThan(5);
+    for (const n of named) expect(listed).toContain(n);
+  });
+  // The USAGE lines show the arguments (and a server's command after --); required flags are in them and marked.
+  const USAGE: [string, string[], string[]][] = [
+    ["wrap", ["seam wrap --ledger PATH [OPTIONS] -- CMD [ARGS…]"], ["--ledger PATH"]],
+    ["proxy", ["seam proxy --upstream URL --ledger PATH [OPTIONS]"], ["--upstream URL", "--ledger PATH"]],
+    ["verify", ["seam verify [OPTIONS] PATH…", "seam verify --check-proof FILE [--key VKEY] [--json|--quiet]"], []],
+    ["log", ["seam log [OPTIONS] PATH…"], []],
+    ["diff", ["seam diff [OPTIONS] A B"], []],
+    ["digest", ["seam digest [OPTIONS] [FILE…]"], []],
+    ["export", ["seam export --otlp URL [OPTIONS] LEDGER…"], ["--otlp URL"]],
+    ["ship", ["seam ship --to URL [OPTIONS] LEDGER…"], ["--to URL"]],
+  ];
+  it.each(USAGE)("seam %s --help: its USAGE lines, required flags marked", async (cmd, usage, required) => {
+    const text = await help([cmd, "--help"], 120);
+    const lines = text.split("\n");
+    const at = lines.indexOf("USAGE");
+    expect(lines.slice(at + 1, at + 1 + usage.length)).toEqual(usage.map((u) => `  ${u}`));
+    expect(lines[at + 1 + usage.length]).toBe("");
+    for (const flag of required) expect(text).toMatch(new RegExp(`^  ${flag} +\\(required\\) `, "m"));
+    expect(text.match(/\(required\)/g)?.length ?? 0).toBe(required.length);
   });
 });
