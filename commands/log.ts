@@ -13,6 +13,8 @@ import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./
 import { createLog } from "../src/base/log.ts";
 import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
+import { wrapText } from "../src/base/wrap-text.ts";
+import { outputWidth } from "./_out.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
@@ -22,10 +24,15 @@ const args = {
   follow: { type: "boolean", description: "keep printing operations as writers append them (Ctrl-C ends)" },
   json: { type: "boolean", description: "one JSON object per operation (NDJSON), then the verdict" },
   utc: { type: "boolean", description: "times in UTC, ISO 8601" },
-  wide: { type: "boolean", description: "full session ids, servers and operation names" },
+  wide: {
+    type: "boolean",
+    description:
+      "every column, whole: session ids, servers and operation names uncut, the ID and the preview on the line (the default fits the terminal's width, else $COLUMNS, else 80, leaving out ID, then shortening TIME, STATUS, SERVER and OPERATION, then SERVER and SESSION)",
+  },
   "raw-width": {
     type: "string",
-    description: "characters of the arguments → result preview (ledgers written with --raw; 0: none)",
+    description:
+      "characters of the arguments → result preview, on the operation's line (ledgers written with --raw; 0: none; default: a line of its own below)",
     valueHint: "N",
   },
   key: {
@@ -57,14 +64,11 @@ export default defineCommand({
     const following = a.follow === true;
     const json = a.json === true;
     const color = colorOut();
-    const columns = process.stdout.isTTY === true ? (process.stdout.columns ?? 80) : 0;
-    const rawWidth =
-      a["raw-width"] === undefined
-        ? columns > 0
-          ? Math.max(20, columns - 130)
-          : 60
-        : intFlag(a["raw-width"], "--raw-width", 0);
-    const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
+    const rawWidth = a["raw-width"] === undefined ? undefined : intFlag(a["raw-width"], "--raw-width", 0);
+    const wide = a.wide === true;
+    const style = { utc: a.utc === true, wide, color, rawWidth, width: wide ? undefined : outputWidth() };
+    // The break marker and the verdict are sentences: wrapped to the width like the columns are fitted to it.
+    const sentence = (s: string) => (style.width === undefined ? s : wrapText(s, style.width).join("\n"));
     requireReadable(paths);
     const out = runtime.stdout();
     const enc = new TextEncoder();
@@ -105,7 +109,7 @@ export default defineCommand({
         await write(
           a.json
             ? `{"type": "verdict", "file": ${JSON.stringify(p)}, "verdict": "unverified", "ok": null}\n`
-            : `${cell(p)}: ${why}\n`,
+            : `${sentence(`${cell(p)}: ${why}`)}\n`,
         );
         codes.push(EXIT.INCONCLUSIVE);
       }
@@ -138,11 +142,11 @@ export default defineCommand({
             if (!e.op.vouched) unvouched++;
             pending.push(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
           } else if (e.type === "break") {
-            pending.push(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+            pending.push(`${json ? breakJson(e.file, e.line, e.message) : sentence(breakLine(e.message, color))}\n`);
           } else {
             const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
             pending.push(
-              `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+              `${json ? verdictJson(e.file, e.report, counts) : sentence(verdictLine(e.file, e.report, counts, color))}\n`,
             );
             codes.push(exitCodeFor(e.report));
             operations = 0;

@@ -10,7 +10,11 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField, parseJson } from "../src/core/json.ts";
-import { VIAS, built, runCli, seamArgv } from "./cli.ts";
+import { VIAS, built, runCli as runSeam, seamArgv } from "./cli.ts";
+
+/** seam as on a terminal 400 columns wide (every column fits), unless a test says otherwise. */
+const runCli: typeof runSeam = (via, args, opts = {}) =>
+  runSeam(via, args, { ...opts, env: { COLUMNS: "400", ...opts.env } });
 import { start, tempDir, until } from "./proc.ts";
 import { BIG_ID, S1, mainLedger, sessionOf, writeLedger } from "./read-fixtures.ts";
 import { KEY, writeCheckpointed } from "./checkpoint-helpers.ts";
@@ -105,7 +109,7 @@ describe.each(VIAS)("seam log via %s", (via) => {
 
   it("stats and check run and say the verdict", async () => {
     const s = await runCli(via, ["stats", "main.jsonl"], { cwd: dir });
-    expect(s.stdout.toString()).toContain("files read_file                    2       2       0");
+    expect(s.stdout.toString()).toContain("+ files           read_file                      2       2       0");
     expect(s.code).toBe(0);
     const c = await runCli(via, ["check", "edited.jsonl", "--max-errors", "5"], { cwd: dir });
     expect(c.stdout.toString()).toContain(
@@ -174,6 +178,88 @@ describe.each(VIAS)("filter values via %s", (via) => {
     const r = await runCli(via, ["log", "--status", status, "main.jsonl"], { cwd: dir });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
+  });
+});
+
+const LOG_80 = [
+  "  TIME (UTC)       SESSION   SERVER    OPERATION             STATUS           MS",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     session begin         -                 -",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     initialize            ok             3.50",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     tools/list            ok            0.800",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     read_file             ok             12.0",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     write_file            error          40.3",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     file:///etc/hosts     ok             2.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     review                ok             1.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     sampling/createMess…  ok              250",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     read_file             ok             7.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     slow_scan             unanswered     1500",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     session end           client_eof        -",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       session begin         -                 -",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_log               ok             30.0",
+  '    {"n": 3} → {"content": [{"type": "text", "text": "abc"}]}',
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_push              cancelled      90.0",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_log               input_req…     5.00",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       session end           client_eof        -",
+  "main.jsonl: ok (17 rows; 16 operations, all vouched for by the chain)",
+  "",
+].join("\n");
+
+const STATS_80 = [
+  "CALLS BY TOOL (tools/call only; most calls first)",
+  "  SERVER    TOOL         CALLS      OK   ERROR   ERR%      P50      P95      MAX",
+  "+ files     read_file        2       2       0     0%     7.00     12.0     12.0",
+  "+ git       git_log          2       1       0     0%     5.00     30.0     30.0",
+  "+ files     slow_scan        1       0       0     0%     1500     1500     1500",
+  "+ files     write_file       1       0       1   100%     40.3     40.3     40.3",
+  "+ git       git_push         1       0       0     0%     90.0     90.0     90.0",
+  "",
+  "SESSIONS (most calls first)",
+  "SESSION   SERVER    BEGIN (UTC)                CALLS  ENDED",
+  "3f2a9c1…  files     2026-11-30T03:24:07.007Z       4  client_eof, exit 0",
+  "b7c8d9e…  git       2026-11-30T03:24:07.091Z       3  client_eof, exit 0",
+  "",
+  "main.jsonl: ok (17 rows; 16 operations, all vouched for by the chain)",
+  "",
+].join("\n");
+
+describe.each(VIAS)("80 columns via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // Not a terminal and no $COLUMNS: 80 columns. Goldens; then every line within the width at other widths.
+  it.each([
+    ["log", ["log", "--utc", "main.jsonl"], LOG_80],
+    ["stats", ["stats", "main.jsonl"], STATS_80],
+  ])("seam %s: the default layout (golden)", async (_name, argv, golden) => {
+    const r = await runCli(via, argv, { cwd: dir, env: { COLUMNS: undefined } });
+    expect(r.stdout.toString()).toBe(golden);
+    expect(r.code).toBe(0);
+  });
+  it.each([40, 60, 80, 100, 132])("at %p columns every line of log and stats fits, none ends in a space", async (w) => {
+    for (const argv of [
+      ["log", "main.jsonl"],
+      ["log", "--utc", "edited.jsonl"],
+      ["log", "--last", "3", "main.jsonl"],
+      ["stats", "main.jsonl"],
+      ["stats", "--by", "server", "edited.jsonl"],
+      ["stats", "--by", "session", "main.jsonl"],
+      ["stats", "--by", "day", "main.jsonl"],
+    ]) {
+      // log's narrowest line (time, operation, status, ms) takes 51 columns.
+      if (argv[0] === "log" && w < 51) continue;
+      const r = await runCli(via, argv, { cwd: dir, env: { COLUMNS: String(w) } });
+      const over = r.stdout
+        .toString()
+        .split("\n")
+        .filter((l) => [...l].length > w || / $/.test(l));
+      expect({ argv, over }).toEqual({ argv, over: [] });
+    }
+  });
+  it("--wide: every column and whole values, whatever the width", async () => {
+    const r = await runCli(via, ["log", "--wide", "--utc", "main.jsonl"], { cwd: dir, env: { COLUMNS: "40" } });
+    const lines = r.stdout.toString().split("\n");
+    expect(lines[0]).toBe("  TIME (UTC)                SESSION  SERVER  OPERATION  STATUS                 MS  ID");
+    expect(lines[8]).toContain("  3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files  sampling/createMessage  ok ");
+    const s = await runCli(via, ["stats", "--wide", "main.jsonl"], { cwd: dir, env: { COLUMNS: "40" } });
+    expect(s.stdout.toString().split("\n")[1]).toContain("  P99      MAX         IN        OUT  FIRST (UTC)");
   });
 });
 
@@ -425,7 +511,7 @@ describe("hostile ledgers", () => {
     "on a terminal: colour is seam's own, the ledger's escapes still shown escaped",
     () => {
       // `script` gives the log a pseudo-terminal, as a user's shell would.
-      const cmd = [...seamArgv("bun"), "log", "--utc", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
+      const cmd = [...seamArgv("bun"), "log", "--utc", "--wide", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
       const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
         cwd: dir,
         env: { ...process.env, NO_COLOR: undefined },
@@ -627,18 +713,40 @@ describe("seam check", () => {
 describe("seam stats", () => {
   test("--by tool: the table (golden) and the sessions", async () => {
     const r = await runCli("bun", ["stats", "main.jsonl"], { cwd: dir });
-    expect(r.stdout.toString().split("\n").slice(0, 6)).toEqual([
-      "SERVER TOOL                    CALLS      OK   ERROR   UNANS   CANC   ERR%       P50       P95       P99       MAX         IN        OUT  FIRST / LAST (UTC)",
-      "files read_file                    2       2       0       0      0     0%      7.00      12.0      12.0      12.0          -          -  2026-11-30T03:24:07.028Z / 2026-11-30T03:24:07.070Z",
-      "git git_log                        2       1       0       0      0     0%      5.00      30.0      30.0      30.0          -          -  2026-11-30T03:24:07.098Z / 2026-11-30T03:24:07.112Z",
-      "files slow_scan                    1       0       0       1      0     0%      1500      1500      1500      1500          -          -  2026-11-30T03:24:07.077Z / 2026-11-30T03:24:07.077Z",
-      "files write_file                   1       0       1       0      0   100%      40.3      40.3      40.3      40.3          -          -  2026-11-30T03:24:07.042Z / 2026-11-30T03:24:07.042Z",
-      "git git_push                       1       0       0       0      1     0%      90.0      90.0      90.0      90.0          -          -  2026-11-30T03:24:07.105Z / 2026-11-30T03:24:07.105Z",
+    expect(r.stdout.toString().split("\n").slice(0, 7)).toEqual([
+      "CALLS BY TOOL (tools/call only; most calls first)",
+      "  SERVER          TOOL                       CALLS      OK   ERROR   UNANS   CANC   ERR%      P50      P95      P99      MAX         IN        OUT  FIRST (UTC)               LAST (UTC)",
+      "+ files           read_file                      2       2       0       0      0     0%     7.00     12.0     12.0     12.0          -          -  2026-11-30T03:24:07.028Z  2026-11-30T03:24:07.070Z",
+      "+ git             git_log                        2       1       0       0      0     0%     5.00     30.0     30.0     30.0          -          -  2026-11-30T03:24:07.098Z  2026-11-30T03:24:07.112Z",
+      "+ files           slow_scan                      1       0       0       1      0     0%     1500     1500     1500     1500          -          -  2026-11-30T03:24:07.077Z  2026-11-30T03:24:07.077Z",
+      "+ files           write_file                     1       0       1       0      0   100%     40.3     40.3     40.3     40.3          -          -  2026-11-30T03:24:07.042Z  2026-11-30T03:24:07.042Z",
+      "+ git             git_push                       1       0       0       0      1     0%     90.0     90.0     90.0     90.0          -          -  2026-11-30T03:24:07.105Z  2026-11-30T03:24:07.105Z",
     ]);
     expect(r.stdout.toString()).toContain(
-      "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files           2026-11-30T03:24:07.007Z        77ms       4  client_eof, exit 0",
+      "\nSESSIONS (most calls first)\nSESSION                               SERVER          BEGIN (UTC)               DURATION   CALLS  ENDED\n3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files           2026-11-30T03:24:07.007Z      77ms       4  client_eof, exit 0\n",
     );
     expect(r.code).toBe(0);
+  });
+
+  // A call is a tools/call in every grouping and in the sessions: the views add up alike.
+  test.each(["tool", "server", "session", "day"])("--by %s counts the calls the sessions count", async (by) => {
+    const r = await runCli("bun", ["stats", "--json", "--by", by, "main.jsonl"], { cwd: dir });
+    const v = parseJson(r.stdout.toString());
+    const sum = (k: string) =>
+      (getField(v, k) as unknown[]).reduce((n: number, g) => n + (getField(g as never, "calls") as number), 0);
+    expect(sum("groups")).toBe(7);
+    expect(sum("sessions")).toBe(7);
+  });
+
+  test("a row with calls the chain does not vouch for is marked !, and the mark is said", async () => {
+    const r = await runCli("bun", ["stats", "--by", "server", "edited.jsonl"], { cwd: dir });
+    const lines = r.stdout.toString().split("\n");
+    expect(lines[2]).toMatch(/^! files +4 /);
+    expect(lines[3]).toMatch(/^! git +3 /);
+    expect(lines[4]).toBe("! some of the row's calls are not vouched for by the chain");
+    const ok = await runCli("bun", ["stats", "--by", "server", "main.jsonl"], { cwd: dir });
+    expect(ok.stdout.toString()).not.toContain("\n! ");
+    expect(r.code).toBe(1);
   });
 
   test("--by server, session, day in --json: the documented fields", async () => {
@@ -672,11 +780,11 @@ describe("seam stats", () => {
     ]);
     expect(
       ["key", "calls", "error", "bytes_in", "bytes_out", "max_ms"].map((k) => getField(files as never, k)),
-    ).toEqual(["files", 9, 1, 1200, 3400, 1500]);
+    ).toEqual(["files", 4, 1, 1200, 3400, 1500]);
     const day = await by("day");
     expect(
       (getField(day, "groups") as unknown[]).map((g) => [getField(g as never, "key"), getField(g as never, "calls")]),
-    ).toEqual([["2026-11-30", 12]]);
+    ).toEqual([["2026-11-30", 7]]);
     const session = await by("session");
     expect((getField(session, "groups") as unknown[]).map((g) => getField(g as never, "key"))).toEqual([
       "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
