@@ -73,7 +73,7 @@ export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknow
     if (values.some((v) => v === "")) throw new UsageError(`--${name} must not be empty`);
     if (name === "status") {
       const wrong = values.find((v) => !knownStatus(v));
-      if (wrong !== undefined) throw unknownValue("--status", wrong, KNOWN_STATUSES, ", signal:NAME");
+      if (wrong !== undefined) throw unknownValue("--status", wrong, KNOWN_STATUSES, ", signal:NAME, an HTTP status");
     }
     if (values.length > 0) f[name] = values;
   }

@@ -1,3 +1,4 @@
+import { jsonText } from "../src/read/format.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import type { Json } from "../src/core/json.ts";
@@ -71,12 +72,12 @@ export async function verifyNatsStream(
       if (o.quiet) continue;
       const name = `${shown} ${r.origin}`;
       const text = o.json
-        ? `${JSON.stringify({
+        ? `${jsonText({
             ...jsonReport(name, report),
             origin: r.origin,
             stream_findings: r.findings as unknown as Json,
             ...(r.json ? { seal: r.json } : {}),
-          })}\n`
+          } as unknown as Json)}\n`
         : humanReport(name, report, {
             strict: o.strict,
             color: process.stdout.isTTY === true && !process.env.NO_COLOR,
@@ -89,7 +90,9 @@ export async function verifyNatsStream(
       if (!o.quiet)
         await out.write(
           enc.encode(
-            o.json ? `${JSON.stringify({ stream: shown, finding: f })}\n` : `${shown}: broken: ${f.message}\n`,
+            o.json
+              ? `${jsonText({ stream: shown, finding: f } as unknown as Json)}\n`
+              : `${shown}: broken: ${f.message}\n`,
           ),
         );
     }
@@ -101,7 +104,7 @@ export async function verifyNatsStream(
             await out.write(
               enc.encode(
                 o.json
-                  ? `${JSON.stringify({ stream: shown, origin: x, found: false })}\n`
+                  ? `${jsonText({ stream: shown, origin: x, found: false })}\n`
                   : `${shown} ${x}: inconclusive: no line of this origin is in the stream\n`,
               ),
             );

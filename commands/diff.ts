@@ -89,8 +89,15 @@ function human(a: string, b: string, d: DiffResult, factor: number, verdicts: st
     out.push(
       `slower        ${cell(s.tool, 200)}: p50 ${s.a_p50_ms} ms → ${s.b_p50_ms} ms (${s.factor.toFixed(1)}x, at least ${factor}x)`,
     );
+  // Which tools were called is told, but is not a difference (--exit-code): a tool listed in both may be
+  // called in one only. The closing line says so rather than "no differences" under a list of them.
   if (d.calledOnlyA.length > 0) out.push(`called in A only: ${d.calledOnlyA.map((t) => cell(t, 200)).join(", ")}`);
   if (d.calledOnlyB.length > 0) out.push(`called in B only: ${d.calledOnlyB.map((t) => cell(t, 200)).join(", ")}`);
-  if (!hasDifferences(d)) out.push("no differences in tools, statuses or p50");
+  if (!hasDifferences(d))
+    out.push(
+      d.calledOnlyA.length + d.calledOnlyB.length > 0
+        ? "no tools added or removed, no status flips or slowdowns (what was called differs: not a difference for --exit-code)"
+        : "no differences in tools, statuses or p50",
+    );
   return `${[...out, ...verdicts].join("\n")}\n`;
 }

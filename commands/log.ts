@@ -19,8 +19,16 @@ import { outputWidth } from "./_out.ts";
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   ...filterArgs,
-  last: { type: "string", description: "only the last N operations (read from the end; see --verify)", valueHint: "N" },
-  verify: { type: "boolean", description: "with --last: read and verify the whole file, not just its end" },
+  last: {
+    type: "string",
+    description: "only the last N operations (the whole file is still read and verified, as in seam report)",
+    valueHint: "N",
+  },
+  verify: {
+    type: "boolean",
+    default: true,
+    description: "verify the whole file (the default); --no-verify with --last reads only the end and verifies nothing",
+  },
   follow: { type: "boolean", description: "keep printing operations as writers append them (Ctrl-C ends)" },
   json: { type: "boolean", description: "one JSON object per operation (NDJSON), then the verdict" },
   utc: { type: "boolean", description: "times in UTC, ISO 8601" },
@@ -58,8 +66,11 @@ export default defineCommand({
     if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
     if (a.follow && keys !== undefined)
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
-    if (a.verify && last === undefined)
-      throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    const noVerify = a.verify === false;
+    if (noVerify && last === undefined)
+      throw new UsageError("--no-verify goes with --last (without --last every row is read, so verified)");
+    if (noVerify && (a.follow || keys !== undefined))
+      throw new UsageError("--no-verify does not go with --follow or --key");
     // citty's args object converts names on every access: read each flag once, not per line.
     const following = a.follow === true;
     const json = a.json === true;
@@ -89,13 +100,16 @@ export default defineCommand({
       if (following || pendingChars >= 1 << 16) await flush();
     };
 
-    // --last without --verify: the end of the file only, nothing verified.
-    if (last !== undefined && !a.verify && !a.follow && keys === undefined) {
+    // --last --no-verify: the end of the file only, nothing verified.
+    if (last !== undefined && noVerify) {
       const codes: number[] = [];
       if (!json) await write(`${header(style)}\n`);
       for (const p of paths) {
         if (p === "-")
-          throw new UsageError("--last reads a file from its end, not stdin", "add --verify to read stdin whole");
+          throw new UsageError(
+            "--no-verify reads a file from its end, not stdin",
+            "leave out --no-verify to read stdin whole",
+          );
         let r;
         try {
           r = await readTail(p, last, filters);
@@ -105,7 +119,7 @@ export default defineCommand({
           continue;
         }
         for (const op of r.ops) await write(`${json ? opJson(op) : opLine(op, style)}\n`);
-        const why = "not verified: --last read only the end of the file; add --verify to check it all";
+        const why = "not verified: --no-verify read only the end of the file; leave it out to check it all";
         await write(
           a.json
             ? `{"type": "verdict", "file": ${JSON.stringify(p)}, "verdict": "unverified", "ok": null}\n`

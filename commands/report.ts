@@ -4,7 +4,7 @@ import { createLog } from "../src/base/log.ts";
 import { VERSION } from "../src/base/version.ts";
 import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
-import { exitCodeFor, printable, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, inconclusiveReason, printable, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
@@ -77,7 +77,12 @@ export default defineCommand({
       );
       return 1;
     }
-    const verdicts = r.files.map((f) => `${printable(f.path)}: ${f.report.verdict}`).join(", ");
+    const verdicts = r.files
+      .map((f) => {
+        const why = inconclusiveReason(f.report);
+        return `${printable(f.path)}: ${f.report.verdict}${why === null ? "" : ` (${printable(why)})`}`;
+      })
+      .join(", ");
     await print(
       `${printable(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
     );

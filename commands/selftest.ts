@@ -1,3 +1,5 @@
+import type { Json } from "../src/core/json.ts";
+import { jsonText } from "../src/read/format.ts";
 import { defineCommand } from "citty";
 import { rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
@@ -25,7 +27,8 @@ export default defineCommand({
     const started = performance.now();
     const result = await runSelftest(runtime.selfArgv(), a.json ? undefined : (arm) => void print(line(arm)));
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    if (a.json) await print(`${JSON.stringify({ ...result, runtime: runtime.name, seconds: Number(seconds) })}\n`);
+    if (a.json)
+      await print(`${jsonText({ ...result, runtime: runtime.name, seconds: Number(seconds) } as unknown as Json)}\n`);
     else await print(`${result.passed} passed, ${result.failed} failed\n`);
     return result.failed === 0 ? EXIT.OK : EXIT.FAIL;
   },

@@ -1,3 +1,4 @@
+import { jsonText } from "../src/read/format.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
@@ -129,7 +130,8 @@ export default defineCommand({
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
       const text = a.json
-        ? JSON.stringify(json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) + "\n"
+        ? jsonText((json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) as unknown as Json) +
+          "\n"
         : humanReport(path, report, { color, strict: a.strict === true, extra });
       await out.write(encoder.encode(text));
     }
@@ -275,6 +277,8 @@ async function checkProofCommand(
   }
   const r = checkProofFile(file, text, keys);
   if (!a.quiet)
-    await runtime.stdout().write(new TextEncoder().encode(a.json ? `${JSON.stringify(r.json)}\n` : r.human));
+    await runtime
+      .stdout()
+      .write(new TextEncoder().encode(a.json ? `${jsonText(r.json as unknown as Json)}\n` : r.human));
   return r.code;
 }

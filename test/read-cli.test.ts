@@ -40,6 +40,7 @@ beforeAll(() => {
   ))
     b.add(r);
   writeLedger(dir, "open.jsonl", b.lines);
+  writeFileSync(join(dir, "empty.jsonl"), "");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -263,6 +264,48 @@ describe.each(VIAS)("80 columns via %s", (via) => {
   });
 });
 
+/** JSON as every seam --json writes it: ", " between members and items, ": " after a key. */
+function spaced(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(spaced).join(", ")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${spaced(x)}`)
+      .join(", ")}}`;
+  return JSON.stringify(v);
+}
+
+describe.each(VIAS)("one JSON spacing via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  it.each([
+    [["verify", "--json", "main.jsonl", "edited.jsonl"]],
+    [["check", "--json", "--max-errors", "0", "main.jsonl"]],
+    [["stats", "--json", "main.jsonl"]],
+    [["log", "--json", "--last", "3", "main.jsonl"]],
+    [["diff", "--json", "main.jsonl", "edited.jsonl"]],
+  ])("seam %p", async (argv) => {
+    const r = await runCli(via, argv, { cwd: dir });
+    const lines = r.stdout.toString().trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(l).toBe(spaced(JSON.parse(l)));
+  });
+});
+
+describe.each(VIAS)("one explanation of inconclusive via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // An empty file is inconclusive for one reason, said in the same words by every command that reads it.
+  it.each([
+    [["verify"], "  why       no rows, so nothing is proven"],
+    [["log"], "empty.jsonl: inconclusive (0 rows; no rows, so nothing is proven; 0 operations"],
+    [["stats"], "empty.jsonl: inconclusive (0 rows; no rows, so nothing is proven; 0 operations"],
+    [["check"], "FAIL  verify empty.jsonl: inconclusive: no rows, so nothing is proven"],
+    [["report", "--out", "empty.html"], "empty.jsonl: inconclusive (no rows, so nothing is proven)"],
+  ])("seam %p", async (argv, said) => {
+    const r = await runCli(via, [...argv, "empty.jsonl"], { cwd: dir });
+    expect(r.stdout.toString()).toContain(said);
+    expect(r.code).toBe(3);
+  });
+});
+
 describe("seam log (Bun source)", () => {
   const log = async (...args: string[]) => {
     const r = await runCli("bun", ["log", "--utc", ...args], { cwd: dir });
@@ -365,7 +408,7 @@ describe("seam log (Bun source)", () => {
       ["--slow", "fast"],
       ["--last", "0"],
       ["--status", ""],
-      ["--verify"],
+      ["--no-verify"],
     ]) {
       const r = await log(...args, "main.jsonl");
       expect(r.code).toBe(2);
@@ -373,12 +416,24 @@ describe("seam log (Bun source)", () => {
     }
   });
 
-  test("--last without --verify reads the end only, vouches for nothing, exit 3", async () => {
+  // One meaning of --last, as in seam report: the last N operations of a file read and verified whole.
+  test("--last verifies the whole file, as seam report --last does", async () => {
     const r = await log("--last", "2", "main.jsonl");
+    expect(r.text.split("\n").slice(1)).toEqual([
+      "+ 2026-11-30T03:24:07.112Z  b7c8d9e0  git             git_log                       input_required       5.00  3",
+      "+ 2026-11-30T03:24:07.119Z  b7c8d9e0  git             session end                   client_eof              -  -",
+      "main.jsonl: ok (17 rows; 2 operations, all vouched for by the chain)",
+      "",
+    ]);
+    expect(r.code).toBe(0);
+  });
+
+  test("--last --no-verify reads the end only, vouches for nothing, exit 3", async () => {
+    const r = await log("--last", "2", "--no-verify", "main.jsonl");
     expect(r.text.split("\n").slice(1)).toEqual([
       "! 2026-11-30T03:24:07.112Z  b7c8d9e0  git             git_log                       input_required       5.00  3",
       "! 2026-11-30T03:24:07.119Z  b7c8d9e0  git             session end                   client_eof              -  -",
-      "main.jsonl: not verified: --last read only the end of the file; add --verify to check it all",
+      "main.jsonl: not verified: --no-verify read only the end of the file; leave it out to check it all",
       "",
     ]);
     expect(r.code).toBe(3);
@@ -390,7 +445,7 @@ describe("seam log (Bun source)", () => {
     for (let i = 1; i <= 3000; i++) rows.push(["tool_call", { tool: "echo", rpc_id: i, status: "ok", ms: 1 }]);
     for (const r of sessionOf("big", "srv", rows)) b.add(r);
     const p = writeLedger(dir, "big.jsonl", b.lines);
-    const r = await runCli("bun", ["log", "--json", "--last", "1", "--tool", "echo", p]);
+    const r = await runCli("bun", ["log", "--json", "--last", "1", "--no-verify", "--tool", "echo", p]);
     const op = parseJson(r.stdout.toString().split("\n")[0]!);
     expect([getField(op, "line"), getField(op, "rpc_id"), getField(op, "vouched")]).toEqual([-2, 3000, false]);
     const full = await runCli("bun", ["log", "--json", "--last", "1", "--verify", "--tool", "echo", p]);
@@ -877,6 +932,11 @@ describe("seam diff", () => {
     const same = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-a.jsonl"], { cwd: dir });
     expect(same.stdout.toString()).toContain("no differences in tools, statuses or p50\n");
     expect(same.code).toBe(0);
+    // The same tools listed, another called: said, and no "no differences" under it.
+    const calls = await runCli("bun", ["diff", "main.jsonl", "edited.jsonl"], { cwd: dir });
+    const said = calls.stdout.toString();
+    expect(said).toContain("called in B only: rm_rf\n");
+    expect(said).not.toContain("no differences");
     // Two sessions of one ledger; a changed digest with the same names.
     const s = await runCli("bun", ["diff", "--json", "diff-ab.jsonl#s-a", "diff-ab.jsonl#s-b", "--factor", "4"], {
       cwd: dir,

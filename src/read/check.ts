@@ -17,6 +17,7 @@
  */
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
+import { inconclusiveReason } from "../verify/report.ts";
 import { cell } from "./escape.ts";
 import { globRegExp } from "./filters.ts";
 import type { Operation } from "./operations.ts";
@@ -113,7 +114,7 @@ export class Checker {
       const why =
         r.first_break !== null
           ? `${r.first_break.message} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`
-          : (r.findings[0] ?? (r.rows === 0 ? "no rows" : r.prechain > 0 ? `${r.prechain} prechain rows` : ""));
+          : (inconclusiveReason(r) ?? "");
       out.push({
         kind: "verify",
         rule: `verify ${f.file}`,

@@ -53,9 +53,13 @@ export const KNOWN_STATUSES: readonly string[] = [
   "sessionless_initialize",
 ];
 
-/** Is `s` a status `--status` can match: a known one, or the end reason `signal:SIGNAME` of a session seam ended on a signal? */
+/**
+ * Is `s` a status `--status` can match: a known one, the end reason
+ * `signal:SIGNAME` of a session seam ended on a signal, or an HTTP status
+ * (seam proxy's exchanges)?
+ */
 export function knownStatus(s: string): boolean {
-  return KNOWN_STATUSES.includes(s) || /^signal:SIG[A-Z0-9]+$/.test(s);
+  return KNOWN_STATUSES.includes(s) || /^signal:SIG[A-Z0-9]+$/.test(s) || /^[1-5][0-9][0-9]$/.test(s);
 }
 
 /** A filter set compiled once; `test` is called per operation. */

@@ -17,6 +17,7 @@
 import { memo } from "../base/memo.ts";
 import { lineForm } from "../core/canonical.ts";
 import type { Json } from "../core/json.ts";
+import { inconclusiveReason } from "../verify/report.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { cell, fit } from "./escape.ts";
 import type { Operation } from "./operations.ts";
@@ -244,11 +245,10 @@ export function verdictLine(
 ): string {
   const v = color ? paintVerdict(r.verdict) : r.verdict;
   const parts: string[] = [`${r.rows} row${r.rows === 1 ? "" : "s"}`];
+  const why = inconclusiveReason(r);
   if (r.first_break !== null)
     parts.push(`${cell(r.first_break.message, 400)}, ${r.breaks} break${r.breaks === 1 ? "" : "s"}`);
-  else if (r.findings.length > 0)
-    parts.push(`${cell(r.findings[0]!, 400)}${r.findings.length > 1 ? ` and ${r.findings.length - 1} more` : ""}`);
-  else if (r.prechain > 0) parts.push(`${r.prechain} prechain rows not checked`);
+  else if (why !== null) parts.push(cell(why, 400));
   const ops = `${counts.operations} operation${counts.operations === 1 ? "" : "s"}`;
   parts.push(
     counts.unvouched === 0
