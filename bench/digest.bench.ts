@@ -10,7 +10,7 @@
  * bench/micro.bench.ts runs the same `digestCases` with the rest of the micro-benchmarks.
  */
 import { bench, group, run, summary } from "mitata";
-import { chainForm, compactForm } from "../src/core/canonical.ts";
+import { chainForm, compactForm } from "../src/core/canonical/index.ts";
 import { digestJson, digestJsonText } from "../src/core/digest.ts";
 import { parseJson } from "../src/core/json.ts";
 import { sha256Floor } from "./lib.ts";

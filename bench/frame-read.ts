@@ -1,6 +1,6 @@
 /**
  * The cost of reading a client frame as every JSON stack reads it
- * (src/wrap/frame-reading.ts), side by side in the same run with the read it
+ * (src/observe/frame-reading.ts), side by side in the same run with the read it
  * replaced (strict UTF-8 decode + parseJson, nothing else), on frames of the
  * common case: a small tools/call, one with 4 KiB of text arguments, and an
  * answer-sized 20 KiB one. Reports the best ns per frame of interleaved
@@ -9,7 +9,7 @@
  *   bun bench/frame-read.ts [--smoke]
  */
 import { parseJson } from "../src/core/json.ts";
-import { readFrame } from "../src/wrap/frame-reading.ts";
+import { readFrame } from "../src/observe/frame-reading.ts";
 import { Flags } from "./lib.ts";
 
 const flags = new Flags();

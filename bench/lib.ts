@@ -3,8 +3,8 @@
  * they hand to bench/run.ts, and a description of the machine.
  *
  * A script run with `--json FILE` writes its results there as
- *   {"script":"relay","rows":[{"section":"round trip","name":"seam (bun)","value":"212 µs",
- *     "ratio":"1.4x bare","goal":"≤ 2x bare","met":true}, …],"details":{…}}
+ *   {"script":"relay","rows":[{"section":"round trip","name":"seam (bun)","value":"<figure>",
+ *     "ratio":"<ratio>","goal":"≤ 2x bare","met":true}, …],"details":{…}}
  * `rows` are what the one table of `npm run bench` shows; `details` holds the raw numbers.
  */
 import { execFileSync } from "node:child_process";
@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import { digestJson } from "../src/core/digest.ts";
 import type { Json } from "../src/core/json.ts";

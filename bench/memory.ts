@@ -19,7 +19,7 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import type { Json } from "../src/core/json.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
@@ -173,7 +173,7 @@ for (const [name, seam] of builds) {
       section: "memory",
       name: `verify ${sessions.toLocaleString("en-US")} sessions, ${name}`,
       value: `peak RSS ${many.mb.toFixed(0)} MB, ${perSession} bytes per session`,
-      // The cost the README states for a session (its row counts, pid and end until the report).
+      // The cost docs/reading.md states for a session (its row counts, pid and end until the report).
       goal: "≤ 2,000 bytes per session",
       met: perSession <= 2000 && many.code === 0,
     },

@@ -25,7 +25,7 @@ import { measure } from "mitata";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chainForm, lineForm } from "../src/core/canonical.ts";
+import { chainForm, lineForm } from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import type { Json, JsonObject } from "../src/core/json.ts";
 import { installedSha256, sha256Hex, useSha256 } from "../src/core/sha256.ts";

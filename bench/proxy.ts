@@ -13,7 +13,7 @@
  *   throughput  in front of the upstream --upstream names: `fast` (default,
  *               bench/fast-mcp-server.mjs, which answers each call at once as
  *               application/json, so the figure is the proxy's and not
- *               server-everything's ceiling of a few hundred calls/s) or
+ *               server-everything's own, lower ceiling) or
  *               `everything`; many sessions at once, calls/s direct, through
  *               the bare proxy and through seam, each runtime, in alternating
  *               order; every call must have its tool_call row and each seam
@@ -36,12 +36,11 @@
  * and compared with the same bare Bun proxy, so two builds are measured side by side in one run.
  *
  * --slice N: calls a latency target makes in one turn before the next target's turn (default 100,
- * long against seam proxy's 40 ms recording delay, so that its recording runs in its own turn).
+ * long against seam proxy's recording delay, RECORD_DELAY_MS, so that its recording runs in its own turn).
  *
  * --pin puts the proxies on CPU 1 and the client and upstream on CPU 0 (taskset), so that the
- * three processes do not share cores as they please. It does not make seam's ratio repeat: three
- * pinned runs gave 1.27x (rounds 1.24-1.28x), 1.87x (1.36-2.49x) and, after 20,000 calls of
- * warm-up, 1.63x (1.34-2.80x), where unpinned runs of the same hour gave 1.32-1.57x.
+ * three processes do not share cores as they please. It does not make seam's ratio repeat: pinned
+ * runs spread as widely as unpinned ones; read several runs of either.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
@@ -70,12 +69,10 @@ const CALLS = flags.number("--calls", 300, 20);
 const ROUNDS = flags.number("--rounds", 3, 1);
 // Calls each target answers before the timed rounds, as bench/relay.ts warms its relays: long
 // enough for the JIT to have compiled the hot paths (a proxy runs for hours; its first calls are not
-// what a user waits on). Measured in 1,000-call windows of one process (CPU a call, all threads), seam
-// proxy settles only after several thousand calls: under Node 2,500 -> 2,170 -> 1,550 -> 1,390 ->
-// 1,090 µs over the first five windows (the bare proxy 1,180 -> 1,100 -> 820 -> 720), under Bun
-// 2,990 -> 2,150 -> 2,130 -> 1,910 -> 1,840 -> 1,870 -> 1,590 -> 1,280 -> 1,380 -> 1,340 µs, its JIT
-// threads alone 810 µs a call in the first window and 50-350 from the eighth. A shorter warmup times
-// seam's code being compiled, not its work. --warmup 20 gives the figures of a process just started.
+// what a user waits on). Timed in 1,000-call windows of one process (CPU a call, all threads), seam
+// proxy settles only after several thousand calls under both runtimes, later than the bare proxy, and
+// under Bun its JIT threads stay busy longest. A shorter warmup times seam's code being compiled, not
+// its work. --warmup 20 gives the figures of a process just started.
 const WARMUP = flags.number("--warmup", 8000, 0);
 /** Calls a latency target makes in one turn (see the timed rounds below). */
 const TURN = flags.number("--slice", 100, 1);
@@ -293,8 +290,8 @@ if (ONLY !== "throughput") {
   const times: number[][] = targets.map(() => []);
   // Warmed in turns too, so that no target sits idle while the others warm up before the timed rounds:
   // warmed one after another, the target warmed last came out ahead of one warmed before it whatever
-  // the build (three runs of two seam trees side by side, either way round: 0.10-0.28x of the bare
-  // proxy's added latency, and 140-360 µs less CPU a call, to whichever ran last).
+  // the build (two seam trees side by side, either way round: whichever ran last gained, in latency
+  // and in CPU a call).
   for (let done = 0; done < WARMUP; done += TURN) {
     const n = Math.min(TURN, WARMUP - done);
     for (let t = 0; t < targets.length; t++) {
@@ -305,10 +302,10 @@ if (ONLY !== "throughput") {
   // The targets take turns, each turn starting with the next target: the upstream (server-everything
   // keeps state per session and slows as a run goes on) and the machine drift over seconds, and a
   // target always run after another would carry that drift as its own cost. A turn is long against
-  // seam proxy's recording delay (40 ms, src/proxy/record-later.ts): with turns of 10 calls (30 ms)
-  // each recording batch ran in the next target's turn, and a target's figure carried the recording of
-  // the seam before it (two seam trees side by side: whichever ran second came out 0.1-0.2x of the
-  // bare proxy's added latency worse, either way round).
+  // seam proxy's recording delay (RECORD_DELAY_MS, src/proxy/record-later.ts): with turns shorter than
+  // it, each recording batch ran in the next target's turn, and a target's figure carried the recording
+  // of the seam before it (two seam trees side by side: whichever ran second came out worse, either way
+  // round).
   let turn = 0;
   // Each proxy's CPU over the timed rounds, all its threads: a steadier figure than latency on a shared machine.
   // By thread too, and the upstream's and this client's beside it: the three processes share the

@@ -20,10 +20,9 @@
  *                process still running): calls/s, and CPU per call once the
  *                JIT has compiled the relay, where `pipelined` times a fresh
  *                process. Under Bun, Node and the executable. Six bursts of
- *                warm-up (120,000 calls): after one, JavaScriptCore's compiler
- *                threads still took 1.6–4.5 µs a call of the timed burst (its
- *                `jit` column), a cost a relay that runs for hours does not
- *                go on paying; after six, under 0.5 (docs/performance.md).
+ *                warm-up (120,000 calls): after fewer, JavaScriptCore's compiler
+ *                threads still show in the timed burst (its `jit` column), a
+ *                cost a relay that runs for hours does not go on paying.
  *   large        --large-mib of --frame-mib answers (server → client) through
  *                seam and the bare relay: MB/s, and the relay process's peak
  *                RSS (VmHWM from /proc/<pid>/status, polled until it exits).
@@ -79,11 +78,9 @@ import {
 const flags = new Flags();
 const rtCalls = flags.number("--rt-calls", 1000, 20);
 // Calls each relay answers in a round before the timed ones, so that what is timed is the relay's work and
-// not the JIT compiling it (its threads compete for the same cores). Measured in 1,000-call windows of one
-// fresh `seam wrap` under Bun (CPU a call, all threads): 517 -> 296 -> 233 -> 269 -> 311 -> 250 -> 240 ->
-// 319 -> 246 -> 207 µs over the first ten windows, 176-228 from the eleventh on (in another run
-// JavaScriptCore's JIT threads still took 76 µs a call in the eighth window); the bare relay 56-87 from
-// the first. The default used to be 1,000 (calls 1,001-2,000 of a fresh process timed): --rt-warmup 1000.
+// not the JIT compiling it (its threads compete for the same cores). A fresh `seam wrap` under Bun keeps
+// paying for compilation over its first several thousand calls, where the bare relay settles at once: to
+// see it, time 1,000-call windows of a fresh process (--rt-warmup 0 --rt-calls 1000, its `jit` column).
 const rtWarmup = flags.number("--rt-warmup", 8000, 20);
 const rtRounds = flags.number("--rt-rounds", 5, 1);
 const pipeCalls = flags.number("--calls", 20_000, 200);

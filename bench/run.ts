@@ -79,7 +79,7 @@ const total = (performance.now() - started) / 1000;
 const rows: Row[] = Object.values(outcome).flatMap((o) => o.result?.rows ?? []);
 const failed = Object.entries(outcome).filter(([, o]) => o.exit !== 0 || !o.result);
 
-/** Plain text, fixed width: it goes into the README as it prints. */
+/** Plain text, fixed width: docs/performance.md takes it in as a table. */
 function table(rs: Row[]): string {
   const head = ["", "figure", "ratio (same run)", "goal"];
   const cells = rs.map((r) => [

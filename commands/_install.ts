@@ -77,50 +77,52 @@ export function scopeFlag(value: string | undefined): "user" | "project" {
 const VERB: Record<string, string> = {
   wrapped: "recorded",
   already: "already recorded",
+  relaunched: "recorded again through this seam",
   restored: "restored",
   "not-wrapped": "not seam's, untouched",
 };
 
-/** The human summary of a run, one block per file found. */
-export function summary(outcomes: FileOutcome[], dryRun: boolean, explicit: boolean): string {
+/**
+ * The human lines of one file: what was done to it and to each of its
+ * servers. A file left as it is because of an error has none: its error
+ * says it, and its servers were not recorded whatever the plan was.
+ */
+export function block(f: FileOutcome, dryRun: boolean, explicit: boolean): string {
+  if (f.status === "error") return "";
+  if (f.status === "missing")
+    return explicit ? `${CLIENT_NAMES[f.client]} (${f.scope}): no config file at ${f.file}\n` : "";
   const lines: string[] = [];
-  for (const f of outcomes) {
-    if (f.status === "missing") {
-      if (explicit) lines.push(`${CLIENT_NAMES[f.client]} (${f.scope}): no config file at ${f.file}`);
-      continue;
+  const state = f.status === "unchanged" ? "unchanged" : dryRun ? "would change (nothing written)" : "changed";
+  lines.push(`${CLIENT_NAMES[f.client]} (${f.scope}): ${f.file}: ${state}`);
+  for (const s of f.servers) {
+    const where = ["mcpServers", "servers", "context_servers", "mcp_servers", "extensions", "mcp"].includes(s.where)
+      ? ""
+      : `  [${s.where}]`;
+    if (s.action === "remote" || s.action === "unsupported")
+      lines.push(`  ${s.name}: not recorded: ${s.reason}${where}`);
+    else if (s.action === "relaunched" && s.transient)
+      lines.push(
+        `  ${s.name}: ${dryRun ? "would be " : ""}recorded again through this seam${s.ledger ? ` (ledger ${s.ledger})` : ""}: the one it ran was in ${s.transient.reason} (${s.transient.path})${where}`,
+      );
+    else {
+      const verb =
+        dryRun && (s.action === "wrapped" || s.action === "restored") ? `would be ${VERB[s.action]}` : VERB[s.action];
+      lines.push(
+        `  ${s.name}: ${verb}${s.ledger && s.action !== "not-wrapped" ? ` (ledger ${s.ledger})` : ""}${where}`,
+      );
     }
-    const state =
-      f.status === "error"
-        ? "left as it is"
-        : f.status === "unchanged"
-          ? "unchanged"
-          : dryRun
-            ? "would change (nothing written)"
-            : "changed";
-    lines.push(`${CLIENT_NAMES[f.client]} (${f.scope}): ${f.file}: ${state}`);
-    for (const s of f.servers) {
-      const where =
-        s.where === "mcpServers" || s.where === "servers" || s.where === "context_servers" || s.where === "mcp_servers"
-          ? ""
-          : `  [${s.where}]`;
-      if (s.action === "remote" || s.action === "unsupported")
-        lines.push(`  ${s.name}: not recorded: ${s.reason}${where}`);
-      else {
-        const verb =
-          dryRun && (s.action === "wrapped" || s.action === "restored") ? `would be ${VERB[s.action]}` : VERB[s.action];
-        lines.push(
-          `  ${s.name}: ${verb}${s.ledger && s.action !== "not-wrapped" ? ` (ledger ${s.ledger})` : ""}${where}`,
-        );
-      }
-    }
-    if (f.backup) lines.push(`  backup: ${f.backup}`);
-    if (f.attempts && f.attempts > 1)
-      lines.push(`  the file changed while seam edited it; the edit was made again on the new text`);
   }
-  return lines.length > 0 ? `${lines.join("\n")}\n` : "";
+  if (f.backup) lines.push(`  backup: ${f.backup}`);
+  if (f.attempts && f.attempts > 1)
+    lines.push(`  the file changed while seam edited it; the edit was made again on the new text`);
+  return `${lines.join("\n")}\n`;
 }
 
-/** Prints the run (with --dry-run: the diffs on stdout, the summary on stderr) and says which files were left alone and why. */
+/**
+ * Prints the run one file after another, in the order the files were
+ * found: a file's lines (on stdout; with --dry-run its diff on stdout and
+ * its lines on stderr), or its error (on stderr) where it comes.
+ */
 export async function report(
   outcomes: FileOutcome[],
   dryRun: boolean,
@@ -129,15 +131,15 @@ export async function report(
   servers?: string[],
 ): Promise<number> {
   const log = createLog();
-  if (dryRun) {
-    await print(outcomes.map((f) => f.diff ?? "").join(""));
-    process.stderr.write(summary(outcomes, true, explicit));
-  } else await print(summary(outcomes, false, explicit));
   let code: number = EXIT.OK;
   for (const f of outcomes) {
-    if (f.status !== "error") continue;
-    log.error(f.error ?? "failed", f.hint);
-    code = EXIT.FAIL;
+    if (f.status === "error") {
+      log.error(f.error ?? "failed", f.hint);
+      code = EXIT.FAIL;
+    } else if (dryRun) {
+      await print(f.diff ?? "");
+      process.stderr.write(block(f, true, explicit));
+    } else await print(block(f, false, explicit));
   }
   const seen = new Set(outcomes.flatMap((f) => f.servers.map((s) => s.name)));
   for (const name of servers ?? [])
@@ -145,4 +147,9 @@ export async function report(
   if (outcomes.every((f) => f.status === "missing"))
     log.warn(`no config file found for ${explicit ? "the clients named" : "any client"}; nothing to ${command}`);
   return code;
+}
+
+/** What status says of an entry whose seam sits where it does not last, and how to point it at one that does. */
+export function transientNote(t: { path: string; reason: string }, client: string): string {
+  return `the seam it runs is in ${t.reason} (${t.path}), which does not last: seam install --client ${client}, run from a seam installed for good, points it at that one`;
 }

@@ -4,8 +4,8 @@
  * --fail-closed), business actions (--map and its family) and signed
  * checkpoints (--sign and its companions).
  */
-import type { ActionRecorder } from "../src/wrap/actions.ts";
-import { chooseEndpoint } from "../src/wrap/endpoint.ts";
+import type { ActionRecorder } from "../src/actions/recorder.ts";
+import { chooseEndpoint } from "../src/actions/endpoint.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
@@ -166,8 +166,8 @@ export async function actionFlags(
       );
     return undefined;
   }
-  const { ActionRecorder } = await import("../src/wrap/actions.ts");
-  const { parseActionMap } = await import("../src/wrap/action-map.ts");
+  const { ActionRecorder } = await import("../src/actions/recorder.ts");
+  const { parseActionMap } = await import("../src/actions/map.ts");
   let text: string;
   try {
     text = readSmallFile(mapPath).toString("utf8");

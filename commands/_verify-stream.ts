@@ -5,15 +5,8 @@ import type { Json } from "../src/core/json.ts";
 import type { CheckpointSetup } from "../src/checkpoint/verify-file.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
 import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
-import { SUBJECT_PREFIX, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
-import {
-  VERIFIER_ROLE,
-  type VerifierData,
-  serveVerifier,
-  threadVerifier,
-  verifySource,
-} from "../src/fleet/verify-thread.ts";
-import type { ThreadRole } from "../src/runtime/thread.ts";
+import { connectNats, parseNatsUrl, scrubNats, showNats, subjectFor } from "../src/fleet/nats.ts";
+import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
@@ -34,6 +27,7 @@ export async function verifyNatsStream(
     quiet: boolean;
     origins: string[];
     setup: CheckpointSetup | null;
+    allowUnsealed: boolean;
   },
 ): Promise<number> {
   const target = parseNatsUrl(url);
@@ -49,7 +43,8 @@ export async function verifyNatsStream(
   try {
     nc = await connectNats(target, { name: "seam verify" });
     const only = o.origins.length > 0 ? new Set(o.origins) : undefined;
-    const subjects = only ? [...only].map((x) => SUBJECT_PREFIX + x) : undefined;
+    // Each origin's subject without a host, and under any host.
+    const subjects = only ? [...only].flatMap((x) => [subjectFor(x), subjectFor(x, "*")]) : undefined;
     const setup = o.setup;
     const vopts = { strict: o.strict, allowUnparsed: o.allowUnparsed };
     // The replay on this thread, the verification on another when this build can start one.
@@ -67,14 +62,15 @@ export async function verifyNatsStream(
     const enc = new TextEncoder();
     const codes: number[] = [];
     for (const r of origins) {
-      const report = withStreamFindings(r.report, r.findings);
+      const report = withUnsealedTail(withStreamFindings(r.report, r.findings), r.json, o.setup, o.allowUnsealed);
       codes.push(exitCodeFor(report));
       if (o.quiet) continue;
-      const name = `${shown} ${r.origin}`;
+      const name = `${shown} ${r.host === null ? "" : `${r.host}/`}${r.origin}`;
       const text = o.json
         ? `${jsonText({
             ...jsonReport(name, report),
             origin: r.origin,
+            ...(r.host === null ? {} : { host: r.host }),
             stream_findings: r.findings as unknown as Json,
             ...(r.json ? { seal: r.json } : {}),
           } as unknown as Json)}\n`
@@ -132,9 +128,43 @@ function withStreamFindings(r: VerifyReport, findings: readonly StreamFinding[])
   };
 }
 
-/** Serves `role` when it is the stream verifier's (src/fleet/verify-thread.ts); false for another role. */
-export function serveThread(role: ThreadRole): boolean {
-  if (role.role !== VERIFIER_ROLE) return false;
-  serveVerifier(role.port, role.data as VerifierData);
-  return true;
+/**
+ * With --key, a stream's rows are vouched for by the key, not by the subject
+ * they came on: anyone with publish rights there can append correctly
+ * chained rows. Rows after the last checkpoint that opens with the key are
+ * an unsealed tail, which makes an otherwise ok report inconclusive; with
+ * --allow-unsealed they are taken as before, and a note says so.
+ */
+export function withUnsealedTail(
+  r: VerifyReport,
+  seal: Record<string, unknown> | undefined,
+  setup: CheckpointSetup | null,
+  allowUnsealed: boolean,
+): VerifyReport {
+  const tail = seal?.unsealed_rows;
+  // The line of the last checkpoint that holds; none: nothing is sealed, a finding of its own (no_checkpoint_holds).
+  const at = (seal?.latest as { line?: unknown } | null | undefined)?.line;
+  if (setup === null || setup.keys.length === 0 || typeof tail !== "number" || tail === 0) return r;
+  if (typeof at !== "number") return r;
+  const rows = `${tail} row${tail === 1 ? "" : "s"} after the checkpoint on line ${at}`;
+  if (allowUnsealed)
+    return {
+      ...r,
+      notes: [
+        ...r.notes,
+        `unsealed tail allowed (--allow-unsealed): ${rows} are vouched for by the stream's subject alone, not by the key`,
+      ],
+    };
+  return {
+    ...r,
+    verdict: r.verdict === "broken" ? "broken" : "inconclusive",
+    ok: r.verdict === "broken" ? false : null,
+    findings: [
+      ...r.findings,
+      `unsealed tail: ${rows} lie under no checkpoint signed by the key; anyone with publish rights on the subject could have written them (--allow-unsealed takes them)`,
+    ],
+    finding_kinds: [...r.finding_kinds, "stream_unsealed_tail"],
+  };
 }
+
+/** Serves `role` when it is the stream verifier's (src/fleet/verify-thread.ts); false for another role. */

@@ -4,6 +4,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { pathEnvFromProcess } from "../src/install/clients.ts";
+import { durableLauncher, processProbe } from "../src/install/launcher.ts";
 import { type InstallOptions, install } from "../src/install/install.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
@@ -56,19 +57,33 @@ export default defineCommand({
       }
     }
     const dryRun = Boolean(a.dryRun);
+    const env = pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root"));
+    const clients = selectClients(rawArgs, Boolean(a.all), "install", false);
+    const servers = multi(rawArgs, "server");
+    const scope = scopeFlag(a.scope as string | undefined);
+    const ledger = absolutePath(a.ledger as string | undefined, "--ledger");
+    const log = createLog();
+    // The command line is sound; now the seam the entries are to run.
+    const probe = processProbe(env.os);
+    const launcher = durableLauncher(runtime.selfArgv(), probe, rerun(rawArgs));
+    if (!launcher.ok) {
+      log.error(launcher.error, launcher.hint);
+      return EXIT.FAIL;
+    }
+    if (launcher.found) log.info(`the entries run the seam at ${launcher.found}, not this one`);
     const opts: InstallOptions = {
-      clients: selectClients(rawArgs, Boolean(a.all), "install", false),
-      servers: multi(rawArgs, "server"),
-      scope: scopeFlag(a.scope as string | undefined),
-      env: pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
+      clients,
+      servers,
+      scope,
+      env,
       dryRun,
       wrapFlags: WRAP_FLAGS,
-      seam: { argv: runtime.selfArgv() },
-      ledger: absolutePath(a.ledger as string | undefined, "--ledger"),
+      seam: { argv: launcher.argv },
+      ledger,
       sign,
+      probe,
     };
     const explicit = multi(rawArgs, "client") !== undefined;
-    const log = createLog();
     if (!dryRun && !a.yes && process.stdin.isTTY === true && process.stderr.isTTY === true) {
       const preview = install({ ...opts, dryRun: true });
       const diffs = preview.filter((f) => f.diff).map((f) => f.diff);
@@ -85,3 +100,9 @@ export default defineCommand({
     return report(install(opts), dryRun, explicit, "install", opts.servers);
   },
 });
+
+/** The install command as typed, for a hint (quoted where a shell would need it). */
+function rerun(rawArgs: readonly string[]): string {
+  const q = (x: string) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replaceAll("'", "'\\''")}'`);
+  return ["seam", "install", ...rawArgs.map(q)].join(" ");
+}

@@ -6,9 +6,9 @@ import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
-import { redactValue } from "../src/proxy/headers.ts";
+import { redactValue } from "../src/redact/http.ts";
 import { runProxy } from "../src/proxy/run.ts";
-import { redactTarget } from "../src/proxy/headers.ts";
+import { redactTarget } from "../src/redact/http.ts";
 
 const args = {
   upstream: {

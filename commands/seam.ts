@@ -1,48 +1,26 @@
 /**
- * seam's entry point. Subcommands load lazily so `seam wrap` pays only for
- * what wrapping needs. citty's own runMain is not used: it would print usage
- * on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
+ * seam's entry point. Subcommands load lazily (commands/_commands.ts). citty's
+ * own runMain is not used: it would print usage on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
  * take a `--help` meant for the wrapped server as its own.
  */
 import { type ArgsDef, type CommandDef, defineCommand, runCommand } from "citty";
+import { SeamError } from "../src/base/error.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
 import { nearest } from "./_args.ts";
+import { DESCRIPTION, HIDDEN, SUBCOMMANDS as subCommands } from "./_commands.ts";
 import { commandHelp, mainHelp, resolveHelp } from "./_help.ts";
 import { flushOut, outputWidth, print } from "./_out.ts";
 import { threadRole } from "../src/runtime/thread.ts";
-
-type Lazy = () => Promise<CommandDef<any>>;
-const subCommands: Record<string, Lazy> = {
-  wrap: () => import("./wrap.ts").then((m) => m.default),
-  proxy: () => import("./proxy.ts").then((m) => m.default),
-  verify: () => import("./verify.ts").then((m) => m.default),
-  digest: () => import("./digest.ts").then((m) => m.default),
-  keygen: () => import("./keygen.ts").then((m) => m.default),
-  ship: () => import("./ship.ts").then((m) => m.default),
-  export: () => import("./export.ts").then((m) => m.default),
-  selftest: () => import("./selftest.ts").then((m) => m.default),
-  demo: () => import("./demo.ts").then((m) => m.default),
-  log: () => import("./log.ts").then((m) => m.default),
-  stats: () => import("./stats.ts").then((m) => m.default),
-  check: () => import("./check.ts").then((m) => m.default),
-  install: () => import("./install.ts").then((m) => m.default),
-  uninstall: () => import("./uninstall.ts").then((m) => m.default),
-  status: () => import("./status.ts").then((m) => m.default),
-  diff: () => import("./diff.ts").then((m) => m.default),
-  report: () => import("./report.ts").then((m) => m.default),
-  // The built-in fixture server and scripted client that selftest and demo spawn (the README runs them too).
-  fixture: () => import("./fixture.ts").then((m) => m.default),
-};
 
 const main = defineCommand({
   meta: {
     name: "seam",
     version: VERSION,
-    description: "record what crosses the MCP stdio seam into a tamper-evident ledger",
+    description: DESCRIPTION,
   },
-  subCommands,
+  subCommands: Object.fromEntries(Object.entries(subCommands).filter(([n]) => !HIDDEN.has(n))),
 });
 
 async function run(argv: string[]): Promise<number> {
@@ -52,7 +30,8 @@ async function run(argv: string[]): Promise<number> {
   const name = argv[0];
   // A bare `seam` asks what seam does: the help, and success.
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    const commands = await Promise.all(Object.values(subCommands).map(async (load) => resolveHelp(await load())));
+    const shown = Object.entries(subCommands).filter(([n]) => !HIDDEN.has(n));
+    const commands = await Promise.all(shown.map(async ([, load]) => resolveHelp(await load())));
     await print(mainHelp(await resolveHelp(main), commands, outputWidth(), VERSION));
     return EXIT.OK;
   }
@@ -62,7 +41,10 @@ async function run(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
   if (!load) {
-    const near = nearest(name, Object.keys(subCommands));
+    const near = nearest(
+      name,
+      Object.keys(subCommands).filter((n) => !HIDDEN.has(n)),
+    );
     log.error(
       `unknown command ${JSON.stringify(name)}`,
       near === undefined ? "run 'seam --help' for the list of commands" : `did you mean 'seam ${near}'?`,
@@ -79,7 +61,7 @@ async function run(argv: string[]): Promise<number> {
     return typeof result === "number" ? result : EXIT.OK;
   } catch (err) {
     if (err instanceof UsageError) {
-      log.error(err.message, err.hint === undefined ? `run 'seam ${name} --help' for usage` : (err.hint ?? undefined));
+      log.error(err.message, err.hintless ? undefined : (err.hint ?? `run 'seam ${name} --help' for usage`));
       return EXIT.USAGE;
     }
     if (err instanceof Error && err.name === "CLIError") {
@@ -88,6 +70,11 @@ async function run(argv: string[]): Promise<number> {
         `run 'seam ${name} --help' for usage`,
       );
       return EXIT.USAGE;
+    }
+    if (err instanceof SeamError) {
+      // A failure seam knows and words for its user (a key file it cannot use, a stream that refused).
+      log.error(err.message, err.hint);
+      return EXIT.FAIL;
     }
     // One line, never a stack trace: stderr is often the MCP client's log, and a
     // bundled stack quotes seam's source. SEAM_DEBUG=1 shows the stack.
@@ -134,11 +121,7 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
 // work; it ends when the thread that started it is done with it.
 const role = threadRole();
 if (role) {
-  const served =
-    (await (await import("./_recorder.ts")).serveThread(role)) ||
-    (await import("./_verify-stream.ts")).serveThread(role) ||
-    (await import("../src/read/verify-ahead.ts")).serveAhead(role);
-  if (!served) throw new Error(`no thread role ${role.role}`);
+  if (!(await (await import("./_threads.ts")).serveThread(role))) throw new Error(`no thread role ${role.role}`);
 } else {
   const code = await run(process.argv.slice(2));
   // Let stdout drain before leaving (a result cut short by exit is a lie),

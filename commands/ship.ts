@@ -4,7 +4,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 
 import { createLog } from "../src/base/log.ts";
 import { prepareStream, streamPort } from "../src/fleet/jetstream.ts";
-import { connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
+import { HOST_TOKEN, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
 import { LedgerShipper, ShipError } from "../src/fleet/ship.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
@@ -25,6 +25,12 @@ const args = {
   },
   replicas: { type: "string", description: "with --create-stream: replicas, 1 or 3 (default 1)", valueHint: "N" },
   creds: { type: "string", description: "a NATS credentials file (never shown)", valueHint: "FILE" },
+  host: {
+    type: "string",
+    description:
+      "name this host in the subject: seam.ledger.NAME.<origin>, so the server can let its user alone publish there (docs/fleet-permissions.md)",
+    valueHint: "NAME",
+  },
   follow: { type: "boolean", description: "keep shipping lines as writers append them (stop with SIGINT/SIGTERM)" },
   "allow-mutable-stream": { type: "boolean", description: "ship into a stream that allows delete or purge" },
 } as const;
@@ -60,6 +66,11 @@ export default defineCommand({
         throw new UsageError(`cannot read credentials file ${a.creds}: ${describeIoError(err)}`);
       }
     }
+    if (a.host !== undefined && !HOST_TOKEN.test(a.host))
+      throw new UsageError(
+        "--host takes a name of letters, digits, '-' and '_' (one NATS subject token)",
+        "--host web-1",
+      );
     const shown = showNats(target);
     let stopping = false;
     const stop = () => {
@@ -95,7 +106,7 @@ export default defineCommand({
         sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
         stopped: () => stopping,
       };
-      const shippers = paths.map((p) => new LedgerShipper(p, port, deps));
+      const shippers = paths.map((p) => new LedgerShipper(p, port, deps, a.host));
       const follow = a.follow === true;
       for (;;) {
         await Promise.all(shippers.map((s) => s.shipAvailable(follow)));
@@ -106,7 +117,8 @@ export default defineCommand({
       return EXIT.OK;
     } catch (err) {
       const why = err instanceof ShipError ? err.message : describeNatsError(err);
-      log.error(scrubNats(why, target, credsText));
+      const hint = err instanceof ShipError ? err.hint : undefined;
+      log.error(scrubNats(why, target, credsText), hint === undefined ? undefined : scrubNats(hint, target, credsText));
       await nc?.close().catch(() => {});
       return EXIT.FAIL;
     } finally {

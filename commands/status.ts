@@ -6,7 +6,8 @@ import { type FileStatus, status } from "../src/install/status.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { WRAP_FLAGS } from "./_wrap-args.ts";
-import { absolutePath, clientFlags, selectClients } from "./_install.ts";
+import { absolutePath, clientFlags, selectClients, transientNote } from "./_install.ts";
+import { processProbe } from "../src/install/launcher.ts";
 import { print } from "./_out.ts";
 
 const args = {
@@ -24,11 +25,13 @@ export default defineCommand({
   async run({ rawArgs, args: a }) {
     rejectUnknownFlags(rawArgs, args, "status");
     if (a._.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(String(a._[0]))}`);
+    const env = pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root"));
     const files = await status(
       selectClients(rawArgs, false, "status", true),
-      pathEnvFromProcess(absolutePath(a.configRoot as string | undefined, "--config-root")),
+      env,
       WRAP_FLAGS,
       { isWriterAlive },
+      processProbe(env.os),
     );
     if (a.json) await print(`${JSON.stringify(files, null, 2)}\n`);
     else await print(human(files));
@@ -66,6 +69,7 @@ function human(files: FileStatus[]): string {
           ? `last session ${s.last_session.when ?? "(no time)"}, ${s.last_session.calls} call${s.last_session.calls === 1 ? "" : "s"}${s.last_session.complete ? "" : ", unfinished"}`
           : "no session yet";
         out.push(`  ${s.name}: recorded into ${ledger}; ${last}${where}`);
+        if (s.transient_launcher) out.push(`    ${transientNote(s.transient_launcher, f.client)}`);
       }
     }
   }

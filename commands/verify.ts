@@ -77,6 +77,11 @@ const args = {
     description: "with a nats:// stream: verify only these origins (comma-separated)",
     valueHint: "ORIGIN",
   },
+  "allow-unsealed": {
+    type: "boolean",
+    description:
+      "with a nats:// stream and --key: rows after the last checkpoint signed by the key do not make it inconclusive",
+  },
 } as const;
 
 export default defineCommand({
@@ -100,6 +105,8 @@ export default defineCommand({
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
       const { verifyNatsStream } = await import("./_verify-stream.ts");
       const origins = (a.origin ?? "").split(",").filter(Boolean);
+      if (a["allow-unsealed"] && setup === null)
+        throw new UsageError("--allow-unsealed goes with --key", "seam verify nats://HOST:PORT/STREAM --key VKEY");
       return verifyNatsStream(paths[0]!, {
         strict: a.strict === true,
         allowUnparsed: a["allow-unparsed"] === true,
@@ -107,9 +114,11 @@ export default defineCommand({
         quiet: a.quiet === true,
         origins,
         setup,
+        allowUnsealed: a["allow-unsealed"] === true,
       });
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
+    if (a["allow-unsealed"]) throw new UsageError("--allow-unsealed goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     requireReadable(paths);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;

@@ -9,7 +9,7 @@ import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
-import type { RecorderPlain } from "./_recorder.ts";
+import type { RecorderPlain } from "./_threads.ts";
 
 export default defineCommand({
   meta: {

@@ -1,5 +1,5 @@
 /**
- * The README's picture of a report: `seam demo`, then `seam report` of its
+ * The picture of a report in docs/report.md and the README: `seam demo`, then `seam report` of its
  * ledger, opened in headless Chromium (the system's), one call selected.
  *
  *   bun scripts/report-screenshot.ts docs/report.png

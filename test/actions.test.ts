@@ -1,20 +1,20 @@
 /**
- * Action mapping (src/wrap/actions.ts) and its place in the observer (src/wrap/mcp.ts):
+ * Action mapping (src/actions/recorder.ts) and its place in the observer (src/observe/observer.ts):
  * loading and validation, paths, templates, the action built for a call, the
  * POST body, and holding / refusing a call — all with literal expectations.
  */
 import { describe, expect, test } from "bun:test";
-import { ActionRecorder, type ActionSettings } from "../src/wrap/actions.ts";
-import { parsePath, parseTemplate, resolvePath } from "../src/wrap/action-paths.ts";
-import { buildAction } from "../src/wrap/action-build.ts";
-import { type ActionMap, parseActionMap, ruleFor } from "../src/wrap/action-map.ts";
-import { compactForm, lineForm } from "../src/core/canonical.ts";
+import { ActionRecorder, type ActionSettings } from "../src/actions/recorder.ts";
+import { parsePath, parseTemplate, resolvePath } from "../src/actions/paths.ts";
+import { buildAction } from "../src/actions/build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../src/actions/map.ts";
+import { compactForm, lineForm } from "../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
-import type { Endpoint, PostResult } from "../src/wrap/endpoint.ts";
+import type { Endpoint, PostResult } from "../src/actions/endpoint.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
-import { McpObserver } from "../src/wrap/mcp.ts";
-import type { Fields } from "../src/wrap/observer-options.ts";
+import { McpObserver } from "../src/observe/observer.ts";
+import type { Fields } from "../src/observe/observer-options.ts";
 
 const AT = new Date("2026-11-30T03:24:07.123Z");
 

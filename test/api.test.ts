@@ -161,7 +161,7 @@ describe("seam-mcp/checkpoint", () => {
     writeFileSync(p("proof"), proof);
     const line3 = readFileSync(p("l.jsonl"), "utf8").split("\n")[2];
     const ok = verifyProof(proof, [vkey]);
-    expect([ok.verdict, ok.line, ok.entry, ok.problem]).toEqual(["ok", 3, line3, null]);
+    expect([ok.verdict, ok.line, ok.entry, ok.problem]).toEqual(["ok", 3, line3!, null]);
     expect(ok.signedBy).toHaveLength(1);
     expect(verifyProof(proof, [other]).verdict).toBe("broken");
     expect(verifyProof(proof, []).verdict).toBe("inconclusive");

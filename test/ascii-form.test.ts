@@ -1,5 +1,5 @@
 /**
- * compactAscii (src/core/ascii-form.ts), the bytes a small ASCII value's
+ * compactAscii (src/core/canonical/ascii.ts), the bytes a small ASCII value's
  * json-c14n digest is hashed from: literal goldens for what it writes and
  * what it leaves to the general writer, and a differential against
  * compactForm over seeded values (every value it writes must be written
@@ -7,8 +7,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { asciiFormScratch, compactAscii } from "../src/core/ascii-form.ts";
-import { compactForm } from "../src/core/canonical.ts";
+import { asciiFormScratch, compactAscii } from "../src/core/canonical/index.ts";
+import { compactForm } from "../src/core/canonical/index.ts";
 import { digestJson } from "../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";

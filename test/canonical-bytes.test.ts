@@ -1,12 +1,12 @@
 /**
- * The direct bytes-to-canonical path (src/core/canonical-bytes.ts) must equal the
+ * The direct bytes-to-canonical path (src/core/canonical/stream.ts) must equal the
  * model path, compactForm(parseJson(text)) / jcsForm(parseJson(text)), on
  * every input: same bytes, same refusal, same parse error or acceptance.
  */
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical.ts";
-import { canonicalBytes } from "../src/core/canonical-bytes.ts";
+import { CanonicalError, compactForm, jcsForm } from "../src/core/canonical/index.ts";
+import { canonicalBytes } from "../src/core/canonical/index.ts";
 import { firstInvalidUtf8 } from "../src/core/utf8.ts";
 import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../src/core/digest.ts";
 import { parseJson } from "../src/core/json.ts";

@@ -10,12 +10,12 @@ import {
   jcsForm,
   lineForm,
   utf8Surrogatepass,
-} from "../src/core/canonical.ts";
+} from "../src/core/canonical/index.ts";
 import { chainOf } from "../src/core/chain.ts";
 import { digestJson } from "../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { JsonParseError } from "../src/core/json-error.ts";
-import { pyFloatRepr } from "../src/core/pyfloat.ts";
+import { pyFloatRepr } from "../src/core/canonical/index.ts";
 import { Gen } from "./jsongen.ts";
 
 const vectors = (name: string) => JSON.parse(readFileSync(new URL(`./vectors/${name}`, import.meta.url), "utf8"));

@@ -2,7 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { type CanonicalError, chainForm, compactForm, lineForm, utf8Surrogatepass } from "../src/core/canonical.ts";
+import {
+  type CanonicalError,
+  chainForm,
+  compactForm,
+  lineForm,
+  utf8Surrogatepass,
+} from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
 import { digestJson, digestOfCanonical } from "../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";

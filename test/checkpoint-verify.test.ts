@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TLOG_PROOF_HEADER, formatTlogProof, ledgerOrigin, parseTlogProof } from "../src/checkpoint/checkpoint.ts";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { leafHash } from "../src/checkpoint/merkle.ts";
 import { newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
@@ -456,7 +456,7 @@ describe("proofs", () => {
       const p = parseTlogProof(r.proof);
       expect([p.index, new TextDecoder().decode(p.extra!), p.checkpoint]).toEqual([
         line - 1,
-        LINES[line - 1],
+        LINES[line - 1]!,
         noteOf(LINES[10]!),
       ]);
       expect(checkProof(r.proof, [verifier])).toEqual({

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { DEFAULT_API_URL, actionsUrl, chooseEndpoint, postAction } from "../src/wrap/endpoint.ts";
+import { DEFAULT_API_URL, actionsUrl, chooseEndpoint, postAction } from "../src/actions/endpoint.ts";
 import { type Json, getField } from "../src/core/json.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { ledgerRows, run, start, tempDir } from "./proc.ts";

@@ -4,9 +4,9 @@
  * within the line and byte limits, and however the lines fall across reads.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { offsetAfterLine, readLines } from "../src/fleet/lines.ts";
+import { LineIndex, offsetAfterLine, readLines } from "../src/fleet/lines.ts";
 import { tempDir } from "./proc.ts";
 
 const dec = new TextDecoder();
@@ -84,4 +84,36 @@ describe("offsetAfterLine", () => {
       expect(at!.line === null ? null : dec.decode(at!.line)).toBe(n === 0 ? null : lines[n - 1]!);
     });
   }
+});
+
+describe("LineIndex", () => {
+  test("any line by number, asked in order, backwards, at random and past the end, while the file grows", async () => {
+    const lines = manyLines(12_000);
+    const half = lines[9000]!.slice(0, 3);
+    const path = ledgerFile(lines.slice(0, 9000), half);
+    const index = new LineIndex(path);
+    const got = async (n: number) => {
+      const l = await index.line(n);
+      return l === null ? null : dec.decode(l);
+    };
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) % 9000;
+    const orders: [string, number[]][] = [
+      ["in order", Array.from({ length: 9000 }, (_, i) => i + 1)],
+      ["backwards", Array.from({ length: 9000 }, (_, i) => 9000 - i)],
+      ["at random", Array.from({ length: 2000 }, () => random() + 1)],
+    ];
+    for (const [order, ns] of orders) {
+      const wrong = [];
+      for (const n of ns) if ((await got(n)) !== lines[n - 1]) wrong.push(n);
+      expect([order, wrong.slice(0, 5)]).toEqual([order, []]);
+    }
+    // The line being written is not there yet, nor any after it; once complete, they are.
+    expect([await got(9001), await got(9002), await got(0)]).toEqual([null, null, null]);
+    appendFileSync(path, lines.slice(9000).join("").slice(half.length));
+    expect(await got(9001)).toBe(lines[9000]!);
+    expect(await got(12_000)).toBe(lines[11_999]!);
+    expect(await got(12_001)).toBe(null);
+    expect(await got(4999)).toBe(lines[4998]!);
+  });
 });

@@ -4,10 +4,8 @@
  * live shipping of concurrent wraps, a server killed mid-ship, a shipper
  * killed mid-batch, a 3-node cluster losing a node, and a rogue publisher.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
@@ -15,45 +13,8 @@ import { replay } from "../src/fleet/jetstream.ts";
 import { KEY, OTHER, writeCheckpointed } from "./checkpoint-helpers.ts";
 import { VIAS, type Via, built, seamArgv } from "./cli.ts";
 import { run, start, tempDir, until } from "./proc.ts";
+import { HAVE_NATS, type Nats, freePort, startNats } from "./fleet-nats.ts";
 import { LedgerBuilder, resetClock, sessionRows } from "./verify-helpers.ts";
-
-const HAVE_NATS = spawnSync("nats-server", ["--version"]).status === 0;
-if (!HAVE_NATS)
-  console.warn("fleet tests skipped: nats-server is not installed (apt-get install nats-server; CI installs it)");
-
-const servers: ChildProcess[] = [];
-afterAll(() => {
-  for (const s of servers) s.kill("SIGKILL");
-});
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-interface Nats {
-  port: number;
-  url: string;
-  proc: ChildProcess;
-  args: string[];
-}
-
-async function startNats(dir: string, extra: string[] = [], port?: number): Promise<Nats> {
-  const p = port ?? (await freePort());
-  const args = ["-a", "127.0.0.1", "-p", String(p), "-js", "-sd", dir, ...extra];
-  const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
-  servers.push(proc);
-  let log = "";
-  proc.stderr!.on("data", (d: Buffer) => {
-    log += d.toString();
-  });
-  await until(() => log.includes("Server is ready"), 15000, `nats-server on ${p} ready`);
-  return { port: p, url: `nats://127.0.0.1:${p}`, proc, args };
-}
 
 /** A fresh server in a temp dir, with a connection to it and its JetStream manager. */
 async function natsWithManager(prefix: string) {
@@ -256,10 +217,12 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     expect(forged.code).toBe(1);
     expect(forged.reports[0]!.first_break as string).toMatch(/^line \d+: /);
     await nc.close();
-    // The stream now holds a line the host never wrote: the shipper will not add to it.
+    // The stream now holds lines the host never wrote: the shipper names the first and will not add to it.
     const longer = await run([...seam, "ship", file, "--to", nats.url]);
     expect(longer.code).toBe(1);
-    expect(longer.stderr).toContain(`the stream holds ${n} lines of ${origin} but the file has fewer`);
+    expect(longer.stderr).toContain(
+      `the stream's message ${(ok.reports[0]!.rows as number) + 1} on seam.ledger.${origin} is line 4, which differs from this file's line 4`,
+    );
     // A host that rewrites its own history after shipping (its last session): refused too.
     const file2 = join(dir, "l2.jsonl");
     writeFileSync(file2, ledger(2, 4, "b-"));
@@ -267,7 +230,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     writeFileSync(file2, readFileSync(file2, "utf8").replaceAll(`"b-s1"`, `"b-sX"`));
     const refused = await run([...seam, "ship", file2, "--to", nats.url]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("differs from the line the stream holds");
+    expect(refused.stderr).toMatch(/ is line (\d+), which differs from this file's line \1: /);
     // --origin: one origin, several (read off the whole stream where the server filters one subject only), an unknown one.
     const origin2 = (await verifyJson(`${nats.url}/SEAM_LEDGERS`)).reports.find((r) => r.origin !== origin)!
       .origin as string;
@@ -547,6 +510,11 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
         "seam: error: stream MUTABLE allows delete: a host could erase what it shipped; use an append-only stream (deny_delete, deny_purge) or --allow-mutable-stream\n",
       ],
       [["verify", nats.url], 2, "seam: error: name the stream: nats://HOST:PORT/STREAM\n"],
+      ...["a.b", "web*", ">", ""].map((host): [string[], number, string] => [
+        ["ship", file, "--to", nats.url, "--host", host],
+        2,
+        "seam: error: --host takes a name of letters, digits, '-' and '_' (one NATS subject token)\n",
+      ]),
     ];
     for (const [argv, code, err] of cases) {
       const r = await run([...seam, ...argv]);

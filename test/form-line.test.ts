@@ -1,5 +1,5 @@
 /**
- * The verifier's quick reading of a line (src/core/form-line.ts) against
+ * The verifier's quick reading of a line (src/core/canonical/fast-line.ts) against
  * the one rule and the one parser: chainFromLine must give chainOf on the
  * parsed row, or null; a FormRow must give for each key what parseJson
  * reads, and must not take a line parseJson refuses. Lines near the form
@@ -8,13 +8,13 @@
  * any layout, are the point of the rest.
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { GENESIS, chainOf } from "../src/core/chain.ts";
-import { chainFromLine, formScratchBytes, readLayout } from "../src/core/form-line.ts";
-import { FormRow, parsePlainLine } from "../src/core/form-row.ts";
+import { chainFromLine, formScratchBytes, readLayout } from "../src/core/canonical/index.ts";
+import { FormRow, parsePlainLine } from "../src/core/canonical/index.ts";
 import { type Json, type JsonObject, parseJson } from "../src/core/json.ts";
 import { Gen } from "./jsongen.ts";
-import { pyFloatRepr } from "../src/core/pyfloat.ts";
+import { pyFloatRepr } from "../src/core/canonical/index.ts";
 
 const enc = new TextEncoder();
 

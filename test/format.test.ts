@@ -20,7 +20,7 @@ import {
 } from "../src/format/line.ts";
 import { Gen } from "./jsongen.ts";
 import { ENVELOPE_KEYS, type Envelope, buildRow, repairFields, repairs } from "../src/format/row.ts";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 
 const bytes = (s: string | number[]) => (typeof s === "string" ? new TextEncoder().encode(s) : new Uint8Array(s));
 

@@ -1,6 +1,6 @@
 import { digestBytes } from "../src/core/digest.ts";
 import { describe, expect, test } from "bun:test";
-import { FrameSplitter, type LongFrame } from "../src/wrap/frames.ts";
+import { FrameSplitter, type LongFrame } from "../src/observe/frames.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -19,7 +19,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { chainOf } from "../src/core/chain.ts";
 import { digestJson } from "../src/core/digest.ts";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
 import { runAsNobody } from "./as-nobody.ts";
 import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";

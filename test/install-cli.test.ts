@@ -11,23 +11,16 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { getField } from "../src/core/json.ts";
-import { targetsFor } from "../src/install/clients.ts";
-import { jsonFormat } from "../src/install/json-edit.ts";
-import { tomlFormat } from "../src/install/toml-edit.ts";
+import { launchOf } from "../src/install/entry.ts";
 import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "./cli.ts";
-import { CASES, type Case, layOut } from "./install-fixtures.ts";
+import { CASES, type Case, layOut, serversOf } from "./install-fixtures.ts";
 import { ledgerRows, run, tempDir } from "./proc.ts";
 
-/** The fixture entry of a client's file, as the client reads it. */
-function fixtureEntry(
-  c: Case,
-  home: string,
-  text: string,
-): { command: string; args: string[]; env?: Record<string, string> } {
-  const t = targetsFor(c.client, "user", { os: "linux", home, cwd: home, configRoot: home })[0]!;
-  const listed = (c.toml ? tomlFormat : jsonFormat).list(text, t.containers);
-  if (!listed.ok) throw new Error(listed.error);
-  return listed.servers.find((s) => s.name === "fixture")!.value as never;
+/** The fixture entry of a client's file, as the client starts it. */
+function fixtureEntry(c: Case, text: string): { command: string; args: string[]; env?: Record<string, string> } {
+  const { value, shape } = serversOf(c, text).get("fixture")!;
+  const env = (value.env ?? value.envs ?? value.environment) as Record<string, string> | undefined;
+  return { ...(launchOf(value, shape) as { command: string; args: string[] }), env };
 }
 
 /** What the entry's command and first args must be: the seam that ran install. */
@@ -77,7 +70,7 @@ describe.each(VIAS)("seam install via %s", (via) => {
       const want = seamPrefix(via);
       for (const c of CASES) {
         const ledger = join(home, ".local/share/seam", `${c.client}.jsonl`);
-        const entry = fixtureEntry(c, home, readFileSync(files.get(c.client)!.path, "utf8"));
+        const entry = fixtureEntry(c, readFileSync(files.get(c.client)!.path, "utf8"));
         expect(entry.command).toMatch(want.command);
         expect(entry.args.slice(0, want.args.length + 6)).toEqual([
           ...want.args,
@@ -162,6 +155,36 @@ describe.each(VIAS)("seam install via %s", (via) => {
       const n = await runCli(via, ["install", "--client", "cursor", "--server", "nosuch", "--config-root", home]);
       expect([n.code, n.stderr]).toEqual([0, 'seam: warning: no server named "nosuch" in the files found\n']);
       expect(readFileSync(path, "utf8")).toBe(text);
+    },
+  );
+
+  test.skipIf(!built(via))(
+    "a read-only file among others: each file's lines in order, the read-only one only its error, never 'recorded'",
+    async () => {
+      const home = tempDir();
+      const picked = ["windsurf", "cursor", "gemini"].map((n) => CASES.find((c) => c.client === n)!);
+      const files = layOut(home, picked);
+      const cursor = files.get("cursor")!;
+      chmodSync(cursor.path, 0o444);
+      // One stream, as a terminal shows both.
+      const argv = [...seamArgv(via), "install", "--client", "windsurf,cursor,gemini", "--config-root", home];
+      const r = await run(["sh", "-c", '"$@" 2>&1', "sh", ...argv]);
+      expect(r.code).toBe(1);
+      const lines = r.stdout.toString().split("\n");
+      const error = lines.indexOf(`seam: error: ${cursor.path} is read-only; seam left it as it is`);
+      expect(lines[0]).toBe(`Windsurf (user): ${files.get("windsurf")!.path}: changed`);
+      expect(error).toBeGreaterThan(0);
+      expect(lines[error + 1]).toBe("seam: hint: make it writable (chmod u+w) and run again");
+      expect(lines[error + 2]).toBe(`Gemini CLI (user): ${files.get("gemini")!.path}: changed`);
+      expect(lines.filter((l) => l.startsWith("seam: error: ")).length).toBe(1);
+      expect(lines.filter((l) => l.startsWith("Cursor "))).toEqual([]);
+      // Only the two files written say recorded: the windsurf lines before the error, gemini's after it.
+      const recorded = (ls: string[]) => ls.filter((l) => /^ {2}\S+: recorded/.test(l)).length;
+      expect([recorded(lines.slice(0, error)), recorded(lines.slice(error))]).toEqual([
+        picked[0]!.wraps.length,
+        picked[2]!.wraps.length,
+      ]);
+      expect(readFileSync(cursor.path, "utf8")).toBe(cursor.text);
     },
   );
 

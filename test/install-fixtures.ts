@@ -7,7 +7,9 @@
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { ClientId } from "../src/install/clients.ts";
+import { type ClientId, targetsFor } from "../src/install/clients.ts";
+import type { Shape } from "../src/install/entry.ts";
+import { formatOf } from "../src/install/install.ts";
 import { ROOT } from "./cli.ts";
 
 export interface Case {
@@ -15,7 +17,6 @@ export interface Case {
   fixture: string;
   /** Where the client keeps the file, relative to the home directory (Linux). */
   rel: string;
-  toml?: boolean;
   /** Written with CRLF line endings. */
   crlf?: boolean;
   /** Servers install wraps, and those it reports as not recorded (by reason word). */
@@ -94,9 +95,81 @@ export const CASES: Case[] = [
     client: "codex",
     fixture: "codex-config.toml",
     rel: ".codex/config.toml",
-    toml: true,
     wraps: ["fixture", "docs-é", "context7"],
     remote: ["figma"],
+    unsupported: [],
+  },
+  {
+    client: "vscode-insiders",
+    fixture: "vscode-insiders-mcp.json",
+    rel: ".config/Code - Insiders/User/mcp.json",
+    wraps: ["fixture", "playwright"],
+    remote: ["remote"],
+    unsupported: [],
+  },
+  {
+    client: "roo-code",
+    fixture: "roo-mcp_settings.json",
+    rel: ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+    wraps: ["fixture", "puppeteer"],
+    remote: ["remote-sse"],
+    unsupported: [],
+  },
+  {
+    client: "continue",
+    fixture: "continue-config.yaml",
+    rel: ".continue/config.yaml",
+    wraps: ["fixture", "SQLite MCP", "Memory"],
+    remote: ["Remote"],
+    unsupported: [],
+  },
+  {
+    client: "goose",
+    fixture: "goose-config.yaml",
+    rel: ".config/goose/config.yaml",
+    crlf: true,
+    wraps: ["fixture", "github"],
+    remote: ["remote"],
+    unsupported: ["developer"],
+  },
+  {
+    client: "lm-studio",
+    fixture: "lmstudio-mcp.json",
+    rel: ".lmstudio/mcp.json",
+    wraps: ["fixture", "fetch"],
+    remote: ["hf-mcp-server"],
+    unsupported: [],
+  },
+  {
+    client: "amazon-q",
+    fixture: "amazonq-mcp.json",
+    rel: ".aws/amazonq/mcp.json",
+    wraps: ["fixture", "awslabs.cdk-mcp-server"],
+    remote: [],
+    unsupported: [],
+  },
+  {
+    client: "kiro",
+    fixture: "kiro-mcp.json",
+    rel: ".kiro/settings/mcp.json",
+    wraps: ["fixture", "aws-docs"],
+    remote: ["api-server"],
+    unsupported: [],
+  },
+  {
+    client: "opencode",
+    fixture: "opencode.json",
+    rel: ".config/opencode/opencode.json",
+    wraps: ["fixture", "everything"],
+    remote: ["jira"],
+    unsupported: [],
+  },
+  {
+    client: "junie",
+    fixture: "junie-mcp.json",
+    rel: ".junie/mcp/mcp.json",
+    wraps: ["fixture", "filesystem"],
+    remote: [],
     unsupported: [],
   },
 ];
@@ -104,7 +177,7 @@ export const CASES: Case[] = [
 /** The argv that runs the built-in fixture server (Bun from source, whichever seam does the wrapping). */
 export const FIXTURE_SERVER = [process.execPath, `${ROOT}commands/seam.ts`, "fixture", "server"];
 
-/** A fixture's text with the placeholders filled in (escaped for a JSON or TOML basic string). */
+/** A fixture's text with the placeholders filled in (escaped for a JSON string, a TOML basic string or a YAML double-quoted one). */
 export function fixtureText(c: Case): string {
   const esc = (s: string) => JSON.stringify(s).slice(1, -1);
   let text = readFileSync(join(ROOT, "test/fixtures/install", c.fixture), "utf8")
@@ -126,4 +199,12 @@ export function layOut(home: string, cases: Case[] = CASES): Map<ClientId, { pat
     out.set(c.client, { path, text });
   }
   return out;
+}
+
+/** The servers of a case's file (parsed as the client's format), by name. */
+export function serversOf(c: Case, text: string): Map<string, { value: Record<string, unknown>; shape: Shape }> {
+  const t = targetsFor(c.client, "user", { os: "linux", home: "/h", cwd: "/h", configRoot: "/h" })[0]!;
+  const listed = formatOf(t).list(text, t.containers);
+  if (!listed.ok) throw new Error(listed.error);
+  return new Map(listed.servers.map((s) => [s.name, { value: s.value as Record<string, unknown>, shape: s.shape }]));
 }

@@ -18,34 +18,56 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { type ClientId, CLIENT_IDS, type Os, type PathEnv, defaultLedger, targetsFor } from "../src/install/clients.ts";
-import { type SeamCommand, classify, parseWrapped, sameValue } from "../src/install/entry.ts";
-import { type FileOutcome, type InstallOptions, install, uninstall, unifiedDiff } from "../src/install/install.ts";
+import {
+  type ClientId,
+  CLIENT_IDS,
+  type Container,
+  type Os,
+  type PathEnv,
+  defaultLedger,
+  targetsFor,
+} from "../src/install/clients.ts";
+import { type SeamCommand, classify, launchOf, parseWrapped, sameValue } from "../src/install/entry.ts";
+import {
+  type FileOutcome,
+  type InstallOptions,
+  formatOf,
+  install,
+  uninstall,
+  unifiedDiff,
+} from "../src/install/install.ts";
 import { WRAP_ARGS, WRAP_FLAGS } from "../commands/_wrap-args.ts";
 import { jsonFormat } from "../src/install/json-edit.ts";
-import { tomlFormat } from "../src/install/toml-edit.ts";
-import { CASES, type Case, fixtureText, layOut } from "./install-fixtures.ts";
+import { status } from "../src/install/status.ts";
+import { CASES, fixtureText, layOut, serversOf } from "./install-fixtures.ts";
 import { tempDir } from "./proc.ts";
 
 const SEAM = { argv: ["/opt/seam/bin/seam"] };
 const envAt = (home: string, cwd = home): PathEnv => ({ os: "linux", home: "/nonexistent", cwd, configRoot: home });
 
-/** seam install of `clients` in the user scope of `home`, as the command runs it (`more` on top). */
+/** seam install of `clients` in the user scope of `home`, as the command runs it (`more` on top): the files found. */
 function installIn(home: string, clients: ClientId[], more: Partial<InstallOptions> = {}): FileOutcome[] {
-  return install({
-    clients,
-    scope: "user",
-    env: envAt(home),
-    dryRun: false,
-    seam: SEAM,
-    wrapFlags: WRAP_FLAGS,
-    ...more,
-  });
+  return found(
+    install({
+      clients,
+      scope: "user",
+      env: envAt(home),
+      dryRun: false,
+      seam: SEAM,
+      wrapFlags: WRAP_FLAGS,
+      ...more,
+    }),
+  );
+}
+
+/** The outcomes of the files that are there (a client may have more places than the test lays out). */
+function found(outcomes: FileOutcome[]): FileOutcome[] {
+  return outcomes.filter((f) => f.status !== "missing");
 }
 
 /** seam uninstall of `clients` in the user scope of `home`. */
 function uninstallIn(home: string, clients: ClientId[]): FileOutcome[] {
-  return uninstall({ clients, scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS });
+  return found(uninstall({ clients, scope: "user", env: envAt(home), dryRun: false, wrapFlags: WRAP_FLAGS }));
 }
 
 describe("where each client keeps its servers", () => {
@@ -60,7 +82,8 @@ describe("where each client keeps its servers", () => {
       localAppData: "C:\\Users\\Me\\AppData\\Local",
     },
   };
-  const USER: Record<ClientId, Record<Os, string>> = {
+  /** Each client's user-scope files (and folders of files) per OS. */
+  const USER: Record<ClientId, Record<Os, string | string[]>> = {
     "claude-desktop": {
       linux: "/home/me/.config/Claude/claude_desktop_config.json",
       darwin: "/Users/me/Library/Application Support/Claude/claude_desktop_config.json",
@@ -108,10 +131,57 @@ describe("where each client keeps its servers", () => {
       darwin: "/Users/me/.codex/config.toml",
       win32: "C:\\Users\\Me\\.codex\\config.toml",
     },
+    "vscode-insiders": {
+      linux: "/home/me/.config/Code - Insiders/User/mcp.json",
+      darwin: "/Users/me/Library/Application Support/Code - Insiders/User/mcp.json",
+      win32: "C:\\Users\\Me\\AppData\\Roaming\\Code - Insiders\\User\\mcp.json",
+    },
+    "roo-code": {
+      linux: "/home/me/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+      darwin:
+        "/Users/me/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+      win32:
+        "C:\\Users\\Me\\AppData\\Roaming\\Code\\User\\globalStorage\\rooveterinaryinc.roo-cline\\settings\\mcp_settings.json",
+    },
+    continue: {
+      linux: ["/home/me/.continue/config.yaml", "/home/me/.continue/mcpServers"],
+      darwin: ["/Users/me/.continue/config.yaml", "/Users/me/.continue/mcpServers"],
+      win32: ["C:\\Users\\Me\\.continue\\config.yaml", "C:\\Users\\Me\\.continue\\mcpServers"],
+    },
+    goose: {
+      linux: "/home/me/.config/goose/config.yaml",
+      darwin: "/Users/me/.config/goose/config.yaml",
+      win32: "C:\\Users\\Me\\AppData\\Roaming\\Block\\goose\\config\\config.yaml",
+    },
+    "lm-studio": {
+      linux: "/home/me/.lmstudio/mcp.json",
+      darwin: "/Users/me/.lmstudio/mcp.json",
+      win32: "C:\\Users\\Me\\.lmstudio\\mcp.json",
+    },
+    "amazon-q": {
+      linux: "/home/me/.aws/amazonq/mcp.json",
+      darwin: "/Users/me/.aws/amazonq/mcp.json",
+      win32: "C:\\Users\\Me\\.aws\\amazonq\\mcp.json",
+    },
+    kiro: {
+      linux: "/home/me/.kiro/settings/mcp.json",
+      darwin: "/Users/me/.kiro/settings/mcp.json",
+      win32: "C:\\Users\\Me\\.kiro\\settings\\mcp.json",
+    },
+    opencode: {
+      linux: ["/home/me/.config/opencode/opencode.json", "/home/me/.config/opencode/opencode.jsonc"],
+      darwin: ["/Users/me/.config/opencode/opencode.json", "/Users/me/.config/opencode/opencode.jsonc"],
+      win32: ["C:\\Users\\Me\\.config\\opencode\\opencode.json", "C:\\Users\\Me\\.config\\opencode\\opencode.jsonc"],
+    },
+    junie: {
+      linux: "/home/me/.junie/mcp/mcp.json",
+      darwin: "/Users/me/.junie/mcp/mcp.json",
+      win32: "C:\\Users\\Me\\.junie\\mcp\\mcp.json",
+    },
   };
   for (const client of CLIENT_IDS) {
     test.each(["linux", "darwin", "win32"] as Os[])(`${client} on %s`, (os) => {
-      expect(targetsFor(client, "user", envs[os]).map((t) => t.file)).toEqual([USER[client][os]]);
+      expect(targetsFor(client, "user", envs[os]).map((t) => t.file)).toEqual([USER[client][os]].flat());
     });
   }
   test("project scope: the files in the project directory, for the clients that have them", () => {
@@ -122,22 +192,41 @@ describe("where each client keeps its servers", () => {
       "vscode /home/me/app/.vscode/mcp.json",
       "gemini /home/me/app/.gemini/settings.json",
       "codex /home/me/app/.codex/config.toml",
+      "roo-code /home/me/app/.roo/mcp.json",
+      "continue /home/me/app/.continue/mcpServers",
+      "amazon-q /home/me/app/.amazonq/mcp.json",
+      "kiro /home/me/app/.kiro/settings/mcp.json",
+      "opencode /home/me/app/opencode.json",
+      "opencode /home/me/app/opencode.jsonc",
+      "junie /home/me/app/.junie/mcp/mcp.json",
     ]);
   });
-  test("keys: servers for VS Code, context_servers for Zed, mcp_servers for Codex, projects for Claude Code's local scope", () => {
-    const keys = CLIENT_IDS.map(
-      (c) => `${c}: ${targetsFor(c, "user", envs.linux)[0]!.containers.map((k) => k.path.join("."))}`,
-    );
+  test("keys and formats: servers for VS Code, context_servers for Zed, a YAML list for Continue, cmd for Goose, one command list for opencode", () => {
+    const keys = CLIENT_IDS.map((c) => {
+      const t = targetsFor(c, "user", envs.linux)[0]!;
+      const shape = (k: Container) =>
+        k.shape ? ` (${k.shape.command}${k.shape.args ? `, ${k.shape.args}` : " list"})` : "";
+      return `${c}: ${t.format} ${t.containers.map((k) => `${k.path.join(".")}${k.list ? "[]" : ""}${shape(k)}`)}`;
+    });
     expect(keys).toEqual([
-      "claude-desktop: mcpServers",
-      "claude-code: mcpServers,projects",
-      "cursor: mcpServers",
-      "vscode: servers",
-      "windsurf: mcpServers",
-      "zed: context_servers",
-      "cline: mcpServers",
-      "gemini: mcpServers",
-      "codex: mcp_servers",
+      "claude-desktop: json mcpServers",
+      "claude-code: json mcpServers,projects",
+      "cursor: json mcpServers",
+      "vscode: json servers",
+      "windsurf: json mcpServers",
+      "zed: json context_servers",
+      "cline: json mcpServers",
+      "gemini: json mcpServers",
+      "codex: toml mcp_servers",
+      "vscode-insiders: json servers",
+      "roo-code: json mcpServers",
+      "continue: yaml mcpServers[]",
+      "goose: yaml extensions (cmd, args)",
+      "lm-studio: json mcpServers",
+      "amazon-q: json mcpServers",
+      "kiro: json mcpServers",
+      "opencode: json mcp (command list)",
+      "junie: json mcpServers",
     ]);
   });
   test("the environment's own folders are used, unless a config root replaces them all", () => {
@@ -224,14 +313,6 @@ describe("an entry's argv: seam's shape or not", () => {
   });
 });
 
-/** The document's servers by name (Claude Code's local-scope ones too). */
-function servers(c: Case, text: string): Map<string, Record<string, unknown>> {
-  const t = targetsFor(c.client, "user", envAt("/h"))[0]!;
-  const listed = (c.toml ? tomlFormat : jsonFormat).list(text, t.containers);
-  if (!listed.ok) throw new Error(listed.error);
-  return new Map(listed.servers.map((s) => [s.name, s.value as Record<string, unknown>]));
-}
-
 describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
   test("install wraps each stdio entry exactly as specified, leaves the rest; a second install changes nothing; uninstall gives back the same bytes", () => {
     const home = tempDir();
@@ -245,33 +326,30 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     expect(got("unsupported")).toEqual(c.unsupported);
 
     const after = readFileSync(path, "utf8");
-    const before = servers(c, text);
-    const now = servers(c, after);
+    const before = serversOf(c, text);
+    const now = serversOf(c, after);
     expect([...now.keys()]).toEqual([...before.keys()]);
-    for (const [name, entry] of before) {
+    for (const [name, { value: entry, shape }] of before) {
       if (!c.wraps.includes(name)) {
-        expect(sameValue(now.get(name), entry)).toBe(true);
+        expect(sameValue(now.get(name)!.value, entry)).toBe(true);
         continue;
       }
-      const { command, args, ...rest } = entry;
-      const { command: command2, args: args2, ...rest2 } = now.get(name)!;
-      expect(command2).toBe("/opt/seam/bin/seam");
-      expect(args2).toEqual([
-        "wrap",
-        "--ledger",
-        ledger,
-        "--server",
-        name,
-        "--",
-        command,
-        ...((args as string[]) ?? []),
-      ]);
-      expect(sameValue(rest2, rest)).toBe(true);
+      const was = launchOf(entry, shape) as { command: string; args: string[] };
+      const is = launchOf(now.get(name)!.value, shape) as { command: string; args: string[] };
+      expect(is).toEqual({
+        command: "/opt/seam/bin/seam",
+        args: ["wrap", "--ledger", ledger, "--server", name, "--", was.command, ...was.args],
+      });
+      const rest = (e: Record<string, unknown>) => {
+        const { [shape.command]: _c, [shape.args ?? shape.command]: _a, ...others } = e;
+        return others;
+      };
+      expect(sameValue(rest(now.get(name)!.value), rest(entry))).toBe(true);
     }
     // Every byte outside the wrapped entries' command and args is the same: the rest of the document parses equal.
-    const fmt = c.toml ? tomlFormat : jsonFormat;
+    const fmt = formatOf(targetsFor(c.client, "user", envAt(home))[0]!);
     const strip = (v: unknown): unknown =>
-      JSON.parse(JSON.stringify(v, (k, x) => (k === "command" || k === "args" ? undefined : x)));
+      JSON.parse(JSON.stringify(v, (k, x) => (k === "command" || k === "args" || k === "cmd" ? undefined : x)));
     expect(strip(fmt.value(after))).toEqual(strip(fmt.value(text)) as never);
     if (c.crlf) expect(after.replace(/\r\n/g, "")).not.toContain("\n");
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -288,6 +366,56 @@ describe.each(CASES.map((c) => [c.client, c] as const))("%s", (_, c) => {
     expect(u[0]!.servers.filter((s) => s.action === "restored").map((s) => s.name)).toEqual(c.wraps);
     expect(readFileSync(path, "utf8")).toBe(text);
     expect(uninstallIn(home, [c.client])[0]!.status).toBe("unchanged");
+  });
+});
+
+describe.each(CASES.map((c) => [c.client, c] as const))("%s, wrapped by a seam in npm's npx cache", (_, c) => {
+  test("install by a lasting seam wraps each entry again through itself: the same bytes as its own install; uninstall gives back the original", () => {
+    const npx = { argv: ["/usr/bin/node", "/home/me/.npm/_npx/239da8dec6f6d350/node_modules/.bin/seam"] };
+    const probe = { os: "linux" as const, temp: ["/tmp/nothing-here"], realpath: (p: string) => p };
+    const [home, fresh] = [tempDir(), tempDir()];
+    const { path, text } = layOut(home, [c]).get(c.client)!;
+    // The same ledger in both homes, so that the two files can be compared byte for byte.
+    const ledger = join(home, "all.jsonl");
+    installIn(home, [c.client], { seam: npx, ledger });
+    expect(readFileSync(path, "utf8")).toContain("_npx");
+    const r = installIn(home, [c.client], { ledger, probe });
+    expect(r[0]!.servers.filter((s) => s.action === "relaunched").map((s) => [s.name, s.transient])).toEqual(
+      c.wraps.map((n) => [n, { reason: "npm's npx cache", path: npx.argv[1]! }]),
+    );
+    const freshPath = layOut(fresh, [c]).get(c.client)!.path;
+    installIn(fresh, [c.client], { ledger, probe });
+    expect(readFileSync(path, "utf8")).toBe(readFileSync(freshPath, "utf8"));
+    uninstallIn(home, [c.client]);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+});
+
+describe("Continue's mcpServers folder", () => {
+  test("each YAML block and JSON file in it is a config file of its own: wrapped, listed by status, given back byte for byte; other files are left alone", async () => {
+    const home = tempDir();
+    const dir = join(home, ".continue/mcpServers");
+    mkdirSync(join(dir, "sub.yaml"), { recursive: true });
+    const files: Record<string, string> = {
+      "playwright-mcp.yaml":
+        'name: Playwright mcpServer\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: Browser search\n    command: npx\n    args:\n      - "@playwright/mcp@latest"\n',
+      "mcp.json": '{\n  "mcpServers": {\n    "fs": { "command": "npx", "args": ["-y", "server-fs"] }\n  }\n}\n',
+      "notes.txt": "mcpServers:\n  - name: x\n    command: y\n",
+    };
+    for (const [n, text] of Object.entries(files)) writeFileSync(join(dir, n), text);
+    const r = installIn(home, ["continue"]);
+    expect(r.map((f) => [f.file, f.status, f.servers.map((s) => `${s.name} ${s.action}`)])).toEqual([
+      [join(dir, "mcp.json"), "changed", ["fs wrapped"]],
+      [join(dir, "playwright-mcp.yaml"), "changed", ["Browser search wrapped"]],
+    ]);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe(files["notes.txt"]!);
+    const st = await status(["continue"], envAt(home), WRAP_FLAGS);
+    expect(st.map((f) => [f.file, f.servers.map((s) => `${s.name} ${s.state}`)])).toEqual([
+      [join(dir, "mcp.json"), ["fs recorded"]],
+      [join(dir, "playwright-mcp.yaml"), ["Browser search recorded"]],
+    ]);
+    uninstallIn(home, ["continue"]);
+    for (const [n, text] of Object.entries(files)) expect(readFileSync(join(dir, n), "utf8")).toBe(text);
   });
 });
 
@@ -357,6 +485,53 @@ describe("files that resist", () => {
     expect(readFileSync(path, "utf8")).toBe(bad);
   });
 
+  test("a YAML file that does not parse: the same", () => {
+    const home = tempDir();
+    const path = join(home, ".continue/config.yaml");
+    mkdirSync(dirname(path), { recursive: true });
+    const bad = "mcpServers:\n  - name: a\n    command: [x\n";
+    writeFileSync(path, bad);
+    const r = installIn(home, ["continue"]);
+    expect(r[0]!.status).toBe("error");
+    expect(r[0]!.error).toMatch(new RegExp(`^${path.replace(/[.]/g, "\\.")}: line \\d+, column \\d+: `));
+    expect(readFileSync(path, "utf8")).toBe(bad);
+  });
+
+  test("YAML entries seam does not edit (a block scalar, an anchored command, an args that is not a list) are reported and left alone; the others are wrapped and come back", () => {
+    const home = tempDir();
+    const path = join(home, ".config/goose/config.yaml");
+    mkdirSync(dirname(path), { recursive: true });
+    const text = [
+      "extensions:",
+      "  block:",
+      "    cmd: |",
+      "      srv",
+      "    type: stdio",
+      "  anchored:",
+      "    cmd: &c srv",
+      "    type: stdio",
+      "  flow: {cmd: srv, type: stdio}",
+      "  odd:",
+      "    args: -v",
+      "    cmd: srv",
+      "",
+    ].join("\n");
+    writeFileSync(path, text);
+    const r = installIn(home, ["goose"]);
+    expect(r[0]!.servers.map((s) => [s.name, s.action, s.reason])).toEqual([
+      ["block", "unsupported", "its cmd is not a one-line string"],
+      ["anchored", "unsupported", "its cmd is not a one-line string"],
+      ["flow", "wrapped", undefined],
+      ["odd", "unsupported", "args is not a list of strings"],
+    ]);
+    const wrapped = readFileSync(path, "utf8");
+    expect(wrapped).toContain(
+      `  flow: {cmd: "/opt/seam/bin/seam", args: ["wrap", "--ledger", ${JSON.stringify(join(home, ".local/share/seam/goose.jsonl"))}, "--server", "flow", "--", srv], type: stdio}\n`,
+    );
+    uninstallIn(home, ["goose"]);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
   test("Codex entries not written as their own table are reported and left alone", () => {
     const home = tempDir();
     const path = join(home, ".codex/config.toml");
@@ -383,8 +558,8 @@ describe("files that resist", () => {
     expect(r[0]!.status).toBe("changed");
     expect(r[0]!.attempts).toBe(2);
     expect(r[0]!.servers.map((s) => `${s.name} ${s.action}`)).toEqual(["a wrapped", "b wrapped"]);
-    const now = servers(CURSOR, readFileSync(path, "utf8"));
-    expect(now.get("b")!.args).toEqual([
+    const now = serversOf(CURSOR, readFileSync(path, "utf8"));
+    expect(now.get("b")!.value.args).toEqual([
       "wrap",
       "--ledger",
       join(home, ".local/share/seam/cursor.jsonl"),
@@ -455,7 +630,7 @@ describe("files that resist", () => {
     const { home, path } = lay(win);
     const seam = { argv: ["C:\\Program Files\\seam\\seam.exe"] };
     installIn(home, ["cursor"], { seam, ledger: "C:\\Users\\Me\\AppData\\Local\\seam\\cursor.jsonl" });
-    const entry = servers(CURSOR, readFileSync(path, "utf8")).get("fs")!;
+    const entry = serversOf(CURSOR, readFileSync(path, "utf8")).get("fs")!.value;
     expect(entry).toEqual({
       command: "C:\\Program Files\\seam\\seam.exe",
       args: [

@@ -33,20 +33,23 @@ const layer = (path: string) => (path.startsWith("src/") ? path.split("/")[1]! :
 /** What each layer may import besides itself (anything else of seam's is a violation). */
 const ALLOWED: Record<string, readonly string[]> = {
   base: [],
-  core: [],
-  format: ["core"],
+  core: ["base"],
+  format: ["base", "core"],
   runtime: ["base", "core"],
+  redact: ["base", "core"],
   verify: ["base", "core", "format"],
   checkpoint: ["base", "core", "format", "runtime", "verify"],
   ledger: ["base", "core", "format", "runtime", "checkpoint"],
-  wrap: ["base", "core", "format", "runtime", "ledger", "checkpoint"],
+  observe: ["base", "core", "format", "runtime", "ledger", "checkpoint"],
+  actions: ["base", "core", "format", "runtime", "observe"],
+  wrap: ["base", "core", "format", "runtime", "ledger", "checkpoint", "observe", "redact", "actions"],
   read: ["base", "core", "format", "runtime", "verify", "checkpoint"],
-  proxy: ["base", "core", "format", "runtime", "ledger", "checkpoint", "wrap"],
+  proxy: ["base", "core", "format", "runtime", "ledger", "checkpoint", "observe", "redact"],
   install: ["base", "core", "format", "runtime", "verify", "checkpoint"],
   fleet: ["base", "core", "format", "runtime", "verify", "checkpoint", "read"],
   report: ["base", "core", "format", "runtime", "verify", "checkpoint", "read"],
-  selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "wrap", "read"],
-  api: ["base", "core", "format", "verify", "checkpoint", "wrap"],
+  selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "observe", "wrap", "read"],
+  api: ["base", "core", "format", "verify", "checkpoint", "actions"],
   commands: [
     "base",
     "core",
@@ -55,6 +58,9 @@ const ALLOWED: Record<string, readonly string[]> = {
     "verify",
     "checkpoint",
     "ledger",
+    "observe",
+    "redact",
+    "actions",
     "wrap",
     "selftest",
     "read",
@@ -78,6 +84,14 @@ describe("layers", () => {
         if (from !== to && !(ALLOWED[from] ?? []).includes(to)) wrong.push(`${file} -> ${t}`);
       }
     }
+    expect(wrong).toEqual([]);
+  });
+
+  test("seam proxy shares the observer with seam wrap, not wrap's relay", () => {
+    expect(ALLOWED.proxy).not.toContain("wrap");
+    const wrong = [...graph].flatMap(([file, targets]) =>
+      layer(file) === "proxy" ? targets.filter((t) => layer(t) === "wrap").map((t) => `${file} -> ${t}`) : [],
+    );
     expect(wrong).toEqual([]);
   });
 

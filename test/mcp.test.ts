@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../src/core/digest.ts";
 import { JsonFloat, parseJson } from "../src/core/json.ts";
-import { McpObserver } from "../src/wrap/mcp.ts";
-import { requestKey } from "../src/wrap/pairing.ts";
+import { McpObserver } from "../src/observe/observer.ts";
+import { requestKey } from "../src/observe/pairing.ts";
 import { observe } from "./observe.ts";
 
 const enc = new TextEncoder();

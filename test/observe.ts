@@ -1,10 +1,10 @@
 /**
- * The MCP observer (src/wrap/mcp.ts) in process, driven by a script of
+ * The MCP observer (src/observe/observer.ts) in process, driven by a script of
  * frames: what test/mcp.test.ts and test/protocol.test.ts check its rows by.
  */
-import { lineForm } from "../src/core/canonical.ts";
-import { McpObserver } from "../src/wrap/mcp.ts";
-import type { Fields, ObserverFaults } from "../src/wrap/observer-options.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
+import { McpObserver } from "../src/observe/observer.ts";
+import type { Fields, ObserverFaults } from "../src/observe/observer-options.ts";
 
 const enc = new TextEncoder();
 

@@ -5,8 +5,8 @@
  * and Bun, and type-checked with tsc against the shipped declarations.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { ROOT } from "./cli.ts";
 import { run, tempDir } from "./proc.ts";
 
@@ -80,6 +80,92 @@ describe.skipIf(!built)("the npm package", () => {
     expect(d.stdout.toString()).toContain("verify  ok:");
     expect(readdirSync(work)).toEqual(["seam-demo.jsonl"]);
   });
+
+  /** `npm install -g` of the tarball into a prefix of this test's (once). */
+  let global: Promise<string> | undefined;
+  const globalPrefix = () =>
+    (global ??= (async () => {
+      const prefix = join(dir, "global");
+      const g = await run([
+        "npm",
+        "install",
+        "-g",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        prefix,
+        tarball,
+      ]);
+      expect(g.code).toBe(0);
+      return prefix;
+    })());
+
+  test("npm install -g puts seam on PATH: seam demo runs from the global prefix", async () => {
+    const prefix = await globalPrefix();
+    const work = join(dir, "global-demo");
+    mkdirSync(work);
+    const d = await run([join(prefix, "bin", "seam"), "demo"], { cwd: work });
+    expect([d.code, d.stderr]).toEqual([0, ""]);
+    expect(d.stdout.toString()).toContain("verify  ok:");
+    expect(readdirSync(work)).toEqual(["seam-demo.jsonl"]);
+  }, 120_000);
+
+  test("npx seam install: refused with the command to run while no lasting seam is on PATH; with the global one on PATH, the entry runs it", async () => {
+    const prefix = await globalPrefix();
+    const home = join(dir, "install-home");
+    const config = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(config), { recursive: true });
+    const text = '{\n  "mcpServers": {\n    "fs": { "command": "npx", "args": ["-y", "server-fs", "/data"] }\n  }\n}\n';
+    writeFileSync(config, text);
+    // This test's folders are under the system's temporary folder: seam gets another one, so that they count as lasting.
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const work = join(dir, "npx");
+    mkdirSync(work, { recursive: true });
+    const npx = (path: string) =>
+      run(
+        [
+          "npx",
+          "--yes",
+          "--offline",
+          `../${basename(tarball)}`,
+          "install",
+          "--client",
+          "cursor",
+          "--config-root",
+          home,
+        ],
+        {
+          cwd: work,
+          env: { TMPDIR: tmp, PATH: path },
+        },
+      );
+    const refused = await npx(process.env.PATH ?? "");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^seam: error: this seam runs from npm's npx cache \(.*[\\/]_npx[\\/].*\), which does not last/,
+    );
+    expect(refused.stderr).toContain(
+      `seam: hint: install seam for good and run it from there: npm install -g seam-mcp, then seam install --client cursor --config-root ${home}\n`,
+    );
+    expect(readFileSync(config, "utf8")).toBe(text);
+
+    const found = await npx(`${join(prefix, "bin")}:${process.env.PATH ?? ""}`);
+    expect(found.code).toBe(0);
+    const entry = JSON.parse(readFileSync(config, "utf8")).mcpServers.fs as { command: string; args: string[] };
+    expect(entry.args.slice(0, 2)).toEqual([join(prefix, "bin", "seam"), "wrap"]);
+    expect(JSON.stringify(entry)).not.toContain("_npx");
+    // The global seam knows the entry: status says recorded, uninstall gives the file back.
+    const seam = join(prefix, "bin", "seam");
+    const st = await run([seam, "status", "--json", "--client", "cursor", "--config-root", home], {
+      env: { TMPDIR: tmp },
+    });
+    expect(JSON.parse(st.stdout.toString())[0].servers[0].state).toBe("recorded");
+    const u = await run([seam, "uninstall", "--client", "cursor", "--config-root", home], { env: { TMPDIR: tmp } });
+    expect(u.code).toBe(0);
+    expect(readFileSync(config, "utf8")).toBe(text);
+  }, 120_000);
 
   test("each entry point imports and works under Node and under Bun", async () => {
     const proj = join(dir, "proj");

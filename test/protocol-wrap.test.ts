@@ -2,7 +2,7 @@
  * MCP 2026-07-28 end to end, with real processes: the scripted client's
  * `modern` and `fallback` scripts against the built-in server, directly and
  * through `seam wrap` (Bun, Node bundle, compiled executable). Bytes are
- * identical both ways, rows are as src/wrap/operations.ts says, the ledger
+ * identical both ways, rows are as src/observe/operation-book.ts says, the ledger
  * verifies (and the Python reference agrees), and `seam verify` finds each
  * operation defect put into it.
  */

@@ -1,13 +1,13 @@
 /**
  * MCP 2026-07-28 in the observer: the era of each request from its _meta,
  * the client identity once per change, operations across multi round-trip
- * rounds and tasks (src/wrap/operations.ts), and legacy traffic untouched.
+ * rounds and tasks (src/observe/operation-book.ts), and legacy traffic untouched.
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { digestJson } from "../src/core/digest.ts";
 import { parseJson } from "../src/core/json.ts";
-import { McpObserver } from "../src/wrap/mcp.ts";
+import { McpObserver } from "../src/observe/observer.ts";
 import { type Script, observe as observeScript } from "./observe.ts";
 
 const enc = new TextEncoder();

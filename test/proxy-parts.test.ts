@@ -1,7 +1,8 @@
 /** Tables for the pure parts of seam proxy: SSE splitting, the loopback guard, header and query rules. */
 import { describe, expect, test } from "bun:test";
 import { foreignRequest, isLoopbackHost } from "../src/proxy/guard.ts";
-import { endToEnd, headerSummary, redactTarget, upstreamRequestHeaders } from "../src/proxy/headers.ts";
+import { redactTarget } from "../src/redact/http.ts";
+import { endToEnd, headerSummary, upstreamRequestHeaders } from "../src/proxy/headers.ts";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

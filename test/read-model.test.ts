@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
 import { isoMillis } from "../src/read/fields.ts";
 import { type Operation, OperationJoiner } from "../src/read/operations.ts";

@@ -6,8 +6,8 @@
  * concatenation so this file holds no literal that looks like a live one.
  */
 import { describe, expect, test } from "bun:test";
-import { redactArgv } from "../src/wrap/redact.ts";
-import { REDACTED as R } from "../src/wrap/secret-values.ts";
+import { redactArgv } from "../src/redact/argv.ts";
+import { REDACTED as R } from "../src/redact/secret-values.ts";
 
 const GHP = "ghp_" + "Z9".repeat(18);
 const GLPAT = "glpat-" + "x".repeat(20);

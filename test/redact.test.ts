@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { redactArgv } from "../src/wrap/redact.ts";
-import { isSecretName } from "../src/wrap/secret-names.ts";
+import { redactArgv } from "../src/redact/argv.ts";
+import { isSecretName } from "../src/redact/secret-names.ts";
 
 const R = "<redacted>";
 // Shapes built by concatenation so this file holds no literal that looks like a live credential.

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import type { Json } from "../src/core/json.ts";
 import { VIAS, built, runCli } from "./cli.ts";
 import { Browser, CHROMIUM, NO_BROWSER_REASON, type Opened } from "./browser.ts";
@@ -185,7 +185,7 @@ test("every row of an operation is in the report, as the file holds it; one the 
   const joined = c0.ln.flatMap((ln, i) => c0.ls[i] ?? [ln]);
   expect(rows.length).toBe(joined.length);
   expect(joined.toSorted((a, b) => a - b)).toEqual(file.slice(0, -1).map((_, i) => i + 1));
-  expect(rows).toEqual(joined.map((ln) => file[ln - 1]));
+  expect(rows).toEqual(joined.map((ln) => file[ln - 1]!));
   expect([c0.rx, c0.rb]).toEqual([{}, []]);
 });
 

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BatchError, LedgerShipper, type StreamPort } from "../src/fleet/ship.ts";
+import { BatchError, LedgerShipper, type StoredLine, type StreamPort } from "../src/fleet/ship.ts";
 import { tempDir } from "./proc.ts";
 
 class MemoryStream implements StreamPort {
@@ -22,13 +22,36 @@ class MemoryStream implements StreamPort {
   lookupFailuresAfterBatch = 0;
   private lookupFailures = 0;
 
-  async publishLines(subject: string, lines: Uint8Array[], first: number): Promise<void> {
+  /** Every message stored, in order (its place + 1 is its sequence). */
+  readonly log: (StoredLine & { subject: string })[] = [];
+
+  async publishLines(subject: string, lines: Uint8Array[], first: number): Promise<number> {
     const have = this.held.get(subject) ?? [];
     this.lookupFailures = this.lookupFailuresAfterBatch;
     if (this.dropBatches) throw new BatchError(0, new Error("timeout: the stream acknowledged nothing for 5 s"));
-    for (let i = 0; i < lines.length; i++) if (first + i !== this.gapAt) have[first - 1 + i] = lines[i]!.slice();
+    let duplicates = 0;
+    for (let i = 0; i < lines.length; i++) {
+      if (first + i === this.gapAt) continue;
+      if (have[first - 1 + i] !== undefined) {
+        duplicates++;
+        continue;
+      }
+      have[first - 1 + i] = lines[i]!.slice();
+      this.log.push({ subject, seq: this.log.length + 1, line: String(first + i), data: lines[i]!.slice() });
+    }
     this.held.set(subject, have);
     if (this.loseAcks) throw new BatchError(0, new Error("timeout: the stream acknowledged nothing for 5 s"));
+    return duplicates;
+  }
+
+  async *since(subject: string, afterSeq: number): AsyncGenerator<StoredLine[]> {
+    this.lookup();
+    yield this.log.filter((m) => m.subject === subject && m.seq > afterSeq);
+  }
+
+  async count(subject: string): Promise<number> {
+    this.lookup();
+    return this.log.filter((m) => m.subject === subject).length;
   }
 
   async firstMissing(subject: string, upTo: number): Promise<number | null> {

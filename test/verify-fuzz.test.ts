@@ -7,7 +7,7 @@
  * exactly, for torn final lines).
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, JsonFloat, parseJson } from "../src/core/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../src/core/json-scanner.ts";
 import {
@@ -576,7 +576,7 @@ describe("fuzz", () => {
     const mine = files.map((f) => verifyBytes(f));
     // An inserted unchained row is one break: the row after it still continues from the last claimed chain.
     mine.forEach((r, i) => {
-      if (insertedBy[i]! >= 0) expect({ i, breaks: r.breaks }).toEqual({ i, breaks: insertedBy[i] });
+      if (insertedBy[i]! >= 0) expect({ i, breaks: r.breaks }).toEqual({ i, breaks: insertedBy[i]! });
     });
     if (!HAVE_PYTHON) return;
     reference(files).forEach((ref, i) => agree(mine[i]!, ref, `unchained middle ${i}`));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chainOf } from "../src/core/chain.ts";
-import { lineForm } from "../src/core/canonical.ts";
+import { lineForm } from "../src/core/canonical/index.ts";
 import { digestBytes } from "../src/core/digest.ts";
 import { type Json, JsonFloat } from "../src/core/json.ts";
 import type { BreakKind, FindingKind } from "../src/format/kinds.ts";

@@ -2,7 +2,7 @@
  * seam's action mapping (`seam wrap --map`) as a library: load and validate a
  * mapping, build the action a `tools/call` makes, and decide whether a call
  * goes on after its posting. The mapping format and the action body are
- * CommitLayer's; see the README's "--map" section. Nothing here posts,
+ * CommitLayer's; see docs/wrap.md, "Record business actions". Nothing here posts,
  * prints or reads the environment.
  *
  *   import { loadActionMap, actionFor } from "seam-mcp/actions";
@@ -10,20 +10,24 @@
  *   const a = actionFor(map, { name: "refund_payment", id: 7, params: '{"name":"refund_payment","arguments":{…}}' });
  *   if (a.kind === "action") await fetch(url, { method: "POST", body: a.body, … });
  */
+import { SeamError } from "../base/error.ts";
 import { UsageError } from "../base/exit.ts";
-import { compactForm } from "../core/canonical.ts";
+import { compactForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { buildAction } from "../wrap/action-build.ts";
-import { type ActionMap, parseActionMap, ruleFor } from "../wrap/action-map.ts";
+import { buildAction } from "../actions/build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../actions/map.ts";
 
-export type { ActionMap } from "../wrap/action-map.ts";
-export { DEFAULT_API_URL, isRecordedStatus } from "../wrap/endpoint.ts";
+export type { ActionMap } from "../actions/map.ts";
+export { DEFAULT_API_URL, isRecordedStatus } from "../actions/endpoint.ts";
 
 /** A mapping that cannot be used; the message names the file, the tool and the key, as `seam wrap` says it. */
-export class ActionMapError extends Error {
+export class ActionMapError extends SeamError {
   override readonly name = "ActionMapError";
+  constructor(message: string) {
+    super("action_map", message);
+  }
 }
 
 /** Parses and validates a mapping (JSON, or YAML when `source` ends in .yaml/.yml). */

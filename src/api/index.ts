@@ -8,6 +8,7 @@
  *   const report = await verifyFile("seam.jsonl");
  *   if (report.verdict !== "ok") console.log(report.first_break);
  */
+import { SeamError } from "../base/error.ts";
 import { chainOf } from "../core/chain.ts";
 import { type Recipe, RECIPES, digestBytes, digestJsonText, digestJsonUtf8 } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";
@@ -18,6 +19,7 @@ import { verifyBytes as coreVerifyBytes, verifyLedger } from "../verify/verify-l
 export type { Break, SessionReport, Verdict, VerifiedScope, VerifyReport } from "../verify/verifier.ts";
 export type { Recipe } from "../core/digest.ts";
 export { GENESIS } from "../core/chain.ts";
+export { SeamError } from "../base/error.ts";
 export { RECIPES };
 
 export interface VerifyOptions {
@@ -54,13 +56,13 @@ export function verifyBytes(bytes: Uint8Array | string, options: VerifyOptions =
 }
 
 /** The JSON text given to `digest` or `chain` is not JSON seam reads; `offset` is where. */
-export class JsonInputError extends Error {
+export class JsonInputError extends SeamError {
   override readonly name = "JsonInputError";
   constructor(
     message: string,
     readonly offset: number | null,
   ) {
-    super(message);
+    super("json_input", message);
   }
 }
 

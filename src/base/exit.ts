@@ -2,6 +2,7 @@
  * The one exit-code table. Every command returns one of these; `wrap` also
  * passes the child's own status through (0–255, 128+N for signal N).
  */
+import { SeamError } from "./error.ts";
 export const EXIT = {
   /** Success; `verify`: every row checked, no break, no finding. */
   OK: 0,
@@ -21,12 +22,12 @@ export const EXIT = {
  * Thrown by a command for a bad command line; the entry point prints it and exits 2.
  * Without a hint the entry point points at the command's --help; `null` is no hint at all.
  */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly hint?: string | null,
-  ) {
-    super(message);
-    this.name = "UsageError";
+export class UsageError extends SeamError {
+  override readonly name = "UsageError";
+  /** No hint to give, not even the command's --help (a file that cannot be read). */
+  readonly hintless: boolean;
+  constructor(message: string, hint?: string | null) {
+    super("usage", message, { hint: hint ?? undefined });
+    this.hintless = hint === null;
   }
 }

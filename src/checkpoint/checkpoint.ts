@@ -7,7 +7,8 @@
  * (`seam-ledger/<hex of line 1's leaf hash>`) and these texts are specified
  * in docs/ledger-format.md, "Checkpoints".
  */
-import { lineForm } from "../core/canonical.ts";
+import { SeamError } from "../base/error.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import { HASH_BYTES, type Hash } from "./merkle.ts";
 import { decodeBase64, encodeBase64 } from "./note.ts";
@@ -15,8 +16,11 @@ import { decodeBase64, encodeBase64 } from "./note.ts";
 export const ORIGIN_PREFIX = "seam-ledger/";
 
 /** Thrown for a text that is not the format it should be; the message says what is wrong. */
-export class FormatError extends Error {
+export class FormatError extends SeamError {
   override readonly name = "FormatError";
+  constructor(message: string) {
+    super("checkpoint_format", message);
+  }
 }
 
 export interface Checkpoint {

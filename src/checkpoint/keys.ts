@@ -8,14 +8,18 @@
  * given as its text (`<name>+<hex>+<base64>`) or as a file of such lines
  * (blank lines and lines starting with "#" skipped).
  */
+import { SeamError } from "../base/error.ts";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
-export class KeyFileError extends Error {
+export class KeyFileError extends SeamError {
   override readonly name = "KeyFileError";
+  constructor(message: string, hint?: string) {
+    super("key_file", message, { hint });
+  }
 }
 
 /** Creates `path` with mode 0600 holding the private key; throws KeyFileError when it exists or cannot be written. */

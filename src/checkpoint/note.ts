@@ -26,17 +26,18 @@
  * does not verify rejects the whole note, a repeated signature by one known
  * key counts once, and more than 100 signature lines make the note malformed.
  */
+import { SeamError } from "../base/error.ts";
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from "node:crypto";
-import { isWellFormed } from "../core/canonical.ts";
+import { isWellFormed } from "../core/canonical/index.ts";
 
 /** What went wrong; the message is one of the spec's outcomes, e.g. `invalid signature for key seam+1a2b3c4d`. */
-export class NoteError extends Error {
+export class NoteError extends SeamError {
+  override readonly name = "NoteError";
   constructor(
     readonly kind: "malformed" | "bad-key" | "invalid-signature" | "unverified" | "ambiguous",
     message: string,
   ) {
-    super(message);
-    this.name = "NoteError";
+    super(`note_${kind.replace(/-/g, "_")}`, message);
   }
 }
 

@@ -11,6 +11,7 @@
  * verifiers racing on one DIR can both write, and the larger still wins on
  * the next run, which only reads.
  */
+import { SeamError } from "../base/error.ts";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -22,13 +23,11 @@ import { describeIoError } from "../base/io-error.ts";
 const name = (s: string) => sha256Hex(s, 16);
 
 /** The --state directory could not be read or written: verification cannot keep its promise. */
-export class StateDirError extends Error {
+export class StateDirError extends SeamError {
   override readonly name = "StateDirError";
-  constructor(
-    message: string,
-    readonly hint: string,
-  ) {
-    super(message);
+  declare readonly hint: string;
+  constructor(message: string, hint: string) {
+    super("state_dir", message, { hint });
   }
 }
 

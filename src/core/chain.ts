@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { CHAIN, type Style, feedUtf8, streamForm } from "./canonical.ts";
+import { CHAIN, type Style, feedUtf8, streamForm } from "./canonical/index.ts";
 import type { Json } from "./json.ts";
 
 /** The `prev` of a ledger's first row. */
@@ -11,7 +11,7 @@ export const GENESIS = "genesis";
  * where prev is the previous row's chain, or "genesis" for the first row, and
  * chainForm is `json.dumps(row, sort_keys=True, ensure_ascii=False)`.
  * `rowWithoutChain` must not hold a "chain" key; the caller removes it.
- * `style` is for `seam selftest` only (src/core/canonical.ts).
+ * `style` is for `seam selftest` only (src/core/canonical/reference.ts).
  */
 export function chainOf(prev: string, rowWithoutChain: Json, style: Style = CHAIN): string {
   const hash = createHash("sha256");

@@ -16,13 +16,13 @@ import {
   feedUtf8,
   isWellFormed,
   streamForm,
-} from "./canonical.ts";
-import { compactAscii } from "./ascii-form.ts";
-import { canonicalBytes } from "./canonical-bytes.ts";
+} from "./canonical/index.ts";
+import { compactAscii } from "./canonical/index.ts";
+import { canonicalBytes } from "./canonical/index.ts";
 import { type Json, parseJson } from "./json.ts";
 import { sha256Hex, sha256Prefixed } from "./sha256.ts";
 
-export type { Recipe } from "./canonical.ts";
+export type { Recipe } from "./canonical/reference.ts";
 export const RECIPES: readonly Recipe[] = ["json-c14n", "jcs"];
 
 /** The digest of a value under `recipe` (default json-c14n). Never throws. `style`: see compactForm. */
@@ -102,7 +102,7 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The digest of UTF-8 JSON under `recipe`, straight from the bytes (see
- * src/core/canonical-bytes.ts): equal to digestJson(parseJson(text), recipe) but
+ * src/core/canonical/stream.ts): equal to digestJson(parseJson(text), recipe) but
  * with no model and no string, streaming a top-level array. Throws
  * JsonParseError for input that is not UTF-8 or not JSON (for jcs, also for
  * a repeated key).

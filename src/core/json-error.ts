@@ -1,15 +1,16 @@
 /**
  * What a refused JSON text says: the reason, and where (offset, and line and
  * column when the input is at hand), however the text was read (a JS string
- * by src/core/json.ts, UTF-8 bytes by src/core/canonical-bytes.ts).
+ * by src/core/json.ts, UTF-8 bytes by src/core/canonical/stream.ts).
  */
+import { SeamError } from "../base/error.ts";
 
 /**
  * The input is not JSON as Python's `json.loads` reads it. `offset` is in
  * the input's own units (UTF-16 code units of a string, bytes of UTF-8);
  * `line` and `column` count from 1, the column in characters.
  */
-export class JsonParseError extends Error {
+export class JsonParseError extends SeamError {
   override readonly name = "JsonParseError";
   readonly line: number;
   readonly column: number;
@@ -19,7 +20,7 @@ export class JsonParseError extends Error {
     input?: string | Uint8Array,
   ) {
     const { line, column } = input === undefined ? { line: 0, column: 0 } : lineColumn(input, offset);
-    super(line ? `${reason} at line ${line} column ${column}` : `${reason} at offset ${offset}`);
+    super("json_parse", line ? `${reason} at line ${line} column ${column}` : `${reason} at offset ${offset}`);
     this.line = line;
     this.column = column;
   }

@@ -20,8 +20,8 @@
  * may say so (`freshChunks`): the open line's bytes are then kept as views
  * of its chunks, not copied.
  */
+import { LF as NL } from "./ascii.ts";
 
-const NL = 0x0a;
 const EMPTY = new Uint8Array(0);
 
 export type LinePartKind = "line" | "over" | "long";

@@ -18,9 +18,9 @@ const digestOut = Buffer.alloc(32);
 /**
  * Hashes with `f` from now on (null: node:crypto again). src/runtime/index.ts
  * gives Bun's SHA256.hash, which writes into a buffer: hex included, it
- * takes about 0.8x the time of node:crypto's one-shot there for a row's chain
- * form (bench/micro.bench.ts, "sha256, one row") and about half for the short
- * canonical form of a call's arguments.
+ * beats node:crypto's one-shot there, most for short inputs such as the
+ * canonical form of a call's arguments (bench/micro.bench.ts, "sha256, one
+ * row", compares the two).
  */
 export function useSha256(f: Sha256Into | null): void {
   into = f;

@@ -1,6 +1,7 @@
 /**
  * `seam verify nats://HOST:PORT/STREAM`: the stream replayed in order, each
- * origin's lines put back in line order and verified exactly as a local
+ * subject's lines (one origin's, under one host when the subject names one:
+ * src/fleet/nats.ts) put back in line order and verified exactly as a local
  * file would be (the same verifier, fed the same bytes), plus what only the
  * stream can show:
  *   stream_gap             a line number that never arrived (later ones did)
@@ -13,7 +14,7 @@
  */
 import { equalBytes } from "../core/bytes.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
-import { SUBJECT_PREFIX } from "./nats.ts";
+import { subjectFor, subjectParts } from "./nats.ts";
 import { originOf } from "./ship.ts";
 import type { StreamMessage } from "./jetstream.ts";
 
@@ -68,6 +69,7 @@ export class Feed implements AsyncIterable<Uint8Array> {
 
 interface OriginState {
   origin: string;
+  host: string | null;
   next: number;
   ahead: Map<number, StreamMessage>;
   /** The stream sequence of each line delivered (index: line - 1). */
@@ -88,6 +90,8 @@ export interface OriginVerdict {
 
 export interface OriginReport {
   origin: string;
+  /** The host its subject names; null on a subject without one. */
+  host: string | null;
   lines: number;
   report: VerifyReport;
   extra?: string[];
@@ -96,7 +100,9 @@ export interface OriginReport {
 }
 
 /**
- * Routes a replay to one verification per origin. `verify` is what the
+ * Routes a replay to one verification per subject (its origin, and host
+ * when it names one: each is a ledger of its own, named to `verify` as its
+ * origin or `<host>/<origin>`). `verify` is what the
  * local `seam verify` runs on a byte source (with or without checkpoints);
  * `message(seq)` fetches one message of the stream again, by its sequence:
  * a line published twice is compared with its first copy (which the
@@ -128,7 +134,7 @@ export async function verifyStreamLedgers(
     if (n === 1 && originOf(data.subarray(0, data[data.length - 1] === 0x0a ? -1 : undefined)) !== s.origin)
       s.findings.push({
         kind: "stream_unknown_origin",
-        message: `line 1 on ${SUBJECT_PREFIX}${s.origin} does not hash to that origin: not the ledger it names`,
+        message: `line 1 on ${subjectFor(s.origin, s.host ?? undefined)} does not hash to that origin: not the ledger it names`,
       });
     if (n > s.seqs.length) {
       const grown = new Float64Array(s.seqs.length * 2);
@@ -148,38 +154,40 @@ export async function verifyStreamLedgers(
     });
 
   // A stream's messages come on few subjects: each subject's origin is worked out once.
-  const subjectOrigin = new Map<string, string | null>();
+  const subjectOrigin = new Map<string, { host: string | null; origin: string } | null>();
   for await (const batch of messages)
     for (const m of batch) {
-      let origin = subjectOrigin.get(m.subject);
-      if (origin === undefined) {
-        origin = m.subject.startsWith(SUBJECT_PREFIX) ? m.subject.slice(SUBJECT_PREFIX.length) : null;
+      let parts = subjectOrigin.get(m.subject);
+      if (parts === undefined) {
+        parts = subjectParts(m.subject);
         if (subjectOrigin.size >= MAX_SUBJECTS) subjectOrigin.clear();
-        subjectOrigin.set(m.subject, origin);
+        subjectOrigin.set(m.subject, parts);
       }
-      if (only && (origin === null || !only.has(origin))) continue;
-      if (origin === null) {
+      if (only && (parts === null || !only.has(parts.origin))) continue;
+      if (parts === null) {
         loose.push({
           kind: "stream_unknown_origin",
           message: `message ${m.seq} on ${m.subject}: not a seam ledger subject`,
         });
         continue;
       }
-      let s = states.get(origin);
+      const { origin, host } = parts;
+      let s = states.get(m.subject);
       if (s === undefined) {
         const feed = new Feed();
         s = {
           origin,
+          host,
           next: 1,
           ahead: new Map(),
           seqs: new Float64Array(1024),
           chunk: [],
           chunkBytes: 0,
           feed,
-          result: verify(origin, feed),
+          result: verify(host === null ? origin : `${host}/${origin}`, feed),
           findings: [],
         };
-        states.set(origin, s);
+        states.set(m.subject, s);
       }
       const n = m.line === null ? Number.NaN : Number(m.line);
       if (!Number.isSafeInteger(n) || n < 1 || String(n) !== m.line) {
@@ -218,7 +226,7 @@ export async function verifyStreamLedgers(
     await flush(s);
     s.feed.end();
     const r = await s.result;
-    origins.push({ origin: s.origin, lines: s.next - 1, ...r, findings: s.findings });
+    origins.push({ origin: s.origin, host: s.host, lines: s.next - 1, ...r, findings: s.findings });
   }
   return { origins, findings: loose };
 }

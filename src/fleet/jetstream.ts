@@ -8,6 +8,7 @@ import { DEFAULT_STREAM, SUBJECT_PREFIX } from "./nats.ts";
 import { equalBytes, startsWithBytes } from "../core/bytes.ts";
 import { decimal, fastMessages } from "./wire.ts";
 import { BatchError, type LineHeaders, RefusedError, ShipError, type StreamPort } from "./ship.ts";
+import { DOT } from "../core/ascii.ts";
 
 /** Ten minutes of de-duplication: longer than any retry of a batch waits. */
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
@@ -78,6 +79,13 @@ export async function streamPort(nc: NatsConnection, stream: string, timeoutMs =
         throw new ShipError(`the stream's last message on ${subject} has no valid Seam-Line header`);
       return { line, data: m.data };
     },
+    async *since(subject, afterSeq) {
+      yield* replay(nc, stream, [subject], false, REPLAY_PULL, afterSeq + 1);
+    },
+    async count(subject) {
+      const info = await jsm.streams.info(stream, { subjects_filter: subject });
+      return info.state.subjects?.[subject] ?? 0;
+    },
     async firstMissing(subject, upTo) {
       const info = await jsm.streams.info(stream, { subjects_filter: subject });
       if ((info.state.subjects?.[subject] ?? 0) >= upTo) return null;
@@ -101,10 +109,12 @@ interface InFlight {
   first: number;
   acked: Uint8Array;
   left: number;
+  /** Acks that said the stream already held a message of that id. */
+  duplicates: number;
   /** When the last acknowledgement came (or the batch went out). */
   heard: number;
   timer: ReturnType<typeof setTimeout> | undefined;
-  resolve(): void;
+  resolve(duplicates: number): void;
   reject(err: Error): void;
 }
 
@@ -134,6 +144,17 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
   // An ack is JSON whose first member is "stream" when the message was stored (or was a duplicate)
   // and "error" when it was refused: the usual one is known by its first bytes, without parsing.
   const storedAck = enc.encode(`{"stream":${JSON.stringify(stream)},`);
+  // A duplicate's ack says so in a member of its own (the stream held a message of that id
+  // already): an ack that names it is parsed, the usual one is not.
+  const duplicateMark = Buffer.from(`"duplicate"`);
+  const isDuplicate = (data: Uint8Array): boolean => {
+    if (!Buffer.from(data.buffer, data.byteOffset, data.byteLength).includes(duplicateMark)) return false;
+    try {
+      return (JSON.parse(dec.decode(data)) as { duplicate?: unknown }).duplicate === true;
+    } catch {
+      return false;
+    }
+  };
   const batches = new Map<number, InFlight>();
   let nextBatch = 0;
 
@@ -165,13 +186,34 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
       }
       b.acked[i] = 1;
       b.heard = Date.now();
+      if (isDuplicate(m.data)) b.duplicates++;
       if (--b.left === 0) {
         batches.delete(id);
         clearTimeout(b.timer);
-        b.resolve();
+        b.resolve(b.duplicates);
       }
     },
   });
+
+  // A publish the server's permissions refuse gets no ack, only an error on the connection: the
+  // batches on that subject fail with it at once rather than wait out their timeout.
+  void (async () => {
+    for await (const st of nc.status()) {
+      if (st.type !== "error") continue;
+      const e = st.error as { name?: string; operation?: string; subject?: string } | undefined;
+      if (e?.name !== "PermissionViolationError" || e.operation !== "publish") continue;
+      for (const [id, b] of batches)
+        if (b.subject === e.subject)
+          fail(
+            id,
+            b,
+            new ShipError(
+              `this user is not permitted to publish on ${b.subject}: the server gives it other subjects`,
+              "ship with the --host NAME whose subjects (seam.ledger.NAME.>) the server lets this user publish on (docs/fleet-permissions.md)",
+            ),
+          );
+    }
+  })().catch(() => {});
 
   /** What an ack that is not the usual "stored in our stream" says, as an error; null when it is a good ack after all. */
   const refused = (data: Uint8Array, line: number): Error | null => {
@@ -191,25 +233,26 @@ async function linePublisher(nc: NatsConnection, stream: string, timeoutMs: numb
   };
 
   return {
-    publish(subject: string, lines: Uint8Array[], first: number, h: LineHeaders): Promise<void> {
+    publish(subject: string, lines: Uint8Array[], first: number, h: LineHeaders): Promise<number> {
       const fixed = headers();
       fixed.set("Seam-Host", h.host);
       fixed.set("Seam-File", h.file);
       // "NATS/1.0\r\nSeam-Host: …\r\nSeam-File: …\r\n\r\n": the per-line headers go after its first line.
       const tail = dec.decode((fixed as InstanceType<typeof MsgHdrsImpl>).encode()).slice("NATS/1.0".length);
       const id = nextBatch++;
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<number>((resolve, reject) => {
         const b: InFlight = {
           subject,
           first,
           acked: new Uint8Array(lines.length),
           left: lines.length,
+          duplicates: 0,
           heard: Date.now(),
           timer: undefined,
           resolve,
           reject,
         };
-        if (lines.length === 0) return resolve();
+        if (lines.length === 0) return resolve(0);
         batches.set(id, b);
         const check = () => {
           if (!batches.has(id)) return;
@@ -250,10 +293,11 @@ const REPLAY_SILENCE_S = 3 * PULL_EXPIRES_S;
 const REPLAY_STALL_S = 30;
 
 /**
- * Every message of the stream in order (up to the last of `subjects` when
- * given, and only theirs when that is one subject; with `headersOnly`,
- * without their data), then done, in batches: what arrived since the last
- * batch was taken; `pull` messages are asked for at a time.
+ * Every message of the stream in order (from sequence `fromSeq` on; up to
+ * the last of `subjects` when given, and only theirs when that is one
+ * subject; with `headersOnly`, without their data), then done, in batches:
+ * what arrived since the last batch was taken; `pull` messages are asked
+ * for at a time.
  *
  * The pull protocol is spoken here over a plain subscription rather than
  * through the JetStream client's consumer, whose per-message objects cost
@@ -269,6 +313,7 @@ export async function* replay(
   subjects?: string[],
   headersOnly = false,
   pull = REPLAY_PULL,
+  fromSeq = 1,
 ): AsyncGenerator<StreamMessage[]> {
   const { jetstreamManager, AckPolicy, DeliverPolicy } = await import("@nats-io/jetstream");
   const { createInbox, nanos } = await import("@nats-io/transport-node");
@@ -285,13 +330,16 @@ export async function* replay(
     }
     if (lastSeq === 0) return;
   }
+  if (lastSeq < fromSeq) return;
   const read = await deliveryReader();
   // One subject is a filter_subject, which every JetStream server takes; several need a 2.10
   // server (filter_subjects), so then the whole stream up to the last of theirs is read and the
   // caller keeps what it asked for.
   const consumer = await jsm.consumers.add(stream, {
     ack_policy: AckPolicy.None,
-    deliver_policy: DeliverPolicy.All,
+    ...(fromSeq > 1
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromSeq }
+      : { deliver_policy: DeliverPolicy.All }),
     ...(subjects?.length === 1 ? { filter_subject: subjects[0] } : {}),
     ...(headersOnly ? { headers_only: true } : {}),
     inactive_threshold: nanos(5 * 60 * 1000),
@@ -393,7 +441,6 @@ export async function* replay(
 
 /** `$JS.ACK.`, how every JetStream delivery's reply subject begins. */
 const ACK_PREFIX = new TextEncoder().encode("$JS.ACK.");
-const DOT = 0x2e;
 /** Where the dots of a reply subject are (a delivery's has 8, 10 or 11). */
 const dots = new Int32Array(12);
 

@@ -66,3 +66,53 @@ export async function offsetAfterLine(
   }
   return { offset, line: last };
 }
+
+/** Lines read at a time by a LineIndex (and about as many bytes as a shipper's batch). */
+const INDEX_LINES = 4096;
+const INDEX_BYTES = 8 << 20;
+
+/**
+ * A ledger's complete lines by number, for comparing what a stream holds
+ * with the file: lines asked for in order are read a batch at a time, and
+ * the byte offset where each batch ended is kept (a few numbers per batch
+ * read), so a line asked for out of order is read from the nearest one.
+ */
+export class LineIndex {
+  /** Known line starts, by line number: [line, offset], ascending. */
+  private readonly marks: [number, number][] = [[1, 0]];
+  private cached: { first: number; lines: Uint8Array[] } | null = null;
+
+  constructor(readonly path: string) {}
+
+  /** Line n (1-based) with its "\n", or null when the file has no complete line n. */
+  async line(n: number): Promise<Uint8Array | null> {
+    if (!(n >= 1)) return null;
+    for (;;) {
+      const c = this.cached;
+      if (c !== null && n >= c.first && n < c.first + c.lines.length) return c.lines[n - c.first]!;
+      const [first, offset] = this.markAtOrBefore(n);
+      const b = await readLines(this.path, offset, INDEX_LINES, INDEX_BYTES);
+      if (b.lines.length === 0) return null;
+      this.cached = { first, lines: b.lines };
+      this.mark(first + b.lines.length, b.next);
+      if (n < first + b.lines.length) return b.lines[n - first]!;
+    }
+  }
+
+  private markAtOrBefore(n: number): [number, number] {
+    let lo = 0;
+    let hi = this.marks.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.marks[mid]![0] <= n) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.marks[lo]!;
+  }
+
+  private mark(line: number, offset: number): void {
+    const at = this.markAtOrBefore(line);
+    if (at[0] === line) return;
+    this.marks.splice(this.marks.indexOf(at) + 1, 0, [line, offset]);
+  }
+}

@@ -12,9 +12,37 @@ export interface NatsTarget {
   stream?: string;
 }
 
-/** `seam.ledger.<origin>`: the subject a ledger's lines are published on. */
+/**
+ * The subjects a ledger's lines are published on: `seam.ledger.<host>.<origin>`
+ * when the shipper names its host (`seam ship --host NAME`), so that a NATS
+ * server can give each host's user publish rights on `seam.ledger.<host>.>`
+ * alone (an origin is one ledger's, known only once its first line is
+ * written, so it cannot be the permission's subject); `seam.ledger.<origin>`
+ * otherwise, as before hosts were named. An origin has no dot, so a subject
+ * reads one way only.
+ */
 export const SUBJECT_PREFIX = "seam.ledger.";
 export const DEFAULT_STREAM = "SEAM_LEDGERS";
+
+/** What `seam ship --host` takes: one subject token, no wildcard. */
+export const HOST_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The subject of a ledger's lines: its origin's, under its host when named. */
+export function subjectFor(origin: string, host?: string): string {
+  return host === undefined ? `${SUBJECT_PREFIX}${origin}` : `${SUBJECT_PREFIX}${host}.${origin}`;
+}
+
+/** The host (null: none named) and origin a subject carries; null when it is not a seam ledger subject. */
+export function subjectParts(subject: string): { host: string | null; origin: string } | null {
+  if (!subject.startsWith(SUBJECT_PREFIX)) return null;
+  const rest = subject.slice(SUBJECT_PREFIX.length);
+  const dot = rest.indexOf(".");
+  if (dot < 0) return rest === "" ? null : { host: null, origin: rest };
+  const host = rest.slice(0, dot);
+  const origin = rest.slice(dot + 1);
+  if (!HOST_TOKEN.test(host) || origin === "" || origin.includes(".")) return null;
+  return { host, origin };
+}
 
 export function parseNatsUrl(text: string): NatsTarget | { error: string } {
   const m = /^nats:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/]+)(?:\/([^/?#]*))?$/.exec(text);

@@ -1,7 +1,8 @@
 /**
  * `seam ship`: every complete line of a ledger, verbatim, to a JetStream
- * stream, on subject `seam.ledger.<origin>` (the ledger's origin as
- * checkpoints define it, from line 1), one message a line with
+ * stream, on subject `seam.ledger.<host>.<origin>` with --host, else
+ * `seam.ledger.<origin>` (the ledger's origin as checkpoints define it,
+ * from line 1; src/fleet/nats.ts), one message a line with
  *   Nats-Msg-Id  <origin>:<line>   (JetStream drops a re-publish within its duplicate window)
  *   Seam-Line    <line>            (1-based)
  *   Seam-Host, Seam-File           (where it came from; informative only)
@@ -13,35 +14,51 @@
  * is read until those came: two batches are the in-memory buffer, and while
  * the server is away reading pauses. A line larger than the server's
  * max_payload cannot be shipped: that is an error, not a skip.
+ *
+ * The subject is not proof of who wrote a line: anyone with publish rights
+ * on it can add lines (docs/fleet-permissions.md says how to give each host
+ * rights to its own subjects alone). So a shipper compares every message it
+ * finds on its subject with the file's line of that number, at start and
+ * after every failure (from the last stream sequence it compared on), and
+ * after shipping when the stream holds more messages there than it knows
+ * of, or took one of its lines as a duplicate of another; a message that is
+ * not the file's line stops it, named (its stream sequence and line).
  */
+import { SeamError } from "../base/error.ts";
 import { hostname } from "node:os";
 import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
 import { equalBytes } from "../core/bytes.ts";
-import { readLines, offsetAfterLine } from "./lines.ts";
-import { SUBJECT_PREFIX } from "./nats.ts";
+import { LineIndex, readLines, offsetAfterLine } from "./lines.ts";
+import { subjectFor } from "./nats.ts";
 
 /** The in-memory bound: lines and bytes of one batch (two are held: one awaiting its acks, one on its way). */
 export const BATCH_LINES = 4096;
 export const BATCH_BYTES = 8 << 20;
 
-export class ShipError extends Error {
+export class ShipError extends SeamError {
   override readonly name = "ShipError";
+  constructor(message: string, hint?: string) {
+    super("ship", message, { hint });
+  }
 }
 
 /** The stream answered a line with an error (a limit of the stream, or a cluster without a leader). */
-export class RefusedError extends Error {
+export class RefusedError extends SeamError {
   override readonly name = "RefusedError";
+  constructor(message: string) {
+    super("stream_refused", message);
+  }
 }
 
 /** A batch that did not go through whole: the first `stored` of its lines are known to be in the stream. */
-export class BatchError extends Error {
+export class BatchError extends SeamError {
   override readonly name = "BatchError";
   constructor(
     readonly stored: number,
     readonly reason: Error,
   ) {
-    super(reason.message);
+    super("batch_incomplete", reason.message, { cause: reason });
   }
 }
 
@@ -57,9 +74,14 @@ export interface StreamPort {
   /**
    * Publishes `lines` as lines first, first + 1, … of `subject` (Nats-Msg-Id
    * `<origin>:<line>`, Seam-Line, Seam-Host, Seam-File); resolves when every
-   * one is stored (or recognised as a duplicate), rejects with a BatchError.
+   * one is stored (or recognised as a duplicate), with how many the stream
+   * called duplicates; rejects with a BatchError.
    */
-  publishLines(subject: string, lines: Uint8Array[], first: number, headers: LineHeaders): Promise<void>;
+  publishLines(subject: string, lines: Uint8Array[], first: number, headers: LineHeaders): Promise<number>;
+  /** The messages on `subject` after stream sequence `afterSeq`, in order, up to its last now. */
+  since(subject: string, afterSeq: number): AsyncIterable<StoredLine[]>;
+  /** How many messages the stream holds on `subject`. */
+  count(subject: string): Promise<number>;
   /**
    * The first line of 1…upTo that `subject` lacks, or null: null at once when
    * the stream holds at least upTo messages there.
@@ -68,6 +90,13 @@ export interface StreamPort {
   /** The last message on `subject`: its Seam-Line header and bytes; null when none. */
   last(subject: string): Promise<{ line: number; data: Uint8Array } | null>;
   maxPayload(): number;
+}
+
+/** A message of the stream as a shipper checks it: its sequence, Seam-Line header (null: none) and bytes. */
+export interface StoredLine {
+  seq: number;
+  line: string | null;
+  data: Uint8Array;
 }
 
 export interface ShipDeps {
@@ -86,7 +115,7 @@ export function originOf(line1: Uint8Array): string {
 const STOP_CONFIRM_MS = 15_000;
 
 interface InFlightBatch {
-  acked: Promise<void>;
+  acked: Promise<number>;
   lines: number;
   /** The byte offset after its last line. */
   next: number;
@@ -102,12 +131,23 @@ export class LedgerShipper {
   private synced = false;
   /** Whether `shipped` counts acknowledgements of this process (after its first sync). */
   private counting = false;
+  /** The stream sequence through which every message on the subject was compared with the file, and how many there were. */
+  private checkedSeq = 0;
+  private checkedCount = 0;
+  /** Lines stored since (acks that were not duplicates), and acks that said duplicate. */
+  private storedSince = 0;
+  private duplicates = 0;
+  private readonly index: LineIndex;
 
   constructor(
     readonly path: string,
     private readonly port: StreamPort,
     private readonly deps: ShipDeps,
-  ) {}
+    /** The host named in the subject (`seam ship --host`); none: the subject names the origin alone. */
+    private readonly subjectHost?: string,
+  ) {
+    this.index = new LineIndex(path);
+  }
 
   /**
    * Ships what the file holds now. Returns lines shipped by this call; with
@@ -166,7 +206,7 @@ export class LedgerShipper {
    */
   private async allStored(): Promise<boolean> {
     if (this.origin === null) return false;
-    const { n, at, missing } = await this.streamEnd(SUBJECT_PREFIX + this.origin);
+    const { n, at, missing } = await this.streamEnd(subjectFor(this.origin, this.subjectHost));
     if (missing !== null) return false;
     if ((await readLines(this.path, at.offset, 1, Number.MAX_SAFE_INTEGER)).lines.length > 0) return false;
     this.shipped = n;
@@ -180,13 +220,14 @@ export class LedgerShipper {
       if (first.lines.length === 0) return; // no complete first line yet
       this.origin = originOf(first.lines[0]!.subarray(0, -1));
     }
-    const subject = SUBJECT_PREFIX + this.origin;
+    const subject = subjectFor(this.origin, this.subjectHost);
     if (!this.synced) await this.sync(subject);
     const headers = { origin: this.origin, host: this.host, file: this.path };
     // One batch is read and published while the one before it awaits its
     // acks, so the server never waits for the file; at most two are held.
     let readAt = this.offset;
     let last = this.shipped;
+    const from = last;
     let before: InFlightBatch | null = null;
     for (;;) {
       if (this.deps.stopped()) break;
@@ -206,6 +247,51 @@ export class LedgerShipper {
       before = { acked, lines: batch.lines.length, next: batch.next };
     }
     if (before !== null) await this.settle(before);
+    // What was shipped now is checked against what the stream holds there: a message this
+    // shipper did not store, or a line of its taken as a duplicate of another, is compared.
+    if (this.shipped <= from) return;
+    const duplicates = this.duplicates > 0;
+    if (duplicates || (await this.port.count(subject)) !== this.checkedCount + this.storedSince)
+      await this.checkForeign(subject);
+    // Message ids are the stream's, not the subject's: one published elsewhere with this
+    // origin's next id makes the stream drop the line as a duplicate, and it is not there.
+    const missing = duplicates ? await this.port.firstMissing(subject, this.shipped) : null;
+    if (missing !== null)
+      throw new ShipError(
+        `${this.path}: the stream took line ${missing} for a duplicate and does not hold it on ${subject}: someone else published a message with its id (${this.origin}:${missing})`,
+        "give each host publish rights to its own subjects alone (docs/fleet-permissions.md); the message with that id is elsewhere in the stream",
+      );
+  }
+
+  /**
+   * Compares every message on `subject` after the last one compared with
+   * the file's line of its number; throws ShipError naming the first that
+   * is not that line.
+   */
+  private async checkForeign(subject: string): Promise<void> {
+    for await (const batch of this.port.since(subject, this.checkedSeq))
+      for (const m of batch) {
+        const why = await this.foreign(m);
+        if (why !== null)
+          throw new ShipError(
+            `${this.path}: the stream's message ${m.seq} on ${subject} ${why}: a line this shipper did not write (someone else published to this origin, or the file was changed after it was shipped)`,
+            `\`seam verify nats://HOST:PORT/STREAM --origin ${this.origin} --key VKEY\` shows what the stream holds; give each host publish rights to its own subjects alone (docs/fleet-permissions.md)`,
+          );
+        this.checkedSeq = m.seq;
+        this.checkedCount++;
+      }
+    this.storedSince = 0;
+    this.duplicates = 0;
+  }
+
+  /** Why message m is not the file's line of its number; null when it is. */
+  private async foreign(m: StoredLine): Promise<string | null> {
+    const n = m.line === null ? Number.NaN : Number(m.line);
+    if (!Number.isSafeInteger(n) || n < 1 || String(n) !== m.line) return "has no valid Seam-Line header";
+    const mine = await this.index.line(n);
+    if (mine === null) return `is line ${n}, which this file does not have`;
+    if (!equalBytes(mine, m.data)) return `is line ${n}, which differs from this file's line ${n}`;
+    return null;
   }
 
   /**
@@ -214,14 +300,17 @@ export class LedgerShipper {
    * that is earlier), never past a line that may be missing.
    */
   private async settle(b: InFlightBatch): Promise<void> {
+    let duplicates: number;
     try {
-      await b.acked;
+      duplicates = await b.acked;
     } catch (err) {
       if (!(err instanceof BatchError)) throw err;
       this.shipped += err.stored;
       throw err.reason;
     }
     this.shipped += b.lines;
+    this.storedSince += b.lines - duplicates;
+    this.duplicates += duplicates;
     this.offset = b.next;
   }
 
@@ -234,6 +323,7 @@ export class LedgerShipper {
    * by its Nats-Msg-Id.
    */
   private async sync(subject: string): Promise<void> {
+    await this.checkForeign(subject);
     const { n, at, missing } = await this.streamEnd(subject);
     let from = this.counting ? Math.min(n, this.shipped) : n;
     // A line the stream refused, or lost in a broken connection, while later

@@ -10,6 +10,7 @@
  * so its state, errors and wording stay its own.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
+import { CR, LF, SPACE, TAB } from "../core/ascii.ts";
 
 /** The parts of the client's parser this reads and drives (nats-core's Parser). */
 interface ClientParser {
@@ -28,10 +29,6 @@ interface MsgArg {
 
 /** The largest header or message size the client's parser takes. */
 const MAX_SIZE = 64 * 1024 * 1024;
-const TAB = 0x09;
-const SPACE = 0x20;
-const CR = 0x0d;
-const LF = 0x0a;
 const H = 0x48;
 const M = 0x4d;
 const S = 0x53;

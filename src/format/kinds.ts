@@ -67,6 +67,8 @@ export const FINDING_KINDS = {
   operation_rounds_mismatch: "operation_end's rounds differ from the rounds in the file",
   operation_unended: "an operation neither ended nor abandoned by session_end",
   operation_count_mismatch: "session_end's operations or abandoned_operations differ from the file",
+  stream_unsealed_tail:
+    "seam verify nats:// --key: rows after the last checkpoint signed by the key (unless --allow-unsealed)",
 } as const;
 
 export type BreakKind = keyof typeof BREAK_KINDS;

@@ -3,10 +3,10 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { putAscii, putJsonString } from "../core/ascii-form.ts";
-import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical.ts";
+import { putAscii, putJsonString } from "../core/canonical/index.ts";
+import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical/index.ts";
 import { chainOf } from "../core/chain.ts";
-import { chainFromLine, chainOfMembers } from "../core/form-line.ts";
+import { chainFromLine, chainOfMembers } from "../core/canonical/index.ts";
 import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
 import { ENVELOPE_KEYS, type Envelope, type FieldsIn, SEAM, buildRow, isPairs } from "./row.ts";
 
@@ -45,7 +45,7 @@ export function isBlank(b: Uint8Array): boolean {
 /**
  * The deepest nesting the format's reference verifier reads: CPython 3.11's
  * json.loads, called from the reference script, parses a row nested 993
- * levels deep and raises RecursionError at 994 (measured). Rows up to this
+ * levels deep and raises RecursionError at 994. Rows up to this
  * deep read as they do there; deeper ones are unparseable there too.
  */
 export const REFERENCE_MAX_DEPTH = 993;

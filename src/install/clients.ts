@@ -19,12 +19,47 @@
  * saoudrizwan.claude-dev extension; Gemini CLI ~/.gemini/settings.json and
  * `<project>/.gemini/settings.json`; Codex ~/.codex/config.toml ($CODEX_HOME)
  * and `<project>/.codex/config.toml`, tables `[mcp_servers.NAME]`.
+ *
+ * The clients added after those, each with the documentation its entry
+ * follows:
+ *   - VS Code Insiders: as VS Code, in the `Code - Insiders` data folder
+ *     (its workspace file is VS Code's `.vscode/mcp.json`, set up as vscode).
+ *   - Roo Code (docs.roocode.com, "Using MCP in Roo Code"): global
+ *     `mcp_settings.json` in VS Code's globalStorage for the
+ *     rooveterinaryinc.roo-cline extension, project `.roo/mcp.json`; key
+ *     `mcpServers`, entries as Cline's.
+ *   - Continue (docs.continue.dev, config.yaml reference, `schema: v1`):
+ *     ~/.continue/config.yaml, `mcpServers:` a YAML list of entries, each
+ *     named by its `name`, with `command`, `args`, `env`, `type`; and the
+ *     block files of the `mcpServers` folder (~/.continue/mcpServers and
+ *     `<project>/.continue/mcpServers`): YAML blocks with the same list, or
+ *     JSON files in the `mcpServers` notation of Claude's and Cursor's.
+ *   - Goose (block.github.io/goose, "Configuration Files"): config.yaml in
+ *     ~/.config/goose (%APPDATA%\Block\goose\config on Windows), key
+ *     `extensions`, a stdio extension is `type: stdio` with `cmd` and `args`.
+ *   - LM Studio (lmstudio.ai/docs, "Use MCP Servers", 0.3.17 and later):
+ *     ~/.lmstudio/mcp.json on every OS, Cursor's `mcpServers` notation.
+ *   - Amazon Q Developer (docs.aws.amazon.com, Q Developer CLI MCP
+ *     configuration, the mcp.json files of CLI 1.9 and later):
+ *     ~/.aws/amazonq/mcp.json and `<project>/.amazonq/mcp.json`, key
+ *     `mcpServers`. Newer versions also read agent files, not set up here.
+ *   - Kiro (kiro.dev/docs/mcp/configuration): ~/.kiro/settings/mcp.json and
+ *     `<project>/.kiro/settings/mcp.json`, key `mcpServers`.
+ *   - opencode (opencode.ai/docs/mcp-servers): ~/.config/opencode/opencode.json
+ *     (or .jsonc) on every OS (it keeps to the XDG layout) and
+ *     `<project>/opencode.json` (or .jsonc);
+ *     key `mcp`, a local server is `type: local` with `command` one list
+ *     (the program, then its arguments).
+ *   - Junie (jetbrains.com/help/junie, "Model Context Protocol"):
+ *     ~/.junie/mcp/mcp.json and `<project>/.junie/mcp/mcp.json`, key
+ *     `mcpServers`; stdio servers only.
  */
 import { posix, win32 } from "node:path";
+import type { Shape } from "./entry.ts";
 
 export type Os = "linux" | "darwin" | "win32";
 export type Scope = "user" | "project";
-export type Format = "json" | "toml";
+export type Format = "json" | "toml" | "yaml";
 
 export const CLIENT_IDS = [
   "claude-desktop",
@@ -36,6 +71,15 @@ export const CLIENT_IDS = [
   "cline",
   "gemini",
   "codex",
+  "vscode-insiders",
+  "roo-code",
+  "continue",
+  "goose",
+  "lm-studio",
+  "amazon-q",
+  "kiro",
+  "opencode",
+  "junie",
 ] as const;
 export type ClientId = (typeof CLIENT_IDS)[number];
 
@@ -49,6 +93,15 @@ export const CLIENT_NAMES: Record<ClientId, string> = {
   cline: "Cline",
   gemini: "Gemini CLI",
   codex: "Codex",
+  "vscode-insiders": "VS Code Insiders",
+  "roo-code": "Roo Code",
+  continue: "Continue",
+  goose: "Goose",
+  "lm-studio": "LM Studio",
+  "amazon-q": "Amazon Q",
+  kiro: "Kiro",
+  opencode: "opencode",
+  junie: "Junie",
 };
 
 /** Everything the paths depend on. */
@@ -77,6 +130,10 @@ export interface Container {
   path: string[];
   label: string;
   projects?: boolean;
+  /** The servers are a list of entries, each named by its `name` field (Continue), not an object keyed by name. */
+  list?: boolean;
+  /** The entries' fields that start the server (default: command and args). */
+  shape?: Shape;
 }
 
 export interface Target {
@@ -85,6 +142,12 @@ export interface Target {
   file: string;
   format: Format;
   containers: Container[];
+  /**
+   * `file` is a folder of config files, each a target of its own: its
+   * `.yaml`/`.yml` files read as YAML with `containers`, its `.json` files as
+   * JSON with `json` (Continue's `mcpServers` folder of blocks).
+   */
+  folder?: { json: Container[] };
 }
 
 export function pathEnvFromProcess(configRoot?: string, cwd = process.cwd()): PathEnv {
@@ -136,12 +199,14 @@ function appDir(env: PathEnv, kind: "config" | "data", ...names: string[]): stri
   return p.join(base, ...names);
 }
 
-/** VS Code's `User` folder (Cline lives under it too). */
+/** VS Code's `User` folder (Cline and Roo Code live under it too). */
 function vscodeUser(env: PathEnv): string {
   return appDir(env, "config", "Code", "User");
 }
 
 const MCP_SERVERS: Container[] = [{ path: ["mcpServers"], label: "mcpServers" }];
+const CONTINUE: Container[] = [{ path: ["mcpServers"], label: "mcpServers", list: true }];
+const OPENCODE: Container[] = [{ path: ["mcp"], label: "mcp", shape: { command: "command" } }];
 
 /** The files of one client at one scope (none when the client has no such scope). */
 export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target[] {
@@ -162,6 +227,27 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
         return t(project(".gemini", "settings.json"), MCP_SERVERS);
       case "codex":
         return t(project(".codex", "config.toml"), [{ path: ["mcp_servers"], label: "mcp_servers" }], "toml");
+      case "roo-code":
+        return t(project(".roo", "mcp.json"), MCP_SERVERS);
+      case "continue":
+        return [
+          {
+            client,
+            scope,
+            file: project(".continue", "mcpServers"),
+            format: "yaml",
+            containers: CONTINUE,
+            folder: { json: MCP_SERVERS },
+          },
+        ];
+      case "amazon-q":
+        return t(project(".amazonq", "mcp.json"), MCP_SERVERS);
+      case "kiro":
+        return t(project(".kiro", "settings", "mcp.json"), MCP_SERVERS);
+      case "opencode":
+        return [...t(project("opencode.json"), OPENCODE), ...t(project("opencode.jsonc"), OPENCODE)];
+      case "junie":
+        return t(project(".junie", "mcp", "mcp.json"), MCP_SERVERS);
       default:
         return [];
     }
@@ -196,6 +282,47 @@ export function targetsFor(client: ClientId, scope: Scope, env: PathEnv): Target
       return t(p.join(home, ".gemini", "settings.json"), MCP_SERVERS);
     case "codex":
       return t(p.join(codexHome, "config.toml"), [{ path: ["mcp_servers"], label: "mcp_servers" }], "toml");
+    case "vscode-insiders":
+      return t(p.join(appDir(env, "config", "Code - Insiders", "User"), "mcp.json"), [
+        { path: ["servers"], label: "servers" },
+      ]);
+    case "roo-code":
+      return t(
+        p.join(vscodeUser(env), "globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json"),
+        MCP_SERVERS,
+      );
+    case "continue":
+      return [
+        ...t(p.join(home, ".continue", "config.yaml"), CONTINUE, "yaml"),
+        {
+          client,
+          scope,
+          file: p.join(home, ".continue", "mcpServers"),
+          format: "yaml",
+          containers: CONTINUE,
+          folder: { json: MCP_SERVERS },
+        },
+      ];
+    case "goose": {
+      const dir = env.os === "win32" ? p.join(appData, "Block", "goose", "config") : p.join(xdgConfig, "goose");
+      return t(
+        p.join(dir, "config.yaml"),
+        [{ path: ["extensions"], label: "extensions", shape: { command: "cmd", args: "args" } }],
+        "yaml",
+      );
+    }
+    case "lm-studio":
+      return t(p.join(home, ".lmstudio", "mcp.json"), MCP_SERVERS);
+    case "amazon-q":
+      return t(p.join(home, ".aws", "amazonq", "mcp.json"), MCP_SERVERS);
+    case "kiro":
+      return t(p.join(home, ".kiro", "settings", "mcp.json"), MCP_SERVERS);
+    case "opencode": {
+      const dir = p.join(home, ".config", "opencode");
+      return [...t(p.join(dir, "opencode.json"), OPENCODE), ...t(p.join(dir, "opencode.jsonc"), OPENCODE)];
+    }
+    case "junie":
+      return t(p.join(home, ".junie", "mcp", "mcp.json"), MCP_SERVERS);
   }
 }
 
@@ -206,4 +333,31 @@ export function defaultLedger(client: ClientId, env: PathEnv): string {
 
 export function isClientId(s: string): s is ClientId {
   return (CLIENT_IDS as readonly string[]).includes(s);
+}
+
+/** The targets with each folder replaced by the config files in it (a folder that is not there has none). */
+export function expandTargets(targets: Target[], readdir: (dir: string) => string[]): Target[] {
+  return targets.flatMap((t) => {
+    if (!t.folder) return [t];
+    let names: string[];
+    try {
+      names = readdir(t.file);
+    } catch {
+      return [];
+    }
+    const p = t.file.includes("\\") && !t.file.includes("/") ? win32 : posix;
+    return names
+      .filter((n) => /\.(ya?ml|json)$/i.test(n))
+      .sort()
+      .map((n): Target => {
+        const json = /\.json$/i.test(n);
+        return {
+          client: t.client,
+          scope: t.scope,
+          file: p.join(t.file, n),
+          format: json ? "json" : "yaml",
+          containers: json ? t.folder!.json : t.containers,
+        };
+      });
+  });
 }

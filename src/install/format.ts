@@ -1,6 +1,7 @@
-/** What install, uninstall and status need from a config file format (JSON/JSONC, or TOML). */
+/** What install, uninstall and status need from a config file format (JSON/JSONC, TOML or YAML). */
+import { SeamError } from "../base/error.ts";
 import type { Container } from "./clients.ts";
-import type { SeamCommand, WrapOptions, Wrapped } from "./entry.ts";
+import type { SeamCommand, Shape, WrapOptions, Wrapped } from "./entry.ts";
 
 export interface ServerRef {
   /** Where in the file, for people: e.g. `mcpServers` or `projects["/home/me/app"].mcpServers`. */
@@ -9,6 +10,8 @@ export interface ServerRef {
   path: string[];
   name: string;
   value: unknown;
+  /** Which of its fields start the server. */
+  shape: Shape;
 }
 
 export type Listed = { ok: true; servers: ServerRef[]; value: unknown } | { ok: false; error: string };
@@ -51,10 +54,10 @@ export function applyEdits(text: string, edits: Edit[]): string {
 }
 
 /** An entry seam will not edit (its layout, not the file, is the problem); the file is left as it is. */
-export class EditError extends Error {
+export class EditError extends SeamError {
+  override readonly name = "EditError";
   constructor(message: string) {
-    super(message);
-    this.name = "EditError";
+    super("edit_refused", message);
   }
 }
 

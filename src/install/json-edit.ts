@@ -25,7 +25,15 @@ import {
   printParseErrorCode,
 } from "jsonc-parser/lib/esm/main.js";
 import type { Container } from "./clients.ts";
-import { type SeamCommand, type WrapOptions, type Wrapped, isPlainObject, valueAt, wrapPrefix } from "./entry.ts";
+import {
+  COMMAND_ARGS,
+  type SeamCommand,
+  type WrapOptions,
+  type Wrapped,
+  isPlainObject,
+  valueAt,
+  wrapPrefix,
+} from "./entry.ts";
 import {
   type ConfigFormat,
   type Edit,
@@ -83,11 +91,13 @@ function list(text: string, containers: Container[]): Listed {
   if (doc === undefined) return { ok: true, servers: [], value: undefined };
   if (!isPlainObject(doc)) return { ok: false, error: "line 1, column 1: the file is not a JSON object" };
   const servers: ServerRef[] = [];
-  const addAll = (obj: unknown, path: string[], where: string) => {
-    if (!isPlainObject(obj)) return;
-    for (const [key, v] of Object.entries(obj)) servers.push({ where, path: [...path, key], name: key, value: v });
-  };
   for (const c of containers) {
+    const shape = c.shape ?? COMMAND_ARGS;
+    const addAll = (obj: unknown, path: string[], where: string) => {
+      if (!isPlainObject(obj)) return;
+      for (const [key, v] of Object.entries(obj))
+        servers.push({ where, path: [...path, key], name: key, value: v, shape });
+    };
     const node = valueAt(doc, c.path);
     if (!c.projects) {
       addAll(node, c.path, c.label);
@@ -109,38 +119,52 @@ function describe(code: string): string {
     .replace("eof", "end of file");
 }
 
-/** The entry object's node and its command and args properties. */
+/** The entry object's node and its command and args properties (by the entry's shape). */
 function entryNodes(root: Node, ref: ServerRef) {
   const obj = findNodeAtLocation(root, ref.path);
   if (obj?.type !== "object") throw new EditError("the entry is gone");
   const props = properties(obj);
-  const command = props.find((p) => p.key === "command");
-  const args = props.find((p) => p.key === "args");
-  if (props.filter((p) => p.key === "command" || p.key === "args").length > (command ? 1 : 0) + (args ? 1 : 0))
-    throw new EditError("the entry has a duplicate command or args key");
-  if (command?.value.type !== "string") throw new EditError("the entry has no string command");
-  if (args && args.value.type !== "array") throw new EditError("args is not a list");
+  const { shape } = ref;
+  const command = props.find((p) => p.key === shape.command);
+  const args = shape.args === undefined ? undefined : props.find((p) => p.key === shape.args);
+  if (props.filter((p) => p.key === shape.command || p.key === shape.args).length > (command ? 1 : 0) + (args ? 1 : 0))
+    throw new EditError(`the entry has a duplicate ${shape.command} or ${shape.args ?? shape.command} key`);
+  if (shape.args === undefined) {
+    if (command?.value.type !== "array" || (command.value.children ?? []).length === 0)
+      throw new EditError(`the entry has no ${shape.command} list`);
+  } else if (command?.value.type !== "string") throw new EditError(`the entry has no string ${shape.command}`);
+  if (args && args.value.type !== "array") throw new EditError(`${shape.args} is not a list`);
   return { command, args };
 }
 
 const slice = (text: string, n: Node) => text.slice(n.offset, n.offset + n.length);
 
+/** The edit that puts `items` (JSON texts) in front of a non-empty array's first element, joined as the array joins its own. */
+function prepend(text: string, array: Node, items: string[]): Edit {
+  const elems = array.children ?? [];
+  const lead = text.slice(array.offset + 1, elems[0]!.offset).match(/\r?\n[ \t]*$/);
+  const sep = lead ? `,${lead[0]}` : ", ";
+  return { offset: elems[0]!.offset, length: 0, content: items.join(sep) + sep };
+}
+
 function wrap(text: string, root: Node, ref: ServerRef, seam: SeamCommand, o: WrapOptions): Edit[] {
   const { command, args } = entryNodes(root, ref);
-  const front = [...wrapPrefix(seam, ref.name, o).map((s) => JSON.stringify(s)), slice(text, command.value)];
+  const prefix = wrapPrefix(seam, ref.name, o).map((s) => JSON.stringify(s));
+  // One argv list (opencode): seam's argv goes in front of the server's.
+  if (ref.shape.args === undefined) return [prepend(text, command.value, [JSON.stringify(seam.argv[0]), ...prefix])];
+  const front = [...prefix, slice(text, command.value)];
   const edits: Edit[] = [];
   if (args) {
-    const elems = args.value.children ?? [];
-    if (elems.length === 0) {
+    if ((args.value.children ?? []).length === 0) {
       edits.push({ offset: args.value.offset + 1, length: 0, content: front.join(", ") });
-    } else {
-      const lead = text.slice(args.value.offset + 1, elems[0]!.offset).match(/\r?\n[ \t]*$/);
-      const sep = lead ? `,${lead[0]}` : ", ";
-      edits.push({ offset: elems[0]!.offset, length: 0, content: front.join(sep) + sep });
-    }
+    } else edits.push(prepend(text, args.value, front));
   } else {
     const before = text.slice(0, command.prop.offset).match(/[ \t\r\n]*$/)![0];
-    edits.push({ offset: command.prop.offset, length: 0, content: `"args": [${front.join(", ")}],${before || " "}` });
+    edits.push({
+      offset: command.prop.offset,
+      length: 0,
+      content: `${JSON.stringify(ref.shape.args)}: [${front.join(", ")}],${before || " "}`,
+    });
   }
   // What `modify` without formatting options would do, on the tree already parsed (modify parses the whole text again).
   edits.push({ offset: command.value.offset, length: command.value.length, content: JSON.stringify(seam.argv[0]) });
@@ -149,6 +173,13 @@ function wrap(text: string, root: Node, ref: ServerRef, seam: SeamCommand, o: Wr
 
 function unwrap(text: string, root: Node, ref: ServerRef, w: Wrapped): Edit[] {
   const { command, args } = entryNodes(root, ref);
+  if (ref.shape.args === undefined) {
+    // The server's argv starts just after `--`: everything before it is seam's.
+    const elems = command.value.children ?? [];
+    const first = elems[w.commandAt + 1];
+    if (!first) throw new EditError("the entry no longer has seam's shape");
+    return [{ offset: elems[0]!.offset, length: first.offset - elems[0]!.offset, content: "" }];
+  }
   const elems = args?.value.children ?? [];
   if (!args || elems.length <= w.commandAt) throw new EditError("the entry no longer has seam's shape");
   const original = elems[w.commandAt]!;
@@ -170,8 +201,8 @@ function unwrap(text: string, root: Node, ref: ServerRef, w: Wrapped): Edit[] {
 }
 
 /**
- * The document's value: strict JSON through the runtime's own parser (ten
- * times faster on a large ~/.claude.json; it keeps a key named __proto__ as
+ * The document's value: strict JSON through the runtime's own parser (far
+ * faster on a large ~/.claude.json; it keeps a key named __proto__ as
  * a key), anything else (comments, trailing commas) through the tree.
  */
 function value(text: string): unknown {

@@ -9,9 +9,10 @@ import type { Json, JsonObject } from "../core/json.ts";
 import { getField } from "../core/json.ts";
 import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
-import { type ClientId, type PathEnv, type Scope, targetsFor } from "./clients.ts";
+import { type ClientId, type PathEnv, type Scope, expandTargets, targetsFor } from "./clients.ts";
 import { type WrapFlags, classify } from "./entry.ts";
-import { formatOf } from "./install.ts";
+import { formatOf, listFolder } from "./install.ts";
+import { type Probe, launcherTransience } from "./launcher.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
 
@@ -38,6 +39,8 @@ export interface ServerStatus {
   reason?: string;
   ledger?: LedgerState;
   last_session?: LastSession | null;
+  /** Set when the seam the entry runs sits where it does not last (npm's npx cache, a temporary folder). */
+  transient_launcher?: { path: string; reason: string };
 }
 
 export interface FileStatus {
@@ -60,13 +63,17 @@ export async function status(
   env: PathEnv,
   wrapFlags: WrapFlags,
   verify: Pick<VerifyOptions, "isWriterAlive"> = {},
+  probe?: Pick<Probe, "os" | "temp" | "realpath">,
 ): Promise<FileStatus[]> {
   const out: FileStatus[] = [];
   const ledgers = new Map<string, Promise<LedgerSummary>>();
+  const seen = new Set<string>();
   for (const client of clients) {
     for (const scope of ["user", "project"] as Scope[]) {
-      for (const t of targetsFor(client, scope, env)) {
-        if (!existsSync(t.file)) continue;
+      for (const t of expandTargets(targetsFor(client, scope, env), listFolder)) {
+        // Run from the home directory, a project's file can be the user's own: it is listed once.
+        if (!existsSync(t.file) || seen.has(t.file)) continue;
+        seen.add(t.file);
         const fs: FileStatus = { client, scope, file: t.file, servers: [] };
         out.push(fs);
         let text: string;
@@ -84,13 +91,15 @@ export async function status(
           continue;
         }
         for (const ref of listed.servers) {
-          const c = classify(ref.value, wrapFlags);
+          const c = classify(ref.value, wrapFlags, ref.shape);
           const s: ServerStatus = { name: ref.name, where: ref.where, state: "not-recorded" };
           if (c.kind === "remote" || c.kind === "unsupported") {
             s.state = c.kind;
             s.reason = c.reason;
           } else if (c.kind === "wrapped") {
             s.state = "recorded";
+            const transient = probe && launcherTransience(c.wrapped!.launcher, probe);
+            if (transient) s.transient_launcher = transient;
             const path = c.wrapped!.ledger;
             if (path) {
               if (!ledgers.has(path)) ledgers.set(path, summarize(path, verify));

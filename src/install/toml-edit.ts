@@ -10,7 +10,15 @@
  */
 import { TomlError, parse } from "smol-toml";
 import type { Container } from "./clients.ts";
-import { type SeamCommand, type WrapOptions, type Wrapped, isPlainObject, valueAt, wrapPrefix } from "./entry.ts";
+import {
+  COMMAND_ARGS,
+  type SeamCommand,
+  type WrapOptions,
+  type Wrapped,
+  isPlainObject,
+  valueAt,
+  wrapPrefix,
+} from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";
 
 function list(text: string, containers: Container[]): Listed {
@@ -27,7 +35,7 @@ function list(text: string, containers: Container[]): Listed {
     const node = valueAt(doc, c.path);
     if (!isPlainObject(node)) continue;
     for (const [name, value] of Object.entries(node))
-      servers.push({ where: c.label, path: [...c.path, name], name, value });
+      servers.push({ where: c.label, path: [...c.path, name], name, value, shape: c.shape ?? COMMAND_ARGS });
   }
   return { ok: true, servers, value: doc };
 }

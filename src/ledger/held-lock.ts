@@ -2,8 +2,8 @@
  * The ledger's cross-process locks as the writer (src/ledger/writer.ts) holds
  * them: every lock file of the ledger in order (src/ledger/open.ts), kept
  * between flushes while they keep coming. Taking them costs several
- * file-system round trips (about 85 µs here), which one row per call would
- * pay every time. They are let go once no flush has come for a linger (LOCK_LINGER_MS)
+ * file-system round trips, which one row per call would pay every time
+ * (bench/proxy.ts shows it in a call's CPU). They are let go once no flush has come for a linger (LOCK_LINGER_MS)
  * (at once if another writer of this process waits for them: src/ledger/
  * shared-lock.ts), after LOCK_MAX_HOLD_MS at the latest so that other writers
  * of the same ledger get their turn, and at close.
@@ -25,10 +25,9 @@ export const LOCK_TIMEOUT_MS = 5000;
  * keeps it longer (LedgerConfig.lockLingerMs), so that a client making calls
  * one after another does not cost a take and a release of the lock files a
  * call. wrap's recorder keeps the default: under a burst its flushes come
- * back to back anyway, and with a longer one the pipelined burst of
- * bench/relay.ts came out at a tenth of the bare relay's rate in the runs
- * made (weak evidence: that figure is a threshold, see
- * docs/performance.md, but nothing there asked for a longer linger).
+ * back to back anyway, and a longer linger held the pipelined burst of
+ * bench/relay.ts back rather than helping it (weak evidence, that figure
+ * being a threshold; but nothing asked for a longer linger).
  */
 export const LOCK_LINGER_MS = 2;
 /** Longest the writer keeps the lock across back-to-back flushes. */

@@ -34,6 +34,7 @@
  * proxy under Node: about one thread-pool round trip a call, each waking the
  * forwarding thread). Waiting and judging a lock someone holds stay async.
  */
+import { SeamError } from "../base/error.ts";
 import { randomBytes } from "node:crypto";
 import { constants, linkSync, unlinkSync, writeFileSync } from "node:fs";
 import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
@@ -52,8 +53,11 @@ export interface LockOptions {
   now?: () => number;
 }
 
-export class LockTimeoutError extends Error {
-  readonly code = "ELOCKTIMEOUT";
+export class LockTimeoutError extends SeamError {
+  override readonly name = "LockTimeoutError";
+  constructor(message: string) {
+    super("ELOCKTIMEOUT", message);
+  }
 }
 
 /** Generous: a lock is held for one write of at most a few frames. */

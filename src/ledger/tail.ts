@@ -18,8 +18,8 @@ import { StreamDigest } from "../core/digest.ts";
 import { CHAIN_TAIL_BYTES, MAX_LINE_BYTES, chainClaim, chainFromTail, classifyLine, passedOn } from "../format/line.ts";
 import { TORN_TEXT_BYTES, type TornLine } from "../format/row.ts";
 import type { AppendFile } from "../runtime/types.ts";
+import { LF } from "../core/ascii.ts";
 
-const LF = 0x0a;
 const READ_CHUNK = 64 * 1024;
 
 /** How the writer appends after the tail: from `start`, continuing `prev`, after a "\n" (`terminate`) and a ledger_repair row (`repair`). */

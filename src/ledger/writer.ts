@@ -36,6 +36,7 @@ import { settleTail } from "./tail.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import { type CheckpointConfig, type CheckpointSeeds, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
 import { VERSION } from "../base/version.ts";
+import { LF } from "../core/ascii.ts";
 
 /** Every row's seam_impl. */
 const IMPL = `seam/${VERSION}`;
@@ -90,8 +91,6 @@ export function refusedLedgerMessage(why: string): string {
   return `ledger ${why}; not writing to it`;
 }
 export const REFUSED_LEDGER_HINT = "use a ledger in a directory only you can write to";
-
-const LF = 0x0a;
 
 /** The outcome of a row added with `add`. */
 function ignoreOutcome(_written: boolean): void {}

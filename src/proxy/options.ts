@@ -3,7 +3,7 @@
  * flags), and what each exchange (src/proxy/exchange.ts) asks of the proxy.
  */
 import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
-import type { Fields } from "../wrap/observer-options.ts";
+import type { Fields } from "../observe/observer-options.ts";
 import type { Later } from "./record-later.ts";
 import type { ProxySession, RecordOptions } from "./session.ts";
 

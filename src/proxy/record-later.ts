@@ -6,28 +6,24 @@
  * The rows' times are taken when the bytes crossed, not when they are made.
  *
  * Why wait: right after an answer's last byte, the client reads it and sends
- * its next request. Recording at that moment competed with the client for the
- * CPU and delayed that request (bench/proxy.ts under Node, server-everything,
- * sequential calls: the next request reached the proxy a median 540 µs after
- * the answer ended, against 180 µs through the bare proxy).
+ * its next request. Recording at that moment competes with the client for the
+ * CPU and delays that request.
  *
  * Why this long: a client making calls one after another, a few ms apart,
- * then has a dozen of them recorded in one batch, with one write, one look
+ * then has several of them recorded in one batch, with one write, one look
  * at the file and one turn of the ledger's lock between them, where a batch a
- * call paid each of those a call, and paid them in a process just woken, when
- * every step costs several times what it costs in a loop. Side by side
- * (docs/performance.md), a batch every 30 or 50 ms used 90-150 µs less CPU a
- * call on the thread that forwards than a batch a call, and at 40 ms the
- * whole process used 95-170 µs less. The latency gain first measured with it
- * was not real: the bench's targets took turns shorter than the delay, so
- * each batch ran in the next target's turn; with turns of 100 calls the two
- * trees' added latency came out within the run-to-run spread of each other.
- * A call that arrives while a batch runs waits for it.
+ * call pays each of those a call, and pays them in a process just woken, when
+ * every step costs several times what it costs in a loop. The delay buys CPU
+ * on the thread that forwards, not latency; bench/proxy.ts measures both
+ * (run its latency targets in turns longer than the delay, or a batch lands
+ * in the next target's turn). A call that arrives while a batch runs waits
+ * for it.
  *
  * What this costs: the chunks are held that much longer, at most
  * RECORD_MAX_BYTES of them (more, and the batch runs at once), and a proxy
- * killed with SIGKILL loses the rows of its last RECORD_DELAY_MS (the README
- * says so; --fsync batch lets a crash of the machine lose 100 ms of rows). The
+ * killed with SIGKILL loses the rows of its last RECORD_DELAY_MS
+ * (docs/proxy.md says so; --fsync batch lets a crash of the machine lose its
+ * fsync window of rows). The
  * batch runs on the thread that forwards, so reading pauses while it runs (the
  * sockets' own back-pressure). Under --write-ahead, --fail-closed and --map a
  * call waits for its rows, so the proxy runs its recording at the end of the

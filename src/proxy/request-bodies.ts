@@ -5,9 +5,9 @@
  * error answers to its requests when the upstream cannot be reached.
  */
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
-import type { Fields } from "../wrap/observer-options.ts";
-import { requestKey } from "../wrap/pairing.ts";
-import { idJson } from "../wrap/seam-answers.ts";
+import type { Fields } from "../observe/observer-options.ts";
+import { requestKey } from "../observe/pairing.ts";
+import { idJson } from "../observe/own-answers.ts";
 
 /** The JSON-RPC error code of seam's answer when the upstream cannot be reached. */
 export const UPSTREAM_ERROR_CODE = -32000;

@@ -16,9 +16,9 @@ import type { CheckpointSeeds } from "../checkpoint/writer.ts";
 import { LedgerWriter } from "../ledger/writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
-import { type RecordingOptions, recorderFields } from "../wrap/begin.ts";
-import { McpObserver } from "../wrap/mcp.ts";
-import type { Fields, RowSink } from "../wrap/observer-options.ts";
+import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
+import { McpObserver } from "../observe/observer.ts";
+import type { Fields, RowSink } from "../observe/observer-options.ts";
 import type { Later } from "./record-later.ts";
 
 export interface RecordOptions extends RecordingOptions {

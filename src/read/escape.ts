@@ -4,7 +4,7 @@
  * ESC and CSI), bidi overrides and the Unicode line and paragraph separators
  * come out as `\uXXXX` escapes (report.ts's printable, plus U+2028/U+2029),
  * and a long value is cut to a width with an ellipsis before anything is
- * escaped, so a 1 MB tool name costs no more than a short one and an
+ * escaped, so a megabyte-long tool name costs no more than a short one and an
  * operation stays on one line.
  */
 import { printable } from "../verify/report.ts";

@@ -5,8 +5,8 @@
  * Columns, separated by two spaces, fixed widths so a stream lines up:
  *   MARK  `+` vouched for by the chain, `S` also sealed by a signed checkpoint
  *         (--key), `!` not vouched for
- *   TIME  local `2026-11-30 16:15:51.412` (with --utc: `2026-11-30T16:15:51.412Z`),
- *         or without year and ms (`11-30 16:15:51`) when the width is short
+ *   TIME  local `YYYY-MM-DD 16:15:51.412` (with --utc: `YYYY-MM-DDT16:15:51.412Z`),
+ *         or without year and ms (`MM-DD 16:15:51`) when the width is short
  *   SESSION  first 8 characters (--wide: all)
  *   SERVER, OPERATION (cut unless --wide), STATUS, MS, ID
  *   and with a --raw ledger, a preview of arguments → result.
@@ -15,7 +15,7 @@
  * (no width) has every column and whole values.
  */
 import { memo } from "../base/memo.ts";
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 import { inconclusiveReason } from "../verify/report.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
@@ -262,8 +262,8 @@ export function verdictLine(
 }
 
 /**
- * The `--json` object of an operation, fields in this order (README,
- * "Reading a ledger"): type "operation", file, line, lines, ts, session,
+ * The `--json` object of an operation, fields in this order
+ * (docs/reading.md, "seam log"): type "operation", file, line, lines, ts, session,
  * server, kind, evt, name, status, ms, rpc_id, op, rounds, error_code,
  * reason, exit_code, bytes_in, bytes_out, vouched, sealed, and args and
  * result only when the ledger holds them. Values are the ledger's own (an id

@@ -91,7 +91,7 @@ interface Acc extends Seen {
   tool: string | null;
   calls: number;
   statuses: Map<string, number>;
-  /** Durations seen: the first `msCount` of `ms` (a typed array grown as needed: a million calls cost 8 MB, not a JS array's more). */
+  /** Durations seen: the first `msCount` of `ms` (a typed array grown as needed: 8 bytes a call, where a JS array of numbers costs more). */
   ms: Float64Array;
   msCount: number;
   bytesIn: number | null;

@@ -48,8 +48,8 @@ const PIECE = 64 << 10;
 /**
  * Reading leaves garbage several times the bytes read, and a reader that
  * keeps more (stats' durations) lets the collector wait longer: past this
- * many bytes read, the runtime is asked to give the memory back (peak RSS of
- * `seam stats` over a 1,000,000-row ledger: about 165 MB without, 135 MB with).
+ * many bytes read, the runtime is asked to give the memory back (bench/read.ts
+ * holds `seam stats`' peak RSS to its goal).
  */
 const RECLAIM_EVERY = 16 << 20;
 
@@ -86,9 +86,9 @@ export interface ReadOptions {
    * a thread of its own for a file of 16 MiB or more (src/read/verify-ahead.ts),
    * started from this process's own script, so only seam's own entry point
    * (commands/seam.ts) may ask for it; or a function that starts the thread,
-   * used for every file (tests). A thread is faster and holds a second
-   * verifier's heap (about 45 MB more at the peak on a 500 MB ledger), so
-   * `seam stats`, which promises to stay small, verifies here.
+   * used for every file (tests). A thread is faster but holds a second
+   * verifier's heap, so `seam stats`, which promises to stay small
+   * (bench/read.ts), verifies here.
    */
   verifier?: "auto" | "here" | ((role: string, data: unknown) => Thread | null);
   /** Test-only defect (`seam selftest`): breaks are not acted on, so nothing is marked. */

@@ -19,7 +19,7 @@
  * which the thread imports too; one given another verifies on its own thread.
  */
 import { classifyLine } from "../format/line.ts";
-import { FormRow, parsePlainLine } from "../core/form-row.ts";
+import { FormRow, parsePlainLine } from "../core/canonical/index.ts";
 import { LineSplitter } from "../core/lines.ts";
 import type { Json } from "../core/json.ts";
 import type { Thread } from "../runtime/types.ts";

@@ -6,7 +6,7 @@
  * word for word; the per-tool figures are `seam stats`'.
  */
 import { statSync } from "node:fs";
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
 import { checkpointLines } from "../checkpoint/report.ts";

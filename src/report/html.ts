@@ -38,6 +38,7 @@ import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync
 import { FLAG, type PageFile, type PageHeader, type PageOp, type PageSessionEnd, type PageTool } from "./page-data.ts";
 import { PAGE_JS } from "./page-js.ts";
 import { jsonBlock, pageHead } from "./page-shell.ts";
+import { CR, LT } from "../core/ascii.ts";
 
 /** Operations per data block: small enough to parse between frames, large enough to be few. */
 const CHUNK = 8192;
@@ -346,8 +347,6 @@ function emptyColumns() {
   };
 }
 
-const LT = 0x3c;
-const CR = 0x0d;
 const NL = new Uint8Array([0x0a]);
 const EMPTY = new Uint8Array(0);
 

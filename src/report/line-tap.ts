@@ -13,6 +13,7 @@
  * to the parsed row.
  */
 import { fileChunks } from "../verify/verifier.ts";
+import { LF as NL } from "../core/ascii.ts";
 
 interface Piece {
   /** Line number of the first line that starts in `bytes`. */
@@ -22,7 +23,6 @@ interface Piece {
   starts: number[];
 }
 
-const NL = 0x0a;
 /**
  * Pieces remembered (two per chunk: the line that began in the chunk before,
  * and the rest): the chunk being read, the one before (the row after the

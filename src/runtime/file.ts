@@ -6,8 +6,8 @@
  *
  * Blocking, because a write of a regular file is a copy into the page cache:
  * under Node each promise write took a trip through the thread pool (two
- * thread switches and a futex wake) that cost more than the write, about
- * 150 µs a proxied call in all (bench/proxy.ts). Not Bun's
+ * thread switches and a futex wake) that cost more than the write
+ * (bench/proxy.ts shows it in a proxied call's CPU). Not Bun's
  * `Bun.file(fd).writer()` either: when the disk fills part way through a
  * chunk, that sink neither throws from write() nor from flush(); it reports
  * the ENOSPC itself, as an uncaught error with a stack trace on stderr (the
@@ -16,6 +16,7 @@
  * costs: a disk that stalls stalls the thread that writes (seam wrap's
  * recorder thread; seam proxy's only thread).
  */
+import { SeamError } from "../base/error.ts";
 import { constants, fstatSync, writeSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -64,14 +65,13 @@ export interface OpenOptions {
 }
 
 /** A file seam will not append to unless told to (`code` EUNSAFE). */
-export class UnsafeFileError extends Error {
-  readonly code = "EUNSAFE";
+export class UnsafeFileError extends SeamError {
+  override readonly name = "UnsafeFileError";
   constructor(
     readonly path: string,
     readonly why: string,
   ) {
-    super(`${path} ${why}`);
-    this.name = "UnsafeFileError";
+    super("EUNSAFE", `${path} ${why}`);
   }
 }
 

@@ -4,6 +4,7 @@
  * they came (so repeated fields such as Set-Cookie stay separate and nothing
  * is merged or re-cased on the way through).
  */
+import { SeamError } from "../base/error.ts";
 
 /** Header fields as received: [name, value] pairs, names as the peer spelled them. */
 export type HeaderPairs = [string, string][];
@@ -87,9 +88,9 @@ export interface UpstreamResponse {
 
 /**
  * What cuts an exchange, from outside: the proxy stopping, the client gone.
- * An AbortSignal would do, but passing one to a request cost about 100 µs an
- * exchange (Bun 1.4 and Node 20: addAbortSignal, its listeners), a tenth of
- * what the proxy adds to a call (bench/proxy.ts); this holds one handler.
+ * An AbortSignal would do, but passing one to a request costs a sizeable
+ * part of what the proxy adds to a call (addAbortSignal and its listeners,
+ * under Bun and Node; bench/proxy.ts measures a call); this holds one handler.
  */
 export class Cut {
   private handler: (() => void) | null = null;
@@ -112,13 +113,10 @@ export class Cut {
 }
 
 /** A transport failure: a short stable code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPROTO…) and a message. */
-export class UpstreamError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "UpstreamError";
+export class UpstreamError extends SeamError {
+  override readonly name = "UpstreamError";
+  constructor(code: string, message: string) {
+    super(code, message);
   }
 }
 

@@ -8,19 +8,18 @@
  * shared disk, a FIFO (a read never returns). Opened without blocking, so a
  * FIFO is found out by fstat instead of hanging the open.
  */
+import { SeamError } from "../base/error.ts";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** The most such a file may hold (Claude Code's ~/.claude.json, the largest known, grows to a few MiB). */
 export const SMALL_FILE_MAX = 64 << 20;
 
 /** A file refused by readSmallFile; `code` as an errno is, and said by describeIoError. */
-export class NotSmallFileError extends Error {
-  constructor(
-    readonly code: "ENOTREG" | "EFBIG",
-    path: string,
-  ) {
-    super(`${code}: ${code === "ENOTREG" ? "not a regular file" : "file too large"}, read '${path}'`);
-    this.name = "NotSmallFileError";
+export class NotSmallFileError extends SeamError {
+  override readonly name = "NotSmallFileError";
+  declare readonly code: "ENOTREG" | "EFBIG";
+  constructor(code: "ENOTREG" | "EFBIG", path: string) {
+    super(code, `${code}: ${code === "ENOTREG" ? "not a regular file" : "file too large"}, read '${path}'`);
   }
 }
 

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { type Checkpoint, checkpointText, parseCheckpointText } from "../checkpoint/checkpoint.ts";
 import { type Json, type JsonObject, getField, parseJson } from "../core/json.ts";
 import { leafHash } from "../checkpoint/merkle.ts";

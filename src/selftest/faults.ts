@@ -4,7 +4,7 @@
  * A fault is never silent: `wrap` announces it on stderr and stamps it into
  * session_begin as `selftest_fault`.
  */
-import type { ObserverFaults } from "../wrap/observer-options.ts";
+import type { ObserverFaults } from "../observe/observer-options.ts";
 import type { Corruptor } from "../wrap/relay.ts";
 import type { WrapFault } from "../wrap/session.ts";
 

@@ -4,10 +4,10 @@
  * next step (so the bytes a server sees never depend on timing), and keeps
  * every byte it sent and received for byte-for-byte comparison.
  */
-import { FrameSplitter } from "../wrap/frames.ts";
+import { FrameSplitter } from "../observe/frames.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
 import type { Child } from "../runtime/types.ts";
-import { idJson } from "../wrap/seam-answers.ts";
+import { idJson } from "../observe/own-answers.ts";
 
 export interface Step {
   /** Exact bytes to write. */

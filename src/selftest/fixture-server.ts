@@ -16,7 +16,7 @@
  *   wait      is answered (late) when the client cancels it
  *   input     answers with a 2026-07-28 input_required result
  * MCP 2026-07-28 (requests whose _meta declares that version; see
- * src/wrap/operations.ts): `server/discover` is answered (unless started with
+ * src/observe/operation-book.ts): `server/discover` is answered (unless started with
  * --legacy, which answers it -32601 so that a client falls back to
  * `initialize`), every result carries `resultType` and the server's identity
  * in `_meta`, and:
@@ -33,8 +33,8 @@
  */
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 import { type Json, getField, isObject, parseJson } from "../core/json.ts";
-import { FrameSplitter } from "../wrap/frames.ts";
-import { idJson } from "../wrap/seam-answers.ts";
+import { FrameSplitter } from "../observe/frames.ts";
+import { idJson } from "../observe/own-answers.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

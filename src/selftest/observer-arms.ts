@@ -4,7 +4,7 @@
  * round-trip call's retry linked to its operation. Each is GREEN on a real
  * wrapped run and RED with the observer defect it exists for.
  */
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, getField, parseJson } from "../core/json.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";

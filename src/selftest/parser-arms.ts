@@ -6,8 +6,8 @@
  */
 import { concatBytes } from "../core/bytes.ts";
 import { type Json, getField } from "../core/json.ts";
-import { McpObserver } from "../wrap/mcp.ts";
-import type { Fields, ObserverFaults } from "../wrap/observer-options.ts";
+import { McpObserver } from "../observe/observer.ts";
+import type { Fields, ObserverFaults } from "../observe/observer-options.ts";
 import type { Arm } from "./arm.ts";
 
 const enc = new TextEncoder();

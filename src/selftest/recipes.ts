@@ -5,7 +5,7 @@
  */
 import chainVectors from "../../vectors/chain-v1.json" with { type: "json" };
 import c14nVectors from "../../vectors/json-c14n-v1.json" with { type: "json" };
-import { CHAIN, COMPACT, type Style } from "../core/canonical.ts";
+import { CHAIN, COMPACT, type Style } from "../core/canonical/index.ts";
 import { chainOf, GENESIS } from "../core/chain.ts";
 import { digestJson } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";

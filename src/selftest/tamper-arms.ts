@@ -4,7 +4,7 @@
  * verdict `seam verify` must give (the exact break kind and line), and the
  * honest limit of a bare chain (a re-chained edit verifies ok).
  */
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { chainOf } from "../core/chain.ts";
 import { type Json, getField, parseJson } from "../core/json.ts";
 import type { BreakKind } from "../format/kinds.ts";

@@ -2,7 +2,7 @@
  * Tampering as someone who can write the ledger would do it, shared by the
  * selftest's chain and checkpoint cases and by the tests.
  */
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import { GENESIS, chainOf } from "../core/chain.ts";
 import { type JsonObject, getField, parseJson } from "../core/json.ts";
 

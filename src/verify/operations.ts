@@ -1,28 +1,12 @@
 /**
- * Completeness of operations (src/wrap/operations.ts) within one seam session.
+ * Completeness of operations (src/observe/operation-book.ts) within one seam session.
  *
  * An operation is one user-visible call across its round trips: tool_call
  * (prompt_get, resource_read) rows sharing `op` and numbered by `round`, task_get/task_update/task_cancel rows
- * naming the same `op`, and at most one `operation_end`. What must hold:
- *   - a first round's `op` is its own row's seq, and no two operations share one
- *     (kind `operation_id_mismatch`, `operation_duplicate`);
- *   - every other row's `op` names an operation already started
- *     (`operation_unknown`);
- *   - a retry that brings the requestState an operation's last round was
- *     given (`request_state_digest` equal to that round's
- *     `result_state_digest`) is a round of that operation
- *     (`operation_unlinked`: the recorder failed to link it);
- *   - rounds go 1, 2, 3… and each one after the first follows a round that
- *     asked for input (`operation_round_gap`, `operation_round_unasked`), and no
- *     round comes after the operation ended (`operation_after_end`);
- *   - one operation_end per operation, counting its rounds
- *     (`operation_end_twice`, `operation_rounds_mismatch`);
- *   - by session_end, every operation has ended, except one whose last round
- *     asked for input and got no retry: that one was abandoned by the client,
- *     which is no recording fault (reported, not a finding); any other is
- *     `operation_unended`;
- *   - session_end's `operations` and `abandoned_operations` agree with the file
- *     (`operation_count_mismatch`).
+ * naming the same `op`, and at most one `operation_end`. What must hold, and
+ * the finding kind of each rule, is docs/ledger-format.md, "Operations": an
+ * operation the client abandoned after asking for input is reported, not a
+ * finding, because it is no recording fault.
  */
 import { type Json, getField } from "../core/json.ts";
 

@@ -40,7 +40,7 @@ export interface VerifyOptions {
   /**
    * onRow reads what it needs of a row while it is called and keeps no
    * reference to the row itself: a line in chain form is then lent as a
-   * FormRow (src/core/form-line.ts), which parses only the members asked for.
+   * FormRow (src/core/canonical/fast-line.ts), which parses only the members asked for.
    */
   rowsOnLoan?: boolean;
   /** Sees each break as it is found, before the row it is on reaches onRow: where `seam log` marks what the chain no longer vouches for. */

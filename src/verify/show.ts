@@ -1,4 +1,4 @@
-import { lineForm } from "../core/canonical.ts";
+import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 
 /** A value as it reads in the ledger line (never throws). */

@@ -24,12 +24,12 @@
  * (findings unparsed_client_frame, ambiguous_client_frame) unless
  * `allowUnparsed`.
  */
-import { CanonicalError } from "../core/canonical.ts";
+import { CanonicalError } from "../core/canonical/index.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
 import { unescapeBytes } from "../core/escape.ts";
 import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
-import { FormRow } from "../core/form-row.ts";
+import { FormRow } from "../core/canonical/index.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
 import { type TornLine, isSeamsOwn, repairs } from "../format/row.ts";

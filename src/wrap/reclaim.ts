@@ -4,13 +4,12 @@
  *
  * Observing frames leaves short-lived copies several times their size, which
  * Bun's collector lets pile up where it does not see them (buffers outside its
- * heap, the recorder's backlog): relaying 1 GiB of 4 MiB answers peaked at
- * 357 MB without asking, 181 MB asking every 8 MiB observed. But a full
- * collection costs the same whether or not memory has grown, and a session of
- * small calls, whose garbage the collector's own young-generation passes take,
- * paid for one every few tens of thousands of calls all the same: about a
- * twentieth of a recorded call's CPU (bench/micro.bench.ts, "record, per
- * call"). So every 8 MiB observed the process's resident size is read, and the
+ * heap, the recorder's backlog), so relaying large answers would grow the
+ * process well past what it holds (bench/relay.ts, "large", measures the peak).
+ * But a full collection costs the same whether or not memory has grown, and a
+ * session of small calls, whose garbage the collector's own young-generation
+ * passes take, would pay for one all the same (bench/micro.bench.ts, "record,
+ * per call", shows that cost). So every 8 MiB observed the process's resident size is read, and the
  * collection asked for only when it has grown by GROWTH since the last one.
  */
 

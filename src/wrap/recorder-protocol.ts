@@ -1,7 +1,8 @@
 /**
  * Recording on a thread of its own, so that the thread that forwards does
  * nothing per chunk but copy it on: parsing, digesting, building and chaining
- * rows (tens of µs a call) no longer delay the next frame.
+ * rows no longer delay the next frame (bench/relay.ts, "round trip", shows
+ * each thread's CPU a call).
  *
  * The bytes go through a ring of shared memory (the backlog, BACKLOG_LIMIT
  * bytes): the forwarding side copies each chunk in, in the order the chunks
@@ -78,9 +79,9 @@ export const COUNTERS = 7;
 /**
  * How long after it last found notes the recorder looks again. Looking
  * costs next to nothing; being woken by a message costs about as much CPU
- * as recording a call (some 15 µs under Bun here: two threads passing a
- * message to and fro, 30 µs). Calls a client makes one after another, a
- * few hundred µs apart, are then recorded a handful at a time.
+ * as recording a call (two threads passing a message to and fro, twice
+ * that). Calls a client makes one after another, less than a millisecond
+ * apart, are then recorded a handful at a time.
  */
 export const NOTE_DELAY_MS = 2;
 

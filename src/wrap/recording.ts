@@ -15,12 +15,12 @@ import { LedgerWriter } from "../ledger/writer.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/writer.ts";
 import type { Runtime } from "../runtime/types.ts";
-import type { ActionRecorder } from "./actions.ts";
-import type { RecordingSettings } from "./begin.ts";
-import { FrameSplitter } from "./frames.ts";
-import { McpObserver } from "./mcp.ts";
+import type { ActionRecorder } from "../actions/recorder.ts";
+import type { RecordingSettings } from "../observe/session-fields.ts";
+import { FrameSplitter } from "../observe/frames.ts";
+import { McpObserver } from "../observe/observer.ts";
 import { Reclaimer } from "./reclaim.ts";
-import type { Fields, ObserverFaults, RowSink } from "./observer-options.ts";
+import type { Fields, ObserverFaults, RowSink } from "../observe/observer-options.ts";
 
 export type Dir = "c2s" | "s2c";
 

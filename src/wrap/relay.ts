@@ -9,8 +9,9 @@
  * Backpressure: when the sink asks us to wait, we stop reading.
  */
 import { LineSplitter } from "../core/lines.ts";
-import { type LongFrame, LongFrameDigest } from "./frames.ts";
+import { type LongFrame, LongFrameDigest } from "../observe/frames.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
+import { LF as NL } from "../core/ascii.ts";
 
 /** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */
 export type Corruptor = (chunk: Uint8Array) => Uint8Array;
@@ -45,8 +46,6 @@ export async function pump(
     // A read error on a pipe is its end; the session records how it ended.
   }
 }
-
-const NL = 0x0a;
 
 /**
  * The client→server flow under --write-ahead: forwarding is frame by frame so

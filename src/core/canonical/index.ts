@@ -1,0 +1,46 @@
+/**
+ * Canonical forms: the one entry point for the rest of seam.
+ *
+ * reference.ts is the definition: the serializers of the lossless JSON model
+ * (src/core/json.ts) that give the forms the ledger format names
+ * (docs/ledger-format.md: json-c14n, the chain form, RFC 8785 JCS). Every
+ * other file here is a fast path that must give the same bytes, held to the
+ * reference by differential tests (test/canonical-bytes.test.ts,
+ * test/ascii-form.test.ts, test/form-line.test.ts):
+ *   stream.ts     UTF-8 JSON straight to its canonical bytes, with no model (`seam digest`);
+ *   ascii.ts      values of ASCII text written into bytes member by member (rows, small digests);
+ *   fast-line.ts  a ledger line already in chain form, chained without a parse (the verifier);
+ *   fast-row.ts   the row of such a line, its members parsed only when asked for.
+ */
+export {
+  CHAIN,
+  COMPACT,
+  CanonicalError,
+  JCS,
+  MAX_WRITE_DEPTH,
+  type Recipe,
+  type Style,
+  type Utf8Sink,
+  chainForm,
+  compactForm,
+  compareCodePoints,
+  feedUtf8,
+  isWellFormed,
+  jcsForm,
+  lineForm,
+  quote,
+  streamForm,
+  utf8Surrogatepass,
+} from "./reference.ts";
+export { type Outcome, canonicalBytes } from "./stream.ts";
+export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii.ts";
+export {
+  type FormLayout,
+  chainFromLine,
+  chainOfLayout,
+  chainOfMembers,
+  formScratchBytes,
+  readLayout,
+} from "./fast-line.ts";
+export { FormRow, parsePlainLine } from "./fast-row.ts";
+export { pyFloatRepr } from "./pyfloat.ts";

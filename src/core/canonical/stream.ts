@@ -1,0 +1,399 @@
+/**
+ * JSON as UTF-8 bytes straight to its canonical UTF-8 bytes, with no model
+ * and no JS string: what `seam digest` runs on files of any size. It must
+ * equal compactForm(parseJson(text)) (json-c14n) and
+ * jcsForm(parseJson(text, {rejectDuplicateKeys: true})) (jcs) byte for byte,
+ * and accept exactly what parseJson accepts; test/canonical-bytes.test.ts
+ * checks that on random and hostile input. This file writes the containers;
+ * src/core/canonical/stream-scalars.ts the strings and numbers.
+ *
+ * Output goes into one buffer. An object's members are written as they come;
+ * when the object closes they are put in key order (dropping all but the last
+ * of a repeated key) by rewriting the object's own region. Only bytes outside
+ * every open object are final, so the buffer is handed to the sink whenever
+ * no object is open: an array streams. An object outside every other whose
+ * region outgrows HOLD_LIMIT is done again member by member instead: its
+ * members are found without reading them (src/core/json-spans.ts), put in key
+ * order, and each written in turn, so that it streams too (its members are
+ * what is held, each the same way). On input that is not JSON the object is
+ * read once more in place, so the error is the one a reader in document
+ * order meets first.
+ *
+ * Keys sort by their decoded UTF-8 bytes, which is code point order (Python's
+ * sort_keys); a lone surrogate from a `\udXXX` escape is kept as its 3-byte
+ * form, which sorts where its code point does.
+ */
+import { isUtf8 } from "node:buffer";
+import type { Recipe } from "./reference.ts";
+import { type MemberSpan, objectMembers } from "../json-spans.ts";
+import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
+import { JsonParseError, guardStack } from "../json-error.ts";
+import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
+import { ByteScalars } from "./stream-scalars.ts";
+import { firstInvalidUtf8 } from "../utf8.ts";
+
+/** Whether the input had a canonical form, or the Python exception that says why not. */
+export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
+
+class ByteCanonicalizer extends ByteScalars {
+  // One stack of object members for the whole document; [base, top) belong to the innermost open object.
+  private top = 0;
+  private readonly keyStart: number[] = [];
+  private readonly keyEnd: number[] = [];
+  private readonly start: number[] = [];
+  private readonly end: number[] = [];
+  private readonly memberValueErrors: number[] = [];
+  private readonly memberLone: number[] = [];
+  private readonly idx: number[] = [];
+  /** Where each member's key and value lie (objectByMembers). */
+  private readonly spans: MemberSpan[] = [];
+  /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
+  streamObjects = true;
+
+  document(): void {
+    const b = this.b;
+    if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) this.fail("unexpected byte order mark", 0);
+    this.value();
+    if (this.ws() !== -1) this.fail("extra data after the value");
+  }
+
+  value(): void {
+    const c = this.ws();
+    switch (c) {
+      case 123:
+        return this.object();
+      case 91:
+        return this.array();
+      case 34:
+        return this.string(false);
+      case 116:
+        this.literal("true");
+        return this.out.ascii("true");
+      case 102:
+        this.literal("false");
+        return this.out.ascii("false");
+      case 110:
+        this.literal("null");
+        return this.out.ascii("null");
+      case 78:
+        this.literal("NaN");
+        this.valueErrors++;
+        return;
+      case 73:
+        this.literal("Infinity");
+        this.valueErrors++;
+        return;
+      case 45:
+        if (this.b[this.i + 1] === 73) {
+          this.literal("-Infinity");
+          this.valueErrors++;
+          return;
+        }
+        return this.number();
+      default:
+        if (c >= 48 && c <= 57) return this.number();
+        this.fail("expecting value");
+    }
+  }
+
+  array(): void {
+    this.enter();
+    this.i++;
+    const out = this.out;
+    out.byte(91);
+    if (this.ws() === 93) {
+      this.i++;
+    } else {
+      for (;;) {
+        this.value();
+        const c = this.ws();
+        this.i++;
+        if (c === 93) break;
+        if (c !== 44) this.fail("expecting ',' or ']'", this.i - 1);
+        out.byte(44);
+      }
+    }
+    out.byte(93);
+    this.depth--;
+  }
+
+  object(): void {
+    const out = this.out;
+    if (out.openObjects > 0 || !this.streamObjects) return this.objectInPlace();
+    if (out.len >= FLUSH_AT) out.flush(); // what came before is final: the object alone is held
+    const { i, depth, top, keysLen, valueErrors, lone } = this;
+    const len = out.len;
+    out.holdFrom = len;
+    try {
+      return this.objectInPlace();
+    } catch (err) {
+      if (err !== TOO_LONG) throw err;
+    } finally {
+      out.holdFrom = -1;
+    }
+    this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
+    try {
+      this.objectByMembers();
+    } catch (err) {
+      if (!(err instanceof JsonParseError)) throw err;
+      // Not JSON: read it again in document order, held whole, for the error such a reader meets first.
+      this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
+      this.streamObjects = false;
+      this.objectInPlace();
+      throw err;
+    }
+  }
+
+  /** Back to where an object outside every other began. */
+  private rewind(
+    i: number,
+    depth: number,
+    top: number,
+    keysLen: number,
+    valueErrors: number,
+    lone: number,
+    len: number,
+  ) {
+    this.i = i;
+    this.depth = depth;
+    this.top = top;
+    this.keysLen = keysLen;
+    this.valueErrors = valueErrors;
+    this.lone = lone;
+    this.out.len = len;
+    this.out.openObjects = 0;
+  }
+
+  /** The object at the cursor, its members put in key order in its own region when it closes. */
+  private objectInPlace(): void {
+    this.enter();
+    this.i++;
+    const out = this.out;
+    out.byte(123);
+    out.openObjects++;
+    const base = this.top;
+    const keysBase = this.keysLen;
+    const regionStart = out.len;
+    let c = this.ws();
+    if (c === 125) {
+      this.i++;
+    } else {
+      for (;;) {
+        if (c !== 34) this.fail("expecting property name enclosed in double quotes");
+        const start = out.len;
+        const keyStart = this.keysLen;
+        const valueErrors = this.valueErrors;
+        const lone = this.lone;
+        this.string(true);
+        const keyEnd = this.keysLen;
+        if (this.ws() !== 58) this.fail("expecting ':' delimiter");
+        this.i++;
+        out.byte(58);
+        this.value();
+        const t = this.top++;
+        this.keyStart[t] = keyStart;
+        this.keyEnd[t] = keyEnd;
+        this.start[t] = start;
+        this.end[t] = out.len;
+        this.memberValueErrors[t] = this.valueErrors - valueErrors;
+        this.memberLone[t] = this.lone - lone;
+        c = this.ws();
+        this.i++;
+        if (c === 125) break;
+        if (c !== 44) this.fail("expecting ',' or '}'", this.i - 1);
+        out.byte(44);
+        c = this.ws();
+      }
+      this.order(base, regionStart);
+    }
+    this.top = base;
+    this.keysLen = keysBase;
+    out.byte(125);
+    if (--out.openObjects === 0 && out.len >= FLUSH_AT) out.flush();
+    this.depth--;
+  }
+
+  /** Compares the keys of members x and y: by code point, or for jcs by UTF-16 code unit. */
+  private cmp(x: number, y: number): number {
+    const k = this.keys;
+    let i = this.keyStart[x]!;
+    let j = this.keyStart[y]!;
+    const ie = this.keyEnd[x]!;
+    const je = this.keyEnd[y]!;
+    while (i < ie && j < je) {
+      const p = k[i]!;
+      const q = k[j]!;
+      if (p !== q) {
+        // UTF-8 bytes order as code points do. UTF-16 differs only where a
+        // 4-byte character (a surrogate pair, units D800..DBFF) meets one
+        // from U+E000..U+FFFF (lead byte EE or EF): the pair sorts first.
+        if (this.jcs && ((p >= 0xf0 && q >= 0xee && q <= 0xef) || (q >= 0xf0 && p >= 0xee && p <= 0xef))) return q - p;
+        return p - q;
+      }
+      i++;
+      j++;
+    }
+    return ie - i - (je - j);
+  }
+
+  private sameKey(x: number, y: number): boolean {
+    return this.cmp(x, y) === 0;
+  }
+
+  /**
+   * The object at the cursor, written member by member: its members found
+   * (keys read, values only spanned), put in key order, then each value read
+   * and written in turn, outside any open object, so it streams. A repeated
+   * key's earlier values are still read (they must be JSON), held and dropped.
+   */
+  private objectByMembers(): void {
+    const b = this.b;
+    const spans = objectMembers(b, this.i);
+    if (spans === null) this.fail("expecting property name enclosed in double quotes");
+    this.enter();
+    const out = this.out;
+    const base = this.top;
+    const keysBase = this.keysLen;
+    const lone = this.lone;
+    out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
+    const mark = out.len;
+    for (const m of spans.members) {
+      const t = this.top++;
+      this.i = m.keyStart;
+      this.keyStart[t] = this.keysLen;
+      this.string(true);
+      this.keyEnd[t] = this.keysLen;
+      this.spans[t] = m;
+      out.len = mark;
+    }
+    out.openObjects--;
+    this.lone = lone; // counted again as each kept key is written
+    const n = this.top - base;
+    const idx = this.sorted(base, n).slice(); // a copy: the members' own objects sort with the same array
+    out.byte(123);
+    let first = true;
+    for (let j = 0; j < n; j++) {
+      const m = idx[j]!;
+      const repeated = j + 1 < n && this.sameKey(idx[j + 1]!, m);
+      if (repeated && this.jcs) this.fail("duplicate key", this.spans[m]!.keyStart);
+      if (repeated) {
+        const { valueErrors, lone } = this;
+        const held = out.len;
+        out.openObjects++;
+        this.memberValue(m);
+        out.openObjects--;
+        out.len = held;
+        this.valueErrors = valueErrors;
+        this.lone = lone;
+        continue;
+      }
+      if (!first) out.byte(44);
+      first = false;
+      this.i = this.spans[m]!.keyStart;
+      this.string(false);
+      out.byte(58);
+      this.memberValue(m);
+    }
+    out.byte(125);
+    this.top = base;
+    this.keysLen = keysBase;
+    this.depth--;
+    this.i = spans.end;
+  }
+
+  /** Reads and writes the value of member m (of objectByMembers), which must fill its span exactly. */
+  private memberValue(m: number): void {
+    const span = this.spans[m]!;
+    this.i = span.valueStart;
+    this.value();
+    if (this.i !== span.valueEnd) this.fail("expecting ',' or '}'");
+  }
+
+  /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when unsorted. */
+  private sorted(base: number, n: number): number[] {
+    const idx = this.idx;
+    for (let j = 0; j < n; j++) idx[j] = base + j;
+    idx.length = n;
+    if (n <= 16) {
+      // Insertion sort: stable, and cheaper than Array#sort on the few members most objects have.
+      for (let j = 1; j < n; j++) {
+        const m = idx[j]!;
+        let k = j;
+        while (k > 0 && this.cmp(idx[k - 1]!, m) > 0) {
+          idx[k] = idx[k - 1]!;
+          k--;
+        }
+        idx[k] = m;
+      }
+    } else {
+      idx.sort((x, y) => this.cmp(x, y) || x - y);
+    }
+    return idx;
+  }
+
+  /** Puts the members [base, top) in key order, keeping the last of each repeated key. */
+  private order(base: number, regionStart: number): void {
+    const n = this.top - base;
+    let sorted = true;
+    for (let j = base + 1; j < this.top; j++) {
+      if (this.cmp(j - 1, j) >= 0) {
+        sorted = false;
+        break;
+      }
+    }
+    if (sorted) return;
+    const idx = this.sorted(base, n);
+    // Park the region after the written bytes, then copy the members back in order.
+    const out = this.out;
+    out.room(out.len - regionStart);
+    const buf = out.buf;
+    const park = out.len - regionStart;
+    buf.copyWithin(out.len, regionStart, out.len);
+    let o = regionStart;
+    for (let j = 0; j < n; j++) {
+      const m = idx[j]!;
+      if (j + 1 < n && this.sameKey(idx[j + 1]!, m)) {
+        if (this.jcs) this.fail("duplicate key", this.i - 1);
+        // A later value of the same key wins; this one's refusals go with it.
+        this.valueErrors -= this.memberValueErrors[m]!;
+        this.lone -= this.memberLone[m]!;
+        continue;
+      }
+      if (o !== regionStart) buf[o++] = 44;
+      const from = this.start[m]! + park;
+      const to = this.end[m]! + park;
+      if (to - from < 64) for (let k = from; k < to; k++) buf[o++] = buf[k]!;
+      else {
+        buf.copyWithin(o, from, to);
+        o += to - from;
+      }
+    }
+    out.len = o;
+  }
+}
+
+/**
+ * Feeds the canonical form of UTF-8 JSON under `recipe` to `sink`, in chunks
+ * valid only during each call, and says whether it was canonical after all:
+ * on "ValueError" (NaN/±Infinity) or "UnicodeEncodeError" (a lone surrogate
+ * escape) the bytes fed are meaningless. ValueError wins over
+ * UnicodeEncodeError, as in Python. Throws JsonParseError for input that is
+ * not UTF-8 or not JSON (for jcs, also for a repeated key, which I-JSON forbids).
+ */
+export function canonicalBytes(
+  input: Uint8Array,
+  recipe: Recipe,
+  sink: (bytes: Uint8Array) => void,
+  opts?: { maxDepth?: number },
+): Outcome {
+  if (!isUtf8(input)) throw new JsonParseError("not UTF-8", firstInvalidUtf8(input));
+  const out = new ByteOut(sink);
+  const p = new ByteCanonicalizer(input, opts?.maxDepth ?? DEFAULT_MAX_DEPTH, out, recipe === "jcs");
+  guardStack(
+    input,
+    () => p.i,
+    () => p.document(),
+  );
+  out.flush();
+  return p.valueErrors ? "ValueError" : p.lone ? "UnicodeEncodeError" : "ok";
+}

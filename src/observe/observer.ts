@@ -1,0 +1,377 @@
+/**
+ * Observing MCP messages and pairing requests with their answers.
+ *
+ * The observer sees copies of frames the relay has already forwarded (except
+ * under --write-ahead, where a tools/call waits for its intent row). It turns
+ * them into ledger rows through a RowSink. It never throws: a frame it cannot
+ * understand is counted, never fatal. Batches are taken element by element.
+ *
+ * Which answer belongs to which request is src/observe/pairing.ts; the row a
+ * finished request gets, src/observe/request-rows.ts; seam's own answers to
+ * what it refuses, src/observe/own-answers.ts.
+ */
+import { digestBytes } from "../core/digest.ts";
+import { type Json, getField, isObject } from "../core/json.ts";
+import { type ReadOptions, frameHead, readFrame } from "./frame-reading.ts";
+import type { Reading } from "./json-stacks.ts";
+import type { LongFrame } from "./frames.ts";
+import { FrameHold } from "./frame-hold.ts";
+import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
+import { OperationBook } from "./operation-book.ts";
+import { type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
+import { RequestRows, actionFields } from "./request-rows.ts";
+import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
+
+/** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
+const MAX_S2C_UNPARSED_ROWS = 100;
+
+export class McpObserver {
+  readonly counts: ObserverCounts = {
+    calls: 0,
+    unanswered: 0,
+    cancelled: 0,
+    late_responses: 0,
+    unmatched_responses: 0,
+    unparsed_frames: 0,
+    ambiguous_frames: 0,
+    oversize_frames_unlogged: 0,
+  };
+  private readonly table: RequestTable;
+  private readonly rows: RequestRows;
+  private readonly hold = new FrameHold();
+  /** 2026-07-28 operations (multi round-trip calls and tasks): src/observe/operation-book.ts. */
+  readonly operations: OperationBook;
+  private readonly clientMeta = new ClientMetaTracker();
+  private s2cUnparsedRows = 0;
+  /** How each direction's frames are read (made once: every frame is read with them). */
+  private readonly reading: Record<Dir, ReadOptions>;
+
+  constructor(private readonly o: ObserverOptions) {
+    // A long answer is read without its payload, unless --raw records results whole.
+    this.reading = {
+      c2s: { readings: true, skim: false, strictOnly: o.faults?.strictFrames },
+      s2c: { readings: false, skim: !o.raw, strictOnly: o.faults?.strictFrames },
+    };
+    this.table = new RequestTable(o.faults?.sharedIdTable === true);
+    let ids = 0;
+    this.operations = new OperationBook({
+      row: (evt, fields) => o.rows.row(evt, fields),
+      nextId: o.nextSeq ?? (() => ++ids),
+      raw: o.raw,
+      unlinked: o.faults?.unlinkedRounds,
+    });
+    this.rows = new RequestRows(o, this.counts, this.operations);
+  }
+
+  /**
+   * A frame the client sent. Under --write-ahead or --map, returns a promise
+   * that resolves once every tools/call in it is recorded as it must be before
+   * it is forwarded: true to forward the frame, false to refuse it (then
+   * `refuse` answers its calls instead). The relay observes one client frame
+   * at a time and forwards or refuses it before the next.
+   */
+  fromClient(frame: Uint8Array): Promise<boolean> | undefined {
+    this.hold.begin();
+    this.observe("c2s", frame);
+    return this.hold.verdict();
+  }
+
+  /**
+   * The last held client frame is refused: each of its calls gets a
+   * `tool_call` row with status `refused`, and seam's answer line for the
+   * client, a JSON-RPC error with code -32000:
+   *
+   *   {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"recording failed: endpoint answered 500; the call was not forwarded"}}
+   */
+  refuse(): Uint8Array[] {
+    return this.hold.refuse(this.o.now(), this.table, this.rows);
+  }
+
+  fromServer(frame: Uint8Array): void {
+    this.observe("s2c", frame);
+  }
+
+  oversize(_dir: Dir, _length: number): void {
+    this.counts.oversize_frames_unlogged++;
+  }
+
+  /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
+  endCounts(): Fields {
+    const c = this.counts;
+    const ops = this.operations.counts;
+    return {
+      calls: c.calls,
+      unanswered: c.unanswered || undefined,
+      cancelled: c.cancelled || undefined,
+      late_responses: c.late_responses || undefined,
+      unmatched_responses: c.unmatched_responses || undefined,
+      oversize_frames_unlogged: c.oversize_frames_unlogged || undefined,
+      unparsed_frames: c.unparsed_frames || undefined,
+      operations: ops.operations || undefined,
+      abandoned_operations: ops.abandoned || undefined,
+      tasks_open: ops.tasks_open || undefined,
+      ambiguous_frames: c.ambiguous_frames || undefined,
+    };
+  }
+
+  /** The session is over: every request still open gets its row, with `reason`. */
+  finish(reason: string): void {
+    if (this.o.faults?.noUnansweredFlush) return;
+    const now = this.o.now();
+    this.table.drain((p) => {
+      if (this.rows.rowFor(p, undefined, now, "unanswered", reason)) this.counts.unanswered++;
+    });
+    this.operations.finish(now, reason);
+  }
+
+  private observe(dir: Dir, frame: Uint8Array): void {
+    const read = readFrame(frame, this.reading[dir]);
+    if (read.kind === "blank") return;
+    if (read.kind === "unparsed") {
+      this.unparsed(dir, frame, read.reason, true);
+      return;
+    }
+    if (read.readings !== undefined) this.ambiguous(frame, read.readings);
+    this.rows.lenient = read.lenient;
+    const msg = read.msg;
+    if (Array.isArray(msg)) {
+      if (msg.length === 0) this.unparsed(dir, frame, "an empty batch", false);
+      for (const m of msg) this.message(dir, m, frame);
+    } else {
+      this.message(dir, msg, frame);
+    }
+    this.rows.lenient = undefined;
+  }
+
+  /**
+   * A frame that is no JSON-RPC message gets an `unparsed_frame` row (server
+   * frames: the first MAX_S2C_UNPARSED_ROWS of them). A client frame that no
+   * stack reads as JSON (`refuse`) is not forwarded under --write-ahead: its
+   * row is made durable and the client gets a -32700 parse error from seam.
+   */
+  private unparsed(dir: Dir, frame: Uint8Array, reason: string, refuse: boolean): void {
+    const f = { length: frame.length, digest: digestBytes(frame), head: frame };
+    this.unparsedRow(dir, f, reason, refuse, PARSE_ERROR_CODE, "parse error");
+  }
+
+  /**
+   * A client frame longer than --max-frame, which seam does not read: rowed
+   * like a frame no stack reads (an `unparsed_frame` with its length, digest
+   * and first bytes), so the server never acts on a frame the ledger has no
+   * row for. Under --write-ahead the relay has held it back: it is not
+   * forwarded and the client gets -32600 from seam. The hold, as fromClient's.
+   */
+  longFrame(f: LongFrame): Promise<boolean> | undefined {
+    this.hold.begin();
+    this.unparsedRow(
+      "c2s",
+      f,
+      `${f.length} bytes, longer than --max-frame: not read`,
+      true,
+      INVALID_REQUEST_CODE,
+      "frame too long",
+    );
+    return this.hold.verdict();
+  }
+
+  private unparsedRow(dir: Dir, f: LongFrame, reason: string, refuse: boolean, code: number, what: string): void {
+    this.counts.unparsed_frames++;
+    if (dir === "s2c" && this.s2cUnparsedRows++ >= MAX_S2C_UNPARSED_ROWS) return;
+    const refused = dir === "c2s" && refuse && this.o.writeAhead;
+    const fields: Fields = {
+      dir,
+      bytes: f.length,
+      frame_digest: f.digest,
+      head: frameHead(f.head),
+      reason,
+      refused: refused || undefined,
+    };
+    if (!refused) {
+      this.o.rows.row("unparsed_frame", fields);
+      return;
+    }
+    this.hold.frameRefusal = {
+      code,
+      message: `seam: ${what}: ${reason}; the frame was not forwarded`,
+    };
+    this.hold.holds.push(this.o.rows.durable("unparsed_frame", fields).then(() => false));
+  }
+
+  /**
+   * A client frame whose stacks' readings differ: an `ambiguous_frame` row
+   * with status "ambiguous" and every reading. Under --fail-closed the frame is
+   * refused (its row durable first); under --write-ahead it is forwarded once
+   * the row is durable. Its requests are paired by the first reading.
+   */
+  private ambiguous(frame: Uint8Array, readings: Reading[]): void {
+    this.counts.ambiguous_frames++;
+    const fields: Fields = {
+      dir: "c2s",
+      status: "ambiguous",
+      bytes: frame.length,
+      frame_digest: digestBytes(frame),
+      readings: readings.map(
+        (r) =>
+          new Map<string, Json>(
+            Object.entries({
+              stacks: r.stacks,
+              refused: r.refused,
+              method: r.method,
+              rpc_id: r.id,
+              tool: r.tool,
+              args_digest: r.args_digest,
+            }).filter((e): e is [string, Json] => e[1] !== undefined),
+          ),
+      ),
+      refused: this.o.failClosed || undefined,
+    };
+    if (this.o.failClosed) {
+      this.hold.frameRefusal = { code: REFUSED_CODE, message: AMBIGUOUS };
+      this.hold.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => false));
+    } else if (this.o.writeAhead) {
+      this.hold.holds.push(this.o.rows.durable("ambiguous_frame", fields).then(() => true));
+    } else {
+      this.o.rows.row("ambiguous_frame", fields);
+    }
+  }
+
+  private message(dir: Dir, m: Json, frame: Uint8Array): void {
+    if (!isObject(m)) {
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
+      return;
+    }
+    const method = getField(m, "method");
+    const hasId = getField(m, "id") !== undefined;
+    const id = getField(m, "id");
+    if (typeof method === "string") {
+      const params = getField(m, "params");
+      if (!hasId) {
+        if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
+        else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        else if (method === "notifications/tasks" && dir === "s2c") this.operations.taskNotice(params, this.o.now());
+        return;
+      }
+      const key = requestKey(id);
+      if (key === null) {
+        if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        return;
+      }
+      const p: OpenRequest = { from: dir, method, id: id!, params, seen: this.o.now() };
+      if (dir === "c2s") this.hold.frameRequests.push(p);
+      this.table.add(key, p);
+      if (dir === "c2s") this.protocolOf(p);
+      if (dir === "c2s" && method === "tools/call") this.requested(p);
+      this.rows.keepOf(p);
+      return;
+    }
+    if (!hasId) {
+      this.unparsed(dir, frame, "not a JSON-RPC message", false);
+      return;
+    }
+    // An answer travels the other way from its request.
+    const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
+    const key = requestKey(id);
+    const p = key === null ? undefined : this.table.take(reqDir, key);
+    if (!p) {
+      if (this.table.late(reqDir, key)) this.counts.late_responses++;
+      else this.counts.unmatched_responses++;
+      return;
+    }
+    this.rows.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
+  }
+
+  /**
+   * A tools/call request was seen. With --map, a mapped call's action is made
+   * now (so requested_at precedes every effect) and posted; its intent row
+   * follows the posting, with `action_posted` (+ `action_post_error`). Under
+   * --write-ahead every call has an intent row, durable before forwarding.
+   */
+  private requested(p: OpenRequest): void {
+    const tool = getField(p.params ?? null, "name");
+    const digest = (p.digest ??= this.rows.argsDigest(p.params));
+    // Most calls need nothing more here: no action map, no intent row.
+    if (this.o.actions === undefined && !this.o.writeAhead && !this.o.faults?.doubleRow) return;
+    const fields: Fields = {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: p.id,
+      args_digest: digest,
+    };
+    const made = this.o.actions?.make(typeof tool === "string" ? tool : undefined, p.id, p.params);
+    p.action = made;
+    if (made !== undefined && "action" in made) {
+      this.hold.heldCalls.push(p);
+      this.hold.holds.push(
+        made.posting.then((posting) => {
+          p.posting = posting;
+          if (posting.refuse)
+            p.refusal = `recording failed: ${posting.error ?? "the action could not be posted"}; the call was not forwarded`;
+          return this.intent(p, { ...fields, ...actionFields(p) });
+        }),
+      );
+    } else if (this.o.writeAhead) {
+      this.hold.heldCalls.push(p);
+      this.hold.holds.push(this.intent(p, { ...fields, ...actionFields(p), ...this.operations.intentFields(p.round) }));
+    }
+    if (this.o.faults?.doubleRow) this.o.rows.row("tool_call", { ...fields, status: "requested" });
+  }
+
+  /**
+   * 2026-07-28: a client request's era and operation, read from its full
+   * params before they are trimmed: the protocol version its _meta declares,
+   * an `mcp_client` row when the client identity it declares is new or
+   * changed, and (tools/call, tasks/*) which operation it belongs to.
+   */
+  private protocolOf(p: OpenRequest): void {
+    const meta = requestMeta(p.params);
+    p.era = meta?.protocolVersion;
+    const declared = this.clientMeta.declared(meta);
+    if (declared !== undefined) this.o.rows.row("mcp_client", { rpc_id: p.id, method: p.method, ...declared });
+    const target = getField(p.params ?? null, p.method === "resources/read" ? "uri" : "name");
+    const named = p.method === "tools/call" || p.method === "prompts/get";
+    const argsD = named ? (p.digest ??= this.rows.argsDigest(p.params)) : undefined;
+    p.round = this.operations.request(p.method, p.params, typeof target === "string" ? target : undefined, argsD);
+  }
+
+  /** Writes a call's intent row; resolves whether the call may be forwarded. */
+  private intent(p: OpenRequest, fields: Fields): Promise<boolean> {
+    // An action that went to an endpoint is on record there: its intent row
+    // must be on disk before the call goes on, or a crash would leave the
+    // API holding an action the ledger does not.
+    const durable = this.o.writeAhead || p.posting?.posted !== undefined;
+    const written = durable
+      ? this.o.rows.durable("tool_call_intent", fields)
+      : (this.o.rows.row("tool_call_intent", fields), Promise.resolve(true));
+    return written.then((durable) => {
+      if (p.refusal !== undefined) return false;
+      if (durable || !this.o.failClosed) return true;
+      p.refusal = NOT_DURABLE;
+      return false;
+    });
+  }
+
+  private invalidCall(id: Json | undefined, params: Json | undefined): void {
+    const tool = getField(params ?? null, "name");
+    this.counts.calls++;
+    this.o.rows.row("tool_call", {
+      tool: typeof tool === "string" ? tool : undefined,
+      rpc_id: id,
+      args_digest: this.rows.argsDigest(params),
+      status: "invalid_id",
+      args: this.o.raw ? this.rows.rawValue(getField(params ?? null, "arguments") ?? new Map()) : undefined,
+    });
+  }
+
+  private cancel(requestsDir: Dir, params: Json | undefined): void {
+    // notifications/cancelled names a request the *sender* made earlier.
+    const key = requestKey(getField(params ?? null, "requestId"));
+    if (key === null) return;
+    const p = this.table.take(requestsDir, key);
+    if (!p) return;
+    this.table.cancelled(requestsDir, key);
+    const reason = getField(params ?? null, "reason");
+    if (this.rows.rowFor(p, undefined, this.o.now(), "cancelled", typeof reason === "string" ? reason : undefined)) {
+      this.counts.cancelled++;
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The report page's script, read from src/report/page/ at build time: it is
+ * imported as a Bun macro (src/report/page-js.ts), so the bundles and the
+ * executable carry it as a string and nothing is read at run time.
+ *
+ * The files are plain browser scripts with no imports or exports: tsc checks
+ * them together as one scope (src/report/page/tsconfig.json), and they are
+ * joined here into one strict-mode function, in this order, so each may call
+ * what another defines.
+ */
+import { readFileSync } from "node:fs";
+
+const PARTS = ["kit", "load", "table", "details", "timeline", "tools"];
+
+export function pageScript(): string {
+  const body = PARTS.map((p) => readFileSync(new URL(`./page/${p}.js`, import.meta.url), "utf8")).join("\n");
+  // The script is inlined in a <script> element: nothing in it may end that element.
+  if (/<\/script|<!--/i.test(body)) throw new Error("the report page's script must not contain </script or <!--");
+  return `(function () {\n"use strict";\n${body}\nstart();\n})();\n`;
+}
