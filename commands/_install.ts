@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import { CLIENT_IDS, CLIENT_NAMES, type ClientId, isClientId } from "../src/install/clients.ts";
 import type { FileOutcome } from "../src/install/install.ts";
 import { print } from "./_out.ts";
@@ -115,7 +116,7 @@ export function block(f: FileOutcome, dryRun: boolean, explicit: boolean): strin
   if (f.backup) lines.push(`  backup: ${f.backup}`);
   if (f.attempts && f.attempts > 1)
     lines.push(`  the file changed while seam edited it; the edit was made again on the new text`);
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(terminalText).join("\n")}\n`;
 }
 
 /**

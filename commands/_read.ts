@@ -6,7 +6,7 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { printable } from "../src/verify/report.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { type Filters, KNOWN_STATUSES, knownStatus, parseWhen } from "../src/read/filters.ts";
@@ -131,7 +131,7 @@ export function requireReadable(paths: readonly string[]): void {
       fd = openSync(p, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
       if (fstatSync(fd).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
     } catch (e) {
-      throw new UsageError(`cannot read ${printable(p)}: ${describeIoError(e)}`, null);
+      throw new UsageError(`cannot read ${terminalText(p)}: ${describeIoError(e)}`, null);
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

@@ -4,6 +4,7 @@
  * --fail-closed), business actions (--map and its family) and signed
  * checkpoints (--sign and its companions).
  */
+import { closeSync, readSync } from "node:fs";
 import type { ActionRecorder } from "../src/actions/recorder.ts";
 import { chooseEndpoint } from "../src/actions/endpoint.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
@@ -32,6 +33,12 @@ const ACTION_ARGS = {
     description:
       "post each action to URL/v1/actions with $COMMITLAYER_API_KEY (default: $COMMITLAYER_API_URL, else https://api.commitlayer.ai)",
     valueHint: "URL",
+  },
+  "api-key-fd": {
+    type: "string",
+    description:
+      "read the endpoint's key from this open file descriptor (3 or more) and close it, instead of $COMMITLAYER_API_KEY, which the server could read in seam's environment",
+    valueHint: "FD",
   },
   "agent-id": { type: "string", description: "agent_id of every action (overrides the mapping's)", valueHint: "ID" },
   "workflow-id": {
@@ -176,7 +183,11 @@ export async function actionFlags(
   }
   const map = await parseActionMap(text, mapPath);
   const timeout = timeoutMs(given("timeout"));
-  const chosen = chooseEndpoint(given("apiUrl"), env.COMMITLAYER_API_URL, env.COMMITLAYER_API_KEY);
+  const chosen = chooseEndpoint(
+    given("apiUrl"),
+    env.COMMITLAYER_API_URL,
+    keyFromFd(given("apiKeyFd")) ?? env.COMMITLAYER_API_KEY,
+  );
   if ("error" in chosen) throw new UsageError(chosen.error);
   const endpoint = chosen.url === undefined ? undefined : { url: chosen.url, key: chosen.key, timeoutMs: timeout };
 
@@ -192,6 +203,57 @@ export async function actionFlags(
     },
     { warn: (m) => log.warn(m), info: (m) => log.info(m) },
   );
+}
+
+/**
+ * --api-key-fd FD: the key read to the end of that descriptor (one trailing
+ * newline dropped), which is then closed, all before the server starts. The
+ * key is then in seam's memory only: not in its environment or command line
+ * (/proc/PID/environ and cmdline, which a server of the same user can read),
+ * nor in a descriptor the server could open through /proc/PID/fd
+ * (docs/threat-model-secrets.md).
+ */
+function keyFromFd(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const fd = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(fd) || fd < 3)
+    throw new UsageError(`--api-key-fd takes a descriptor number of 3 or more, not ${JSON.stringify(value)}`);
+  try {
+    return readLine(fd);
+  } catch (err) {
+    throw new UsageError(`cannot read the key from descriptor ${fd}: ${describeIoError(err)}`);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {}
+  }
+}
+
+/**
+ * The descriptor's first line (or all of it, to its end), at most 64 KiB: a line ends the read, so
+ * a pipe whose writer keeps it open still gives the key. A descriptor set non-blocking is waited on
+ * for a few seconds at most.
+ */
+function readLine(fd: number): string {
+  const buf = Buffer.alloc(1 << 16);
+  let got = 0;
+  const deadline = Date.now() + 5000;
+  while (got < buf.length) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, got, buf.length - got, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN" || Date.now() > deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      continue;
+    }
+    if (n === 0) break;
+    got += n;
+    if (buf.subarray(got - n, got).includes(10)) break;
+  }
+  const text = buf.subarray(0, got).toString("utf8");
+  const nl = text.indexOf("\n");
+  return (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
 }
 
 /** --timeout SECONDS: a positive number (fractions allowed), at most an hour. */

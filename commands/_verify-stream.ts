@@ -10,6 +10,7 @@ import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the
@@ -88,7 +89,7 @@ export async function verifyNatsStream(
           enc.encode(
             o.json
               ? `${jsonText({ stream: shown, finding: f } as unknown as Json)}\n`
-              : `${shown}: broken: ${f.message}\n`,
+              : `${terminalText(`${shown}: broken: ${f.message}`)}\n`,
           ),
         );
     }
@@ -101,7 +102,7 @@ export async function verifyNatsStream(
               enc.encode(
                 o.json
                   ? `${jsonText({ stream: shown, origin: x, found: false })}\n`
-                  : `${shown} ${x}: inconclusive: no line of this origin is in the stream\n`,
+                  : `${terminalText(`${shown} ${x}`)}: inconclusive: no line of this origin is in the stream\n`,
               ),
             );
         }

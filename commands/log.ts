@@ -15,6 +15,7 @@ import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
 import { wrapText } from "../src/base/wrap-text.ts";
 import { outputWidth } from "./_out.ts";
+import { safeStringify } from "../src/base/terminal-text.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
@@ -122,7 +123,7 @@ export default defineCommand({
         const why = "not verified: --no-verify read only the end of the file; leave it out to check it all";
         await write(
           a.json
-            ? `{"type": "verdict", "file": ${JSON.stringify(p)}, "verdict": "unverified", "ok": null}\n`
+            ? `{"type": "verdict", "file": ${safeStringify(p)}, "verdict": "unverified", "ok": null}\n`
             : `${sentence(`${cell(p)}: ${why}`)}\n`,
         );
         codes.push(EXIT.INCONCLUSIVE);

@@ -7,6 +7,7 @@ import { createLog } from "../src/base/log.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
 import { redactValue } from "../src/redact/http.ts";
+import { MAX_HELD_BYTES } from "../src/proxy/options.ts";
 import { runProxy } from "../src/proxy/run.ts";
 import { redactTarget } from "../src/redact/http.ts";
 
@@ -48,6 +49,12 @@ const args = {
     description:
       "end the ledger session of an MCP session that has had no request for this long, as idle_expired (default 1800; 0: never)",
     valueHint: "SECONDS",
+  },
+  "max-held": {
+    type: "string",
+    description:
+      "under --write-ahead, --fail-closed or --map: most bytes of request bodies held at once before they are forwarded; past it a POST gets 503 with Retry-After (default 268435456)",
+    valueHint: "BYTES",
   },
   ...RECORD_ARGS,
 } as const;
@@ -125,6 +132,7 @@ export default defineCommand({
         server: (a.server as string | undefined) || upstream.host,
         raw: Boolean(a.raw),
         maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
+        maxHeld: intFlag(a.maxHeld as string | undefined, "--max-held", MAX_HELD_BYTES, 1),
         fsync,
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),

@@ -4,7 +4,8 @@ import { createLog } from "../src/base/log.ts";
 import { VERSION } from "../src/base/version.ts";
 import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
-import { exitCodeFor, inconclusiveReason, printable, worstExit } from "../src/verify/report.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
+import { exitCodeFor, inconclusiveReason, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
@@ -72,7 +73,7 @@ export default defineCommand({
       });
     } catch (e) {
       createLog().error(
-        `cannot write ${printable(out)}: ${describeIoError(e)}`,
+        `cannot write ${terminalText(out)}: ${describeIoError(e)}`,
         "choose another --out (its directory must exist and be writable)",
       );
       return 1;
@@ -80,11 +81,11 @@ export default defineCommand({
     const verdicts = r.files
       .map((f) => {
         const why = inconclusiveReason(f.report);
-        return `${printable(f.path)}: ${f.report.verdict}${why === null ? "" : ` (${printable(why)})`}`;
+        return `${terminalText(f.path)}: ${f.report.verdict}${why === null ? "" : ` (${terminalText(why)})`}`;
       })
       .join(", ");
     await print(
-      `${printable(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
+      `${terminalText(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
     );
     return worstExit(r.files.map((f) => exitCodeFor(f.report)));
   },

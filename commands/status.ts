@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
+import { safeStringify, terminalText } from "../src/base/terminal-text.ts";
 import { CLIENT_NAMES, pathEnvFromProcess } from "../src/install/clients.ts";
 import { type FileStatus, status } from "../src/install/status.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
@@ -33,7 +34,7 @@ export default defineCommand({
       { isWriterAlive },
       processProbe(env.os),
     );
-    if (a.json) await print(`${JSON.stringify(files, null, 2)}\n`);
+    if (a.json) await print(`${safeStringify(files, 2)}\n`);
     else await print(human(files));
     const log = createLog();
     let code: number = EXIT.OK;
@@ -73,5 +74,5 @@ function human(files: FileStatus[]): string {
       }
     }
   }
-  return out.length > 0 ? `${out.join("\n")}\n` : "";
+  return out.length > 0 ? `${out.map(terminalText).join("\n")}\n` : "";
 }

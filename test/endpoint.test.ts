@@ -169,6 +169,12 @@ describe("postAction and actionsUrl", () => {
       reason: "no answer within 0.2 s",
     });
     expect(performance.now() - t0).toBeLessThan(1500);
+    // A key fetch cannot send: said so, and nothing of the key in the reason (fetch's own message quotes it).
+    for (const key of ["sk-LEAKME1\nabc", "sk-LEAKME1\r", "\u0000sk-LEAKME1"]) {
+      const bad = await postAction({ url: `http://127.0.0.1:${closedPort}/v1/actions`, key, timeoutMs: 2000 }, "{}");
+      expect(bad.ok).toBe(false);
+      expect(!bad.ok && bad.reason).not.toContain("LEAKME");
+    }
     const gone = await post(`http://127.0.0.1:${closedPort}/v1/actions`);
     expect(gone.ok).toBe(false);
     expect(!gone.ok && gone.reason).toMatch(/^endpoint unreachable \(.+\)$/);
@@ -439,6 +445,19 @@ describe.each(vias)("seam wrap --map via %s", (via: Via) => {
       await verifies(via, r.ledger);
     },
   );
+
+  test.each([
+    ["a line break", "sk-LEAKME1\nabc", "sk-LEAKME1"],
+    ["a carriage return", "sk-LEAKME2\r\nabc", "sk-LEAKME2"],
+    ["a tab and a line break", "sk-LEAKME3\t\n\ttail", "sk-LEAKME3"],
+    ["a character past U+00FF", "sk-LEAKME4\u2028tail", "sk-LEAKME4"],
+  ])("a key with %s: no piece of it in the rows, the reason or stderr", async (_n, key, piece) => {
+    const r = await wrapRun(via, { key, unreachable: true });
+    expect(r.code).toBe(0);
+    for (const out of [r.ledgerText, r.stderr, r.stdout]) expect(out).not.toContain(piece);
+    checkRows(r, false, /^COMMITLAYER_API_KEY cannot be sent in a header/);
+    expect(r.serverIn).toBe(SCRIPT);
+  });
 
   test("409 (the action exists: a retried call) is recorded, not a failure, also under --no-fail-open", async () => {
     const r = await wrapRun(via, { mode: "409", flags: ["--no-fail-open"] });

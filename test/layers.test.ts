@@ -48,7 +48,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   install: ["base", "core", "format", "runtime", "verify", "checkpoint"],
   fleet: ["base", "core", "format", "runtime", "verify", "checkpoint", "read"],
   report: ["base", "core", "format", "runtime", "verify", "checkpoint", "read"],
-  selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "observe", "wrap", "read"],
+  selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "observe", "wrap", "proxy", "read"],
   api: ["base", "core", "format", "verify", "checkpoint", "actions"],
   commands: [
     "base",

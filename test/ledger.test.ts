@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readFileSync,
   statSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -628,13 +629,18 @@ describe("the locks every name of one ledger shares", () => {
   /** Runs `f` with the temporary directory (where the lock named by the file lives) at a fresh place. */
   async function withTemp<T>(f: (temp: string) => Promise<T>): Promise<T> {
     const temp = mkdtempSync(join(tmpdir(), "seam-tmpdir-"));
-    const before = process.env.TMPDIR;
+    // HOME and XDG_RUNTIME_DIR too: the lock directory's fallbacks, kept out of the real ones.
+    const before = { TMPDIR: process.env.TMPDIR, HOME: process.env.HOME, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR };
     process.env.TMPDIR = temp;
+    process.env.HOME = join(temp, "home");
+    delete process.env.XDG_RUNTIME_DIR;
     try {
       return await f(temp);
     } finally {
-      if (before === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = before;
+      for (const [k, v] of Object.entries(before)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
     }
   }
   const uid = process.getuid!();
@@ -681,21 +687,35 @@ describe("the locks every name of one ledger shares", () => {
       /belongs to uid 65534/,
     ],
   ];
-  test.each(unsafe)("what is already there is %s: not used, and the writer says so", async (_, plant, problem) => {
-    if (uid !== 0 && problem.source.includes("65534")) return; // only root can plant another user's directory
-    await withTemp(async (temp) => {
-      plant(join(temp, `seam-${uid}`));
-      const path = join(mkdtempSync(join(tmpdir(), "seam-names-")), "l.jsonl");
-      const { w, warnings } = await openLedger(path);
-      await w.append("tool_call", { tool: "t" });
-      await w.end({ reason: "client_eof" });
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatch(problem);
-      expect(warnings[0]).toContain("ledger lock directory");
-      expect((await lockPaths(path)).paths).toEqual([`${path}.lock`]);
-      expect(checkChain(read(path)).breaks).toEqual([]);
-    });
-  });
+  test.each(unsafe)(
+    "what is already there is %s: not used; the one in the home directory is, and with that one planted too the writer says so",
+    async (_, plant, problem) => {
+      if (uid !== 0 && problem.source.includes("65534")) return; // only root can plant another user's directory
+      await withTemp(async (temp) => {
+        plant(join(temp, `seam-${uid}`));
+        const path = join(mkdtempSync(join(tmpdir(), "seam-names-")), "l.jsonl");
+        const { w, warnings } = await openLedger(path);
+        await w.append("tool_call", { tool: "t" });
+        await w.end({ reason: "client_eof" });
+        expect(warnings).toEqual([]);
+        const st = statSync(path, { bigint: true });
+        const home = join(temp, "home", ".cache", "seam", "locks");
+        expect((await lockPaths(path)).paths).toEqual([`${path}.lock`, join(home, `${st.dev}-${st.ino}.lock`)]);
+        expect(statSync(home).mode & 0o777).toBe(0o700);
+        expect(checkChain(read(path)).breaks).toEqual([]);
+        // The fallback planted as well: no lock named by the file, said so.
+        rmSync(home, { recursive: true });
+        plant(home);
+        const again = await openLedger(path);
+        await again.w.append("tool_call", { tool: "t" });
+        await again.w.end({ reason: "client_eof" });
+        expect(again.warnings).toHaveLength(1);
+        expect(again.warnings[0]).toMatch(problem);
+        expect(again.warnings[0]).toContain("ledger lock directory");
+        expect((await lockPaths(path)).paths).toEqual([`${path}.lock`]);
+      });
+    },
+  );
 });
 
 test("each write gets bytes of its own: a file that keeps what it is given still holds every row as written", async () => {

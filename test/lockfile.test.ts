@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -192,4 +193,51 @@ try {
   expect(out.error).toBe("ELOCKTIMEOUT");
   expect(out.took).toBeLessThan(5_000);
   expect(readFileSync(path, "utf8")).toBe("planted");
+});
+
+test("a fresh lock naming a live process that does not have the ledger open is not waited for; one that has it is", async () => {
+  const path = lockPath();
+  const ledger = path.slice(0, -".lock".length);
+  writeFileSync(ledger, "");
+  // Some live process of this user, not writing the ledger: a forged holder, or a pid reused since.
+  const stranger = Bun.spawn(["sleep", "30"]);
+  // A live process with the ledger open, as a writer has while it appends.
+  const writer = Bun.spawn(["sh", "-c", 'exec 3>>"$0"; exec sleep 30', ledger]);
+  try {
+    await Bun.sleep(200);
+    writeFileSync(path, holder(stranger.pid, Date.now()));
+    const t0 = performance.now();
+    const release = await acquireLock(path, { pid: process.pid, timeoutMs: 10_000 });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    await release();
+    writeFileSync(path, holder(writer.pid, Date.now()));
+    const t1 = performance.now();
+    expect(await acquireLock(path, { pid: process.pid, timeoutMs: 1_500 }).catch((e) => e)).toBeInstanceOf(
+      LockTimeoutError,
+    );
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(1_400);
+  } finally {
+    stranger.kill();
+    writer.kill();
+  }
+});
+
+test("the per-user lock (named by device and inode) judges its holder by the ledger it names", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "seam-lock-"));
+  const ledger = join(dir, "l.jsonl");
+  writeFileSync(ledger, "");
+  const st = statSync(ledger, { bigint: true });
+  const locks = mkdtempSync(join(tmpdir(), "seam-locks-"));
+  const path = join(locks, `${st.dev}-${st.ino}.lock`);
+  const stranger = Bun.spawn(["sleep", "30"]);
+  try {
+    await Bun.sleep(100);
+    writeFileSync(path, holder(stranger.pid, Date.now()));
+    const t0 = performance.now();
+    const release = await acquireLock(path, { pid: process.pid, timeoutMs: 10_000 });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    await release();
+  } finally {
+    stranger.kill();
+  }
 });

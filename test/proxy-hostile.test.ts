@@ -199,7 +199,7 @@ describe("seam proxy, hostile cases", () => {
     expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["unanswered"]);
   });
 
-  test("gzip upstream: asked for identity, compressed anyway: bytes forwarded untouched, counted unobserved", async () => {
+  test("gzip upstream: asked for identity, compressed anyway: bytes forwarded untouched, decoded to observe", async () => {
     const ledger = ledgerPath();
     const answer = gzipSync(Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`));
     let asked: string | undefined;
@@ -223,10 +223,41 @@ describe("seam proxy, hostile cases", () => {
     expect(Buffer.compare(r.body, answer)).toBe(0);
     await p.stop();
     const ex = rowsOf(ledger, "http_exchange")[0]!;
-    expect(getField(ex, "observed")).toBe(false);
-    expect(getField(rowsOf(ledger, "session_end")[0]!, "unobserved_bodies")).toBe(1);
+    expect(getField(ex, "observed")).toBeUndefined();
+    expect(getField(rowsOf(ledger, "session_end")[0]!, "unobserved_bodies")).toBeUndefined();
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
     const digest = `sha256:raw-bytes:v1:${createHash("sha256").update(answer).digest("hex")}`;
     expect(getField(getField(ex, "stream_digests")!, "response")).toBe(digest);
+  });
+
+  test("a compressed answer seam cannot decode (corrupt gzip, zstd) is flagged: body_undecoded, verify inconclusive", async () => {
+    const good = gzipSync(Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`));
+    for (const [encoding, answer] of [
+      ["gzip", Buffer.concat([good.subarray(0, 12), Buffer.from("not deflate data at all")])],
+      ["zstd", good],
+    ] as const) {
+      const ledger = ledgerPath();
+      const up = await upstream((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": encoding });
+          res.end(answer);
+        });
+      });
+      cleanups.push(up.close);
+      const p = await proxyTo(up.url, ledger);
+      const r = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+      expect(Buffer.compare(r.body, answer)).toBe(0);
+      await p.stop();
+      expect([encoding, rowsOf(ledger, "body_undecoded").length]).toEqual([encoding, 1]);
+      expect(getField(rowsOf(ledger, "http_exchange")[0]!, "observed")).toBe(false);
+      const v = await runCli("bun", ["verify", "--json", ledger]);
+      expect([encoding, v.code, JSON.parse(v.stdout.toString()).finding_kinds]).toEqual([
+        encoding,
+        3,
+        ["body_undecoded"],
+      ]);
+    }
   });
 
   test("invalid UTF-8 both ways passes byte for byte; the call is rowed as the SDK reads it, and marked ambiguous", async () => {
@@ -1172,7 +1203,10 @@ describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) 
     expect(after - before).toBeLessThan(SIZE / 2);
     await p.stop();
     const end = rowsOf(ledger, "session_end")[0]!;
-    expect(getField(end, "oversize_frames_unlogged")).toBe(2);
+    // The answer is counted; the request, which the upstream acted on, is rowed with its length and digest.
+    expect(getField(end, "oversize_frames_unlogged")).toBe(1);
+    const long = rowsOf(ledger, "unparsed_frame").filter((r) => getField(r, "dir") === "c2s");
+    expect(long.map((r) => getField(r, "bytes"))).toEqual([SIZE]);
   }, 60_000);
 });
 
@@ -1393,4 +1427,171 @@ describe("seam proxy, sessions and recording flags", () => {
       expect([bad, r.code, r.stderr]).toEqual([bad, 2, expect.stringContaining("seam: error: --session-idle")]);
     }
   });
+});
+
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) bodies too long to read", (via) => {
+  /** An upstream that counts the POSTs it got and what they held; every POST gets one answer. */
+  async function countingUpstream() {
+    const got: Buffer[] = [];
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        if (req.method === "POST") got.push(Buffer.concat(parts));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    return { url: up.url, got };
+  }
+
+  /** A tools/call of `size` bytes (its argument padded). */
+  function longCall(size: number): Buffer {
+    const pad = "x".repeat(size - CALL.length);
+    return Buffer.from(CALL.replace(`"message":"x"`, `"message":"x${pad.slice(1)}"`));
+  }
+
+  const raw = (b: Buffer) => `sha256:raw-bytes:v1:${createHash("sha256").update(b).digest("hex")}`;
+
+  /** The one unparsed_frame row and the verify report of a ledger whose only client frame was too long. */
+  async function rowedLong(ledger: string, body: Buffer, refused: boolean) {
+    const frames = rowsOf(ledger, "unparsed_frame");
+    expect(frames.length).toBe(1);
+    expect(getField(frames[0]!, "dir")).toBe("c2s");
+    expect(getField(frames[0]!, "bytes")).toBe(body.length);
+    expect(getField(frames[0]!, "frame_digest")).toBe(raw(body));
+    expect(getField(frames[0]!, "refused")).toBe(refused ? true : undefined);
+    const end = rowsOf(ledger, "session_end")[0]!;
+    expect(getField(end, "oversize_frames_unlogged")).toBeUndefined();
+    expect(getField(end, "unparsed_frames")).toBe(1);
+    const ex = rowsOf(ledger, "http_exchange")[0]!;
+    expect(getField(getField(ex, "stream_digests")!, "request")).toBe(raw(body));
+    const v = await runCli("bun", ["verify", "--json", ledger]);
+    expect(v.code).toBe(3);
+    const report = JSON.parse(v.stdout.toString());
+    expect(report.finding_kinds).toEqual(["unparsed_client_frame"]);
+    return ex;
+  }
+
+  for (const flag of ["--fail-closed", "--write-ahead"])
+    test(`${flag}: a POST longer than --max-frame is refused with 413, never forwarded, and rowed`, async () => {
+      const ledger = ledgerPath();
+      const up = await countingUpstream();
+      const p = await proxyTo(up.url, ledger, [flag, "--max-frame", "1000"], via);
+      const body = longCall(3000);
+      const r = await rawRequest(p.url, { method: "POST", headers: POST, body });
+      expect(r.status).toBe(413);
+      const answer = JSON.parse(r.body.toString());
+      expect(answer.id).toBeNull();
+      expect(answer.error.code).toBe(-32600);
+      expect(answer.error.message).toContain("longer than --max-frame");
+      expect(up.got.length).toBe(0);
+      // A call within the limit still goes through.
+      const ok = await rawRequest(p.url, { method: "POST", headers: POST, body: CALL });
+      expect(ok.status).toBe(200);
+      expect(up.got.map(String)).toEqual([CALL]);
+      expect(await p.stop()).toBe(0);
+      const ex = await rowedLong(ledger, body, true);
+      expect(getField(ex, "http_status")).toBe(413);
+      expect(getField(ex, "seam_answer")).toBe("refused");
+      expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "status"))).toEqual(["ok"]);
+    }, 30_000);
+
+  test("without --fail-closed or --write-ahead a POST longer than --max-frame is forwarded and rowed", async () => {
+    const ledger = ledgerPath();
+    const up = await countingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--max-frame", "1000"], via);
+    const body = longCall(3000);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body });
+    expect(r.status).toBe(200);
+    expect(up.got).toEqual([body]);
+    expect(await p.stop()).toBe(0);
+    const ex = await rowedLong(ledger, body, false);
+    expect(getField(ex, "http_status")).toBe(200);
+  }, 30_000);
+
+  test("--fail-closed with the default --max-frame: a 65 MiB POST is refused with 413, never forwarded", async () => {
+    const ledger = ledgerPath();
+    const up = await countingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--fail-closed"], via);
+    const body = longCall(65 * 1024 * 1024);
+    const r = await rawRequest(p.url, { method: "POST", headers: POST, body });
+    expect(r.status).toBe(413);
+    expect(up.got.length).toBe(0);
+    expect(await p.stop()).toBe(0);
+    await rowedLong(ledger, body, true);
+  }, 60_000);
+});
+
+describe.each((["bun", "node", "exe"] as Via[]).filter(built))("seam proxy (%s) bodies held for a decision", (via) => {
+  /** An upstream that keeps each POST body it got and answers it. */
+  async function keepingUpstream() {
+    const got: Buffer[] = [];
+    const up = await upstream((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        got.push(Buffer.concat(parts));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`);
+      });
+    });
+    cleanups.push(up.close);
+    return { url: up.url, got };
+  }
+
+  /** A tools/call of `size` bytes with id `id`. */
+  function sized(size: number, id: number): Buffer {
+    const head = CALL.replace('"id":7', `"id":${id}`);
+    return Buffer.from(head.replace(`"message":"x"`, `"message":"${"x".repeat(size - head.length + 1)}"`));
+  }
+
+  test("--fail-closed: past --max-held a POST gets 503 with Retry-After, and goes through once retried", async () => {
+    const ledger = ledgerPath();
+    const up = await keepingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--fail-closed", "--max-held", "1000000"], via);
+    const a = sized(600_000, 1);
+    const b = sized(600_000, 2);
+    // A is held half-read for a while; B comes meanwhile: the two would pass the bound.
+    const first = rawRequest(p.url, { method: "POST", headers: POST, body: a, pause: { at: 500_000, ms: 1500 } });
+    await Bun.sleep(500);
+    const busy = await rawRequest(p.url, { method: "POST", headers: POST, body: b });
+    expect(busy.status).toBe(503);
+    expect(busy.headers["retry-after"]).toBe("1");
+    expect((await first).status).toBe(200);
+    const again = await rawRequest(p.url, { method: "POST", headers: POST, body: b });
+    expect(again.status).toBe(200);
+    expect(up.got).toEqual([a, b]);
+    expect(await p.stop()).toBe(0);
+    expect(p.stderr()).toContain("answered 1 POST 503");
+    expect(rowsOf(ledger, "tool_call").map((c) => getField(c, "rpc_id"))).toEqual([1, 2]);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  }, 30_000);
+
+  test("--fail-closed: of 12 uploads of 63 MiB held at once, those past --max-held get 503 instead", async () => {
+    const ledger = ledgerPath();
+    const up = await keepingUpstream();
+    const p = await proxyTo(up.url, ledger, ["--fail-closed"], via);
+    const SIZE = 63 * 1024 * 1024;
+    const body = sized(SIZE, 9);
+    // Each upload stops short of its end for a while: the proxy would hold every one of them at once.
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        rawRequest(p.url, { method: "POST", headers: POST, body, pause: { at: SIZE - 10, ms: 3000 } }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    const passed = statuses.filter((s) => s === 200).length;
+    // The default bound holds four bodies at the default --max-frame; whichever came first, at least one.
+    expect(passed).toBeGreaterThanOrEqual(1);
+    expect(passed).toBeLessThanOrEqual(4);
+    expect(up.got.length).toBe(passed);
+    expect(await p.stop()).toBe(0);
+    expect(p.stderr()).toContain(`answered ${12 - passed} POSTs 503`);
+    expect(rowsOf(ledger, "tool_call").length).toBe(passed);
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  }, 120_000);
 });

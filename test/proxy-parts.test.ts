@@ -14,6 +14,7 @@ import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import { http as nodeHttp } from "../src/runtime/index.ts";
 import { createServer } from "node:http";
+import { runCli } from "./cli.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -33,7 +34,7 @@ describe("SseSplitter", () => {
   const cases: [string, string, string[]][] = [
     ["one event", 'data: {"a":1}\n\n', ['{"a":1}']],
     ["CRLF line ends", "id: 1\r\ndata: x\r\n\r\n", ["x"]],
-    ["CR line ends", "data: x\r\rdata: y\r\r", ["x", "y"]],
+    ["CR line ends", "data: x\r\rdata: y\r\r: end\r", ["x", "y"]],
     ["data lines join with LF", "data: a\ndata: b\n\n", ["a\nb"]],
     ["no space after the colon", "data:x\n\n", ["x"]],
     ["only one leading space is dropped", "data:  x\n\n", [" x"]],
@@ -291,14 +292,17 @@ describe("ProxySession.at", () => {
     const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-at-")), "l.jsonl");
     const quiet = { error() {}, warn() {}, info() {} };
     const o = { ledger, server: "srv", openAppend, begin: {}, runtime: "bun", raw: false, maxFrame: 1 << 20 };
+    const wall = Date.UTC(2020, 0, 2, 3, 4, 5, 6);
     const s = await ProxySession.open(
       { ...o, fsync: "never", writeAhead: false, failClosed: false },
       "sessionless",
       sharedLock({ pid: process.pid }),
       quiet,
       delayed(),
+      undefined,
+      undefined,
+      { perf: 900, wall: wall - 100 },
     );
-    const wall = Date.UTC(2020, 0, 2, 3, 4, 5, 6);
     const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
     s.at({ perf: 1000, wall }, () => s.observer.fromClient(enc.encode(call)));
     s.at({ perf: 1250.5, wall: wall + 250 }, () =>
@@ -311,6 +315,47 @@ describe("ProxySession.at", () => {
     expect(toolCall.ms).toBe(250.5);
     // Outside `at`, the session's clock is now again.
     expect(Date.parse(rows.at(-1).ts)).toBeGreaterThan(wall + 1000);
+  });
+});
+
+describe("ProxySession row order", () => {
+  test("rows are written in the order of their times, not the order they are made in; none goes back", async () => {
+    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-order-")), "l.jsonl");
+    const quiet = { error() {}, warn() {}, info() {} };
+    const o = { ledger, server: "srv", openAppend, begin: {}, runtime: "bun", raw: false, maxFrame: 1 << 20 };
+    const w = Date.UTC(2020, 0, 2, 3, 4, 5, 0);
+    const later = delayed(5);
+    const s = await ProxySession.open(
+      { ...o, fsync: "never", writeAhead: false, failClosed: false },
+      "sessionless",
+      sharedLock({ pid: process.pid }),
+      quiet,
+      later,
+      undefined,
+      undefined,
+      { perf: 0, wall: w },
+    );
+    // One batch's rows, made out of order (as exchanges recording in turn make them).
+    for (const [name, dt] of [
+      ["third", 30],
+      ["first", 10],
+      ["second", 20],
+    ] as const)
+      s.at({ perf: dt, wall: w + dt }, () => s.rows.row("probe", { name }));
+    await new Promise<void>((r) => later(r));
+    await Bun.sleep(20);
+    // A row made once a later one is written: it is written after it, at its time.
+    s.at({ perf: 5, wall: w + 5 }, () => s.rows.row("probe", { name: "late" }));
+    await s.end("test_over");
+    const probes = rowsIn(ledger).filter((r) => r.evt === "probe");
+    expect(probes.map((r) => [r.name, Date.parse(r.ts) - w])).toEqual([
+      ["first", 10],
+      ["second", 20],
+      ["third", 30],
+      ["late", 30],
+    ]);
+    const v = await runCli("bun", ["verify", "--json", ledger]);
+    expect(JSON.parse(v.stdout.toString()).finding_kinds).toEqual([]);
   });
 });
 

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
+import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -13,6 +15,7 @@ import {
   ElicitRequestSchema,
   ProgressNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { getField, type Json } from "../src/core/json.ts";
 import { VIAS, built, runCli } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
@@ -153,6 +156,140 @@ describe.each(VIAS.filter(built))("seam proxy (%s) with the SDK client and serve
     expect(text).not.toContain("cookieSECRETvalue42");
     expect(text).toContain("api_key=<redacted>&mode=test");
     expect(getField(exchanges[0]!, "withheld_headers")).toEqual(["authorization", "cookie"]);
+  }, 60_000);
+});
+
+/** Each session's rows whose ts is earlier than the session's row before it in the file: [line, ts]. */
+function backwards(ledger: string): [number, string][] {
+  const last = new Map<string, string>();
+  const out: [number, string][] = [];
+  ledgerRows(ledger).forEach((r, i) => {
+    const session = getField(r, "session") as string;
+    const ts = getField(r, "ts") as string;
+    const before = last.get(session);
+    if (before !== undefined && Date.parse(ts) < Date.parse(before)) out.push([i + 1, ts]);
+    last.set(session, ts);
+  });
+  return out;
+}
+
+describe.each(VIAS.filter(built))("seam proxy (%s) row order with the SDK clients", (via) => {
+  test("the rows of each session are in the order of their times (v1 and v2 clients), and verify says so", async () => {
+    const ledger = join(tempDir(), "ledger.jsonl");
+    const proxy = await startProxy(via, ["--upstream", everything.url, "--ledger", ledger]);
+    try {
+      await scenario(proxy.url);
+      const v2 = new ModernClient({ name: "v2", version: "2.0.0" });
+      await v2.connect(new ModernTransport(new URL(proxy.url)));
+      for (let i = 0; i < 5; i++) {
+        await v2.listTools();
+        await v2.callTool({ name: "echo", arguments: { message: `m${i}` } });
+      }
+      await v2.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+    expect(backwards(ledger)).toEqual([]);
+    const v = await runCli("bun", ["verify", "--json", ledger]);
+    expect(JSON.parse(v.stdout.toString()).finding_kinds).toEqual([]);
+    expect(v.code).toBe(0);
+  }, 60_000);
+});
+
+describe.each(VIAS.filter(built))("seam proxy (%s) with a 2026-07-28 server and the v2 client", (via) => {
+  test("a call the client cancels by aborting its stream is rowed cancelled at once, with its own duration", async () => {
+    // The SDK's 2026-07-28 server over Streamable HTTP, in this process: `slow` answers only after 20 s.
+    const handler = createMcpHandler(() => {
+      const server = new McpServer({ name: "modern-http", version: "1.0.0" }, { capabilities: { tools: {} } });
+      server.registerTool("slow", { inputSchema: z.object({}) }, async () => {
+        await Bun.sleep(20_000);
+        return { content: [{ type: "text", text: "late" }] };
+      });
+      return server;
+    });
+    const upstream = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => handler.fetch(r) });
+    const ledger = join(tempDir(), "ledger.jsonl");
+    const proxy = await startProxy(via, ["--upstream", `http://127.0.0.1:${upstream.port}/mcp`, "--ledger", ledger]);
+    let row: Json | undefined;
+    try {
+      const client = new ModernClient(
+        { name: "v2", version: "2.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await client.connect(new ModernTransport(new URL(proxy.url)));
+      const abort = new AbortController();
+      const call = client.callTool({ name: "slow", arguments: {} }, { signal: abort.signal }).catch((e) => e);
+      await Bun.sleep(300);
+      abort.abort();
+      await call;
+      // The proxy still runs: the call's row is in the ledger all the same.
+      const deadline = Date.now() + 5000;
+      while (row === undefined && Date.now() < deadline) {
+        await Bun.sleep(100);
+        row = rowsOf(ledger, "tool_call")[0];
+      }
+      await client.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+      await upstream.stop(true);
+      await handler.close();
+    }
+    expect(row).toBeDefined();
+    expect([getField(row!, "tool"), getField(row!, "status"), getField(row!, "reason")]).toEqual([
+      "slow",
+      "cancelled",
+      "client_gone",
+    ]);
+    expect(getField(row!, "ms") as number).toBeGreaterThan(200);
+    expect(getField(row!, "ms") as number).toBeLessThan(3000);
+    const end = rowsOf(ledger, "session_end")[0]!;
+    expect(getField(end, "cancelled")).toBe(1);
+    expect(getField(end, "unanswered")).toBeUndefined();
+    expect((await runCli("bun", ["verify", ledger])).code).toBe(0);
+  }, 60_000);
+});
+
+describe.each(VIAS.filter(built))("seam proxy (%s) --fail-closed with the SDK clients", (via) => {
+  test("a tools/call longer than --max-frame fails at once with seam's answer (v1 and v2 clients), never forwarded", async () => {
+    const ledger = join(tempDir(), "ledger.jsonl");
+    const proxy = await startProxy(via, [
+      "--upstream",
+      everything.url,
+      "--ledger",
+      ledger,
+      "--fail-closed",
+      "--max-frame",
+      "1000",
+    ]);
+    const message = "y".repeat(2000);
+    const failures: string[] = [];
+    try {
+      const v1 = new Client({ name: "v1", version: "1.0.0" });
+      const t1 = new StreamableHTTPClientTransport(new URL(proxy.url));
+      await v1.connect(t1);
+      failures.push(String(await v1.callTool({ name: "echo", arguments: { message } }).catch((e) => e)));
+      // Within the limit, the same client's calls go on.
+      expect(JSON.stringify(await v1.callTool({ name: "echo", arguments: { message: "short" } }))).toContain(
+        "Echo: short",
+      );
+      await t1.terminateSession();
+      await v1.close();
+      const v2 = new ModernClient({ name: "v2", version: "2.0.0" });
+      await v2.connect(new ModernTransport(new URL(proxy.url)));
+      failures.push(String(await v2.callTool({ name: "echo", arguments: { message } }).catch((e) => e)));
+      await v2.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+    expect(failures.length).toBe(2);
+    for (const f of failures) expect(f).toContain("longer than --max-frame");
+    const frames = rowsOf(ledger, "unparsed_frame");
+    expect(frames.map((r) => [getField(r, "dir"), getField(r, "refused")])).toEqual([
+      ["c2s", true],
+      ["c2s", true],
+    ]);
+    expect(rowsOf(ledger, "tool_call").map((r) => getField(r, "status"))).toEqual(["ok"]);
+    expect(readFileSync(ledger, "utf8")).not.toContain(message);
   }, 60_000);
 });
 

@@ -304,7 +304,7 @@ describe("an HTTP exchange's status", () => {
 
 describe("escape, globs and times", () => {
   const { cell } = require("../src/read/escape.ts") as typeof import("../src/read/escape.ts");
-  const { globRegExp, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");
+  const { globMatcher, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");
   test.each([
     ["plain", "plain"],
     ["\x1b[31mred\x1b[0m", "\\u001b[31mred\\u001b[0m"],
@@ -338,8 +338,44 @@ describe("escape, globs and times", () => {
     ["web-*", "web-fetch", true],
     ["a-c", "b", false],
     ["[a-c]x", "bx", true],
+    ["*delete*all*", "bulk_delete_all_rows", true],
+    ["*delete*all*", "delete_all", true],
+    ["*delete*all*", "all_delete", false],
+    ["*delete*all*", "deleteall", true],
+    ["*", "", true],
+    ["**", "x", true],
+    ["", "", true],
+    ["", "x", false],
+    ["a*a", "a", false],
+    ["a*a", "aa", true],
+    ["*ab*ab*", "abab", true],
+    ["*ab*ab*", "aab", false],
+    ["*a?c*", "xxabcxx", true],
+    ["?", "😀", true],
+    ["??", "😀", false],
+    ["x*[!0-9]", "x12a", true],
+    ["x*[!0-9]", "x12", false],
+    ["*.[ch]", "main.c", true],
+    ["*\u0000*", "a\u0000b", true],
+    ["[", "[", true],
   ])("glob %p on %p", (glob, name, want) => {
-    expect(globRegExp(glob).test(name)).toBe(want);
+    expect(globMatcher(glob).test(name)).toBe(want);
+  });
+
+  test("a glob matches a long name in time linear in its length", () => {
+    // A backtracking match of `*delete*all*` tries every "delete" against every later place: quadratic.
+    const time = (n: number) => {
+      const name = "delete_".repeat(n);
+      const t0 = performance.now();
+      for (const g of ["*delete*all*", "*[a-z]*all*", "delete*?all"]) expect(globMatcher(g).test(name)).toBe(false);
+      return performance.now() - t0;
+    };
+    time(500);
+    const small = Math.max(time(3000), 1);
+    const big = time(12_000);
+    // Four times the name: about four times the time (linear), not sixteen (quadratic); the bound leaves room for noise.
+    expect(big).toBeLessThan(small * 10 + 50);
+    expect(big).toBeLessThan(2000);
   });
 
   test("the time column reads as timeText, in UTC and in a zone half an hour off, across seconds", () => {

@@ -39,6 +39,8 @@ describe.each(VIAS)("via %s", (via) => {
       "digest_recipe_frozen",
       "chain_recipe_frozen",
       "log_marks_breaks",
+      "answers_paired_as_clients_pair",
+      "sse_event_types",
     ]) {
       expect(lines.some((l) => l.startsWith(`PASS ${c} holds: `))).toBe(true);
       expect(lines.some((l) => l.startsWith(`PASS ${c} catches `))).toBe(true);

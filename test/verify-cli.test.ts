@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { processStartTime } from "../src/runtime/alive.ts";
 import { join } from "node:path";
@@ -27,7 +27,9 @@ beforeAll(() => {
   writeFileSync(file("no-newline.jsonl"), ok.text().replace(/\n$/, ""));
   const start = processStartTime(process.pid) ?? undefined;
   for (const [name, pid, started] of [
+    // a live process with its real start time that is no seam: the test runner, and pid 1 (anyone can read its start)
     ["alive.jsonl", process.pid, start],
+    ["init.jsonl", 1, processStartTime(1) ?? undefined],
     ["dead.jsonl", 2 ** 22 + 17, start],
     // the live pid, but not the process that started then: a reused pid
     ["reused.jsonl", process.pid, (start ?? 0) + 1],
@@ -185,15 +187,39 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     }
   });
 
-  it("a session without session_end whose writer still runs on this host is open, not a finding", async () => {
-    const alive = await runCli(via, ["verify", "--json", file("alive.jsonl")]);
-    const r = JSON.parse(alive.stdout.toString());
-    expect({ ok: r.ok, findings: r.findings, notes: r.notes }).toEqual({
-      ok: true,
-      findings: [],
-      notes: [`session s3: open (its writer, pid ${process.pid} on ${hostname()}, is still running)`],
+  it("a session without session_end whose pid is a live process of that start time but no seam is a finding", async () => {
+    for (const name of ["alive.jsonl", "init.jsonl"]) {
+      const r = await runCli(via, ["verify", "--json", file(name)]);
+      expect([name, JSON.parse(r.stdout.toString()).findings]).toEqual([
+        name,
+        ["session s3: no session_end (truncated or still running)"],
+      ]);
+      expect(r.code).toBe(3);
+    }
+  });
+
+  it("a session without session_end whose writer, a seam, still runs on this host is open, not a finding", async () => {
+    const live = file(`live-${via}.jsonl`);
+    const p = spawn(seamArgv(via)[0]!, [...seamArgv(via).slice(1), "wrap", "--ledger", live, "--", "sleep", "30"], {
+      stdio: ["pipe", "ignore", "ignore"],
     });
-    expect(alive.code).toBe(0);
+    try {
+      const t0 = Date.now();
+      while (!existsSync(live) || !readFileSync(live, "utf8").includes("session_begin")) {
+        if (Date.now() - t0 > 15_000) throw new Error("no session_begin");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const alive = await runCli(via, ["verify", "--json", live]);
+      const r = JSON.parse(alive.stdout.toString());
+      expect({ ok: r.ok, findings: r.findings, notes: r.notes }).toEqual({
+        ok: true,
+        findings: [],
+        notes: [expect.stringMatching(/^session [0-9a-f-]+: open \(its writer, pid \d+ on .+, is still running\)$/)],
+      });
+      expect(alive.code).toBe(0);
+    } finally {
+      p.kill("SIGTERM");
+    }
     const dead = await runCli(via, ["verify", "--json", file("dead.jsonl")]);
     expect(JSON.parse(dead.stdout.toString()).findings).toEqual([
       "session s3: no session_end (truncated or still running)",

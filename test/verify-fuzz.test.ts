@@ -25,6 +25,7 @@ import {
   type RefVerdict,
   type Row,
   enc,
+  inTimeOrder,
   reference,
   resetClock,
   seamRow,
@@ -131,6 +132,7 @@ function flipLedger(): Uint8Array {
     r.seq = i + 1;
     if (r.evt === "session_end") r.rows_before_end = i;
   });
+  inTimeOrder(rows);
   for (const r of rows) b.add(r);
   return b.bytes();
 }

@@ -44,6 +44,17 @@ export function resetClock(): void {
   clock = Date.UTC(2026, 10, 30, 3, 24, 7, 0);
 }
 
+/** Gives rows put together out of the order they were made their times in file order (as a writer dates them). */
+export function inTimeOrder(rows: Row[]): Row[] {
+  const times = rows
+    .map((r) => r.ts)
+    .filter((t): t is string => typeof t === "string")
+    .sort();
+  let i = 0;
+  for (const r of rows) if (typeof r.ts === "string") r.ts = times[i++]!;
+  return rows;
+}
+
 /** A row in the writer's key order: evt, seam, seam_impl, session, seq, server, fields…, ts. */
 export function seamRow(evt: string, session: string, seq: number | undefined, server: string, fields: Row = {}): Row {
   const row: Row = { evt, seam: "mcp-stdio", seam_impl: "seam/0.1.0", session };

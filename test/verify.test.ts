@@ -18,6 +18,7 @@ import {
   type RefVerdict,
   type Row,
   enc,
+  inTimeOrder,
   reference,
   resetClock,
   seamRow,
@@ -665,10 +666,12 @@ const patch = (row: Row, fields: Row): Row => ({ ...row, ...fields });
 /** Gives rows seq 1..n and makes session_end's counts say what the rows hold. */
 function renumber(rows: Row[]): Row[] {
   let calls = 0;
-  return rows.map((r, i) => {
-    if (r.evt === "tool_call") calls++;
-    return r.evt === "session_end" ? patch(r, { seq: i + 1, rows_before_end: i, calls }) : patch(r, { seq: i + 1 });
-  });
+  return inTimeOrder(
+    rows.map((r, i) => {
+      if (r.evt === "tool_call") calls++;
+      return r.evt === "session_end" ? patch(r, { seq: i + 1, rows_before_end: i, calls }) : patch(r, { seq: i + 1 });
+    }),
+  );
 }
 
 describe("completeness of seam sessions", () => {
@@ -777,6 +780,28 @@ describe("completeness of seam sessions", () => {
       findingKinds: ["seq_invalid", "seq_invalid", "seq_gap"],
     },
     {
+      name: "a ts earlier than its session's row before it: rows out of the order they happened",
+      rows: () => {
+        const rows = sessionRows({ id: "s1", calls });
+        return [rows[0]!, rows[1]!, patch(rows[2]!, { ts: rows[0]!.ts! }), ...rows.slice(3)];
+      },
+      findings: [
+        "session s1: line 3: ts 2026-11-30T03:24:07.007Z is earlier than the ts of its session's row before it (line 2, 2026-11-30T03:24:07.014Z)",
+      ],
+      findingKinds: ["ts_backwards"],
+    },
+    {
+      name: "a ts earlier than another session's row before it is in order",
+      rows: () => {
+        const early = sessionRows({ id: "s2", calls });
+        const late = sessionRows({ id: "s1", calls });
+        return [...late, ...early];
+      },
+      findings: [],
+      findingKinds: [],
+      verdict: "ok",
+    },
+    {
       name: "no session_begin",
       rows: () => without(sessionRows({ id: "s1" }), "session_begin"),
       findings: [
@@ -790,7 +815,12 @@ describe("completeness of seam sessions", () => {
       name: "a second session_begin",
       rows: () => {
         const rows = sessionRows({ id: "s1" });
-        return [rows[0]!, rows[1]!, patch(rows[0]!, { seq: 3 }), patch(rows[2]!, { seq: 4, rows_before_end: 3 })];
+        return [
+          rows[0]!,
+          rows[1]!,
+          patch(rows[0]!, { seq: 3, ts: rows[1]!.ts! }),
+          patch(rows[2]!, { seq: 4, rows_before_end: 3 }),
+        ];
       },
       findings: ["session s1: line 3: session_begin is not the first row"],
       findingKinds: ["begin_not_first"],
@@ -1012,6 +1042,7 @@ describe("client frames seam could not read as the server did", () => {
     const last = rows.pop()!;
     for (const { evt, ...fields } of middle) rows.push(seamRow(evt as string, "s1", rows.length + 1, "echo", fields));
     rows.push({ ...last, seq: rows.length + 1, rows_before_end: rows.length, ...end });
+    inTimeOrder(rows);
     const b = new LedgerBuilder();
     for (const r of rows) b.add(r);
     return b.bytes();

@@ -88,6 +88,13 @@ export function chooseEndpoint(flagUrl?: string, envUrl?: string, key?: string):
 
 /** Posts `body` (JSON text); resolves with the outcome, never rejects, never waits longer than the timeout. */
 export async function postAction(ep: Endpoint, body: string, fetchFn: Fetch = fetch): Promise<PostResult> {
+  // A key no header can carry is refused here, not by fetch: fetch's error quotes the value, and a
+  // message cut at a line break keeps the key's first line where no scrub of the whole key finds it.
+  if (!HEADER_VALUE.test(ep.key))
+    return {
+      ok: false,
+      reason: "COMMITLAYER_API_KEY cannot be sent in a header (it holds a line break or another control character)",
+    };
   const abort = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -114,21 +121,34 @@ export async function postAction(ep: Endpoint, body: string, fetchFn: Fetch = fe
     return { ok: false, reason: `endpoint answered ${res.status}` };
   } catch (err) {
     if (timedOut) return { ok: false, reason: `no answer within ${ep.timeoutMs / 1000} s` };
-    return { ok: false, reason: scrub(`endpoint unreachable (${describeFetchError(err)})`, ep.key) };
+    return { ok: false, reason: `endpoint unreachable (${describeFetchError(err, ep.key)})` };
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** `ECONNREFUSED`, `ENOTFOUND`, … as Bun (err.code) and Node (err.cause.code) each report it. */
-function describeFetchError(err: unknown): string {
+/**
+ * `ECONNREFUSED`, `ENOTFOUND`, … as Bun (err.code) and Node (err.cause.code) each report it, with
+ * the key scrubbed before the message is cut to one line, so no part of it survives the cut.
+ */
+function describeFetchError(err: unknown, key: string): string {
   const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
   for (const c of [e?.code, e?.cause?.code, e?.cause?.message, e?.message]) {
-    if (typeof c === "string" && c !== "") return c.split("\n")[0]!.slice(0, 200);
+    if (typeof c === "string" && c !== "")
+      return scrub(c, key)
+        .split(/[\r\n]/)[0]!
+        .slice(0, 200);
   }
   return "unknown error";
 }
 
+/** A field value fetch sends as it is (RFC 9110 field-value: visible ASCII, space, tab and obs-text). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** `text` without the key, nor any piece of it between line breaks, quotes or escapes (a runtime may quote it that way). */
 function scrub(text: string, key: string): string {
-  return key === "" ? text : text.split(key).join("<redacted>");
+  let out = text;
+  const pieces = [key, JSON.stringify(key).slice(1, -1), ...key.split(/[\s"\\]+/)].filter((p) => p.length >= 4);
+  for (const p of pieces.sort((a, b) => b.length - a.length)) out = out.split(p).join("<redacted>");
+  return out;
 }

@@ -1,9 +1,12 @@
 import { createConsola, type ConsolaInstance, type LogObject } from "consola/core";
+import { terminalText } from "./terminal-text.ts";
 
 /**
  * seam's voice on stderr, never stdout (stdout belongs to the protocol in
  * `wrap` and to results elsewhere). Lines read `seam: <kind>: <message>`,
- * lowercase and without a trailing period, in the manner of age.
+ * lowercase and without a trailing period, in the manner of age. A message
+ * may quote a config, a ledger or a server, so it is made terminal-safe
+ * (src/base/terminal-text.ts): one line, no escape sequences.
  */
 export interface Log {
   error(message: string, hint?: string): void;
@@ -25,7 +28,7 @@ export function createLog(sink: LineSink = stderrSink): Log {
       {
         log(entry: LogObject) {
           const kind = entry.tag || (entry.type === "warn" ? "warning" : entry.type);
-          for (const arg of entry.args) sink(`seam: ${kind}: ${String(arg)}\n`);
+          for (const arg of entry.args) sink(`seam: ${kind}: ${terminalText(String(arg))}\n`);
         },
       },
     ],

@@ -8,7 +8,7 @@ import { EXIT } from "../base/exit.ts";
 import type { Json } from "../core/json.ts";
 import type { Verifier } from "./note.ts";
 import type { StateDir } from "./state.ts";
-import { printable } from "../verify/report.ts";
+import { terminalText } from "../base/terminal-text.ts";
 import { checkProof, proveLine } from "./proof.ts";
 import { checkpointJson, checkpointLines } from "./report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "./verifier.ts";
@@ -84,13 +84,13 @@ export function checkProofFile(
   const c = checkProof(text, keys);
   const code = c.verdict === "ok" ? EXIT.OK : c.verdict === "broken" ? EXIT.FAIL : EXIT.INCONCLUSIVE;
   const entry = c.entry === null ? null : new TextDecoder().decode(c.entry);
-  const out = [`${printable(name)}: ${c.verdict}`];
-  if (c.origin !== null) out.push(`  origin    ${printable(c.origin)}`);
+  const out = [`${terminalText(name)}: ${c.verdict}`];
+  if (c.origin !== null) out.push(`  origin    ${terminalText(c.origin)}`);
   if (c.index !== null)
     out.push(`  entry     line ${c.index + 1}${c.size === null ? "" : ` of ${c.size}`} (index ${c.index})`);
   if (c.signedBy.length > 0) out.push(`  signed    by ${c.signedBy.join(", ")}`);
-  if (entry !== null && c.verdict !== "broken") out.push(`  row       ${printable(entry)}`);
-  if (c.problem !== null) out.push(`  problem   ${printable(c.problem)}`);
+  if (entry !== null && c.verdict !== "broken") out.push(`  row       ${terminalText(entry)}`);
+  if (c.problem !== null) out.push(`  problem   ${terminalText(c.problem)}`);
   const json: Record<string, Json> = {
     file: name,
     ok: c.verdict === "ok" ? true : c.verdict === "broken" ? false : null,

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { terminalText } from "../base/terminal-text.ts";
 import {
   type ClientId,
   type PathEnv,
@@ -389,5 +390,9 @@ function sameWithAll(
 }
 
 export function unifiedDiff(file: string, before: string, after: string): string {
-  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 });
+  // A config's text goes to a terminal line by line: each line made safe (src/base/terminal-text.ts), its break (LF or CRLF) kept.
+  return createTwoFilesPatch(file, file, before, after, undefined, undefined, { context: 3 })
+    .split("\n")
+    .map((l) => (l.endsWith("\r") ? `${terminalText(l.slice(0, -1))}\r` : terminalText(l)))
+    .join("\n");
 }

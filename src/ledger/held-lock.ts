@@ -93,28 +93,38 @@ export class HeldLock {
     await held.release().catch(() => {});
   }
 
-  /** Every lock of the ledger, in order, or none (then the append goes on without, warned once). */
+  /**
+   * Every lock of the ledger that can be taken, in order. One that cannot (another user's file
+   * planted at its name in a sticky directory, a holder that never lets go) is passed over, warned
+   * once, and the append goes on under the others: the per-user lock (src/ledger/open.ts) is one
+   * no other user can plant, so writers of this user on this host still take turns. Only when none
+   * can be taken does the append go on without a lock (warned once).
+   */
   private async lockOnce(onWanted: () => void): Promise<Release | null> {
     const taken: Release[] = [];
     const releaseAll = async () => {
       for (let i = taken.length - 1; i >= 0; i--) await taken[i]!().catch(() => {});
     };
+    const missed: { path: string; error: unknown }[] = [];
     for (const path of this.lockPaths) {
       try {
         const release = await this.lockFn(path);
         taken.push(release);
         (release as Partial<SharedRelease>).whenWanted?.(onWanted);
       } catch (e) {
-        await releaseAll();
-        if (!this.warnedLock) {
-          this.warnedLock = true;
-          this.warn?.(
-            `ledger lock ${path} cannot be taken (${describeIoError(e)}): appending without it, so another process writing the same ledger could fork its chain`,
-          );
-        }
-        return null;
+        missed.push({ path, error: e });
       }
     }
-    return releaseAll;
+    if (missed.length > 0 && !this.warnedLock) {
+      this.warnedLock = true;
+      const m = missed[0]!;
+      const under = this.lockPaths.filter((p) => !missed.some((x) => x.path === p));
+      this.warn?.(
+        taken.length > 0
+          ? `ledger lock ${m.path} cannot be taken (${describeIoError(m.error)}): appending under ${under.join(", ")} only, which writers on other hosts do not see`
+          : `ledger lock ${m.path} cannot be taken (${describeIoError(m.error)}): appending without it, so another process writing the same ledger could fork its chain`,
+      );
+    }
+    return taken.length > 0 ? releaseAll : null;
   }
 }

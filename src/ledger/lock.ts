@@ -9,8 +9,10 @@
  * `proc` is random per process, so a lock left by an earlier process that had
  * this same pid (a restarted container) is not mistaken for our own.
  *
- * A lock is stale when its holder is a dead pid on this host, or it is older
- * than `staleMs` (a holder on another host, a reused pid, a hung process).
+ * A lock is stale when its holder on this host is a dead pid or a process
+ * that does not have the ledger open (no writer of it: a forged or reused
+ * pid), or when it is older than `staleMs` (a holder on another host, a hung
+ * process).
  *
  * The directory may be writable by someone else, so what sits at the lock's
  * name is read as hostile: opened without following a symlink and without
@@ -36,9 +38,10 @@
  */
 import { SeamError } from "../base/error.ts";
 import { randomBytes } from "node:crypto";
-import { constants, linkSync, unlinkSync, writeFileSync } from "node:fs";
+import { constants, linkSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
+import { holdsFileOpen } from "../runtime/alive.ts";
 
 export type Release = () => Promise<void>;
 
@@ -122,6 +125,33 @@ function describeSeen(s: Seen): string {
 
 const PROC = randomBytes(6).toString("hex");
 
+/**
+ * The default liveness of a lock's holder: a live process that has the file
+ * the lock guards open, as every writer has while it appends. A lock that
+ * names some other live process (a forged one, or a pid reused since) is not
+ * waited for. Where that cannot be told (no /proc), a live pid is enough.
+ */
+function writerAlive(lockPath: string): (pid: number) => boolean {
+  let guard: { dev: bigint; ino: bigint } | null | undefined;
+  return (pid) => {
+    if (!pidAlive(pid)) return false;
+    if (guard === undefined) guard = guardedFile(lockPath);
+    if (guard === null) return true;
+    return holdsFileOpen(pid, guard.dev, guard.ino) !== false;
+  };
+}
+
+/** The file a lock guards: the ledger beside `<ledger>.lock`, or the `<dev>-<ino>.lock` of the user's lock directory (src/ledger/open.ts). */
+function guardedFile(lockPath: string): { dev: bigint; ino: bigint } | null {
+  if (!lockPath.endsWith(".lock")) return null;
+  try {
+    const st = statSync(lockPath.slice(0, -".lock".length), { bigint: true });
+    return { dev: st.dev, ino: st.ino };
+  } catch {}
+  const m = /(?:^|[/\\])(\d+)-(\d+)\.lock$/.exec(lockPath);
+  return m ? { dev: BigInt(m[1]!), ino: BigInt(m[2]!) } : null;
+}
+
 /** Whether `pid` is a live process on this host (EPERM: alive, someone else's). */
 export function pidAlive(pid: number): boolean {
   try {
@@ -191,7 +221,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const host = opts.host ?? hostname();
   const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
   const timeoutMs = opts.timeoutMs ?? 2 * staleMs;
-  const isAlive = opts.isAlive ?? pidAlive;
+  const isAlive = opts.isAlive ?? writerAlive(lockPath);
   const now = opts.now ?? Date.now;
   const started = now();
   const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map() };

@@ -8,13 +8,19 @@
  *                       named by the file itself, in a directory of this
  *                       user's own: the lock every name of the file shares on
  *                       this host, a hard link in any directory as much as a
- *                       symlink, which no path can tell apart.
+ *                       symlink, which no path can tell apart. Temp is shared,
+ *                       so another user can take that directory's name first;
+ *                       then the lock directory is `$XDG_RUNTIME_DIR/seam`, or
+ *                       else `~/.cache/seam/locks`, where no other user can
+ *                       plant anything. This lock is the one a writer can
+ *                       always own (src/ledger/held-lock.ts appends under it
+ *                       alone when the one beside the ledger is planted).
  * Every writer takes them in this order and holds one name's lock at most,
  * so two writers never wait on each other round a cycle.
  */
 import { lstat, mkdir, realpath, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { dirname, isAbsolute, join } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
 
 export interface LockPaths {
@@ -36,24 +42,40 @@ export async function lockPaths(path: string): Promise<LockPaths> {
 }
 
 /**
- * `<temp>/seam-<uid>`, made 0700 when missing. Temp is shared with other
- * users, so what is found there is used only when it is a directory (not a
- * symlink) of this user that nobody else may write to; otherwise the problem.
- * null where there are no user ids (Windows): there is no such lock there.
+ * The first usable of `<temp>/seam-<uid>`, `$XDG_RUNTIME_DIR/seam` and
+ * `~/.cache/seam/locks`, made 0700 when missing. What is found there is used
+ * only when it is a directory (not a symlink) of this user that nobody else
+ * may write to; when none is, the first one's problem. null where there are
+ * no user ids (Windows): there is no such lock there.
  */
 async function userLockDir(): Promise<string | { problem: string } | null> {
   const uid = process.getuid?.();
   if (uid === undefined) return null;
-  const dir = join(tmpdir(), `seam-${uid}`);
+  const candidates = [join(tmpdir(), `seam-${uid}`)];
+  const runtimeDir = process.env.XDG_RUNTIME_DIR;
+  if (runtimeDir && isAbsolute(runtimeDir)) candidates.push(join(runtimeDir, "seam"));
+  const home = process.env.HOME || homedir();
+  if (home && isAbsolute(home)) candidates.push(join(home, ".cache", "seam", "locks"));
+  let first: { problem: string } | undefined;
+  for (const dir of candidates) {
+    const problem = await ownDir(dir, uid, dir !== candidates[0]);
+    if (problem === null) return dir;
+    first ??= { problem };
+  }
+  return first!;
+}
+
+/** Null when `dir` is (or has been made) a directory of `uid` that nobody else may write to; else why not. */
+async function ownDir(dir: string, uid: number, parents: boolean): Promise<string | null> {
   try {
+    if (parents) await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
     await mkdir(dir, { mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST")
-      return { problem: `${dir} cannot be made: ${describeIoError(e)}` };
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") return `${dir} cannot be made: ${describeIoError(e)}`;
   }
   const st = await lstat(dir).catch(() => null);
-  if (st === null || !st.isDirectory()) return { problem: `${dir} is not a directory` };
-  if (st.uid !== uid) return { problem: `${dir} belongs to uid ${st.uid}` };
-  if ((st.mode & 0o022) !== 0) return { problem: `${dir} is writable by other users` };
-  return dir;
+  if (st === null || !st.isDirectory()) return `${dir} is not a directory`;
+  if (st.uid !== uid) return `${dir} belongs to uid ${st.uid}`;
+  if ((st.mode & 0o022) !== 0) return `${dir} is writable by other users`;
+  return null;
 }

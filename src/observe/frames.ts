@@ -21,7 +21,7 @@ export interface LongFrame {
 }
 
 /** Bytes kept of a long frame's start, for its row. */
-const HEAD_BYTES = 64;
+export const HEAD_BYTES = 64;
 
 /** Builds a LongFrame from the pieces of a line as they pass, holding only its first HEAD_BYTES. */
 export class LongFrameDigest {

@@ -26,6 +26,8 @@ export interface ObserverFaults {
   unlinkedRounds?: boolean;
   /** Read frames with the strict parser only (what a server's parser accepts then goes unread). */
   strictFrames?: boolean;
+  /** Pair answers by exact id only (an answer an SDK client takes by its looser rule goes unrowed). */
+  exactIdsOnly?: boolean;
 }
 
 /**
@@ -74,5 +76,15 @@ export interface ObserverCounts {
   unparsed_frames: number;
   /** Client frames that JSON parsers read differently (each has an ambiguous_frame row). */
   ambiguous_frames: number;
+  /** Answers whose id names a request only under an SDK client's id rule (each has an answer_ambiguous row). */
+  ambiguous_answers: number;
+  /** Second answers to a request (each has an answer_duplicate row). */
+  duplicate_answers: number;
+  /** SSE events readers differ on (each JSON-RPC one has an sse_ambiguous row). */
+  sse_ambiguous: number;
+  /** Compressed server bodies seam could not decode (each has a body_undecoded row). */
+  undecoded_bodies: number;
+  /** Server bodies whose Content-Type the SDK clients read differently (each has a body_ambiguous row). */
+  ambiguous_bodies: number;
   oversize_frames_unlogged: number;
 }

@@ -18,13 +18,18 @@ import type { LongFrame } from "./frames.ts";
 import { FrameHold } from "./frame-hold.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
 import { OperationBook } from "./operation-book.ts";
-import { type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { answerDigest } from "./large-answer.ts";
+import { answerShape } from "./answer-shape.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
-import { RequestRows, actionFields } from "./request-rows.ts";
+import { type Answer, RequestRows, actionFields, answerStatus } from "./request-rows.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
 const MAX_S2C_UNPARSED_ROWS = 100;
+
+/** Keys that make a JSON object a JSON-RPC message to look at. */
+const RPC_KEYS = ["jsonrpc", "id", "method", "result", "error"] as const;
 
 export class McpObserver {
   readonly counts: ObserverCounts = {
@@ -36,6 +41,11 @@ export class McpObserver {
     unparsed_frames: 0,
     ambiguous_frames: 0,
     oversize_frames_unlogged: 0,
+    ambiguous_answers: 0,
+    duplicate_answers: 0,
+    sse_ambiguous: 0,
+    undecoded_bodies: 0,
+    ambiguous_bodies: 0,
   };
   private readonly table: RequestTable;
   private readonly rows: RequestRows;
@@ -92,6 +102,60 @@ export class McpObserver {
     this.observe("s2c", frame);
   }
 
+  /**
+   * An SSE event the SDK clients do not read as a message, or read where the
+   * HTML standard's reader does not (src/proxy/sse.ts, BodySink.other): an
+   * `sse_ambiguous` row when its data is a JSON-RPC message (`reason`
+   * "event_type": its event type is not `message`; "final_cr": the stream
+   * ended on the CR of its blank line). It pairs with nothing.
+   */
+  sseEvent(why: "event_type" | "final_cr", type: Uint8Array, data: Uint8Array | undefined, length: number): void {
+    const read = data === undefined ? undefined : readFrame(data, this.reading.s2c);
+    const msg = read?.kind === "parsed" ? read.msg : undefined;
+    const first = Array.isArray(msg) ? msg[0] : msg;
+    // A payload that is no JSON-RPC message (a ping's text, a progress note) is no reader's answer.
+    if (
+      data !== undefined &&
+      (first === undefined || !isObject(first) || !RPC_KEYS.some((k) => getField(first, k) !== undefined))
+    )
+      return;
+    const method = first === undefined ? undefined : getField(first, "method");
+    this.counts.sse_ambiguous++;
+    this.o.rows.row("sse_ambiguous", {
+      reason: why,
+      event: frameHead(type),
+      bytes: length,
+      frame_digest: data === undefined ? undefined : digestBytes(data),
+      rpc_id: first === undefined ? undefined : getField(first, "id"),
+      method: typeof method === "string" ? method : undefined,
+    });
+  }
+
+  /** An SSE stream began with a BOM's mojibake, which the SDK clients' parser drops and the HTML standard's keeps (src/proxy/sse.ts). */
+  sseMojibake(): void {
+    this.counts.sse_ambiguous++;
+    this.o.rows.row("sse_ambiguous", { reason: "bom_mojibake" });
+  }
+
+  /**
+   * A compressed server body seam could not decode to observe (src/proxy/sse.ts,
+   * DecodedBody): a `body_undecoded` row, since what it answered is unknown.
+   */
+  undecodedBody(why: string, length: number): void {
+    this.counts.undecoded_bodies++;
+    this.o.rows.row("body_undecoded", { dir: "s2c", reason: why, bytes: length || undefined });
+  }
+
+  /**
+   * A server body whose Content-Type the SDK clients read differently
+   * (src/proxy/sse.ts, bodyKind): a `body_ambiguous` row. It was observed as
+   * the TypeScript SDK reads it.
+   */
+  ambiguousBody(contentType: string): void {
+    this.counts.ambiguous_bodies++;
+    this.o.rows.row("body_ambiguous", { dir: "s2c", content_type: contentType });
+  }
+
   oversize(_dir: Dir, _length: number): void {
     this.counts.oversize_frames_unlogged++;
   }
@@ -112,6 +176,11 @@ export class McpObserver {
       abandoned_operations: ops.abandoned || undefined,
       tasks_open: ops.tasks_open || undefined,
       ambiguous_frames: c.ambiguous_frames || undefined,
+      ambiguous_answers: c.ambiguous_answers || undefined,
+      duplicate_answers: c.duplicate_answers || undefined,
+      sse_ambiguous: c.sse_ambiguous || undefined,
+      undecoded_bodies: c.undecoded_bodies || undefined,
+      ambiguous_bodies: c.ambiguous_bodies || undefined,
     };
   }
 
@@ -272,13 +341,104 @@ export class McpObserver {
     // An answer travels the other way from its request.
     const reqDir: Dir = dir === "s2c" ? "c2s" : "s2c";
     const key = requestKey(id);
-    const p = key === null ? undefined : this.table.take(reqDir, key);
-    if (!p) {
-      if (this.table.late(reqDir, key)) this.counts.late_responses++;
-      else this.counts.unmatched_responses++;
+    const answer = { error: getField(m, "error"), result: getField(m, "result") };
+    // An answer no SDK reads (src/observe/answer-shape.ts) answers nothing for them: it stays unpaired.
+    const shape = answerShape(m);
+    if (shape === "dropped") {
+      this.answerUnread(dir, reqDir, id, answer);
       return;
     }
-    this.rows.rowFor(p, { error: getField(m, "error"), result: getField(m, "result") }, this.o.now());
+    let p = key === null ? undefined : this.table.take(reqDir, key);
+    if (p !== undefined && shape === "disputed") {
+      this.answerAmbiguous(dir, p, id, answer, "disputed");
+      return;
+    }
+    if (p !== undefined) {
+      this.rows.rowFor(p, answer, this.o.now());
+      this.table.answer(p, this.rows.digest);
+      return;
+    }
+    // An answer seam's exact rule leaves unmatched may be one a client takes.
+    p = this.o.faults?.exactIdsOnly ? undefined : this.table.takeCoerced(reqDir, id);
+    if (p !== undefined) {
+      this.answerAmbiguous(dir, p, id, answer, "id");
+      return;
+    }
+    if (this.table.late(reqDir, key)) {
+      this.counts.late_responses++;
+      return;
+    }
+    const before = this.table.answeredBefore(reqDir, id);
+    if (before !== undefined) {
+      this.answerDuplicate(dir, before, id, answer);
+      return;
+    }
+    this.counts.unmatched_responses++;
+  }
+
+  /**
+   * An answer SDK clients differ on (`reason` "id": its id names the open
+   * request `p` under an SDK client's rule but not exactly, src/observe/pairing.ts;
+   * "disputed": the TypeScript SDK drops it, the Python SDK reads it,
+   * src/observe/answer-shape.ts): `p`'s row says `ambiguous` (with this
+   * answer's digest), and the answer has its own `answer_ambiguous` row. `p`
+   * is closed: a later answer to it is an `answer_duplicate`.
+   */
+  private answerAmbiguous(dir: Dir, p: OpenRequest, id: Json | undefined, answer: Answer, reason: string): void {
+    this.counts.ambiguous_answers++;
+    this.rows.rowFor(p, answer, this.o.now(), undefined, undefined, id);
+    const digest = this.rows.digest;
+    this.table.answer(p, digest);
+    this.o.rows.row("answer_ambiguous", {
+      dir,
+      method: p.method,
+      rpc_id: p.id,
+      answer_id: id,
+      reason,
+      result_digest: digest,
+      status: answerStatus(answer),
+    });
+  }
+
+  /**
+   * An answer no SDK client reads (src/observe/answer-shape.ts): it closes
+   * nothing, as it closes nothing for them; an `answer_ambiguous` row
+   * (`reason` "dropped") says a less strict reader might have taken it.
+   */
+  private answerUnread(dir: Dir, reqDir: Dir, id: Json | undefined, answer: Answer): void {
+    const p = this.table.peek(reqDir, id);
+    if (p === undefined) {
+      // It names no open request: no reader would have taken it for one.
+      this.counts.unmatched_responses++;
+      return;
+    }
+    this.counts.ambiguous_answers++;
+    this.o.rows.row("answer_ambiguous", {
+      dir,
+      method: p.method,
+      rpc_id: p.id,
+      answer_id: id,
+      reason: "dropped",
+      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
+    });
+  }
+
+  /**
+   * A second answer to a request already answered (exactly, or under an SDK
+   * client's rule): an `answer_duplicate` row with both digests. The SDK
+   * clients keep the first; a client that waited for an exact id may not have.
+   */
+  private answerDuplicate(dir: Dir, first: Answered, id: Json | undefined, answer: Answer): void {
+    this.counts.duplicate_answers++;
+    this.o.rows.row("answer_duplicate", {
+      dir,
+      method: first.method,
+      rpc_id: first.id,
+      answer_id: id,
+      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
+      first_result_digest: first.digest,
+      status: answerStatus(answer),
+    });
   }
 
   /**
@@ -360,6 +520,15 @@ export class McpObserver {
       status: "invalid_id",
       args: this.o.raw ? this.rows.rawValue(getField(params ?? null, "arguments") ?? new Map()) : undefined,
     });
+  }
+
+  /**
+   * The client gave up on requests it sent without a notifications/cancelled (it cut the HTTP
+   * stream that was to carry their answers, where nothing else can): each still open is cancelled
+   * now, with `reason`, as a notifications/cancelled from it would have.
+   */
+  abandoned(ids: readonly Json[], reason: string): void {
+    for (const id of ids) this.cancel("c2s", { requestId: id, reason });
   }
 
   private cancel(requestsDir: Dir, params: Json | undefined): void {

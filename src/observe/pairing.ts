@@ -4,8 +4,17 @@
  * count from 0; an answer is matched by (direction, exact id): 1 and "1"
  * differ, integers of any size compare exactly; a duplicate id still open
  * pairs first in, first out.
+ *
+ * The official SDKs match more loosely than that, so an answer seam would
+ * leave unmatched can be the one a client uses: the TypeScript SDK looks its
+ * handler up by `Number(response.id)` ("7", " 7 ", "0x7", 7.0 and "" for 0
+ * all name a request it sent as a number); the Python SDK turns a string id
+ * into `int(id)` when it can (" 7 ", "+7", "0_7"). `coercedKeys` gives the
+ * keys an answer's id reaches under those rules; docs/ledger-format.md says
+ * what the observer writes when they are needed (answer_ambiguous) and when
+ * a request is answered twice (answer_duplicate).
  */
-import type { Json } from "../core/json.ts";
+import { type Json, JsonFloat } from "../core/json.ts";
 import type { ActionMade, ActionPosting } from "./observer-options.ts";
 import type { RoundInfo } from "./operation-book.ts";
 
@@ -41,7 +50,8 @@ export interface OpenRequest {
 /**
  * The exact identity of a JSON-RPC id, or null when it is not a valid one
  * (JSON-RPC 2.0 §4: a string or a number; MCP narrows numbers to integers and
- * forbids null): the string itself, or the integer, as a number when it is a
+ * forbids null; an integer written as a float, 113.0, is that integer): the
+ * string itself, or the integer, as a number when it is a
  * safe one and as a bigint past that, so that one integer has one key
  * however it was read. A Map tells 1 from "1" by type; a string key made
  * for each message (a prefix and the id) cost a recorded call more than its
@@ -56,8 +66,46 @@ export function requestKey(id: Json | undefined): RequestKey | null {
     return Number.isSafeInteger(id) ? id + 0 : BigInt(id);
   }
   if (typeof id === "bigint") return id >= MIN_SAFE && id <= MAX_SAFE ? Number(id) : id;
+  // 113.0 or 1E2: a client or server reading JSON numbers as doubles (JavaScript, Go, pydantic's lax
+  // int) takes it for the integer, and so do the call and its answer here.
+  if (id instanceof JsonFloat && Number.isInteger(id.value))
+    return Number.isSafeInteger(id.value) ? id.value + 0 : BigInt(id.value);
   return null;
 }
+
+/** Python's int() of a string: surrounding whitespace, a sign, ASCII digits with single underscores between them. */
+const PY_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
+
+/**
+ * The keys other than its exact one under which an SDK client could take an
+ * answer's id for a request's (see the top of this file); empty for most ids.
+ */
+export function coercedKeys(id: Json | undefined): RequestKey[] {
+  const exact = requestKey(id);
+  const keys: RequestKey[] = [];
+  const add = (k: RequestKey | null) => {
+    if (k !== null && k !== exact && !keys.includes(k)) keys.push(k);
+  };
+  if (typeof id === "string") {
+    const n = Number(id);
+    if (Number.isSafeInteger(n)) add(n + 0);
+    if (PY_INT.test(id)) add(requestKey(BigInt(id.trim().replaceAll("_", ""))));
+  } else if (id instanceof JsonFloat && Number.isInteger(id.value)) {
+    add(requestKey(id.value));
+  }
+  return keys;
+}
+
+/** What is kept of an answered request, to tell a second answer from an unmatched one. */
+export interface Answered {
+  id: Json;
+  method: string;
+  /** The digest of the result (or error) its row recorded. */
+  digest: string | undefined;
+}
+
+/** Answered requests remembered per side, newest kept: a second answer later than this many others is counted unmatched. */
+const MAX_ANSWERED = 1024;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const MIN_SAFE = -MAX_SAFE;
@@ -66,6 +114,8 @@ const MIN_SAFE = -MAX_SAFE;
 export class RequestTable {
   /** Keyed by requestKey. */
   private readonly open: Record<Dir, Map<RequestKey, OpenRequest[]>>;
+  /** Requests answered lately, by key, oldest first (bounded by MAX_ANSWERED). */
+  private readonly answered: Record<Dir, Map<RequestKey, Answered>> = { c2s: new Map(), s2c: new Map() };
   /** Ids of cancelled requests whose answer may still arrive. */
   private readonly cancelledIds: Record<Dir, Map<RequestKey, number>> = { c2s: new Map(), s2c: new Map() };
 
@@ -89,6 +139,51 @@ export class RequestTable {
     const p = q?.shift();
     if (q && q.length === 0) this.open[dir].delete(key);
     return p;
+  }
+
+  /** The first open request of `dir`'s that `id` names, exactly or under an SDK client's rule, left open. */
+  peek(dir: Dir, id: Json | undefined): OpenRequest | undefined {
+    const exact = requestKey(id);
+    for (const k of exact === null ? coercedKeys(id) : [exact, ...coercedKeys(id)]) {
+      const p = this.open[dir].get(k)?.[0];
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+
+  /**
+   * The first open request of `dir`'s that `id` names under an SDK client's
+   * rule but not exactly (see coercedKeys); undefined when there is none.
+   */
+  takeCoerced(dir: Dir, id: Json | undefined): OpenRequest | undefined {
+    for (const k of coercedKeys(id)) {
+      const p = this.take(dir, k);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+
+  /** `dir`'s request `p` got its answer (`digest`): a later answer to it is a second one. */
+  answer(p: OpenRequest, digest: string | undefined): void {
+    const key = requestKey(p.id);
+    if (key === null) return;
+    const done = this.answered[p.from];
+    done.delete(key);
+    done.set(key, { id: p.id, method: p.method, digest });
+    if (done.size > MAX_ANSWERED) done.delete(done.keys().next().value!);
+  }
+
+  /** The answered request of `dir`'s that `id` names exactly or under an SDK client's rule, if one is remembered. */
+  answeredBefore(dir: Dir, id: Json | undefined): Answered | undefined {
+    const exact = requestKey(id);
+    const done = this.answered[dir];
+    const a = exact === null ? undefined : done.get(exact);
+    if (a !== undefined) return a;
+    for (const k of coercedKeys(id)) {
+      const b = done.get(k);
+      if (b !== undefined) return b;
+    }
+    return undefined;
   }
 
   /** The client request `p` is closed without an answer (seam refused it); false when it was no longer open. */

@@ -36,11 +36,16 @@ const ROWED_CLIENT_METHODS = new Set([
   "tasks/cancel",
 ]);
 
+/** An answer's error or result, as its frame carries them. */
+export type Answer = { error: Json | undefined; result: Json | undefined };
+
 /** Writes the rows of finished requests, through the observer's RowSink. */
 export class RequestRows {
   /** The lenient reading of the frame being observed, when the strict parser refused it (for digests). */
   lenient: Extract<FrameRead, { kind: "parsed" }>["lenient"];
   private readonly serverMeta = new ServerMetaTracker();
+  /** The result_digest of the last request rowFor was given (undefined when it had no answer). */
+  digest: string | undefined;
 
   constructor(
     private readonly o: ObserverOptions,
@@ -51,20 +56,25 @@ export class RequestRows {
   /**
    * Writes the row for a finished request: answered (`answer` given) or closed
    * without one (`closed` = "cancelled" | "unanswered"), or refused by seam
-   * (`closed` = "refused", `answer` = seam's own error). Returns whether a row was written.
+   * (`closed` = "refused", `answer` = seam's own error). `answerId`: the
+   * answer named the request only under an SDK client's id rule; the row's
+   * status is then `ambiguous` and it carries that id. Returns whether a row was written.
    */
   rowFor(
     p: OpenRequest,
-    answer: { error: Json | undefined; result: Json | undefined } | undefined,
+    answer: Answer | undefined,
     now: number,
     closed?: string,
     reason?: string,
+    answerId?: Json,
   ): boolean {
     const raw = this.o.raw;
     const ms = msFloat(now - p.seen);
     const outcome = closed ?? statusOf(answer!.error, answer!.result);
     const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
     const resultDigest = answerValue === undefined ? undefined : answerDigest(answerValue);
+    this.digest = resultDigest;
+    const status = answerId === undefined ? outcome : "ambiguous";
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
     const params = p.params ?? null;
     if (p.from === "s2c") {
@@ -73,7 +83,8 @@ export class RequestRows {
         rpc_id: p.id,
         params_digest: p.digest,
         result_digest: resultDigest,
-        status: outcome,
+        status,
+        answer_id: answerId,
         ms,
         reason,
         error_code: errorCode,
@@ -87,7 +98,7 @@ export class RequestRows {
     switch (p.method) {
       case "tools/call": {
         this.counts.calls++;
-        const a = { resultDigest, outcome, ms, reason, errorCode, answerValue };
+        const a = { resultDigest, status, answerId, ms, reason, errorCode, answerValue };
         // Most calls belong to no operation and carry no action: their row has
         // only the era fields beyond the named row's own.
         if (p.action === undefined && outsideOperations(p.round, outcome)) {
@@ -107,7 +118,8 @@ export class RequestRows {
           p.method === "tasks/get" ? "task_get" : p.method === "tasks/update" ? "task_update" : "task_cancel",
           {
             rpc_id: p.id,
-            status: outcome,
+            status,
+            answer_id: answerId,
             ...task.fields,
             result_digest: resultDigest,
             ms,
@@ -125,7 +137,8 @@ export class RequestRows {
         const clientInfo = getField(params, "clientInfo");
         this.o.rows.row(p.method === "initialize" ? "mcp_initialize" : "mcp_discover", {
           rpc_id: p.id,
-          status: outcome,
+          status,
+          answer_id: answerId,
           client_info: clientInfo,
           server_info: result === undefined ? undefined : (getField(result, "serverInfo") ?? resultServerInfo(result)),
           protocol_version: (result === undefined ? undefined : getField(result, "protocolVersion")) ?? p.era,
@@ -148,7 +161,8 @@ export class RequestRows {
         const next = result === undefined ? undefined : getField(result, "nextCursor");
         this.o.rows.row("tools_list", {
           rpc_id: p.id,
-          status: outcome,
+          status,
+          answer_id: answerId,
           tools: names,
           tool_count: Array.isArray(tools) ? tools.length : undefined,
           tools_digest: tools === undefined ? undefined : digestJson(tools),
@@ -168,7 +182,8 @@ export class RequestRows {
           uri: typeof uri === "string" ? uri : undefined,
           rpc_id: p.id,
           result_digest: resultDigest,
-          status: outcome,
+          status,
+          answer_id: answerId,
           ms,
           reason,
           error_code: errorCode,
@@ -185,7 +200,7 @@ export class RequestRows {
           "prompt_get",
           "prompt",
           p,
-          { resultDigest, outcome, ms, reason, errorCode, answerValue },
+          { resultDigest, status, answerId, ms, reason, errorCode, answerValue },
           { ...round.fields, ...eraFields(p, result) },
         );
         round.end?.();
@@ -255,7 +270,15 @@ export class RequestRows {
     evt: string,
     nameKey: "tool" | "prompt",
     p: OpenRequest,
-    a: { resultDigest?: string; outcome: string; ms: Json; reason?: string; errorCode?: Json; answerValue?: Json },
+    a: {
+      resultDigest?: string;
+      status: string;
+      answerId?: Json;
+      ms: Json;
+      reason?: string;
+      errorCode?: Json;
+      answerValue?: Json;
+    },
     extra: Fields = {},
   ): void {
     const params = p.params ?? null;
@@ -266,7 +289,8 @@ export class RequestRows {
       rpc_id: p.id,
       args_digest: p.digest,
       result_digest: a.resultDigest,
-      status: a.outcome,
+      status: a.status,
+      answer_id: a.answerId,
       ms: a.ms,
       reason: a.reason,
       error_code: a.errorCode,
@@ -339,6 +363,11 @@ function statusOf(error: Json | undefined, result: Json | undefined): string {
     if (typed !== undefined) return typed;
   }
   return "ok";
+}
+
+/** An answer's status as its request's row would say it (statusOf). */
+export function answerStatus(a: Answer): string {
+  return statusOf(a.error, a.result);
 }
 
 /** Digest of params.arguments; a call without arguments digests as `{}`. */

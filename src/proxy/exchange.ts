@@ -6,28 +6,34 @@
  * observer; then its `http_exchange` row. Under --write-ahead/--fail-closed/
  * --map a POST is read whole and forwarded only once its tools/call intent
  * rows are durable (or refused, as `seam wrap` refuses: a JSON-RPC error, here
- * in an HTTP 200 JSON body).
+ * in an HTTP 200 JSON body). A POST longer than --max-frame is rowed as an
+ * unparsed_frame (length, digest, first bytes) once it has ended; under
+ * --write-ahead/--fail-closed none of it is forwarded: it is read to its end,
+ * none of it kept, and refused with a 413.
  */
 import { sleep } from "../base/sleep.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { msFloat, streamFields } from "../format/row.ts";
+import { HEAD_BYTES, type LongFrame } from "../observe/frames.ts";
 import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
 import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
 import { redactTarget } from "../redact/http.ts";
 import { endToEnd, field, headerSummary, upstreamRequestHeaders } from "./headers.ts";
-import type { ProxyHost } from "./options.ts";
-import { sendWhole } from "./replies.ts";
-import { errorAnswers, firstByte, requestMeta } from "./request-bodies.ts";
+import { BUSY_RETRY_S, type ProxyHost } from "./options.ts";
+import { plain, sendWhole } from "./replies.ts";
+import { errorAnswers, firstByte, requestIds, requestMeta } from "./request-bodies.ts";
 import { type Moment, type ProxySession, moment } from "./session.ts";
-import { BodyCollector, type BodySink, SseSplitter } from "./sse.ts";
+import { BodyCollector, type BodySink, DecodedBody, SseSplitter, bodyKind, contentCodings } from "./sse.ts";
 
 const encoder = new TextEncoder();
 
 /** One HTTP exchange through the proxy. */
 export class Exchange {
-  private readonly t0 = performance.now();
+  /** When the exchange began (its request's head had come). */
+  private readonly started = moment();
+  private readonly t0 = this.started.perf;
   private readonly method: string;
   private readonly sid: string | undefined;
   private readonly cut = new Cut();
@@ -40,7 +46,16 @@ export class Exchange {
   private queue: (() => void)[] = [];
   private ready = false;
   // Each chunk is kept as it came until it is recorded: a body of one chunk is hashed in one shot.
-  private readonly req = { digest: new StreamDigest(true), bytes: 0, frame: null as Uint8Array | null, oversize: 0 };
+  private readonly req = {
+    digest: new StreamDigest(true),
+    bytes: 0,
+    frame: null as Uint8Array | null,
+    oversize: 0,
+    /** The body's first bytes (what a row of a body too long to read shows of it). */
+    head: new Uint8Array(0) as Uint8Array,
+  };
+  /** The request body's digest, once taken (a digest is taken once; the body has ended by then). */
+  private reqDigest: string | undefined;
   private readonly res = { digest: new StreamDigest(true), bytes: 0 };
   private fields: Fields = {};
   /** The request body pulled chunk by chunk (a held POST), made when first read. */
@@ -61,6 +76,10 @@ export class Exchange {
   private pending = 0;
   /** When the chunk being recorded crossed. */
   private chunkAt: Moment = moment();
+  /** When the client went away before the answer ended. */
+  private goneAt: Moment | undefined;
+  /** Bytes of the request body this exchange holds for a decision (counted in the proxy's bound). */
+  private held = 0;
   /** Whether this exchange counts in its session's open exchanges; `over` once it has returned. */
   private entered = false;
   private over = false;
@@ -80,11 +99,15 @@ export class Exchange {
 
   async life(): Promise<void> {
     const dropAborter = this.p.addAborter(this.cut);
-    this.reply.onGone(() => this.cut.cut());
+    this.reply.onGone(() => {
+      this.goneAt = moment();
+      this.cut.cut();
+    });
     try {
       await this.exchange();
     } finally {
       dropAborter();
+      this.letGo();
       // An exchange that ended without its row (the client left mid-upload) no longer holds its session open.
       this.over = true;
       this.leave();
@@ -126,7 +149,7 @@ export class Exchange {
 
   /** The request's session (found once). */
   private resolve(): Promise<ProxySession> {
-    this.proxySessionP ??= this.p.resolveSession(this.sid, this.req.frame);
+    this.proxySessionP ??= this.p.resolveSession(this.sid, this.req.frame, this.started);
     this.sessionP ??= this.proxySessionP.then((s) => {
       this.session = s;
       if (!this.over) {
@@ -156,7 +179,9 @@ export class Exchange {
           this.p.later(() => {
             let hold: Promise<boolean> | undefined;
             s.at(at, () => {
-              if (this.req.oversize > 0) s.observer.oversize("c2s", this.req.oversize);
+              // A body longer than --max-frame is rowed (its length, digest and first bytes), as seam wrap
+              // rows a long frame; under --write-ahead the hold refuses it, its bytes never forwarded.
+              if (this.req.oversize > 0) hold = s.observer.longFrame(this.longFrame());
               else if (this.req.frame !== null) hold = s.observer.fromClient(this.req.frame);
             });
             this.ready = true;
@@ -175,6 +200,54 @@ export class Exchange {
    */
   private observedLater(): void {
     this.observed().catch(() => {});
+  }
+
+  /** Holds `n` more bytes of the request body, if the proxy's bound on held bodies allows it. */
+  private holdMore(n: number): boolean {
+    if (!this.p.holdBytes(n, this.held)) return false;
+    this.held += n;
+    return true;
+  }
+
+  /** The held body is forwarded or refused: its bytes no longer count. */
+  private letGo(): void {
+    if (this.held === 0) return;
+    this.p.releaseBytes(this.held);
+    this.held = 0;
+  }
+
+  /**
+   * The bodies held for a decision are at their bound (--max-held): this one is not held, recorded nor
+   * forwarded. Its rest is read and dropped (a client still sending gets the answer once it has sent
+   * it all), and the client told to try again: 503 with Retry-After.
+   */
+  private async busy(): Promise<void> {
+    this.letGo();
+    try {
+      while (!this.bodyEnded && (await this.nextChunk()) !== null) {}
+    } catch {
+      return; // the client went away
+    }
+    plain(this.reply, 503, "seam proxy: too many request bodies held for recording at once; retry\n", [
+      ["Retry-After", String(BUSY_RETRY_S)],
+    ]);
+  }
+
+  /** What is known of a request body too long to read, once it has ended. */
+  private longFrame(): LongFrame {
+    return { length: this.req.oversize, digest: this.requestDigest(), head: this.req.head };
+  }
+
+  private requestDigest(): string {
+    this.reqDigest ??= this.req.digest.digest();
+    return this.reqDigest;
+  }
+
+  /** Keeps a body's first bytes as they pass. */
+  private keepHead(c: Uint8Array): void {
+    const h = this.req.head;
+    if (h.length >= HEAD_BYTES) return;
+    this.req.head = concatBytes([h, c.subarray(0, HEAD_BYTES - h.length)]);
   }
 
   /** The request's body ended (read whole or piped through): its frame crossed now. */
@@ -196,6 +269,7 @@ export class Exchange {
     }
     this.req.digest.update(r.value);
     this.req.bytes += r.value.length;
+    this.keepHead(r.value);
     this.collector?.push(r.value);
     return r.value;
   }
@@ -218,41 +292,66 @@ export class Exchange {
     const holdMode = observeBody && (o.writeAhead || o.failClosed || o.actions !== undefined);
     const headers = upstreamRequestHeaders(this.inbound.headers, this.url);
     let body: PipedBody | AsyncIterable<Uint8Array> | Uint8Array | null = null;
-    if (observeBody) this.keepFrame();
+    if (observeBody && !holdMode) this.keepFrame();
     // A request naming its session holds it open from its first byte (not idle while its body uploads).
     // Its failure to open a ledger session is met again where the session is awaited.
     if (this.sid !== undefined) this.resolve().catch(() => {});
 
     if (holdMode) {
-      // Read the POST whole (up to --max-frame), record, then forward or refuse.
+      // Read the POST whole (up to --max-frame), record, then forward or refuse. The chunks read are its
+      // only copy (no collector): what the observer reads and what is forwarded are the same bytes.
       const read: Uint8Array[] = [];
       let len = 0;
       try {
         for (;;) {
           const chunk = await this.nextChunk();
           if (chunk === null) break;
-          read.push(chunk);
           len += chunk.length;
-          if (len > o.maxFrame) break;
+          if (len > o.maxFrame) {
+            read.push(chunk);
+            break;
+          }
+          if (!this.holdMore(chunk.length)) {
+            read.length = 0;
+            await this.busy();
+            return;
+          }
+          read.push(chunk);
         }
       } catch {
         return; // the client went away mid-upload: nothing was forwarded, nothing to record
       }
+      if (this.bodyEnded) this.req.frame = concatBytes(read, len);
+      else if (o.writeAhead || o.failClosed) {
+        // Too long to read: none of it is forwarded. Read to its end (none of it kept) for the length and
+        // digest its row gives, then refused, as seam wrap refuses a long frame under --write-ahead.
+        read.length = 0;
+        this.letGo();
+        try {
+          while ((await this.nextChunk()) !== null) {}
+        } catch {
+          return; // the client went away mid-upload: nothing was forwarded, nothing to record
+        }
+        this.req.oversize = this.req.bytes;
+      }
       const s = await this.resolve();
       let verdict = true;
+      // A body too long to read under --map alone streams on and is rowed once it has ended (streamBody).
+      const whole = this.bodyEnded;
       // The observer holds one client frame at a time: held POSTs of one session take turns here.
       const turn = s.holdChain.then(async () => {
-        if (!this.bodyEnded) this.req.oversize = len;
+        if (!whole) return;
         const { hold } = await this.observed();
         if (hold !== undefined) verdict = await hold;
       });
       s.holdChain = turn.catch(() => {});
       await turn;
       if (!verdict) {
+        this.letGo();
         this.refuse();
         return;
       }
-      body = this.bodyEnded ? concatBytes(read, len) : this.streamBody(read);
+      body = this.req.frame ?? this.streamBody(read);
     } else if (hasBody) {
       body = this.pipedBody();
     } else {
@@ -261,6 +360,7 @@ export class Exchange {
     }
 
     let res: UpstreamResponse;
+    let headAt: Moment;
     try {
       res = await this.p.runtime.request({
         url: this.url,
@@ -269,7 +369,10 @@ export class Exchange {
         body,
         cut: this.cut,
       });
+      headAt = moment();
+      this.letGo();
     } catch (e) {
+      this.letGo();
       await this.drainForObserver();
       await this.observed();
       await this.recorded();
@@ -281,13 +384,21 @@ export class Exchange {
     // The head goes on without waiting for a session that is still opening when the answer names the
     // new session's id (routeEarly); otherwise the session is found first, as the head may bind it.
     const sessionP = this.resolve();
+    // What the head does to the session (an mcp_session row) is dated when it came, not when the session opened.
+    const afterHead = (s: ProxySession): string | undefined => {
+      let endAfter: string | undefined;
+      s.at(headAt, () => {
+        endAfter = this.p.afterHead(s, this.sid, this.method, res);
+      });
+      return endAfter;
+    };
     const bound =
       this.session === undefined && this.p.routeEarly(this.proxySessionP!, this.sid, res)
-        ? sessionP.then((s) => this.p.afterHead(s, this.sid, this.method, res))
+        ? sessionP.then(afterHead)
         : undefined;
     // Awaited once the answer has been passed on; a session that fails to open fails the exchange there.
     bound?.catch(() => {});
-    const endAfterP = bound ?? Promise.resolve(this.p.afterHead(await sessionP, this.sid, this.method, res));
+    const endAfterP = bound ?? Promise.resolve(afterHead(await sessionP));
     this.observedLater();
     this.reply.head(res.status, endToEnd(res.headers), res.statusText);
     this.fields.http_status = res.status;
@@ -309,11 +420,45 @@ export class Exchange {
         const at = this.chunkAt;
         this.observe(() => this.session!.at(at, () => this.session!.observer.oversize("s2c", n)));
       },
+      other: (why, type, view, n) => {
+        const t = type.slice();
+        const data = view?.slice();
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.sseEvent(why, t, data, n)));
+      },
+      mojibake: () => {
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.sseMojibake()));
+      },
     };
-    let splitter: SseSplitter | BodyCollector | null = null;
-    if (!compressed) {
-      if (type.startsWith("text/event-stream")) splitter = new SseSplitter(o.maxFrame, sink);
-      else if (/^application\/(?:[\w.+-]*\+)?json\b/.test(type)) splitter = new BodyCollector(o.maxFrame, sink);
+    let undecoded = false;
+    sink.undecoded = (why, n) => {
+      undecoded = true;
+      const at = this.chunkAt;
+      this.observe(() => this.session!.at(at, () => this.session!.observer.undecodedBody(why, n)));
+    };
+    // A JSON body is read as Response.json() reads it (a leading BOM dropped).
+    // Read as the SDK clients read it (src/proxy/sse.ts, bodyKind); where they differ, a body_ambiguous row.
+    const kind = bodyKind(field(res.headers, "content-type"));
+    if (kind.disputed)
+      this.recordLater(0, () => {
+        const at = this.chunkAt;
+        this.observe(() => this.session!.at(at, () => this.session!.observer.ambiguousBody(type)));
+      });
+    const reader =
+      kind.kind === "sse"
+        ? new SseSplitter(o.maxFrame, sink)
+        : kind.kind === "json"
+          ? new BodyCollector(o.maxFrame, sink, true)
+          : null;
+    let splitter: SseSplitter | BodyCollector | DecodedBody | null = reader;
+    // A compressed body is decoded as the client's fetch decodes it, for observing only (src/proxy/sse.ts).
+    const codings = compressed && reader !== null ? contentCodings(encoding!) : null;
+    if (compressed && reader !== null && codings !== null)
+      splitter = new DecodedBody(o.maxFrame, codings, sink, reader);
+    else if (compressed && reader !== null) {
+      splitter = null;
+      this.recordLater(0, () => sink.undecoded!(`content-encoding ${encoding}`, 0));
     }
     // Forwarded first: what the recording does with a chunk (its digest, the frames it completes) comes
     // when the proxy records, never before the client has it.
@@ -335,10 +480,6 @@ export class Exchange {
     const ended = moment();
     const s = await sessionP;
     const endAfter = await endAfterP;
-    if (compressed && this.res.bytes > 0) {
-      s.unobservedBodies++;
-      this.fields.observed = false;
-    }
     this.fields.response_content_type = field(res.headers, "content-type");
     this.fields.response_content_encoding = encoding;
     this.responseHeaders(res.headers);
@@ -347,8 +488,13 @@ export class Exchange {
       this.fields.error_phase = "response_body";
     }
     await this.recorded();
-    if (splitter instanceof SseSplitter) this.fields.sse_events = splitter.events;
+    if (compressed && this.res.bytes > 0 && (codings === null || undecoded)) {
+      s.unobservedBodies++;
+      this.fields.observed = false;
+    }
+    if (reader instanceof SseSplitter) this.fields.sse_events = reader.events;
     await this.observed();
+    this.abandonIfGone(s);
     await this.done(endAfter, ended);
   }
 
@@ -359,6 +505,7 @@ export class Exchange {
       from: this.inbound,
       chunk: (c) => {
         this.req.bytes += c.length;
+        this.keepHead(c);
         this.recordLater(c.length, () => this.req.digest.update(c));
         // Kept at once: which session a request without an id belongs to is read from it.
         const kept = this.collector;
@@ -387,11 +534,13 @@ export class Exchange {
   /** The request body, passed on as it arrives (after the chunks already read), a copy kept for the observer. */
   private async *streamBody(first: Uint8Array[]): AsyncIterable<Uint8Array> {
     yield* first;
+    this.letGo();
     for (;;) {
       const chunk = await this.nextChunk();
       if (chunk === null) break;
       yield chunk;
     }
+    this.req.oversize = this.req.bytes;
     await this.observed();
   }
 
@@ -417,6 +566,20 @@ export class Exchange {
     }
   }
 
+  /**
+   * The client cut this exchange's answer stream. Where no MCP session can carry an answer after it
+   * (no session id: the sessionless 2026-07-28 revision, a stateless server), that is how a client
+   * cancels (the SDKs abort the request rather than send notifications/cancelled): the body's
+   * requests still open are cancelled, as of when the client went away, rather than left open until
+   * the proxy stops.
+   */
+  private abandonIfGone(s: ProxySession): void {
+    const at = this.goneAt;
+    if (at === undefined || s.mcpId !== undefined) return;
+    const ids = requestIds(this.req.frame);
+    if (ids.length > 0) s.at(at, () => s.observer.abandoned(ids, "client_gone"));
+  }
+
   /** The upstream could not be reached (or the exchange was cut before its answer's head). */
   private failedBeforeHead(e: unknown): void {
     const code = e instanceof UpstreamError ? e.code : "EIO";
@@ -425,6 +588,7 @@ export class Exchange {
     const endAfter = this.p.provisional(s) ? "upstream_unreachable" : undefined;
     if (this.reply.gone) {
       this.fields.client_gone = true;
+      this.abandonIfGone(s);
       void this.done(endAfter);
       return;
     }
@@ -448,7 +612,10 @@ export class Exchange {
     void this.done(endAfter);
   }
 
-  /** --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body. */
+  /**
+   * --fail-closed or --map --no-fail-open refused the POST's calls: answer them in an HTTP 200 JSON body
+   * (--write-ahead or --fail-closed refused a body too long to read: in a 413).
+   */
   private refuse(): void {
     const s = this.session!;
     const lines = s.observer.refuse().map((l) => new TextDecoder().decode(l).trimEnd());
@@ -456,10 +623,12 @@ export class Exchange {
     const batch = frame !== null && firstByte(frame) === 0x5b;
     const text = batch || lines.length !== 1 ? `[${lines.join(",")}]` : lines[0]!;
     const body = encoder.encode(text);
-    sendWhole(this.reply, 200, "application/json", body);
+    // A body too long to read has no id seam could answer: 413 (Content Too Large), seam's -32600 in it.
+    const status = this.req.oversize > 0 ? 413 : 200;
+    sendWhole(this.reply, status, "application/json", body);
     this.res.digest.update(body);
     this.res.bytes += body.length;
-    this.fields.http_status = 200;
+    this.fields.http_status = status;
     this.fields.seam_answer = "refused";
     void this.done(undefined);
   }
@@ -509,7 +678,7 @@ export class Exchange {
         www_authenticate: f.www_authenticate,
         response_headers: f.response_headers,
         ...streamFields([
-          ["request", this.req.bytes, this.req.digest.digest()],
+          ["request", this.req.bytes, this.requestDigest()],
           ["response", this.res.bytes, this.res.digest.digest()],
         ]),
       }),

@@ -5,7 +5,19 @@
 import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
 import type { Later } from "./record-later.ts";
-import type { ProxySession, RecordOptions } from "./session.ts";
+import type { Moment, ProxySession, RecordOptions } from "./session.ts";
+
+/**
+ * Most bytes of request bodies held at once for a decision (--max-held): under --write-ahead,
+ * --fail-closed and --map a POST is read whole before it is forwarded, so held bodies are memory
+ * that clients choose. Four bodies at the default --max-frame fit, and ordinary calls, far smaller,
+ * by the thousand; past it a POST is answered 503 rather than the proxy growing. A body alone is
+ * always held (up to --max-frame), whatever this says: each can be forwarded in turn.
+ */
+export const MAX_HELD_BYTES = 256 * 1024 * 1024;
+
+/** The Retry-After of the 503 that says the held bodies are at their bound: a held body waits for a write. */
+export const BUSY_RETRY_S = 1;
 
 export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   upstream: URL;
@@ -19,6 +31,8 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   sessionIdleMs: number;
   /** What session_begin says about the proxy, redacted already. */
   begin: Fields;
+  /** Most bytes of request bodies held at once for a decision (default MAX_HELD_BYTES). */
+  maxHeld?: number;
   /** How long recording waits after the first bytes of its batch crossed (default RECORD_DELAY_MS, src/proxy/record-later.ts). */
   recordDelayMs?: number;
 }
@@ -29,10 +43,17 @@ export interface ProxyHost {
   readonly runtime: HttpRuntime;
   /** Runs an exchange's recording (src/proxy/record-later.ts). */
   readonly later: Later;
+  /**
+   * Counts `n` more bytes of a request body held for a decision, unless that would pass --max-held
+   * while other exchanges hold bodies (`mine`: what the asking exchange holds already). Whether it did.
+   */
+  holdBytes(n: number, mine: number): boolean;
+  /** Held bytes no longer held (forwarded or refused). */
+  releaseBytes(n: number): void;
   /** Cut when the proxy stops; the returned function forgets it. */
   addAborter(a: Cut): () => void;
-  /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */
-  resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession>;
+  /** The session of a request: from its Mcp-Session-Id, else by what its body holds; one it opens began `since`. */
+  resolveSession(sid: string | undefined, frame: Uint8Array | null, since: Moment): Promise<ProxySession>;
   /** The head of an initialize's answer is in before its session is open: route the id it gives at once (see McpProxy). */
   routeEarly(p: Promise<ProxySession>, sid: string | undefined, res: UpstreamResponse): boolean;
   /** The answer's head is in: bind, adopt or end the session as it says. Returns the reason to end it after this exchange. */

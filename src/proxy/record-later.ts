@@ -3,7 +3,9 @@
  * making its rows and writing them to the ledger. The bytes are forwarded at
  * once; what records them is queued here and run a moment later
  * (RECORD_DELAY_MS), everything due in one batch, in the order it was queued.
- * The rows' times are taken when the bytes crossed, not when they are made.
+ * The rows' times are taken when the bytes crossed, not when they are made,
+ * and each session writes its rows in the order of those times
+ * (ProxySession.flush, src/proxy/session.ts).
  *
  * Why wait: right after an answer's last byte, the client reads it and sends
  * its next request. Recording at that moment competes with the client for the

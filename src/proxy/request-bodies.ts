@@ -60,15 +60,23 @@ export function requestMeta(frame: Uint8Array | null): Fields {
   return {};
 }
 
+/** The ids of the requests of a body (those with a valid id), in order. */
+export function requestIds(frame: Uint8Array | null): Json[] {
+  const ids: Json[] = [];
+  for (const m of messages(frame)) {
+    if (!isObject(m) || typeof getField(m, "method") !== "string") continue;
+    const id = getField(m, "id");
+    if (id !== undefined && requestKey(id) !== null) ids.push(id);
+  }
+  return ids;
+}
+
 /** seam's own error answers for the requests of a body (those with a valid id); null when it holds none. */
 export function errorAnswers(frame: Uint8Array | null, message: string): Uint8Array | null {
   const answers: string[] = [];
   let batch = false;
   if (frame !== null) batch = firstByte(frame) === 0x5b;
-  for (const m of messages(frame)) {
-    if (!isObject(m) || typeof getField(m, "method") !== "string") continue;
-    const id = getField(m, "id");
-    if (requestKey(id) === null) continue;
+  for (const id of requestIds(frame)) {
     answers.push(
       `{"jsonrpc":"2.0","id":${idJson(id)},"error":{"code":${UPSTREAM_ERROR_CODE},"message":${JSON.stringify(message)}}}`,
     );

@@ -22,11 +22,11 @@ import type { Cut, HttpRuntime, InboundRequest, Listener, Reply, UpstreamRespons
 import { Exchange } from "./exchange.ts";
 import { foreignRequest } from "./guard.ts";
 import { field } from "./headers.ts";
-import type { ProxyHost, ProxyOptions } from "./options.ts";
+import { MAX_HELD_BYTES, type ProxyHost, type ProxyOptions } from "./options.ts";
 import { plain } from "./replies.ts";
 import { holdsInitialize } from "./request-bodies.ts";
 import { type Later, delayed, soon } from "./record-later.ts";
-import { ProxySession, type SessionKind } from "./session.ts";
+import { type Moment, ProxySession, type SessionKind } from "./session.ts";
 import { type OpenAppend, sharingOpen } from "./shared-files.ts";
 
 /** How long a session that ends waits for its other exchanges (a GET stream the upstream closes) to finish. */
@@ -56,6 +56,9 @@ export class McpProxy implements ProxyHost {
   private readonly ending = new WeakSet<ProxySession>();
   private stopping = false;
   private refusedForeign = 0;
+  /** Bytes of request bodies held for a decision now (ProxyHost.holdBytes), and POSTs turned away at the bound. */
+  private held = 0;
+  private refusedBusy = 0;
   /** Rows that could not be written, and the sessions they were of (said when the proxy stops). */
   private readonly unlogged = { rows: 0, sessions: 0 };
   private readonly lock = sharedLock({ pid: process.pid });
@@ -110,6 +113,10 @@ export class McpProxy implements ProxyHost {
     await Promise.race([Promise.allSettled([...this.inflight]), sleep(STOP_GRACE_MS)]);
     await Promise.allSettled([...this.endings]);
     await Promise.allSettled([...this.sessions].map((s) => this.close(s, reason)));
+    if (this.refusedBusy > 0)
+      this.log.warn(
+        `answered ${this.refusedBusy} ${this.refusedBusy === 1 ? "POST" : "POSTs"} 503: the request bodies held for recording were at --max-held`,
+      );
     if (this.refusedForeign > 1)
       this.log.warn(`refused ${this.refusedForeign} requests whose Host or Origin was not loopback`);
     const { rows, sessions } = this.unlogged;
@@ -139,7 +146,7 @@ export class McpProxy implements ProxyHost {
 
   // ---- sessions ----
 
-  private openSession(kind: SessionKind, mcpId?: string, continues?: string): Promise<ProxySession> {
+  private openSession(kind: SessionKind, since: Moment, mcpId?: string, continues?: string): Promise<ProxySession> {
     const p = ProxySession.open(
       { ...this.o, openAppend: this.openShared, checkpointSeeds: this.checkpointSeeds },
       kind,
@@ -148,6 +155,7 @@ export class McpProxy implements ProxyHost {
       this.later,
       mcpId,
       continues,
+      since,
     );
     // A ledger that cannot be opened fails the exchanges that wait for this session (each says why);
     // it must not also reject here unheld, which would end the proxy.
@@ -158,12 +166,12 @@ export class McpProxy implements ProxyHost {
     return p;
   }
 
-  private sessionFor(sid: string): Promise<ProxySession> {
+  private sessionFor(sid: string, since: Moment): Promise<ProxySession> {
     let p = this.bySid.get(sid);
     if (p === undefined) {
       const continues = this.expired.get(sid);
       this.expired.delete(sid);
-      p = this.openSession("joined", sid, continues);
+      p = this.openSession("joined", since, sid, continues);
       this.mapSid(sid, p);
       void p.then(
         (s) => this.watchIdle(s),
@@ -184,9 +192,9 @@ export class McpProxy implements ProxyHost {
     });
   }
 
-  private sessionlessSession(): Promise<ProxySession> {
+  private sessionlessSession(since: Moment): Promise<ProxySession> {
     if (this.sessionless === null) {
-      const opened = this.openSession("sessionless");
+      const opened = this.openSession("sessionless", since);
       this.sessionless = opened;
       // Not kept when its ledger could not be opened: the next sessionless request tries again.
       void opened.catch(() => {
@@ -256,16 +264,28 @@ export class McpProxy implements ProxyHost {
   get runtime(): HttpRuntime {
     return this.http;
   }
+  holdBytes(n: number, mine: number): boolean {
+    const others = this.held - mine;
+    if (others > 0 && this.held + n > (this.o.maxHeld ?? MAX_HELD_BYTES)) {
+      this.refusedBusy++;
+      return false;
+    }
+    this.held += n;
+    return true;
+  }
+  releaseBytes(n: number): void {
+    this.held -= n;
+  }
   addAborter(a: Cut): () => void {
     this.aborters.add(a);
     if (this.stopping) a.cut();
     return () => this.aborters.delete(a);
   }
   /** The session of a request: from its Mcp-Session-Id, else by what its body holds. */
-  resolveSession(sid: string | undefined, frame: Uint8Array | null): Promise<ProxySession> {
-    if (sid !== undefined) return this.sessionFor(sid);
+  resolveSession(sid: string | undefined, frame: Uint8Array | null, since: Moment): Promise<ProxySession> {
+    if (sid !== undefined) return this.sessionFor(sid, since);
     if (frame !== null && !this.stateless && holdsInitialize(frame)) {
-      const p = this.openSession("initialize");
+      const p = this.openSession("initialize", since);
       this.opening.add(p);
       void p.then(
         () => this.opening.delete(p),
@@ -273,7 +293,7 @@ export class McpProxy implements ProxyHost {
       );
       return p;
     }
-    return this.sessionlessSession();
+    return this.sessionlessSession(since);
   }
   /**
    * The answer's head is in and the request's session (`p`) is still being opened by an

@@ -77,6 +77,14 @@ class SessionClock {
   }
 }
 
+/** A row waiting to be written (ProxySession.flush); `durable` is told whether it was, for a durable one. */
+interface Staged {
+  evt: string;
+  fields: Fields;
+  wall: number;
+  durable: ((written: boolean) => void) | undefined;
+}
+
 export class ProxySession {
   readonly observer: McpObserver;
   readonly rows: RowSink;
@@ -103,18 +111,21 @@ export class ProxySession {
     o: RecordOptions,
     private readonly log: Log,
     private readonly clock: SessionClock,
+    private readonly later: Later,
   ) {
     // Once session_end's counts are taken, a late row (an exchange that outlived
     // the grace period) would contradict them: it is dropped and warned about.
     this.rows = {
       row: (evt, fields) => {
         if (this.ended) this.late(evt);
-        else writer.add(evt, fields);
+        else this.stage(evt, fields, undefined);
       },
       durable: (evt, fields) => {
-        if (!this.ended) return writer.appendDurable(evt, fields);
-        this.late(evt);
-        return Promise.resolve(false);
+        if (this.ended) {
+          this.late(evt);
+          return Promise.resolve(false);
+        }
+        return new Promise<boolean>((resolve) => this.stage(evt, fields, resolve));
       },
     };
     this.observer = new McpObserver({
@@ -125,6 +136,40 @@ export class ProxySession {
       actions: o.actions,
       now: () => clock.perf(),
     });
+  }
+
+  /**
+   * Rows made since the last flush, with the times they stand for. An exchange's rows are made when
+   * the proxy records (src/proxy/record-later.ts), each dated when its bytes crossed, and exchanges
+   * record in turn: the rows of one batch are made in another order than their bytes crossed (an
+   * answer's rows before the http_exchange row of an exchange that ended earlier). They are written in
+   * the order of their times instead, as seam wrap writes them, at the end of the batch.
+   */
+  private staged: Staged[] = [];
+  /** The time of the last row written: one made too late for its batch is written no earlier. */
+  private lastWall = 0;
+
+  private stage(evt: string, fields: Fields, durable: ((written: boolean) => void) | undefined): void {
+    if (this.staged.length === 0) this.later(() => this.flush());
+    this.staged.push({ evt, fields, wall: this.clock.wall(), durable });
+  }
+
+  /** Writes the rows staged, in the order of their times (those of one time in the order they were made). */
+  private flush(): void {
+    const rows = this.staged;
+    if (rows.length === 0) return;
+    this.staged = [];
+    rows.sort((a, b) => a.wall - b.wall);
+    for (const r of rows) {
+      // A row made after a later one was written (its exchange recorded in a batch after that one's)
+      // takes that row's time: the ledger's times never go back within a session.
+      const wall = Math.max(r.wall, this.lastWall);
+      this.lastWall = wall;
+      this.clock.at({ perf: performance.now(), wall }, () => {
+        if (r.durable === undefined) this.writer.add(r.evt, r.fields);
+        else void this.writer.appendDurable(r.evt, r.fields).then(r.durable);
+      });
+    }
   }
 
   /** Runs `f` (observations and the rows they write) as if at `m`: their times are those of when it was seen. */
@@ -144,6 +189,7 @@ export class ProxySession {
     later: Later,
     mcpId?: string,
     continues?: string,
+    since?: Moment,
   ): Promise<ProxySession> {
     const id = randomUUID();
     const clock = new SessionClock();
@@ -166,15 +212,20 @@ export class ProxySession {
       lock,
       now: () => clock.wall(),
     });
-    const s = new ProxySession(id, kind, writer, o, log, clock);
+    const s = new ProxySession(id, kind, writer, o, log, clock, later);
     s.mcpId = mcpId;
-    s.rows.row("session_begin", {
-      ...o.begin,
-      mcp_session: mcpId === undefined ? undefined : sessionIdDigest(mcpId),
-      opened_by: kind,
-      continues,
-      ...recorderFields(o),
-    });
+    // The session began when the request that opened it crossed, before its ledger was open.
+    const begun = since ?? moment();
+    s.lastWall = begun.wall;
+    clock.at(begun, () =>
+      writer.add("session_begin", {
+        ...o.begin,
+        mcp_session: mcpId === undefined ? undefined : sessionIdDigest(mcpId),
+        opened_by: kind,
+        continues,
+        ...recorderFields(o),
+      }),
+    );
     return s;
   }
 
@@ -238,6 +289,7 @@ export class ProxySession {
     if (this.ended) return 0;
     clearTimeout(this.idleTimer);
     this.observer.finish(reason);
+    this.flush();
     this.ended = true;
     await this.writer.end({
       reason,

@@ -19,7 +19,7 @@ import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { inconclusiveReason } from "../verify/report.ts";
 import { cell } from "./escape.ts";
-import { globRegExp } from "./filters.ts";
+import { type Glob, globMatcher } from "./filters.ts";
 import type { Operation } from "./operations.ts";
 
 export interface Rules {
@@ -67,7 +67,7 @@ class Hits {
 /** Feed operations with `add`, then `results` with each file's verdict. */
 export class Checker {
   private readonly expect: { name: string; times: number | null; hits: Hits }[];
-  private readonly forbid: { glob: string; re: RegExp; hits: Hits }[];
+  private readonly forbid: { glob: string; re: Glob; hits: Hits }[];
   private readonly errors = new Hits();
   private readonly unanswered = new Hits();
   private readonly slow = new Hits();
@@ -78,7 +78,7 @@ export class Checker {
 
   constructor(readonly rules: Rules) {
     this.expect = (rules.expectTool ?? []).map((e) => ({ ...e, hits: new Hits() }));
-    this.forbid = (rules.forbidTool ?? []).map((g) => ({ glob: g, re: globRegExp(g), hits: new Hits() }));
+    this.forbid = (rules.forbidTool ?? []).map((g) => ({ glob: g, re: globMatcher(g), hits: new Hits() }));
   }
 
   add(op: Operation): void {

@@ -64,14 +64,14 @@ export function knownStatus(s: string): boolean {
 
 /** A filter set compiled once; `test` is called per operation. */
 export class OpFilter {
-  private readonly server: RegExp[] | null;
-  private readonly tool: RegExp[] | null;
+  private readonly server: Glob[] | null;
+  private readonly tool: Glob[] | null;
   private readonly status: Set<string> | null;
   readonly empty: boolean;
 
   constructor(private readonly f: Filters = {}) {
-    this.server = f.server && f.server.length > 0 ? f.server.map(globRegExp) : null;
-    this.tool = f.tool && f.tool.length > 0 ? f.tool.map(globRegExp) : null;
+    this.server = f.server && f.server.length > 0 ? f.server.map(globMatcher) : null;
+    this.tool = f.tool && f.tool.length > 0 ? f.tool.map(globMatcher) : null;
     this.status = f.status && f.status.length > 0 ? new Set(f.status) : null;
     this.empty =
       (f.session === undefined || f.session.length === 0) &&
@@ -106,26 +106,75 @@ export class OpFilter {
   }
 }
 
-/** A shell-style glob (`*`, `?`, `[abc]`) matched against the whole string. */
-export function globRegExp(glob: string): RegExp {
-  let re = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === "*") re += "[\\s\\S]*";
-    else if (c === "?") re += "[\\s\\S]";
+/** A compiled glob: `test` tells whether it matches a whole string. */
+export interface Glob {
+  test(s: string): boolean;
+}
+
+/** One position of a glob between stars: a code point, `?` (null: any one), or a `[…]` class. */
+type Atom = number | null | RegExp;
+
+/**
+ * A shell-style glob (`*`, `?`, `[abc]`, `[!abc]`) matched against the whole
+ * string, code point by code point. It is matched without backtracking: the
+ * pieces between stars are found in order, each at its leftmost place (the
+ * first piece at the start, the last at the end), which is a match exactly
+ * when one exists. So the time is linear in the string's length for a given
+ * glob, where a regular expression of `*a*b*` backtracks quadratically on a
+ * long name from a ledger.
+ */
+export function globMatcher(glob: string): Glob {
+  const pieces: Atom[][] = [[]];
+  const g = Array.from(glob);
+  for (let i = 0; i < g.length; i++) {
+    const c = g[i]!;
+    if (c === "*") pieces.push([]);
+    else if (c === "?") pieces.at(-1)!.push(null);
     else if (c === "[") {
-      const close = glob.indexOf("]", i + 2);
-      if (close < 0) re += "\\[";
+      const close = g.indexOf("]", i + 2);
+      if (close < 0) pieces.at(-1)!.push(c.codePointAt(0)!);
       else {
-        let body = glob.slice(i + 1, close);
+        let body = g.slice(i + 1, close).join("");
         const neg = body.startsWith("!") || body.startsWith("^");
         if (neg) body = body.slice(1);
-        re += `[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]`;
+        pieces.at(-1)!.push(new RegExp(`^[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]$`, "u"));
         i = close;
       }
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    } else pieces.at(-1)!.push(c.codePointAt(0)!);
   }
-  return new RegExp(`^${re}$`, "u");
+  return { test: (s) => matchPieces(pieces, Array.from(s)) };
+}
+
+function matchAt(cps: readonly string[], at: number, piece: readonly Atom[]): boolean {
+  for (let k = 0; k < piece.length; k++) {
+    const a = piece[k]!;
+    const c = cps[at + k]!;
+    if (a === null) continue;
+    if (typeof a === "number" ? c.codePointAt(0) !== a : !a.test(c)) return false;
+  }
+  return true;
+}
+
+function matchPieces(pieces: readonly Atom[][], cps: readonly string[]): boolean {
+  const first = pieces[0]!;
+  if (pieces.length === 1) return cps.length === first.length && matchAt(cps, 0, first);
+  const last = pieces.at(-1)!;
+  const end = cps.length - last.length;
+  if (end < first.length || !matchAt(cps, 0, first) || !matchAt(cps, end, last)) return false;
+  let pos = first.length;
+  for (let p = 1; p < pieces.length - 1; p++) {
+    const piece = pieces[p]!;
+    let found = -1;
+    for (let i = pos; i + piece.length <= end; i++) {
+      if (matchAt(cps, i, piece)) {
+        found = i;
+        break;
+      }
+    }
+    if (found < 0) return false;
+    pos = found + piece.length;
+  }
+  return true;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -15,6 +15,7 @@
  * (no width) has every column and whole values.
  */
 import { memo } from "../base/memo.ts";
+import { terminalJson } from "../base/terminal-text.ts";
 import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
 import { inconclusiveReason } from "../verify/report.ts";
@@ -353,9 +354,9 @@ function short(id: string): string {
 
 /**
  * A value as JSON text. The ledger's line form leaves DEL, C1 controls (CSI
- * among them), bidi controls and U+2028/U+2029 raw inside strings; here they
- * are \u escapes too (valid JSON, the same string), so no terminal escape
- * reaches a terminal even through --json.
+ * among them), bidi controls, U+2028/U+2029 and lone surrogates raw inside
+ * strings; here they are \u escapes too (terminalJson: valid JSON, the same
+ * string), so no terminal escape reaches a terminal even through --json.
  */
 export function jsonText(v: Json): string {
   let text: string;
@@ -364,10 +365,7 @@ export function jsonText(v: Json): string {
   } catch {
     text = String(v);
   }
-  return text.replace(
-    /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return terminalJson(text);
 }
 
 function msText(ms: number): string {

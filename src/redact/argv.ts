@@ -26,7 +26,7 @@
  * Which names are secret is src/redact/secret-names.ts; what is redacted inside
  * an argument, src/redact/secret-values.ts; this file walks the argv.
  */
-import { isSecretName, words } from "./secret-names.ts";
+import { isFlagOnlySecret, isSecretFlag, isSecretName, words } from "./secret-names.ts";
 import { REDACTED, Redactor } from "./secret-values.ts";
 
 /** A value a short flag like -p or -k takes that is no secret: a port or number, a path, a URL, an npm package. */
@@ -167,7 +167,11 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
       }
       continue;
     }
-    if (!isSecretName(name)) {
+    // A flag secret as a flag only (`--refresh`, `--pwd`) keeps a plain value: `--refresh 30`, `--pwd /srv`.
+    const plainAfter =
+      isFlagOnlySecret(name) &&
+      (val !== undefined ? plainShortValue(val) : next === undefined || next.startsWith("-") || plainShortValue(next));
+    if (!isSecretFlag(name) || plainAfter) {
       out.push(val === undefined ? plain(arg) : `${r.value(head)}=${plain(val)}`);
       continue;
     }

@@ -5,7 +5,7 @@
  */
 import { memo } from "../base/memo.ts";
 import { redactArgv } from "./argv.ts";
-import { isSecretName } from "./secret-names.ts";
+import { isSecretName, querySecret } from "./secret-names.ts";
 import { REDACTED } from "./secret-values.ts";
 
 /** Fields recorded only as present, whatever their value: credentials and session cookies. */
@@ -78,7 +78,7 @@ function redactTargetOnce(target: string): { target: string; redactions: number 
       try {
         key = decodeURIComponent(rawKey.replace(/\+/g, " "));
       } catch {}
-      if (eq >= 0 && (isSecretName(key) || /(?:^|[^a-z])(?:sig|signature)$/i.test(key))) {
+      if (eq >= 0 && (querySecret(key) || /(?:^|[^a-z])(?:sig|signature)$/i.test(key))) {
         if (p.length > eq + 1) redactions++;
         return `${rawKey}=${p.length > eq + 1 ? REDACTED : ""}`;
       }

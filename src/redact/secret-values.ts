@@ -4,7 +4,7 @@
  * keys inside query strings, connection strings and JSON, and well-known
  * token shapes, each replaced by REDACTED (src/redact/argv.ts walks the argv).
  */
-import { SECRET_PARAM_WORDS, embeddedSecret, isSecretName, words } from "./secret-names.ts";
+import { embeddedSecret, isSecretName, querySecret } from "./secret-names.ts";
 
 export const REDACTED = "<redacted>";
 
@@ -14,17 +14,19 @@ const TOKEN_SHAPES: RegExp[] = [
   /(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe secret / restricted keys
   /(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub tokens
   /(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}/g, // GitHub fine-grained tokens
-  /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}/g, // GitLab
+  /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_.-]{16,}/g, // GitLab
   /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, // AWS access key ids
-  /(?<![A-Za-z0-9])AIza[A-Za-z0-9_-]{35}/g, // Google API keys
+  /(?<![A-Za-z0-9])AIza[A-Za-z0-9_-]{30,}/g, // Google API keys
   /(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
-  /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}/g, // npm
+  /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{30,}/g, // npm
   /(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}/g, // Hugging Face
   /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, // JWT
   /(?<![A-Za-z0-9])xapp-[A-Za-z0-9-]{10,}/g, // Slack app-level tokens
   /(?<=hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/g, // Slack webhook URLs: the path is the secret
   /(?<=discord(?:app)?\.com\/api\/webhooks\/)[A-Za-z0-9_/-]+/g, // Discord webhook URLs
-  /(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, // SendGrid
+  /(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, // SendGrid
+  /(?<![A-Za-z0-9:])\d{5,12}:AA[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens
+  /(?<=\/bot)\d{5,12}:[A-Za-z0-9_-]{30,}/g, // a Telegram bot token in a Bot API URL path (/bot<id>:<token>/method)
   /(?<![A-Za-z0-9])dop_v1_[a-f0-9]{40,}/g, // DigitalOcean
   /(?<![A-Za-z0-9])shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}/g, // Shopify
   /(?<![A-Za-z0-9])pypi-[A-Za-z0-9_-]{40,}/g, // PyPI
@@ -68,8 +70,10 @@ export class Redactor {
         userinfo.includes(":") || userinfo.length >= 20 ? `${scheme}${this.hide(userinfo)}@` : m,
     );
     // key=value inside a longer argument: query strings, fragments, connection strings, option lists.
-    out = out.replace(/(?<=[?&#;,\s])([A-Za-z_][A-Za-z0-9_.-]*)=([^&#;,\s]*)/g, (m, key: string, val: string) =>
-      embeddedSecret(key) || SECRET_PARAM_WORDS.has(words(key).at(-1) ?? "") ? `${key}=${this.hide(val)}` : m,
+    out = out.replace(
+      /(?<=([?&#;,\s]))([A-Za-z_][A-Za-z0-9_.-]*)=([^&#;,\s]*)/g,
+      (m, sep: string, key: string, val: string) =>
+        (/[?&#;]/.test(sep) ? querySecret(key) : embeddedSecret(key)) ? `${key}=${this.hide(val)}` : m,
     );
     // "key": "value" inside JSON given on the command line.
     out = out.replace(/("([^"\\]+)"\s*:\s*")((?:[^"\\]|\\.)*)"/g, (m, pre: string, key: string, val: string) =>

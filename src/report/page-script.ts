@@ -9,6 +9,7 @@
  * what another defines.
  */
 import { readFileSync } from "node:fs";
+import { UNSAFE_TEXT_SOURCE } from "../base/terminal-text.ts";
 
 const PARTS = ["kit", "load", "table", "details", "timeline", "tools"];
 
@@ -16,5 +17,7 @@ export function pageScript(): string {
   const body = PARTS.map((p) => readFileSync(new URL(`./page/${p}.js`, import.meta.url), "utf8")).join("\n");
   // The script is inlined in a <script> element: nothing in it may end that element.
   if (/<\/script|<!--/i.test(body)) throw new Error("the report page's script must not contain </script or <!--");
-  return `(function () {\n"use strict";\n${body}\nstart();\n})();\n`;
+  // The one terminal-safe policy's pattern, for the page's shown() (src/report/page/globals.d.ts declares it).
+  const unsafe = `const UNSAFE = new RegExp(${JSON.stringify(UNSAFE_TEXT_SOURCE)}, "g");`;
+  return `(function () {\n"use strict";\n${unsafe}\n${body}\nstart();\n})();\n`;
 }

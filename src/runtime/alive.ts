@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 
 /**
@@ -20,15 +20,65 @@ export function processStartTime(pid: number): number | null {
   return Number.isSafeInteger(ticks) ? ticks : null;
 }
 
+/** seam's entry as a command line names it: the executable, the Node bundle, the source, or the npm bin link. */
+const SEAM_ENTRY = /(?:^|\/)seam(?:\.mjs|\.js|\.ts)?$/;
+
+/**
+ * Whether process `pid` runs seam: an argument of its command line
+ * (/proc/PID/cmdline) is seam's entry. False when there is no such process
+ * or its command line cannot be read.
+ */
+export function isSeamProcess(pid: number): boolean {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return false;
+  }
+  return raw.split("\0").some((a) => SEAM_ENTRY.test(a));
+}
+
 /**
  * Is the writer of a session still running? Only when it ran on this host,
- * its session_begin recorded the writer's start time (`pid_start`), and the
- * process with that pid now started at that same time. Without a start time
- * to compare (an older ledger, a host without /proc) the answer is no, so an
- * open session stays a finding (inconclusive), never ok.
+ * its session_begin recorded the writer's start time (`pid_start`), the
+ * process with that pid now started at that same time, and that process is
+ * seam: a row can name any process with its real start time (pid 1's is
+ * easy to read), so a claim that the writer lives is believed only of seam.
+ * Without a start time to compare (an older ledger, a host without /proc)
+ * the answer is no, so an open session stays a finding (inconclusive), never ok.
  */
 export function isWriterAlive(pid: number, host: string, start?: unknown): boolean {
   if (host !== hostname()) return false;
   if (typeof start !== "number" || !Number.isSafeInteger(start)) return false;
-  return processStartTime(pid) === start;
+  return processStartTime(pid) === start && isSeamProcess(pid);
+}
+
+/**
+ * Whether process `pid` has the file with this device and inode open (one of
+ * /proc/PID/fd). null where this cannot be told: no /proc on this system.
+ * A process of another user, whose descriptors cannot be read, has it open
+ * as far as this user can know: false.
+ */
+export function holdsFileOpen(pid: number, dev: bigint, ino: bigint): boolean | null {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      try {
+        readdirSync("/proc/self/fd");
+      } catch {
+        return null; // no /proc here
+      }
+    }
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const st = statSync(`/proc/${pid}/fd/${fd}`, { bigint: true });
+      if (st.dev === dev && st.ino === ino) return true;
+    } catch {}
+  }
+  return false;
 }

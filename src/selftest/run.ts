@@ -88,6 +88,7 @@ export async function runSelftest(self: string[], onArm?: (a: Arm) => void): Pro
       record(a.case, a.arm, a.pass, a.detail);
     for (const a of recipeArms()) record(a.case, a.arm, a.pass, a.detail);
     for (const a of (await import("./parser-arms.ts")).parserArms()) record(a.case, a.arm, a.pass, a.detail);
+    for (const a of (await import("./answer-arms.ts")).answerArms()) record(a.case, a.arm, a.pass, a.detail);
     for (const a of await (await import("./checkpoints.ts")).checkpointArms(self, dir))
       record(a.case, a.arm, a.pass, a.detail);
   } finally {

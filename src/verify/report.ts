@@ -4,6 +4,7 @@
  * they go.
  */
 import { EXIT } from "../base/exit.ts";
+import { terminalText } from "../base/terminal-text.ts";
 import type { BreakKind } from "../format/kinds.ts";
 import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
 
@@ -118,37 +119,37 @@ export function humanReport(
   opts: { color?: boolean; strict?: boolean; extra?: readonly string[] } = {},
 ): string {
   const out: string[] = [];
-  out.push(`${printable(file)}: ${paint(r.verdict, opts.color === true)}`);
+  out.push(`${terminalText(file)}: ${paint(r.verdict, opts.color === true)}`);
   const why = inconclusiveReason(r);
-  if (why !== null) out.push(`  why       ${printable(why)}`);
+  if (why !== null) out.push(`  why       ${terminalText(why)}`);
   const pre = r.prechain > 0 ? `, ${r.prechain} prechain ${opts.strict ? "rejected" : "skipped"}` : "";
   out.push(`  rows      ${r.rows} (${r.chained} chained${pre})`);
   if (r.first_break !== null) {
-    out.push(`  break     ${printable(r.first_break.message)} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`);
+    out.push(`  break     ${terminalText(r.first_break.message)} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`);
   }
-  out.push(`  head      ${r.head === null ? "none" : printable(r.head)}`);
+  out.push(`  head      ${r.head === null ? "none" : terminalText(r.head)}`);
   if (r.sessions.length > 0) {
     const complete = r.sessions.filter((s) => s.complete).length;
     out.push(`  sessions  ${r.sessions.length} (${complete} complete)`);
     for (const s of r.sessions.slice(0, SESSIONS_SHOWN)) out.push(`    ${sessionLine(s)}`);
     if (r.sessions.length > SESSIONS_SHOWN) out.push(`    … ${r.sessions.length - SESSIONS_SHOWN} more`);
   }
-  for (const l of opts.extra ?? []) out.push(printable(l));
+  for (const l of opts.extra ?? []) out.push(terminalText(l));
   if (r.findings.length > 0) {
     out.push("  findings");
-    for (const f of r.findings) out.push(`    ${printable(f)}`);
+    for (const f of r.findings) out.push(`    ${terminalText(f)}`);
   }
   if (r.notes.length > 0) {
     out.push("  notes");
-    for (const n of r.notes) out.push(`    ${printable(n)}`);
+    for (const n of r.notes) out.push(`    ${terminalText(n)}`);
   }
   return out.join("\n") + "\n";
 }
 
 function sessionLine(s: SessionReport): string {
-  const server = s.server === null ? "" : ` (${printable(s.server)})`;
+  const server = s.server === null ? "" : ` (${terminalText(s.server)})`;
   const statuses = Object.entries(s.statuses)
-    .map(([k, v]) => `${printable(k)} ${v}`)
+    .map(([k, v]) => `${terminalText(k)} ${v}`)
     .join(", ");
   const calls = `${s.calls} call${s.calls === 1 ? "" : "s"}${statuses ? ` (${statuses})` : ""}`;
   const o = s.operations;
@@ -156,19 +157,11 @@ function sessionLine(s: SessionReport): string {
     o === undefined
       ? ""
       : `, ${o.ended + o.abandoned} operation${o.ended + o.abandoned === 1 ? "" : "s"}${o.abandoned > 0 ? ` (${o.abandoned} abandoned)` : ""}`;
-  return `${printable(s.id)}${server}: ${s.rows} row${s.rows === 1 ? "" : "s"}, ${calls}${ops}, ${s.complete ? "complete" : "incomplete"}`;
+  return `${terminalText(s.id)}${server}: ${s.rows} row${s.rows === 1 ? "" : "s"}, ${calls}${ops}, ${s.complete ? "complete" : "incomplete"}`;
 }
 
 function paint(v: Verdict, color: boolean): string {
   if (!color) return v;
   const code = v === "ok" ? "32" : v === "broken" ? "1;31" : "33";
   return `\x1b[${code}m${v}\x1b[0m`;
-}
-
-/** C0, DEL, C1 and the bidi controls as \u escapes; everything else as is. */
-export function printable(s: string): string {
-  return s.replace(
-    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }

@@ -53,6 +53,10 @@ interface Session {
   ops?: OperationCheck;
   /** unparsed_frame rows (either direction). */
   unparsedRows: number;
+  /** The ts of the session's last row that had a readable one (ms since the epoch), its text and line. */
+  lastTs: number;
+  lastTsText: string;
+  lastTsLine: number;
 }
 
 export class SessionCheck {
@@ -96,6 +100,9 @@ export class SessionCheck {
         findings: null,
         dropped: 0,
         unparsedRows: 0,
+        lastTs: Number.NEGATIVE_INFINITY,
+        lastTsText: "",
+        lastTsLine: 0,
       };
       this.sessions.set(id, s);
     }
@@ -130,6 +137,8 @@ export class SessionCheck {
     }
 
     if (evt === "unparsed_frame" || evt === "ambiguous_frame") this.frameRow(s, row, evt, n);
+    else if (ANSWER_ROWS.has(evt as string)) this.answerRow(s, row, evt as string, n);
+    this.timeOrder(s, getField(row, "ts"), n);
 
     if (evt === "session_end" && s.endLine === null) {
       s.endLine = n;
@@ -185,6 +194,28 @@ export class SessionCheck {
     }
   }
 
+  /**
+   * A session's rows are written in the order they happened, each dated when
+   * it happened: a ts earlier than the row before it says the rows are out of order (or the clock was
+   * set back), and the ledger does not show what happened when. Each step back is a finding; a ts
+   * that cannot be read is no step.
+   */
+  private timeOrder(s: Session, ts: Json | undefined, n: number): void {
+    if (typeof ts !== "string") return;
+    const t = Date.parse(ts);
+    if (Number.isNaN(t)) return;
+    if (t < s.lastTs)
+      this.find(
+        s,
+        n,
+        "ts_backwards",
+        `line ${n}: ts ${ts} is earlier than the ts of its session's row before it (line ${s.lastTsLine}, ${s.lastTsText})`,
+      );
+    s.lastTs = t;
+    s.lastTsText = ts;
+    s.lastTsLine = n;
+  }
+
   private find(s: Session, line: number, kind: FindingKind, text: string): void {
     s.findings ??= [];
     if (s.findings.length >= this.maxFindings) s.dropped++;
@@ -219,6 +250,48 @@ export class SessionCheck {
         n,
         "ambiguous_client_frame",
         `line ${n}: a client frame JSON parsers read differently${refused}`,
+      );
+  }
+
+  /**
+   * An answer clients could pair differently from seam (answer_ambiguous), a
+   * second answer to one request (answer_duplicate), or an SSE event readers
+   * differ on (sse_ambiguous), or a compressed answer seam could not decode
+   * (body_undecoded), or a body whose type they read differently
+   * (body_ambiguous): which result the client used is not vouched
+   * for, so the session is inconclusive.
+   */
+  private answerRow(s: Session, row: JsonObject | { readonly [k: string]: Json }, evt: string, n: number): void {
+    const id = `rpc_id ${show(getField(row, "rpc_id"))}, answer id ${show(getField(row, "answer_id"))}`;
+    if (evt === "answer_ambiguous")
+      this.find(
+        s,
+        n,
+        "answer_ambiguous",
+        `line ${n}: an answer SDK clients read differently (${show(getField(row, "reason"))}, ${id})`,
+      );
+    else if (evt === "answer_duplicate")
+      this.find(s, n, "answer_duplicate", `line ${n}: a second answer to one request (${id})`);
+    else if (evt === "body_ambiguous")
+      this.find(
+        s,
+        n,
+        "body_ambiguous",
+        `line ${n}: an answer body whose Content-Type SDK clients read differently (${show(getField(row, "content_type"))})`,
+      );
+    else if (evt === "body_undecoded")
+      this.find(
+        s,
+        n,
+        "body_undecoded",
+        `line ${n}: a compressed answer seam could not decode (${show(getField(row, "reason"))})`,
+      );
+    else
+      this.find(
+        s,
+        n,
+        "sse_ambiguous",
+        `line ${n}: an SSE event readers differ on (${show(getField(row, "reason"))}, event ${show(getField(row, "event"))})`,
       );
   }
 
@@ -295,6 +368,15 @@ export class SessionCheck {
     }
   }
 }
+
+/** Rows about answers whose reading is not vouched for (answerRow). */
+const ANSWER_ROWS = new Set([
+  "answer_ambiguous",
+  "answer_duplicate",
+  "sse_ambiguous",
+  "body_undecoded",
+  "body_ambiguous",
+]);
 
 /** A key under which rpc ids compare exactly: 1, 1.0 and "1" differ; big ints by their digits. */
 function exactIdKey(v: Json | undefined): string {

@@ -41,12 +41,11 @@ function cut(s, max) {
   s = String(s);
   return s.length > max ? s.slice(0, max) + "\u2026 (" + s.length.toLocaleString("en-US") + " chars)" : s;
 }
-// Control characters (terminal escapes among them) and bidi overrides from a ledger are shown as \u escapes.
+// Text from a ledger is shown under the CLI's one policy (src/base/terminal-text.ts, whose pattern
+// page-script.ts puts in UNSAFE): controls, bidi controls, line and paragraph separators and lone
+// surrogates as \u escapes.
 function shown(s) {
-  return String(s).replace(
-    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4),
-  );
+  return String(s).replace(UNSAFE, (c) => "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4));
 }
 function fmtMs(v) {
   return Number.isNaN(v) ? "" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
