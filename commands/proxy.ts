@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag } from "./_record-flags.ts";
+import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
@@ -117,6 +117,7 @@ export default defineCommand({
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
+    ledgerDirectory(ledger, log);
     const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
     return runProxy(
       runtime,

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, VIAS, built, runCli, seamArgv } from "./cli.ts";
@@ -165,5 +165,37 @@ describe.each(VIAS)("--help via %s", (via) => {
     expect(lines[at + 1 + usage.length]).toBe("");
     for (const flag of required) expect(text).toMatch(new RegExp(`^  ${flag} +\\(required\\) `, "m"));
     expect(text.match(/\(required\)/g)?.length ?? 0).toBe(required.length);
+  });
+});
+
+describe.each(VIAS)("seam wrap's ledger directory and a terminal on stdin via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // wrap makes at most the ledger's own directory, and says so; a missing parent is a usage error, nothing spawned.
+  it("makes the ledger's own directory, says so; never a missing parent", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "seam-ledger-dir-"));
+    const marker = join(dir, "spawned");
+    const deep = await runCli(via, ["wrap", "--ledger", join(dir, "a", "b", "l.jsonl"), "--", "touch", marker]);
+    expect(deep.code).toBe(2);
+    expect(deep.stderr).toBe(
+      `seam: error: cannot make the ledger's directory ${join(dir, "a", "b")}: no such file or directory\nseam: hint: seam makes only the ledger's own directory: make ${join(dir, "a")} first, or choose another --ledger\n`,
+    );
+    expect(existsSync(join(dir, "a"))).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    const own = await runCli(via, ["wrap", "--ledger", join(dir, "a", "l.jsonl"), "--", "true"]);
+    expect(own.code).toBe(0);
+    expect(own.stderr).toBe(`seam: info: made the directory ${join(dir, "a")} for the ledger\n`);
+    expect(existsSync(join(dir, "a", "l.jsonl"))).toBe(true);
+    const again = await runCli(via, ["wrap", "--ledger", join(dir, "a", "l.jsonl"), "--", "true"]);
+    expect(again.stderr).toBe("");
+  });
+  // Started by hand in a terminal, wrap says what it waits for; from a client (a pipe) it says nothing.
+  it("a terminal on stdin: a hint on stderr; a pipe: none", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "seam-tty-"));
+    const ledger = join(dir, "l.jsonl");
+    const cmd = [...seamArgv(via), "wrap", "--ledger", ledger, "--", "true"].map((x) => `'${x}'`).join(" ");
+    const r = spawnSync("script", ["-qec", cmd, "/dev/null"], { env: { ...process.env, NO_COLOR: "1" } });
+    expect(r.stdout.toString()).toContain("seam: info: stdin is a terminal: seam wrap relays what an MCP client");
+    const piped = await runCli(via, ["wrap", "--ledger", ledger, "--", "true"]);
+    expect(piped.stderr).toBe("");
   });
 });
