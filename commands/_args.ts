@@ -21,9 +21,13 @@ export function rejectUnknownFlags(rawArgs: readonly string[], def: ArgsDef, com
     if (!a.startsWith("-") || a === "-") continue;
     const name = a.replace(/^--?/, "").split("=")[0]!;
     if (!known.has(name)) {
+      const near = nearest(
+        name,
+        [...known].filter((k) => k.length > 1),
+      );
       throw new UsageError(
         `unknown flag ${a.split("=")[0]} for 'seam ${command}'`,
-        `run 'seam ${command} --help' for the flags it takes`,
+        near === undefined ? `run 'seam ${command} --help' for the flags it takes` : `did you mean --${near}?`,
       );
     }
     const spec = def[name] ?? def[camel(name)];
@@ -71,6 +75,50 @@ export function intFlag(value: string | undefined, flag: string, fallback: numbe
     throw new UsageError(`${flag} takes a whole number of at least ${min}, not ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+/**
+ * The name of `known` nearest to `given`, for a "did you mean": at most a
+ * third of its length in edits (one at least, transpositions one edit), or
+ * the only name it is a prefix of; else undefined.
+ */
+export function nearest(given: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestD = Math.max(1, Math.floor(given.length / 3)) + 1;
+  const prefixed: string[] = [];
+  for (const k of known) {
+    if (given.length >= 2 && k.startsWith(given)) prefixed.push(k);
+    const d = editDistance(given, k);
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  return best ?? (prefixed.length === 1 ? prefixed[0] : undefined);
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * A value of `flag` outside `known`: a usage error naming the values it takes
+ * and, when one is near, the one meant.
+ */
+export function unknownValue(flag: string, value: string, known: readonly string[], more = ""): UsageError {
+  // e.g. `--by "srever" is not one of tool, server, session, day` / `did you mean --by server?`
+  const near = nearest(value, known);
+  return new UsageError(
+    `${flag} ${JSON.stringify(value)} is not one of ${known.join(", ")}${more}`,
+    near === undefined ? null : `did you mean ${flag} ${near}?`,
+  );
 }
 
 function kebab(s: string): string {

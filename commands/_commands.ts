@@ -25,10 +25,11 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   status: () => import("./status.ts").then((m) => m.default),
   diff: () => import("./diff.ts").then((m) => m.default),
   report: () => import("./report.ts").then((m) => m.default),
-  // Hidden: the built-in fixture server and scripted client that selftest and demo spawn.
+  // The built-in fixture server and scripted client that selftest and demo spawn (the documents run them too).
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };
-export const HIDDEN: ReadonlySet<string> = new Set(["fixture"]);
+/** Commands left out of --help and docs/cli.md: none (every command the documents name is listed). */
+export const HIDDEN: ReadonlySet<string> = new Set();
 
 /** What `seam --help` says seam is. */
 export const DESCRIPTION = "record what crosses the MCP stdio seam into a tamper-evident ledger";

@@ -16,3 +16,11 @@ export async function print(text: string): Promise<void> {
 export function flushOut(): Promise<void> {
   return runtime.stdout().end();
 }
+
+/** The width to lay text out in: the terminal's, else $COLUMNS, else 80 (a pipe, a file); never under 40. */
+export function outputWidth(): number {
+  const tty = process.stdout.isTTY === true ? process.stdout.columns : undefined;
+  const env = Number(process.env.COLUMNS);
+  const w = tty !== undefined && tty > 0 ? tty : Number.isInteger(env) && env > 0 ? env : 80;
+  return Math.max(40, w);
+}

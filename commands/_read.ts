@@ -3,10 +3,14 @@
  * the filters, repeatable flags (citty keeps only the last of a repeated
  * flag, so they are taken from the raw argv), and --key.
  */
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
-import { type Filters, parseWhen } from "../src/read/filters.ts";
+import { type Filters, KNOWN_STATUSES, knownStatus, parseWhen } from "../src/read/filters.ts";
+import { unknownValue } from "./_args.ts";
 
 /** The filters that may be given more than once (citty keeps the last: see `repeated`). */
 export const repeatableFilterArgs = {
@@ -67,6 +71,10 @@ export function filtersFrom(rawArgs: readonly string[], a: Record<string, unknow
     let values = repeated(rawArgs, name);
     if (name === "status") values = values.flatMap((s) => s.split(","));
     if (values.some((v) => v === "")) throw new UsageError(`--${name} must not be empty`);
+    if (name === "status") {
+      const wrong = values.find((v) => !knownStatus(v));
+      if (wrong !== undefined) throw unknownValue("--status", wrong, KNOWN_STATUSES, ", signal:NAME, an HTTP status");
+    }
     if (values.length > 0) f[name] = values;
   }
   for (const k of ["since", "until"] as const satisfies readonly (keyof typeof singleFilterArgs)[]) {
@@ -106,4 +114,26 @@ export function keysFrom(key: unknown, paths: readonly string[] = []): Verifier[
 /** Is stdout a terminal that takes colour? */
 export function colorOut(): boolean {
   return process.stdout.isTTY === true && !process.env.NO_COLOR;
+}
+
+/**
+ * Every ledger file named can be opened for reading, or none is read: a file
+ * that is missing, a directory or not permitted is an error of the command
+ * line (exit 2), never a verdict on evidence (exit 1 is for what a file holds).
+ * '-' (stdin) and nats:// streams are not files. Opened without blocking, so a
+ * FIFO is only looked at here.
+ */
+export function requireReadable(paths: readonly string[]): void {
+  for (const p of paths) {
+    if (p === "-" || p.startsWith("nats://")) continue;
+    let fd: number | undefined;
+    try {
+      fd = openSync(p, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+      if (fstatSync(fd).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+    } catch (e) {
+      throw new UsageError(`cannot read ${terminalText(p)}: ${describeIoError(e)}`, null);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
 }

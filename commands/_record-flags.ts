@@ -4,12 +4,14 @@
  * --fail-closed), business actions (--map and its family) and signed
  * checkpoints (--sign and its companions).
  */
-import { closeSync, readSync } from "node:fs";
+import { closeSync, mkdirSync, readSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { ActionRecorder } from "../src/actions/recorder.ts";
 import { chooseEndpoint } from "../src/actions/endpoint.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import type { Log } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
@@ -101,6 +103,29 @@ export const RECORD_ARGS = {
 } as const;
 
 /** --fsync: one of FSYNC_POLICIES (default batch). */
+/**
+ * The ledger's own directory, made when it is missing and its parent is
+ * there (said on stderr), before anything is spawned or listened on. A
+ * missing parent is a usage error: a typo in a path (`/nonexistent/dir/x.jsonl`)
+ * must not become a tree of directories.
+ */
+export function ledgerDirectory(ledger: string, log: Log): void {
+  const dir = dirname(resolve(ledger));
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st !== undefined) return;
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    throw new UsageError(
+      `cannot make the ledger's directory ${terminalText(dir)}: ${describeIoError(e)}`,
+      (e as NodeJS.ErrnoException).code === "ENOENT"
+        ? `seam makes only the ledger's own directory: make ${terminalText(dirname(dir))} first, or choose another --ledger`
+        : "choose another --ledger",
+    );
+  }
+  log.info(`made the directory ${terminalText(dir)} for the ledger`);
+}
+
 export function fsyncFlag(value: string | undefined): FsyncPolicy {
   const fsync = (value ?? "batch") as FsyncPolicy;
   if (!FSYNC_POLICIES.includes(fsync))

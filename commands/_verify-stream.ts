@@ -1,3 +1,4 @@
+import { jsonText } from "../src/read/format.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import type { Json } from "../src/core/json.ts";
@@ -9,7 +10,7 @@ import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
 import type { VerifyReport } from "../src/verify/verifier.ts";
-import { safeStringify, terminalText } from "../src/base/terminal-text.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the
@@ -67,13 +68,13 @@ export async function verifyNatsStream(
       if (o.quiet) continue;
       const name = `${shown} ${r.host === null ? "" : `${r.host}/`}${r.origin}`;
       const text = o.json
-        ? `${safeStringify({
+        ? `${jsonText({
             ...jsonReport(name, report),
             origin: r.origin,
             ...(r.host === null ? {} : { host: r.host }),
             stream_findings: r.findings as unknown as Json,
             ...(r.json ? { seal: r.json } : {}),
-          })}\n`
+          } as unknown as Json)}\n`
         : humanReport(name, report, {
             strict: o.strict,
             color: process.stdout.isTTY === true && !process.env.NO_COLOR,
@@ -87,7 +88,7 @@ export async function verifyNatsStream(
         await out.write(
           enc.encode(
             o.json
-              ? `${safeStringify({ stream: shown, finding: f })}\n`
+              ? `${jsonText({ stream: shown, finding: f } as unknown as Json)}\n`
               : `${terminalText(`${shown}: broken: ${f.message}`)}\n`,
           ),
         );
@@ -100,7 +101,7 @@ export async function verifyNatsStream(
             await out.write(
               enc.encode(
                 o.json
-                  ? `${safeStringify({ stream: shown, origin: x, found: false })}\n`
+                  ? `${jsonText({ stream: shown, origin: x, found: false })}\n`
                   : `${terminalText(`${shown} ${x}`)}: inconclusive: no line of this origin is in the stream\n`,
               ),
             );

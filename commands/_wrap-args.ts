@@ -7,7 +7,12 @@ import { booleanFlags, valueFlags } from "./_args.ts";
 import { RECORD_ARGS } from "./_record-flags.ts";
 
 export const WRAP_ARGS = {
-  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
+  ledger: {
+    type: "string",
+    description: "ledger file to append rows to (created if missing)",
+    valueHint: "PATH",
+    required: true,
+  },
   server: {
     type: "string",
     description: "label for the server in every row (default: derived from the command)",

@@ -22,11 +22,11 @@ import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 
 import { rejectUnknownFlags } from "./_args.ts";
-import { filterArgs, filtersFrom, keysFrom, repeated } from "./_read.ts";
+import { filterArgs, filtersFrom, givenFilters, keysFrom, repeated, requireReadable } from "./_read.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   "expect-tool": {
     type: "string",
     description: "NAME called at least once, or NAME=N exactly N times (repeatable)",
@@ -37,6 +37,10 @@ const args = {
   "max-unanswered": { type: "string", description: "at most N unanswered operations", valueHint: "N" },
   "max-ms": { type: "string", description: "no single call longer than MS", valueHint: "MS" },
   "require-complete": { type: "boolean", description: "every session has its session_end" },
+  "allow-empty": {
+    type: "boolean",
+    description: "pass when the filters select no operation (without it, that fails: a typo selects nothing)",
+  },
   key: {
     type: "string",
     description: "every row under a valid checkpoint signed by this verifier key",
@@ -98,13 +102,18 @@ export default defineCommand({
     const keys = keysFrom(rules.key, paths);
     if (a.junit === "") throw new UsageError("--junit must not be empty");
 
+    requireReadable(paths);
     const checker = new Checker(rules);
     const files: FileVerdict[] = [];
     for await (const e of readLedgers(paths, { filters, keys, isWriterAlive, verifier: "auto" })) {
       if (e.type === "op") checker.add(e.op);
       else if (e.type === "end") files.push({ file: e.file, report: e.report, seal: e.seal });
     }
-    const results = checker.results(files);
+    const given = givenFilters(rawArgs, a);
+    const results = checker.results(
+      files,
+      given.length === 0 ? undefined : { given: given.join(" "), allowEmpty: a["allow-empty"] === true },
+    );
     const failed = results.filter((r) => !r.ok);
     if (a.junit !== undefined) {
       try {

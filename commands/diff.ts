@@ -9,14 +9,16 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { requireReadable } from "./_read.ts";
 
 const args = {
   a: {
     type: "positional",
     description: "a ledger, or LEDGER#SESSION for one session (an id prefix will do)",
     required: true,
+    valueHint: "A",
   },
-  b: { type: "positional", description: "the other, the same way", required: true },
+  b: { type: "positional", description: "the other, the same way", required: true, valueHint: "B" },
   factor: { type: "string", description: "report p50 slowdowns of at least this factor (default 2)", valueHint: "X" },
   "min-ms": { type: "string", description: "and at least this many ms slower (default 1)", valueHint: "MS" },
   "exit-code": { type: "boolean", description: "exit 1 when anything differs (as git diff --exit-code)" },
@@ -39,6 +41,7 @@ export default defineCommand({
     const minMs = a["min-ms"] === undefined ? 1 : Number(a["min-ms"]);
     if (!Number.isFinite(minMs) || minMs < 0)
       throw new UsageError(`--min-ms takes a number of at least 0, not ${JSON.stringify(a["min-ms"])}`);
+    requireReadable(specs.map((spec) => (spec.lastIndexOf("#") > 0 ? spec.slice(0, spec.lastIndexOf("#")) : spec)));
     const codes: number[] = [];
     const verdicts: string[] = [];
     const sides = [];
@@ -86,8 +89,15 @@ function human(a: string, b: string, d: DiffResult, factor: number, verdicts: st
     out.push(
       `slower        ${cell(s.tool, 200)}: p50 ${s.a_p50_ms} ms → ${s.b_p50_ms} ms (${s.factor.toFixed(1)}x, at least ${factor}x)`,
     );
+  // Which tools were called is told, but is not a difference (--exit-code): a tool listed in both may be
+  // called in one only. The closing line says so rather than "no differences" under a list of them.
   if (d.calledOnlyA.length > 0) out.push(`called in A only: ${d.calledOnlyA.map((t) => cell(t, 200)).join(", ")}`);
   if (d.calledOnlyB.length > 0) out.push(`called in B only: ${d.calledOnlyB.map((t) => cell(t, 200)).join(", ")}`);
-  if (!hasDifferences(d)) out.push("no differences in tools, statuses or p50");
+  if (!hasDifferences(d))
+    out.push(
+      d.calledOnlyA.length + d.calledOnlyB.length > 0
+        ? "no tools added or removed, no status flips or slowdowns (what was called differs: not a difference for --exit-code)"
+        : "no differences in tools, statuses or p50",
+    );
   return `${[...out, ...verdicts].join("\n")}\n`;
 }

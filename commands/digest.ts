@@ -11,7 +11,12 @@ import { runtime } from "../src/runtime/index.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 
 const args = {
-  files: { type: "positional", description: "JSON files to digest; '-' or none reads stdin", required: false },
+  files: {
+    type: "positional",
+    description: "JSON files to digest; '-' or none reads stdin",
+    required: false,
+    valueHint: "FILE…",
+  },
   "raw-bytes": {
     type: "boolean",
     description: "digest the bytes as they are (sha256:raw-bytes:v1) instead of the JSON value",
@@ -19,6 +24,7 @@ const args = {
   recipe: {
     type: "string",
     description: "json-c14n (default, Python json.dumps sorted and compact) or jcs (RFC 8785)",
+    valueHint: "json-c14n|jcs",
   },
 } as const;
 

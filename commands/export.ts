@@ -17,11 +17,12 @@ import { readLedger } from "../src/read/stream.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 
 const args = {
-  ledger: { type: "positional", description: "ledger file(s) to export", required: true },
+  ledger: { type: "positional", description: "ledger file(s) to export", required: true, valueHint: "LEDGER…" },
   otlp: {
     type: "string",
     description: "an OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318): spans go to URL/v1/traces, rows to URL/v1/logs",
     valueHint: "URL",
+    required: true,
   },
   follow: {
     type: "boolean",

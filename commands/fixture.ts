@@ -13,15 +13,34 @@ import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 
 export default defineCommand({
-  meta: { name: "fixture", description: "built-in fixture server and scripted client (for selftest, demo and tests)" },
+  meta: {
+    name: "fixture",
+    description:
+      "the built-in example MCP server, and a scripted client to drive a server (selftest and demo run them)",
+    usage: [
+      "server [--record-in FILE] [--legacy]",
+      "client [--script NAME] [--sent FILE] [--received FILE] [--timeout-ms MS] -- CMD [ARGS…]",
+    ],
+  },
   args: {
-    role: { type: "positional", description: "server or client" },
-    "record-in": { type: "string" },
-    legacy: { type: "boolean" },
-    script: { type: "string" },
-    sent: { type: "string" },
-    received: { type: "string" },
-    "timeout-ms": { type: "string" },
+    role: { type: "positional", description: "server or client", valueHint: "server|client" },
+    "record-in": { type: "string", description: "server: also write every byte it reads here", valueHint: "FILE" },
+    legacy: {
+      type: "boolean",
+      description: "server: answer server/discover with -32601, so that a client falls back to initialize",
+    },
+    script: {
+      type: "string",
+      description: `client: what it sends: ${Object.keys(SCRIPTS).join(", ")} (default awkward)`,
+      valueHint: "NAME",
+    },
+    sent: { type: "string", description: "client: write every byte it sent here", valueHint: "FILE" },
+    received: { type: "string", description: "client: write every byte it received here", valueHint: "FILE" },
+    "timeout-ms": {
+      type: "string",
+      description: "client: give up after this many ms (default 20000)",
+      valueHint: "MS",
+    },
   },
   async run({ rawArgs, args }) {
     if (args.role === "server") {

@@ -9,24 +9,39 @@ import { runtime } from "../src/runtime/index.ts";
 
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
-import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 import { createLog } from "../src/base/log.ts";
 import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { cell } from "../src/read/escape.ts";
+import { wrapText } from "../src/base/wrap-text.ts";
+import { outputWidth } from "./_out.ts";
 import { safeStringify } from "../src/base/terminal-text.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   ...filterArgs,
-  last: { type: "string", description: "only the last N operations (read from the end; see --verify)", valueHint: "N" },
-  verify: { type: "boolean", description: "with --last: read and verify the whole file, not just its end" },
+  last: {
+    type: "string",
+    description: "only the last N operations (the whole file is still read and verified, as in seam report)",
+    valueHint: "N",
+  },
+  verify: {
+    type: "boolean",
+    default: true,
+    description: "verify the whole file (the default); --no-verify with --last reads only the end and verifies nothing",
+  },
   follow: { type: "boolean", description: "keep printing operations as writers append them (Ctrl-C ends)" },
   json: { type: "boolean", description: "one JSON object per operation (NDJSON), then the verdict" },
   utc: { type: "boolean", description: "times in UTC, ISO 8601" },
-  wide: { type: "boolean", description: "full session ids, servers and operation names" },
+  wide: {
+    type: "boolean",
+    description:
+      "every column, whole: session ids, servers and operation names uncut, the ID and the preview on the line (the default fits the terminal's width, else $COLUMNS, else 80, leaving out ID, then shortening TIME, STATUS, SERVER and OPERATION, then SERVER and SESSION)",
+  },
   "raw-width": {
     type: "string",
-    description: "characters of the arguments → result preview (ledgers written with --raw; 0: none)",
+    description:
+      "characters of the arguments → result preview, on the operation's line (ledgers written with --raw; 0: none; default: a line of its own below)",
     valueHint: "N",
   },
   key: {
@@ -52,20 +67,21 @@ export default defineCommand({
     if (a.follow && paths[0] === "-") throw new UsageError("--follow needs a file, not stdin");
     if (a.follow && keys !== undefined)
       throw new UsageError("--key and --follow do not go together", "run seam log --key without --follow");
-    if (a.verify && last === undefined)
-      throw new UsageError("--verify goes with --last (without --last every row is verified)");
+    const noVerify = a.verify === false;
+    if (noVerify && last === undefined)
+      throw new UsageError("--no-verify goes with --last (without --last every row is read, so verified)");
+    if (noVerify && (a.follow || keys !== undefined))
+      throw new UsageError("--no-verify does not go with --follow or --key");
     // citty's args object converts names on every access: read each flag once, not per line.
     const following = a.follow === true;
     const json = a.json === true;
     const color = colorOut();
-    const columns = process.stdout.isTTY === true ? (process.stdout.columns ?? 80) : 0;
-    const rawWidth =
-      a["raw-width"] === undefined
-        ? columns > 0
-          ? Math.max(20, columns - 130)
-          : 60
-        : intFlag(a["raw-width"], "--raw-width", 0);
-    const style = { utc: a.utc === true, wide: a.wide === true, color, rawWidth };
+    const rawWidth = a["raw-width"] === undefined ? undefined : intFlag(a["raw-width"], "--raw-width", 0);
+    const wide = a.wide === true;
+    const style = { utc: a.utc === true, wide, color, rawWidth, width: wide ? undefined : outputWidth() };
+    // The break marker and the verdict are sentences: wrapped to the width like the columns are fitted to it.
+    const sentence = (s: string) => (style.width === undefined ? s : wrapText(s, style.width).join("\n"));
+    requireReadable(paths);
     const out = runtime.stdout();
     const enc = new TextEncoder();
     // Lines go out together (one write per line would cost more than reading): each batch of operations the
@@ -85,13 +101,16 @@ export default defineCommand({
       if (following || pendingChars >= 1 << 16) await flush();
     };
 
-    // --last without --verify: the end of the file only, nothing verified.
-    if (last !== undefined && !a.verify && !a.follow && keys === undefined) {
+    // --last --no-verify: the end of the file only, nothing verified.
+    if (last !== undefined && noVerify) {
       const codes: number[] = [];
       if (!json) await write(`${header(style)}\n`);
       for (const p of paths) {
         if (p === "-")
-          throw new UsageError("--last reads a file from its end, not stdin", "add --verify to read stdin whole");
+          throw new UsageError(
+            "--no-verify reads a file from its end, not stdin",
+            "leave out --no-verify to read stdin whole",
+          );
         let r;
         try {
           r = await readTail(p, last, filters);
@@ -101,11 +120,11 @@ export default defineCommand({
           continue;
         }
         for (const op of r.ops) await write(`${json ? opJson(op) : opLine(op, style)}\n`);
-        const why = "not verified: --last read only the end of the file; add --verify to check it all";
+        const why = "not verified: --no-verify read only the end of the file; leave it out to check it all";
         await write(
           a.json
             ? `{"type": "verdict", "file": ${safeStringify(p)}, "verdict": "unverified", "ok": null}\n`
-            : `${cell(p)}: ${why}\n`,
+            : `${sentence(`${cell(p)}: ${why}`)}\n`,
         );
         codes.push(EXIT.INCONCLUSIVE);
       }
@@ -138,11 +157,11 @@ export default defineCommand({
             if (!e.op.vouched) unvouched++;
             pending.push(`${json ? opJson(e.op) : opLine(e.op, style)}\n`);
           } else if (e.type === "break") {
-            pending.push(`${json ? breakJson(e.file, e.line, e.message) : breakLine(e.message, color)}\n`);
+            pending.push(`${json ? breakJson(e.file, e.line, e.message) : sentence(breakLine(e.message, color))}\n`);
           } else {
             const counts = { operations, unvouched, sealedThrough: e.sealed_through, unreadTail: e.unread_tail };
             pending.push(
-              `${json ? verdictJson(e.file, e.report, counts) : verdictLine(e.file, e.report, counts, color)}\n`,
+              `${json ? verdictJson(e.file, e.report, counts) : sentence(verdictLine(e.file, e.report, counts, color))}\n`,
             );
             codes.push(exitCodeFor(e.report));
             operations = 0;

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag } from "./_record-flags.ts";
+import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
@@ -16,6 +16,7 @@ const args = {
     type: "string",
     description: "the MCP server's Streamable HTTP endpoint (http:// or https://)",
     valueHint: "URL",
+    required: true,
   },
   listen: {
     type: "string",
@@ -26,7 +27,12 @@ const args = {
     type: "boolean",
     description: "allow --listen on an address that is not loopback (other machines can then use the upstream)",
   },
-  ledger: { type: "string", description: "ledger file to append rows to (created if missing)", valueHint: "PATH" },
+  ledger: {
+    type: "string",
+    description: "ledger file to append rows to (created if missing)",
+    valueHint: "PATH",
+    required: true,
+  },
   server: {
     type: "string",
     description: "label for the server in every row (default: the upstream's host)",
@@ -59,8 +65,7 @@ const MAX_IDLE_S = Math.floor(0x7fffffff / 1000);
 export default defineCommand({
   meta: {
     name: "proxy",
-    description:
-      "record an MCP server reached over Streamable HTTP: seam proxy --upstream URL --ledger PATH [--listen 127.0.0.1:PORT]",
+    description: "record an MCP server reached over Streamable HTTP, as a local proxy in front of it",
   },
   args,
   async run({ rawArgs, args: a }) {
@@ -112,6 +117,7 @@ export default defineCommand({
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
     const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
+    ledgerDirectory(ledger, log);
     const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
     return runProxy(
       runtime,

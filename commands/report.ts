@@ -5,11 +5,11 @@ import { VERSION } from "../src/base/version.ts";
 import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
-import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, inconclusiveReason, worstExit } from "../src/verify/report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import { filterArgs, filtersFrom, givenFilters, keysFrom } from "./_read.ts";
+import { filterArgs, filtersFrom, givenFilters, keysFrom, requireReadable } from "./_read.ts";
 
 /** The page's own flags (a value none may leave empty). */
 const pageArgs = {
@@ -18,7 +18,7 @@ const pageArgs = {
 } as const;
 
 const args = {
-  path: { type: "positional", description: "ledger file(s) to report on", required: true },
+  path: { type: "positional", description: "ledger file(s) to report on", required: true, valueHint: "PATH…" },
   ...pageArgs,
   key: {
     type: "string",
@@ -54,6 +54,7 @@ export default defineCommand({
     // The page names the filters that made it, as they were given.
     const given = givenFilters(rawArgs, a);
     if (last !== undefined) given.push(`--last ${last}`);
+    requireReadable(paths);
     let r;
     try {
       r = await writeReport({
@@ -77,7 +78,12 @@ export default defineCommand({
       );
       return 1;
     }
-    const verdicts = r.files.map((f) => `${terminalText(f.path)}: ${f.report.verdict}`).join(", ");
+    const verdicts = r.files
+      .map((f) => {
+        const why = inconclusiveReason(f.report);
+        return `${terminalText(f.path)}: ${f.report.verdict}${why === null ? "" : ` (${terminalText(why)})`}`;
+      })
+      .join(", ");
     await print(
       `${terminalText(out)}: ${r.operations.toLocaleString("en-US")} operations, ${size(r.bytes)}; ${verdicts}\n`,
     );

@@ -3,13 +3,15 @@
  * own runMain is not used: it would print usage on stdout (which `wrap` hands to the protocol), exit 1 on a usage error, and
  * take a `--help` meant for the wrapped server as its own.
  */
-import { defineCommand, renderUsage, runCommand } from "citty";
+import { type ArgsDef, type CommandDef, defineCommand, runCommand } from "citty";
 import { SeamError } from "../src/base/error.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
+import { nearest } from "./_args.ts";
 import { DESCRIPTION, HIDDEN, SUBCOMMANDS as subCommands } from "./_commands.ts";
-import { flushOut, print } from "./_out.ts";
+import { commandHelp, mainHelp, resolveHelp } from "./_help.ts";
+import { flushOut, outputWidth, print } from "./_out.ts";
 import { threadRole } from "../src/runtime/thread.ts";
 
 const main = defineCommand({
@@ -26,9 +28,12 @@ async function run(argv: string[]): Promise<number> {
   const dashdash = argv.indexOf("--");
   const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
   const name = argv[0];
+  // A bare `seam` asks what seam does: the help, and success.
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    await print(usage(await renderUsage(main)));
-    return name === undefined ? EXIT.USAGE : EXIT.OK;
+    const shown = Object.entries(subCommands).filter(([n]) => !HIDDEN.has(n));
+    const commands = await Promise.all(shown.map(async ([, load]) => resolveHelp(await load())));
+    await print(mainHelp(await resolveHelp(main), commands, outputWidth(), VERSION));
+    return EXIT.OK;
   }
   if (name === "--version" || name === "-v") {
     await print(`seam ${VERSION} (${PACKAGE_NAME})\n`);
@@ -36,20 +41,27 @@ async function run(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
   if (!load) {
-    log.error(`unknown command ${JSON.stringify(name)}`, "run 'seam --help' for the list of commands");
+    const near = nearest(
+      name,
+      Object.keys(subCommands).filter((n) => !HIDDEN.has(n)),
+    );
+    log.error(
+      `unknown command ${JSON.stringify(name)}`,
+      near === undefined ? "run 'seam --help' for the list of commands" : `did you mean 'seam ${near}'?`,
+    );
     return EXIT.USAGE;
   }
   const cmd = await load();
   if (own.includes("--help") || own.includes("-h")) {
-    await print(usage(await renderUsage(cmd, main)));
+    await print(commandHelp(await resolveHelp(cmd), outputWidth(), VERSION));
     return EXIT.OK;
   }
   try {
-    const { result } = await runCommand(cmd, { rawArgs: argv.slice(1) });
+    const { result } = await runCommand(ownChecks(cmd), { rawArgs: argv.slice(1) });
     return typeof result === "number" ? result : EXIT.OK;
   } catch (err) {
     if (err instanceof UsageError) {
-      log.error(err.message, err.hint ?? `run 'seam ${name} --help' for usage`);
+      log.error(err.message, err.hintless ? undefined : (err.hint ?? `run 'seam ${name} --help' for usage`));
       return EXIT.USAGE;
     }
     if (err instanceof Error && err.name === "CLIError") {
@@ -71,10 +83,19 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-/** citty colours its usage text; only a terminal should get the escape codes. */
-function usage(text: string): string {
-  const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
-  return `${plain}\n`;
+/**
+ * The command with its flags' `required` left to the command: each checks its
+ * own required flags and says how to give them, which citty's check (made
+ * before the command runs) would not. `required` stays in the definition for
+ * --help and docs/cli.md.
+ */
+function ownChecks(cmd: CommandDef<any>): CommandDef<any> {
+  const args = cmd.args;
+  if (args === undefined || typeof args === "function" || args instanceof Promise) return cmd;
+  const relaxed: ArgsDef = {};
+  for (const [n, a] of Object.entries(args as ArgsDef))
+    relaxed[n] = a.type !== "positional" && a.required === true ? { ...a, required: false } : a;
+  return { ...cmd, args: relaxed };
 }
 
 function internalMessage(err: unknown): string {

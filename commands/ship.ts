@@ -10,11 +10,12 @@ import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
-  ledger: { type: "positional", description: "ledger file(s) to ship", required: true },
+  ledger: { type: "positional", description: "ledger file(s) to ship", required: true, valueHint: "LEDGER…" },
   to: {
     type: "string",
     description: "the NATS servers: nats://HOST:PORT[,HOST:PORT…] (user:pass@ allowed; never shown)",
     valueHint: "URL",
+    required: true,
   },
   stream: { type: "string", description: "the JetStream stream (default SEAM_LEDGERS)", valueHint: "NAME" },
   "create-stream": {

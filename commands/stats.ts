@@ -1,5 +1,4 @@
 import { defineCommand } from "citty";
-import { UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
 import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
@@ -8,17 +7,24 @@ import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/report.ts";
-import { rejectUnknownFlags } from "./_args.ts";
-import { colorOut, filterArgs, filtersFrom, keysFrom } from "./_read.ts";
+import { rejectUnknownFlags, unknownValue } from "./_args.ts";
+import { wrapText } from "../src/base/wrap-text.ts";
+import { outputWidth } from "./_out.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
-  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true },
+  path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },
   by: {
     type: "string",
     description: "group calls by tool (default), server, session or day",
     valueHint: "tool|server|session|day",
   },
   json: { type: "boolean", description: "print one JSON object" },
+  wide: {
+    type: "boolean",
+    description:
+      "every column, names whole (the default fits the terminal's width, else $COLUMNS, else 80, leaving out LAST, FIRST, OUT, IN, P99, CANC, then cutting names, then leaving out UNANS, OK, MAX, ERROR, P95)",
+  },
   key: {
     type: "string",
     description: "check signed checkpoints with this verifier key, as seam verify --key",
@@ -30,17 +36,21 @@ const args = {
 export default defineCommand({
   meta: {
     name: "stats",
-    description: "calls, statuses and latency per tool, server, session or day, verified as read (exit as seam verify)",
+    description:
+      "tools/call counts, statuses and latency per tool, server, session or day, verified as read (exit as seam verify)",
   },
   args,
   async run({ args: a, rawArgs }) {
     rejectUnknownFlags(rawArgs, args, "stats");
     const by = (a.by ?? "tool") as StatsBy;
-    if (!STATS_BY.includes(by))
-      throw new UsageError(`--by takes one of ${STATS_BY.join(", ")}, not ${JSON.stringify(a.by)}`);
+    if (!STATS_BY.includes(by)) throw unknownValue("--by", String(a.by), STATS_BY);
     const paths = a._.map(String);
     const filters = filtersFrom(rawArgs, a);
     const keys = keysFrom(a.key, paths);
+    requireReadable(paths);
+    const width = a.wide === true ? undefined : outputWidth();
+    // The verdicts are sentences: wrapped to the width the tables fit.
+    const sentence = (s: string) => (width === undefined ? s : wrapText(s, width).join("\n"));
     const acc = new StatsAccumulator(by);
     const codes: number[] = [];
     const verdicts: string[] = [];
@@ -56,7 +66,7 @@ export default defineCommand({
         } else if (e.type === "end") {
           codes.push(exitCodeFor(e.report));
           const counts = { operations, unvouched, sealedThrough: e.sealed_through };
-          verdicts.push(verdictLine(e.file, e.report, counts, colorOut()));
+          verdicts.push(sentence(verdictLine(e.file, e.report, counts, colorOut())));
           files.push({
             file: e.file,
             verdict: e.report.verdict,
@@ -77,7 +87,7 @@ export default defineCommand({
     const stats = acc.result();
     const text = a.json
       ? `${jsonText({ ...(stats as unknown as { [k: string]: Json }), files })}\n`
-      : `${statsText(stats)}${verdicts.join("\n")}\n`;
+      : `${statsText(stats, width)}${verdicts.join("\n")}\n`;
     await runtime.stdout().write(new TextEncoder().encode(text));
     return worstExit(codes);
   },

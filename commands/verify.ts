@@ -1,3 +1,4 @@
+import { jsonText } from "../src/read/format.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
@@ -18,8 +19,8 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { requireReadable } from "./_read.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
-import { safeStringify } from "../src/base/terminal-text.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
 const CHECKPOINT_ARGS = {
@@ -53,8 +54,10 @@ const CHECKPOINT_ARGS = {
 const args = {
   path: {
     type: "positional",
-    description: "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there",
+    description:
+      "ledger file(s) to check; '-' reads stdin; nats://HOST:PORT/STREAM checks every ledger shipped there (required, but for --check-proof)",
     required: false,
+    valueHint: "PATH…",
   },
   strict: { type: "boolean", description: "reject leading rows without a chain instead of skipping them" },
   json: { type: "boolean", description: "print one JSON object per file, one per line" },
@@ -85,6 +88,7 @@ export default defineCommand({
   meta: {
     name: "verify",
     description: "check a ledger's hash chain and its sessions (exit 0 ok, 1 broken, 3 inconclusive)",
+    usage: ["[OPTIONS] PATH…", "--check-proof FILE [--key VKEY] [--json|--quiet]"],
   },
   args,
   async run({ args: a, rawArgs }) {
@@ -116,6 +120,7 @@ export default defineCommand({
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
     if (a["allow-unsealed"]) throw new UsageError("--allow-unsealed goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
+    requireReadable(paths);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     // A reader that goes away (`seam verify … | head -1`) only stops the
     // output: every file is still verified, so the exit status stays true.
@@ -134,7 +139,8 @@ export default defineCommand({
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
       const text = a.json
-        ? safeStringify(json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) + "\n"
+        ? jsonText((json ? { ...jsonReport(path, report), seal: json } : jsonReport(path, report)) as unknown as Json) +
+          "\n"
         : humanReport(path, report, { color, strict: a.strict === true, extra });
       await out.write(encoder.encode(text));
     }
@@ -248,6 +254,7 @@ async function proveCommand(
   const line = intFlag(lineText, "--prove", 0, 1);
   if (paths.length !== 1 || paths[0] === "-")
     throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
+  requireReadable(paths);
   const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
   if (!r.ok) {
     createLog().error(r.reason, r.hint);
@@ -278,6 +285,9 @@ async function checkProofCommand(
     return EXIT.FAIL;
   }
   const r = checkProofFile(file, text, keys);
-  if (!a.quiet) await runtime.stdout().write(new TextEncoder().encode(a.json ? `${safeStringify(r.json)}\n` : r.human));
+  if (!a.quiet)
+    await runtime
+      .stdout()
+      .write(new TextEncoder().encode(a.json ? `${jsonText(r.json as unknown as Json)}\n` : r.human));
   return r.code;
 }

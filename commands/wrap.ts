@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { actionFlags, checkpointFlags, fsyncFlag } from "./_record-flags.ts";
+import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import { WRAP_ARGS as args } from "./_wrap-args.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
@@ -14,8 +14,8 @@ import type { RecorderPlain } from "./_threads.ts";
 export default defineCommand({
   meta: {
     name: "wrap",
-    description:
-      "run an MCP stdio server and record what crosses its stdin and stdout: seam wrap --ledger PATH -- CMD [ARGS…]",
+    description: "run an MCP stdio server and record what crosses its stdin and stdout",
+    usage: ["--ledger PATH [OPTIONS] -- CMD [ARGS…]"],
   },
   args,
   async run({ rawArgs, args: a }) {
@@ -50,6 +50,13 @@ export default defineCommand({
     const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
     if (badName !== undefined)
       throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);
+    const maxFrame = intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1);
+    ledgerDirectory(ledger, log);
+    // Started by hand in a terminal, wrap seems to hang: it waits for an MCP client on its stdin.
+    if (process.stdin.isTTY === true)
+      log.info(
+        "stdin is a terminal: seam wrap relays what an MCP client writes to it (JSON-RPC, one message a line) and waits for that; an MCP client's config starts it (seam install), and seam demo shows it at work",
+      );
     return runWrap(
       runtime,
       {
@@ -58,7 +65,7 @@ export default defineCommand({
         server: (a.server as string | undefined) || serverLabel(argv),
         session,
         raw: Boolean(a.raw),
-        maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
+        maxFrame,
         fsync,
         writeAhead: Boolean(a.writeAhead),
         failClosed: Boolean(a.failClosed),

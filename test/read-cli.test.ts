@@ -7,10 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField, parseJson } from "../src/core/json.ts";
-import { VIAS, built, runCli, seamArgv } from "./cli.ts";
+import { VIAS, built, runCli as runSeam, seamArgv } from "./cli.ts";
+
+/** seam as on a terminal 400 columns wide (every column fits), unless a test says otherwise. */
+const runCli: typeof runSeam = (via, args, opts = {}) =>
+  runSeam(via, args, { ...opts, env: { COLUMNS: "400", ...opts.env } });
 import { start, tempDir, until } from "./proc.ts";
 import { BIG_ID, S1, mainLedger, sessionOf, writeLedger } from "./read-fixtures.ts";
 import { KEY, writeCheckpointed } from "./checkpoint-helpers.ts";
@@ -36,6 +40,7 @@ beforeAll(() => {
   ))
     b.add(r);
   writeLedger(dir, "open.jsonl", b.lines);
+  writeFileSync(join(dir, "empty.jsonl"), "");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -105,13 +110,199 @@ describe.each(VIAS)("seam log via %s", (via) => {
 
   it("stats and check run and say the verdict", async () => {
     const s = await runCli(via, ["stats", "main.jsonl"], { cwd: dir });
-    expect(s.stdout.toString()).toContain("files read_file                    2       2       0");
+    expect(s.stdout.toString()).toContain("+ files           read_file                      2       2       0");
     expect(s.code).toBe(0);
     const c = await runCli(via, ["check", "edited.jsonl", "--max-errors", "5"], { cwd: dir });
     expect(c.stdout.toString()).toContain(
       "FAIL  verify edited.jsonl: broken: line 5: chain mismatch (1 break) (edited.jsonl:5)",
     );
     expect(c.code).toBe(1);
+  });
+});
+
+describe.each(VIAS)("a file that cannot be read via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // Exit 1 is for what a file holds; a file not there to read is an error of the command line, in every command.
+  const commands: [string, string[]][] = [
+    ["verify", ["verify"]],
+    ["verify --json", ["verify", "--json"]],
+    ["log", ["log"]],
+    ["log --last", ["log", "--last", "3"]],
+    ["stats", ["stats"]],
+    ["check", ["check", "--max-errors", "0"]],
+    ["report", ["report", "--out", "r.html"]],
+    ["diff", ["diff", "main.jsonl"]],
+  ];
+  const files: [string, string, string][] = [
+    ["missing", "nope.jsonl", "no such file or directory"],
+    ["a directory", ".", "is a directory"],
+  ];
+  it.each(commands.flatMap(([name, argv]) => files.map(([what, f, why]) => [name, what, argv, f, why] as const)))(
+    "%s on a file %s: seam: error, exit 2, nothing on stdout, nothing written",
+    async (_name, _what, argv, f, why) => {
+      const r = await runCli(via, [...argv, f], { cwd: dir });
+      expect(r.stderr).toBe(`seam: error: cannot read ${f}: ${why}\n`);
+      expect(r.stdout.toString()).toBe("");
+      expect(r.code).toBe(2);
+      expect(existsSync(join(dir, "r.html"))).toBe(false);
+    },
+  );
+});
+
+describe.each(VIAS)("filter values via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // A value outside the known set is a usage error naming the set, with the near one: a typo never passes a gate.
+  const WRONG: [string[], string, string | null][] = [
+    [["check", "--status", "errror", "--max-errors", "0"], '--status "errror"', "did you mean --status error?"],
+    [["log", "--status", "okk"], '--status "okk"', "did you mean --status ok?"],
+    [["log", "--status", "ok,unansered"], '--status "unansered"', "did you mean --status unanswered?"],
+    [["stats", "--status", "frobbed"], '--status "frobbed"', null],
+    [["report", "--status", "cancelld"], '--status "cancelld"', "did you mean --status cancelled?"],
+    [
+      ["stats", "--by", "srever"],
+      '--by "srever" is not one of tool, server, session, day',
+      "did you mean --by server?",
+    ],
+  ];
+  it.each(WRONG)("seam %p: exit 2, the known values, the near one", async (argv, error, hint) => {
+    const r = await runCli(via, [...argv, "main.jsonl"], { cwd: dir });
+    const [first, second, ...rest] = r.stderr.split("\n");
+    expect(first).toStartWith(`seam: error: ${error}`);
+    if (argv.includes("--status")) expect(first).toContain(" is not one of ok, error, unanswered, cancelled,");
+    expect(second).toBe(hint === null ? "" : `seam: hint: ${hint}`);
+    expect(rest.join("")).toBe("");
+    expect(r.stdout.toString()).toBe("");
+    expect(r.code).toBe(2);
+  });
+  // Values that are known pass, including a session's end reason and a signal.
+  it.each([["ok"], ["client_eof"], ["signal:SIGTERM"], ["no_result"]])("--status %p is taken", async (status) => {
+    const r = await runCli(via, ["log", "--status", status, "main.jsonl"], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+});
+
+const LOG_80 = [
+  "  TIME (UTC)       SESSION   SERVER    OPERATION             STATUS           MS",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     session begin         -                 -",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     initialize            ok             3.50",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     tools/list            ok            0.800",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     read_file             ok             12.0",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     write_file            error          40.3",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     file:///etc/hosts     ok             2.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     review                ok             1.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     sampling/createMess…  ok              250",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     read_file             ok             7.00",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     slow_scan             unanswered     1500",
+  "+ 11-30T03:24:07Z  3f2a9c1e  files     session end           client_eof        -",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       session begin         -                 -",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_log               ok             30.0",
+  '    {"n": 3} → {"content": [{"type": "text", "text": "abc"}]}',
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_push              cancelled      90.0",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       git_log               input_req…     5.00",
+  "+ 11-30T03:24:07Z  b7c8d9e0  git       session end           client_eof        -",
+  "main.jsonl: ok (17 rows; 16 operations, all vouched for by the chain)",
+  "",
+].join("\n");
+
+const STATS_80 = [
+  "CALLS BY TOOL (tools/call only; most calls first)",
+  "  SERVER    TOOL         CALLS      OK   ERROR   ERR%      P50      P95      MAX",
+  "+ files     read_file        2       2       0     0%     7.00     12.0     12.0",
+  "+ git       git_log          2       1       0     0%     5.00     30.0     30.0",
+  "+ files     slow_scan        1       0       0     0%     1500     1500     1500",
+  "+ files     write_file       1       0       1   100%     40.3     40.3     40.3",
+  "+ git       git_push         1       0       0     0%     90.0     90.0     90.0",
+  "",
+  "SESSIONS (most calls first)",
+  "SESSION   SERVER    BEGIN (UTC)                CALLS  ENDED",
+  "3f2a9c1…  files     2026-11-30T03:24:07.007Z       4  client_eof, exit 0",
+  "b7c8d9e…  git       2026-11-30T03:24:07.091Z       3  client_eof, exit 0",
+  "",
+  "main.jsonl: ok (17 rows; 16 operations, all vouched for by the chain)",
+  "",
+].join("\n");
+
+describe.each(VIAS)("80 columns via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // Not a terminal and no $COLUMNS: 80 columns. Goldens; then every line within the width at other widths.
+  it.each([
+    ["log", ["log", "--utc", "main.jsonl"], LOG_80],
+    ["stats", ["stats", "main.jsonl"], STATS_80],
+  ])("seam %s: the default layout (golden)", async (_name, argv, golden) => {
+    const r = await runCli(via, argv, { cwd: dir, env: { COLUMNS: undefined } });
+    expect(r.stdout.toString()).toBe(golden);
+    expect(r.code).toBe(0);
+  });
+  it.each([40, 60, 80, 100, 132])("at %p columns every line of log and stats fits, none ends in a space", async (w) => {
+    for (const argv of [
+      ["log", "main.jsonl"],
+      ["log", "--utc", "edited.jsonl"],
+      ["log", "--last", "3", "main.jsonl"],
+      ["stats", "main.jsonl"],
+      ["stats", "--by", "server", "edited.jsonl"],
+      ["stats", "--by", "session", "main.jsonl"],
+      ["stats", "--by", "day", "main.jsonl"],
+    ]) {
+      // log's narrowest line (time, operation, status, ms) takes 51 columns.
+      if (argv[0] === "log" && w < 51) continue;
+      const r = await runCli(via, argv, { cwd: dir, env: { COLUMNS: String(w) } });
+      const over = r.stdout
+        .toString()
+        .split("\n")
+        .filter((l) => [...l].length > w || / $/.test(l));
+      expect({ argv, over }).toEqual({ argv, over: [] });
+    }
+  });
+  it("--wide: every column and whole values, whatever the width", async () => {
+    const r = await runCli(via, ["log", "--wide", "--utc", "main.jsonl"], { cwd: dir, env: { COLUMNS: "40" } });
+    const lines = r.stdout.toString().split("\n");
+    expect(lines[0]).toBe("  TIME (UTC)                SESSION  SERVER  OPERATION  STATUS                 MS  ID");
+    expect(lines[8]).toContain("  3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files  sampling/createMessage  ok ");
+    const s = await runCli(via, ["stats", "--wide", "main.jsonl"], { cwd: dir, env: { COLUMNS: "40" } });
+    expect(s.stdout.toString().split("\n")[1]).toContain("  P99      MAX         IN        OUT  FIRST (UTC)");
+  });
+});
+
+/** JSON as every seam --json writes it: ", " between members and items, ": " after a key. */
+function spaced(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(spaced).join(", ")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${spaced(x)}`)
+      .join(", ")}}`;
+  return JSON.stringify(v);
+}
+
+describe.each(VIAS)("one JSON spacing via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  it.each([
+    [["verify", "--json", "main.jsonl", "edited.jsonl"]],
+    [["check", "--json", "--max-errors", "0", "main.jsonl"]],
+    [["stats", "--json", "main.jsonl"]],
+    [["log", "--json", "--last", "3", "main.jsonl"]],
+    [["diff", "--json", "main.jsonl", "edited.jsonl"]],
+  ])("seam %p", async (argv) => {
+    const r = await runCli(via, argv, { cwd: dir });
+    const lines = r.stdout.toString().trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(l).toBe(spaced(JSON.parse(l)));
+  });
+});
+
+describe.each(VIAS)("one explanation of inconclusive via %s", (via) => {
+  const it = built(via) ? test : test.skip;
+  // An empty file is inconclusive for one reason, said in the same words by every command that reads it.
+  it.each([
+    [["verify"], "  why       no rows, so nothing is proven"],
+    [["log"], "empty.jsonl: inconclusive (0 rows; no rows, so nothing is proven; 0 operations"],
+    [["stats"], "empty.jsonl: inconclusive (0 rows; no rows, so nothing is proven; 0 operations"],
+    [["check"], "FAIL  verify empty.jsonl: inconclusive: no rows, so nothing is proven"],
+    [["report", "--out", "empty.html"], "empty.jsonl: inconclusive (no rows, so nothing is proven)"],
+  ])("seam %p", async (argv, said) => {
+    const r = await runCli(via, [...argv, "empty.jsonl"], { cwd: dir });
+    expect(r.stdout.toString()).toContain(said);
+    expect(r.code).toBe(3);
   });
 });
 
@@ -217,7 +408,7 @@ describe("seam log (Bun source)", () => {
       ["--slow", "fast"],
       ["--last", "0"],
       ["--status", ""],
-      ["--verify"],
+      ["--no-verify"],
     ]) {
       const r = await log(...args, "main.jsonl");
       expect(r.code).toBe(2);
@@ -225,12 +416,24 @@ describe("seam log (Bun source)", () => {
     }
   });
 
-  test("--last without --verify reads the end only, vouches for nothing, exit 3", async () => {
+  // One meaning of --last, as in seam report: the last N operations of a file read and verified whole.
+  test("--last verifies the whole file, as seam report --last does", async () => {
     const r = await log("--last", "2", "main.jsonl");
+    expect(r.text.split("\n").slice(1)).toEqual([
+      "+ 2026-11-30T03:24:07.112Z  b7c8d9e0  git             git_log                       input_required       5.00  3",
+      "+ 2026-11-30T03:24:07.119Z  b7c8d9e0  git             session end                   client_eof              -  -",
+      "main.jsonl: ok (17 rows; 2 operations, all vouched for by the chain)",
+      "",
+    ]);
+    expect(r.code).toBe(0);
+  });
+
+  test("--last --no-verify reads the end only, vouches for nothing, exit 3", async () => {
+    const r = await log("--last", "2", "--no-verify", "main.jsonl");
     expect(r.text.split("\n").slice(1)).toEqual([
       "! 2026-11-30T03:24:07.112Z  b7c8d9e0  git             git_log                       input_required       5.00  3",
       "! 2026-11-30T03:24:07.119Z  b7c8d9e0  git             session end                   client_eof              -  -",
-      "main.jsonl: not verified: --last read only the end of the file; add --verify to check it all",
+      "main.jsonl: not verified: --no-verify read only the end of the file; leave it out to check it all",
       "",
     ]);
     expect(r.code).toBe(3);
@@ -242,7 +445,7 @@ describe("seam log (Bun source)", () => {
     for (let i = 1; i <= 3000; i++) rows.push(["tool_call", { tool: "echo", rpc_id: i, status: "ok", ms: 1 }]);
     for (const r of sessionOf("big", "srv", rows)) b.add(r);
     const p = writeLedger(dir, "big.jsonl", b.lines);
-    const r = await runCli("bun", ["log", "--json", "--last", "1", "--tool", "echo", p]);
+    const r = await runCli("bun", ["log", "--json", "--last", "1", "--no-verify", "--tool", "echo", p]);
     const op = parseJson(r.stdout.toString().split("\n")[0]!);
     expect([getField(op, "line"), getField(op, "rpc_id"), getField(op, "vouched")]).toEqual([-2, 3000, false]);
     const full = await runCli("bun", ["log", "--json", "--last", "1", "--verify", "--tool", "echo", p]);
@@ -261,14 +464,6 @@ describe("seam log (Bun source)", () => {
   test("stdin", async () => {
     const r = await runCli("bun", ["log", "--utc", "-"], { input: readFileSync(main) });
     expect(r.stdout.toString()).toBe(LOG_UTC.replace("main.jsonl: ok", "-: ok"));
-  });
-
-  test("a missing file: unreadable, exit 1", async () => {
-    const r = await log("nope.jsonl");
-    expect(r.text).toContain(
-      "── unreadable: no such file or directory: rows below are not vouched for by the chain ──",
-    );
-    expect(r.code).toBe(1);
   });
 
   test("--key marks operations under a valid checkpoint S, the unsealed tail +", async () => {
@@ -371,7 +566,7 @@ describe("hostile ledgers", () => {
     "on a terminal: colour is seam's own, the ledger's escapes still shown escaped",
     () => {
       // `script` gives the log a pseudo-terminal, as a user's shell would.
-      const cmd = [...seamArgv("bun"), "log", "--utc", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
+      const cmd = [...seamArgv("bun"), "log", "--utc", "--wide", "hostile.jsonl"].map((x) => `'${x}'`).join(" ");
       const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
         cwd: dir,
         env: { ...process.env, NO_COLOR: undefined },
@@ -445,6 +640,37 @@ describe("seam check", () => {
       outcome === "ok" ? "ok: 2 of 2 rules hold" : "failed: 1 of 2 rules hold",
     ]);
     expect(r.code).toBe(outcome === "ok" ? 0 : 1);
+  });
+
+  // Filters that select nothing make every rule hold vacuously: that fails unless --allow-empty says it may.
+  const FILTERED: [string[], string, number][] = [
+    [["--status", "error", "--max-errors", "0"], "pass  filters --status error: select 1 operation", 1],
+    [
+      ["--tool", "nosuch", "--max-errors", "0"],
+      "FAIL  filters --tool nosuch: select no operation (--allow-empty to pass)",
+      1,
+    ],
+    [
+      ["--tool", "nosuch", "--max-errors", "0", "--allow-empty"],
+      "pass  filters --tool nosuch: select no operation (allowed by --allow-empty)",
+      0,
+    ],
+    [
+      ["--session", "ffff", "--server", "files"],
+      "FAIL  filters --session ffff --server files: select no operation (--allow-empty to pass)",
+      1,
+    ],
+    [["--server", "git"], "pass  filters --server git: select 5 operations", 0],
+  ];
+  test.each(FILTERED)("filters %p: said, and failing when they select nothing", async (args, line, code) => {
+    const r = await check(...args);
+    expect(r.lines[1]).toBe(line);
+    expect(r.lines.at(-1)).toStartWith(code === 0 ? "ok: " : "failed: ");
+    expect(r.code).toBe(code);
+  });
+  test("no filters: no filters rule", async () => {
+    const r = await check("--max-errors", "5");
+    expect(r.lines.some((l) => l.includes("filters"))).toBe(false);
   });
 
   test("require-complete fails on a session without its end; the ledger's inconclusive verdict alone exits 3", async () => {
@@ -542,18 +768,40 @@ describe("seam check", () => {
 describe("seam stats", () => {
   test("--by tool: the table (golden) and the sessions", async () => {
     const r = await runCli("bun", ["stats", "main.jsonl"], { cwd: dir });
-    expect(r.stdout.toString().split("\n").slice(0, 6)).toEqual([
-      "SERVER TOOL                    CALLS      OK   ERROR   UNANS   CANC   ERR%       P50       P95       P99       MAX         IN        OUT  FIRST / LAST (UTC)",
-      "files read_file                    2       2       0       0      0     0%      7.00      12.0      12.0      12.0          -          -  2026-11-30T03:24:07.028Z / 2026-11-30T03:24:07.070Z",
-      "git git_log                        2       1       0       0      0     0%      5.00      30.0      30.0      30.0          -          -  2026-11-30T03:24:07.098Z / 2026-11-30T03:24:07.112Z",
-      "files slow_scan                    1       0       0       1      0     0%      1500      1500      1500      1500          -          -  2026-11-30T03:24:07.077Z / 2026-11-30T03:24:07.077Z",
-      "files write_file                   1       0       1       0      0   100%      40.3      40.3      40.3      40.3          -          -  2026-11-30T03:24:07.042Z / 2026-11-30T03:24:07.042Z",
-      "git git_push                       1       0       0       0      1     0%      90.0      90.0      90.0      90.0          -          -  2026-11-30T03:24:07.105Z / 2026-11-30T03:24:07.105Z",
+    expect(r.stdout.toString().split("\n").slice(0, 7)).toEqual([
+      "CALLS BY TOOL (tools/call only; most calls first)",
+      "  SERVER          TOOL                       CALLS      OK   ERROR   UNANS   CANC   ERR%      P50      P95      P99      MAX         IN        OUT  FIRST (UTC)               LAST (UTC)",
+      "+ files           read_file                      2       2       0       0      0     0%     7.00     12.0     12.0     12.0          -          -  2026-11-30T03:24:07.028Z  2026-11-30T03:24:07.070Z",
+      "+ git             git_log                        2       1       0       0      0     0%     5.00     30.0     30.0     30.0          -          -  2026-11-30T03:24:07.098Z  2026-11-30T03:24:07.112Z",
+      "+ files           slow_scan                      1       0       0       1      0     0%     1500     1500     1500     1500          -          -  2026-11-30T03:24:07.077Z  2026-11-30T03:24:07.077Z",
+      "+ files           write_file                     1       0       1       0      0   100%     40.3     40.3     40.3     40.3          -          -  2026-11-30T03:24:07.042Z  2026-11-30T03:24:07.042Z",
+      "+ git             git_push                       1       0       0       0      1     0%     90.0     90.0     90.0     90.0          -          -  2026-11-30T03:24:07.105Z  2026-11-30T03:24:07.105Z",
     ]);
     expect(r.stdout.toString()).toContain(
-      "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files           2026-11-30T03:24:07.007Z        77ms       4  client_eof, exit 0",
+      "\nSESSIONS (most calls first)\nSESSION                               SERVER          BEGIN (UTC)               DURATION   CALLS  ENDED\n3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b  files           2026-11-30T03:24:07.007Z      77ms       4  client_eof, exit 0\n",
     );
     expect(r.code).toBe(0);
+  });
+
+  // A call is a tools/call in every grouping and in the sessions: the views add up alike.
+  test.each(["tool", "server", "session", "day"])("--by %s counts the calls the sessions count", async (by) => {
+    const r = await runCli("bun", ["stats", "--json", "--by", by, "main.jsonl"], { cwd: dir });
+    const v = parseJson(r.stdout.toString());
+    const sum = (k: string) =>
+      (getField(v, k) as unknown[]).reduce((n: number, g) => n + (getField(g as never, "calls") as number), 0);
+    expect(sum("groups")).toBe(7);
+    expect(sum("sessions")).toBe(7);
+  });
+
+  test("a row with calls the chain does not vouch for is marked !, and the mark is said", async () => {
+    const r = await runCli("bun", ["stats", "--by", "server", "edited.jsonl"], { cwd: dir });
+    const lines = r.stdout.toString().split("\n");
+    expect(lines[2]).toMatch(/^! files +4 /);
+    expect(lines[3]).toMatch(/^! git +3 /);
+    expect(lines[4]).toBe("! some of the row's calls are not vouched for by the chain");
+    const ok = await runCli("bun", ["stats", "--by", "server", "main.jsonl"], { cwd: dir });
+    expect(ok.stdout.toString()).not.toContain("\n! ");
+    expect(r.code).toBe(1);
   });
 
   test("--by server, session, day in --json: the documented fields", async () => {
@@ -587,11 +835,11 @@ describe("seam stats", () => {
     ]);
     expect(
       ["key", "calls", "error", "bytes_in", "bytes_out", "max_ms"].map((k) => getField(files as never, k)),
-    ).toEqual(["files", 9, 1, 1200, 3400, 1500]);
+    ).toEqual(["files", 4, 1, 1200, 3400, 1500]);
     const day = await by("day");
     expect(
       (getField(day, "groups") as unknown[]).map((g) => [getField(g as never, "key"), getField(g as never, "calls")]),
-    ).toEqual([["2026-11-30", 12]]);
+    ).toEqual([["2026-11-30", 7]]);
     const session = await by("session");
     expect((getField(session, "groups") as unknown[]).map((g) => getField(g as never, "key"))).toEqual([
       "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
@@ -684,6 +932,11 @@ describe("seam diff", () => {
     const same = await runCli("bun", ["diff", "--exit-code", "diff-a.jsonl", "diff-a.jsonl"], { cwd: dir });
     expect(same.stdout.toString()).toContain("no differences in tools, statuses or p50\n");
     expect(same.code).toBe(0);
+    // The same tools listed, another called: said, and no "no differences" under it.
+    const calls = await runCli("bun", ["diff", "main.jsonl", "edited.jsonl"], { cwd: dir });
+    const said = calls.stdout.toString();
+    expect(said).toContain("called in B only: rm_rf\n");
+    expect(said).not.toContain("no differences");
     // Two sessions of one ledger; a changed digest with the same names.
     const s = await runCli("bun", ["diff", "--json", "diff-ab.jsonl#s-a", "diff-ab.jsonl#s-b", "--factor", "4"], {
       cwd: dir,

@@ -288,6 +288,20 @@ describe("seam's own rows, by how the traffic was reached", () => {
   });
 });
 
+describe("an HTTP exchange's status", () => {
+  // seam proxy's http_exchange rows carry the HTTP status; STATUS shows it, --status can pick it.
+  test.each([
+    [{ method: "POST", target: "/mcp", http_status: 200 }, "200"],
+    [{ method: "POST", target: "/mcp", http_status: 404 }, "404"],
+    [{ method: "POST", target: "/mcp", http_status: null, http_error: "upstream unreachable" }, null],
+  ])("%p", async (fields, status) => {
+    const b = new LedgerBuilder();
+    b.add({ ...seamRow("http_exchange", "s1", 1, "srv", fields), seam: "mcp-http" });
+    const [op] = ops(await collect(write(b.lines)));
+    expect(op!.status).toBe(status);
+  });
+});
+
 describe("escape, globs and times", () => {
   const { cell } = require("../src/read/escape.ts") as typeof import("../src/read/escape.ts");
   const { globMatcher, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");

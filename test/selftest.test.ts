@@ -4,6 +4,26 @@ import { join } from "node:path";
 import { VIAS, runCli } from "./cli.ts";
 import { ledgerRows, tempDir } from "./proc.ts";
 import { getField } from "../src/core/json.ts";
+import { selftestLine } from "../commands/selftest.ts";
+
+// The lines say what each arm showed, in words; --json keeps the arm names.
+test.each([
+  [{ arm: "GREEN", pass: true }, "PASS c holds: d\n"],
+  [{ arm: "GREEN", pass: false }, "FAIL c does not hold: d\n"],
+  [
+    { arm: "GREEN with an unknown extra signature (ignored)", pass: true },
+    "PASS c holds with an unknown extra signature (ignored): d\n",
+  ],
+  [{ arm: "RED on drop-byte", pass: true }, "PASS c catches the fault drop-byte: d\n"],
+  [{ arm: "RED on drop-byte", pass: false }, "FAIL c misses the fault drop-byte: d\n"],
+  [{ arm: "RED on a checkpoint with a wrong root", pass: true }, "PASS c catches a checkpoint with a wrong root: d\n"],
+  [
+    { arm: "RED with the shutdown flush disabled", pass: true },
+    "PASS c catches a build with the shutdown flush disabled: d\n",
+  ],
+])("%p", (a, line) => {
+  expect(selftestLine({ case: "c", detail: "d", ...a })).toBe(line);
+});
 
 describe.each(VIAS)("via %s", (via) => {
   test("selftest: every arm passes, one line each, and the plain closing count", async () => {
@@ -22,10 +42,10 @@ describe.each(VIAS)("via %s", (via) => {
       "answers_paired_as_clients_pair",
       "sse_event_types",
     ]) {
-      expect(lines.some((l) => l.startsWith(`PASS ${c} GREEN: `))).toBe(true);
-      expect(lines.some((l) => l.startsWith(`PASS ${c} RED `))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`PASS ${c} holds: `))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`PASS ${c} catches `))).toBe(true);
     }
-    expect(lines.some((l) => l.startsWith("PASS checkpoints_sealed GREEN: "))).toBe(true);
+    expect(lines.some((l) => l.startsWith("PASS checkpoints_sealed holds: "))).toBe(true);
     for (const arm of [
       "a deleted tail under a checkpoint",
       "a rollback to an older copy with witness state present",
@@ -35,11 +55,11 @@ describe.each(VIAS)("via %s", (via) => {
       "a checkpoint with a wrong signature",
       "a known key with a bad signature",
     ]) {
-      expect(lines.some((l) => l.startsWith(`PASS checkpoint_tamper_detected RED on ${arm}: `))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`PASS checkpoint_tamper_detected catches ${arm}: `))).toBe(true);
     }
     expect(
       lines.some((l) =>
-        l.startsWith("PASS checkpoint_tamper_detected GREEN with an unknown extra signature (ignored): "),
+        l.startsWith("PASS checkpoint_tamper_detected holds with an unknown extra signature (ignored): "),
       ),
     ).toBe(true);
     expect(r.code).toBe(0);

@@ -24,6 +24,7 @@ beforeAll(() => {
   writeFileSync(file("open.jsonl"), open.text());
   writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
   writeFileSync(file("empty.jsonl"), "");
+  writeFileSync(file("no-newline.jsonl"), ok.text().replace(/\n$/, ""));
   const start = processStartTime(process.pid) ?? undefined;
   for (const [name, pid, started] of [
     // a live process with its real start time that is no seam: the test runner, and pid 1 (anyone can read its start)
@@ -74,27 +75,11 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     expect(r.code).toBe(3);
   });
 
-  it("a missing file: `unreadable: no such file or directory`, exit 1", async () => {
-    const r = await runCli(via, ["verify", "--json", file("nope.jsonl")]);
-    expect(JSON.parse(r.stdout.toString())).toEqual({
-      file: file("nope.jsonl"),
-      ok: false,
-      rows: 0,
-      chained: 0,
-      prechain: 0,
-      first_break: "unreadable: no such file or directory",
-      first_break_line: null,
-      first_break_kind: "unreadable",
-      breaks: 1,
-      break_kinds: { unreadable: 1 },
-      verified_scope: "empty",
-      head: null,
-      sessions: [],
-      findings: [],
-      finding_kinds: [],
-      notes: [],
-    });
-    expect(r.code).toBe(1);
+  it("a missing file: seam: error and exit 2 (exit 1 is for what a file holds), nothing on stdout", async () => {
+    const r = await runCli(via, ["verify", "--json", file("ok.jsonl"), file("nope.jsonl")]);
+    expect(r.stderr).toBe(`seam: error: cannot read ${file("nope.jsonl")}: no such file or directory\n`);
+    expect(r.stdout.toString()).toBe("");
+    expect(r.code).toBe(2);
   });
 
   it("several files: one report each, in order; exit is the worst (broken over inconclusive over ok)", async () => {
@@ -115,27 +100,28 @@ describe.each(VIAS)("seam verify via %s", (via) => {
     expect(b.stdout.toString().endsWith(OK_REPORT(file("ok.jsonl")))).toBe(true);
   });
 
+  // Why a file is inconclusive, and what a reader should know of one that verifies: said in verify's words.
+  it.each([
+    ["empty.jsonl", 3, "inconclusive", "  why       no rows, so nothing is proven"],
+    ["prechain.jsonl", 3, "inconclusive", "  why       1 prechain row not checked"],
+    [
+      "no-newline.jsonl",
+      0,
+      "ok",
+      "  notes\n    line 5: the last row has no newline: the next writer will cut it off as a torn line (kept in a ledger_repair row)",
+    ],
+  ])("%s: %p, %s, and why", async (name, code, verdict, said) => {
+    const r = await runCli(via, ["verify", file(name)]);
+    const text = r.stdout.toString();
+    expect(text.split("\n")[0]).toBe(`${file(name)}: ${verdict}`);
+    expect(text).toContain(`${said}\n`);
+    expect(r.code).toBe(code);
+  });
+
   it("--json: one object per file, exactly", async () => {
     const r = await runCli(via, ["verify", "--json", file("ok.jsonl")]);
     expect(r.stdout.toString()).toBe(
-      JSON.stringify({
-        file: file("ok.jsonl"),
-        ok: true,
-        rows: 5,
-        chained: 5,
-        prechain: 0,
-        first_break: null,
-        first_break_line: null,
-        first_break_kind: null,
-        breaks: 0,
-        break_kinds: {},
-        verified_scope: "full",
-        head: "a77d19a3467ea7186e0740e84a668563",
-        sessions: [{ id: "s1", server: "echo", rows: 5, calls: 1, statuses: { ok: 1 }, complete: true }],
-        findings: [],
-        finding_kinds: [],
-        notes: [],
-      }) + "\n",
+      `{"file": ${JSON.stringify(file("ok.jsonl"))}, "ok": true, "rows": 5, "chained": 5, "prechain": 0, "first_break": null, "first_break_line": null, "first_break_kind": null, "breaks": 0, "break_kinds": {}, "verified_scope": "full", "head": "a77d19a3467ea7186e0740e84a668563", "sessions": [{"id": "s1", "server": "echo", "rows": 5, "calls": 1, "statuses": {"ok": 1}, "complete": true}], "findings": [], "finding_kinds": [], "notes": []}\n`,
     );
   });
 

@@ -263,7 +263,16 @@ const cases: ChainCase[] = [
     rows: 5,
   },
   { name: "CRLF line endings", file: enc(base.join("\r\n") + "\r\n"), verdict: "ok", first: null, breaks: 0 },
-  { name: "no final newline after a complete row", file: enc(base.join("\n")), verdict: "ok", first: null, breaks: 0 },
+  {
+    name: "no final newline after a complete row",
+    file: enc(base.join("\n")),
+    verdict: "ok",
+    first: null,
+    breaks: 0,
+    notes: [
+      `line ${base.length}: the last row has no newline: the next writer will cut it off as a torn line (kept in a ledger_repair row)`,
+    ],
+  },
   {
     name: "U+2028, U+2029, U+0085 and a raw CR inside a row are not line breaks",
     file: (() => {
@@ -1150,6 +1159,7 @@ describe("reports", () => {
     expect(humanReport("ledger.jsonl", verifyBytes(sample()))).toBe(
       [
         "ledger.jsonl: inconclusive",
+        "  why       session s1: no session_end (truncated or still running)",
         "  rows      5 (4 chained, 1 prechain skipped)",
         "  head      20e6806e377a9b92bc2008cb1b7fa2d1",
         "  sessions  1 (0 complete)",

@@ -8,7 +8,7 @@ export const EXIT = {
   OK: 0,
   /** `verify`: the ledger is broken. `digest`: input unreadable, unparseable or undigestible. */
   FAIL: 1,
-  /** The command line was wrong; nothing was done, nothing was spawned. */
+  /** The command line was wrong, or a file it names cannot be read (missing, a directory, no permission); nothing was done, nothing was spawned. */
   USAGE: 2,
   /** `verify`: nothing proven wrong, but not everything could be proven (empty, prechain, findings, torn tail). */
   INCONCLUSIVE: 3,
@@ -18,10 +18,16 @@ export const EXIT = {
   SIGNAL_BASE: 128,
 } as const;
 
-/** Thrown by a command for a bad command line; the entry point prints it and exits 2. */
+/**
+ * Thrown by a command for a bad command line; the entry point prints it and exits 2.
+ * Without a hint the entry point points at the command's --help; `null` is no hint at all.
+ */
 export class UsageError extends SeamError {
   override readonly name = "UsageError";
-  constructor(message: string, hint?: string) {
-    super("usage", message, { hint });
+  /** No hint to give, not even the command's --help (a file that cannot be read). */
+  readonly hintless: boolean;
+  constructor(message: string, hint?: string | null) {
+    super("usage", message, { hint: hint ?? undefined });
+    this.hintless = hint === null;
   }
 }

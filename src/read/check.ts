@@ -17,6 +17,7 @@
  */
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
+import { inconclusiveReason } from "../verify/report.ts";
 import { cell } from "./escape.ts";
 import { type Glob, globMatcher } from "./filters.ts";
 import type { Operation } from "./operations.ts";
@@ -33,7 +34,7 @@ export interface Rules {
 }
 
 export interface RuleResult {
-  /** The rule's stable name: verify, expect-tool, forbid-tool, max-errors, max-unanswered, max-ms, require-complete, key. */
+  /** The rule's stable name: verify, filters, expect-tool, forbid-tool, max-errors, max-unanswered, max-ms, require-complete, key. */
   kind: string;
   /** The rule as written: `expect-tool echo=2`, `max-errors 0`, `verify a.jsonl`. */
   rule: string;
@@ -72,6 +73,8 @@ export class Checker {
   private readonly slow = new Hits();
   private maxSeen: number | null = null;
   private readonly sessions = new Map<string, { first: Operation; ended: boolean }>();
+  /** Operations the filters let through (every one when there are none). */
+  private selected = 0;
 
   constructor(readonly rules: Rules) {
     this.expect = (rules.expectTool ?? []).map((e) => ({ ...e, hits: new Hits() }));
@@ -79,6 +82,7 @@ export class Checker {
   }
 
   add(op: Operation): void {
+    this.selected++;
     if (op.kind === "tool_call" && op.name !== null) {
       for (const e of this.expect) if (e.name === op.name) e.hits.add(op);
       for (const f of this.forbid) if (f.re.test(op.name)) f.hits.add(op);
@@ -97,7 +101,12 @@ export class Checker {
     }
   }
 
-  results(files: readonly FileVerdict[]): RuleResult[] {
+  /**
+   * One result per rule, after one per file's verdict. With `filters` (the filters as given): a rule that they
+   * select at least one operation, so that a gate on a filter that matches nothing (a typo of a tool or a
+   * session) fails rather than holds vacuously; `allowEmpty` lets it hold.
+   */
+  results(files: readonly FileVerdict[], filters?: { given: string; allowEmpty: boolean }): RuleResult[] {
     const out: RuleResult[] = [];
     for (const f of files) {
       const r = f.report;
@@ -105,13 +114,27 @@ export class Checker {
       const why =
         r.first_break !== null
           ? `${r.first_break.message} (${r.breaks} break${r.breaks === 1 ? "" : "s"})`
-          : (r.findings[0] ?? (r.rows === 0 ? "no rows" : r.prechain > 0 ? `${r.prechain} prechain rows` : ""));
+          : (inconclusiveReason(r) ?? "");
       out.push({
         kind: "verify",
         rule: `verify ${f.file}`,
         ok: r.verdict === "ok",
         observed: r.verdict === "ok" ? `ok, ${r.rows} rows` : `${r.verdict}: ${why}`,
         where,
+        more: 0,
+      });
+    }
+    if (filters !== undefined) {
+      const n = this.selected;
+      out.push({
+        kind: "filters",
+        rule: `filters ${filters.given}`,
+        ok: n > 0 || filters.allowEmpty,
+        observed:
+          n > 0
+            ? `select ${n} operation${n === 1 ? "" : "s"}`
+            : `select no operation${filters.allowEmpty ? " (allowed by --allow-empty)" : " (--allow-empty to pass)"}`,
+        where: [],
         more: 0,
       });
     }

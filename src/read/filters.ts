@@ -23,6 +23,45 @@ export interface Filters {
   slow?: number;
 }
 
+/**
+ * The values `--status` knows: each status seam records for an operation
+ * (docs/ledger-format.md), then each reason a session ends for (a reader's
+ * status of a session_end); `signal:NAME` too (see `knownStatus`).
+ */
+export const KNOWN_STATUSES: readonly string[] = [
+  "ok",
+  "error",
+  "unanswered",
+  "cancelled",
+  "input_required",
+  "task",
+  "refused",
+  "invalid_id",
+  "ambiguous",
+  "unknown_result_type",
+  "no_result",
+  "client_eof",
+  "child_exit",
+  "spawn_failed",
+  "client_delete",
+  "upstream_404",
+  "idle_expired",
+  "proxy_stopped",
+  "upstream_unreachable",
+  "unknown_session",
+  "initialize_rejected",
+  "sessionless_initialize",
+];
+
+/**
+ * Is `s` a status `--status` can match: a known one, the end reason
+ * `signal:SIGNAME` of a session seam ended on a signal, or an HTTP status
+ * (seam proxy's exchanges)?
+ */
+export function knownStatus(s: string): boolean {
+  return KNOWN_STATUSES.includes(s) || /^signal:SIG[A-Z0-9]+$/.test(s) || /^[1-5][0-9][0-9]$/.test(s);
+}
+
 /** A filter set compiled once; `test` is called per operation. */
 export class OpFilter {
   private readonly server: Glob[] | null;

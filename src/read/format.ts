@@ -5,35 +5,127 @@
  * Columns, separated by two spaces, fixed widths so a stream lines up:
  *   MARK  `+` vouched for by the chain, `S` also sealed by a signed checkpoint
  *         (--key), `!` not vouched for
- *   TIME  local `YYYY-MM-DD 16:15:51.412` (with --utc: `YYYY-MM-DDT16:15:51.412Z`)
+ *   TIME  local `YYYY-MM-DD 16:15:51.412` (with --utc: `YYYY-MM-DDT16:15:51.412Z`),
+ *         or without year and ms (`MM-DD 16:15:51`) when the width is short
  *   SESSION  first 8 characters (--wide: all)
- *   SERVER, OPERATION (cut to 14 and 28 unless --wide), STATUS, MS, ID
+ *   SERVER, OPERATION (cut unless --wide), STATUS, MS, ID
  *   and with a --raw ledger, a preview of arguments → result.
+ * The widths are chosen once for the output's width (`layoutFor`): the
+ * columns that do not fit are left out or cut, in a stated order; --wide
+ * (no width) has every column and whole values.
  */
 import { memo } from "../base/memo.ts";
 import { terminalJson } from "../base/terminal-text.ts";
 import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
+import { inconclusiveReason } from "../verify/report.ts";
 import type { VerifyReport } from "../verify/verifier.ts";
 import { cell, fit } from "./escape.ts";
 import type { Operation } from "./operations.ts";
 
 export interface LineStyle {
   utc?: boolean;
+  /** Every column, values whole; `width` is not looked at. */
   wide?: boolean;
   color?: boolean;
-  /** Characters of the arguments → result preview; 0: none. */
+  /** Characters of the arguments → result preview; 0: none; unset: the line's width (--wide: 400). */
   rawWidth?: number;
+  /** Characters a line may take (not with --wide); unset: no limit. */
+  width?: number;
 }
 
-const W = { session: 8, server: 14, name: 28, status: 14, ms: 9 };
+/** The widths of one style's columns; 0 leaves a column out. */
+export interface Layout {
+  /** The whole time (with year and ms), or the short form. */
+  fullTime: boolean;
+  session: number;
+  server: number;
+  name: number;
+  status: number;
+  ms: number;
+  /** The ID column's most characters. */
+  id: number;
+  /** Where a --raw ledger's preview goes: after the ID, or on a line of its own below the operation. */
+  preview: "inline" | "below";
+  /** The preview's most characters. */
+  previewWidth: number;
+}
+
+/**
+ * The columns for a width, most needed first: MARK, TIME (short), OPERATION
+ * (12), STATUS (10) and MS always; then, while the line still fits, SESSION,
+ * SERVER (8), OPERATION to 20, then 28, SERVER to 14, STATUS to 14, MS to 9,
+ * the whole TIME, and the ID in what is left (when at least 6). A --raw
+ * preview takes the rest of the line when that is at least 40, else a line
+ * of its own below. The narrowest line takes 51 columns.
+ */
+export function layoutFor(style: LineStyle): Layout {
+  if (style.wide || style.width === undefined) {
+    return {
+      fullTime: true,
+      session: style.wide ? Number.POSITIVE_INFINITY : 8,
+      server: style.wide ? Number.POSITIVE_INFINITY : 14,
+      name: style.wide ? Number.POSITIVE_INFINITY : 28,
+      status: 14,
+      ms: 9,
+      id: 40,
+      preview: "inline",
+      previewWidth: style.rawWidth ?? (style.wide ? 400 : 60),
+    };
+  }
+  const width = style.width;
+  const fullTime = style.utc ? 24 : 23;
+  const L = { time: style.utc ? 15 : 14, session: 0, server: 0, name: 12, status: 10, ms: 7 };
+  const used = () =>
+    2 + L.time + (L.session && L.session + 2) + (L.server && L.server + 2) + L.name + 2 + L.status + 2 + L.ms + 2;
+  const steps: (() => void)[] = [
+    () => (L.session = 8),
+    () => (L.server = 8),
+    () => (L.name = 20),
+    () => (L.name = 28),
+    () => (L.server = 14),
+    () => (L.status = 14),
+    () => (L.ms = 9),
+    () => (L.time = fullTime),
+  ];
+  for (const step of steps) {
+    const before = { ...L };
+    step();
+    if (used() > width) {
+      Object.assign(L, before);
+      break;
+    }
+  }
+  const left = width - used() - 2;
+  const id = left >= 6 ? Math.min(40, left) : 0;
+  // A preview stays on the line when there is room for one worth reading.
+  const after = left - id - 2;
+  const inline = style.rawWidth !== undefined || after >= 40;
+  return {
+    fullTime: L.time === fullTime,
+    session: L.session,
+    server: L.server,
+    name: L.name,
+    status: L.status,
+    ms: L.ms,
+    id,
+    preview: inline ? "inline" : "below",
+    previewWidth: style.rawWidth ?? (inline ? after : Math.max(20, width - PREVIEW_INDENT.length)),
+  };
+}
+
+const PREVIEW_INDENT = "    ";
 
 export function header(style: LineStyle): string {
-  const time = style.utc ? fit("TIME (UTC)", 24) : fit("TIME", 23);
-  const session = style.wide ? "SESSION" : fit("SESSION", W.session);
-  const server = style.wide ? "SERVER" : fit("SERVER", W.server);
-  const name = style.wide ? "OPERATION" : fit("OPERATION", W.name);
-  return `  ${time}  ${session}  ${server}  ${name}  ${fit("STATUS", W.status)}  ${"MS".padStart(W.ms)}  ID`;
+  const L = layoutFor(style);
+  const open = (s: string, w: number) => (w === Number.POSITIVE_INFINITY ? s : fit(s, w));
+  const time = fit(style.utc ? "TIME (UTC)" : "TIME", L.fullTime ? (style.utc ? 24 : 23) : style.utc ? 15 : 14);
+  let line = `  ${time}`;
+  if (L.session > 0) line += `  ${open("SESSION", L.session)}`;
+  if (L.server > 0) line += `  ${open("SERVER", L.server)}`;
+  line += `  ${open("OPERATION", L.name)}  ${fit("STATUS", L.status)}  ${"MS".padStart(L.ms)}`;
+  if (L.id > 0) line += "  ID";
+  return line;
 }
 
 /** One operation on one line (no newline). */
@@ -55,9 +147,9 @@ const formatters = new WeakMap<LineStyle, LineFormatter>();
  */
 class LineFormatter {
   private readonly utc: boolean;
-  private readonly wide: boolean;
   private readonly color: boolean;
   private readonly rawWidth: number;
+  private readonly L: Layout;
   private readonly sessions = new Map<string, string>();
   private readonly servers = new Map<string, string>();
   private readonly names = new Map<string, string>();
@@ -69,30 +161,29 @@ class LineFormatter {
 
   constructor(style: LineStyle) {
     this.utc = style.utc === true;
-    this.wide = style.wide === true;
     this.color = style.color === true;
-    this.rawWidth = style.rawWidth ?? 0;
+    this.L = layoutFor(style);
+    this.rawWidth = this.L.previewWidth;
   }
 
   line(op: Operation): string {
+    const L = this.L;
     const mark = op.sealed === true ? "S" : op.vouched ? "+" : "!";
-    const time = this.time(op);
-    const session = memo(
-      this.sessions,
-      op.session ?? "-",
-      (s) => (this.wide ? cell(s) : fit(short(s), W.session)),
-      KEPT,
-    );
-    const server = memo(this.servers, op.server ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.server)), KEPT);
-    const name = memo(this.names, op.name ?? "-", (s) => (this.wide ? cell(s) : fit(s, W.name)), KEPT);
-    const statusText = memo(this.statuses, op.status ?? "-", (s) => fit(s, W.status), KEPT);
-    const status = this.color ? paint(op.status, statusText) : statusText;
-    const ms = (op.ms === null ? "-" : msText(op.ms)).padStart(W.ms);
-    const id = op.rpc_id === undefined ? "-" : idText(op.rpc_id);
-    let line = `${this.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${time}  ${session}  ${server}  ${name}  ${status}  ${ms}  ${id}`;
+    let line = `${this.color && mark === "!" ? "\x1b[1;31m!\x1b[0m" : mark} ${this.time(op)}`;
+    if (L.session > 0)
+      line += `  ${memo(this.sessions, op.session ?? "-", (s) => column(s.length > 8 && L.session === 8 ? short(s) : s, L.session), KEPT)}`;
+    if (L.server > 0) line += `  ${memo(this.servers, op.server ?? "-", (s) => column(s, L.server), KEPT)}`;
+    line += `  ${memo(this.names, op.name ?? "-", (s) => column(s, L.name), KEPT)}`;
+    const statusText = memo(this.statuses, op.status ?? "-", (s) => fit(s, L.status), KEPT);
+    line += `  ${this.color ? paint(op.status, statusText) : statusText}`;
+    line += `  ${(op.ms === null ? "-" : msText(op.ms)).padStart(L.ms)}`;
+    if (L.id > 0) line += `  ${op.rpc_id === undefined ? "-" : idText(op.rpc_id, L.id)}`;
     if (this.rawWidth > 0 && (op.args !== undefined || op.result !== undefined)) {
       const preview = `${op.args === undefined ? "" : jsonText(op.args)} → ${op.result === undefined ? "" : jsonText(op.result)}`;
-      line += `  ${cell(preview, this.rawWidth)}`;
+      line +=
+        L.preview === "inline"
+          ? `  ${cell(preview, this.rawWidth)}`
+          : `\n${PREVIEW_INDENT}${cell(preview, this.rawWidth)}`;
     }
     return line;
   }
@@ -100,6 +191,7 @@ class LineFormatter {
   /** timeText, made once per second of time: the ms are put into the text of the second. */
   private time(op: Operation): string {
     const t = op.time;
+    if (!this.L.fullTime) return shortTime(Number.isNaN(t) ? null : t, op.ts, this.utc);
     if (Number.isNaN(t)) return timeText(op.ts, this.utc);
     const second = Math.floor(t / 1000);
     if (second !== this.second) {
@@ -115,9 +207,23 @@ class LineFormatter {
   }
 }
 
-/** The ID column: the id as JSON, cut to 40. */
-function idText(id: Json): string {
-  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 ? String(id) : cell(jsonText(id), 40);
+/** The ID column: the id as JSON, cut to `max`. */
+function idText(id: Json, max: number): string {
+  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && String(id).length <= max
+    ? String(id)
+    : cell(jsonText(id), max);
+}
+
+/** A value padded to its column, or whole (escaped) in a column without a width. */
+function column(s: string, width: number): string {
+  return width === Number.POSITIVE_INFINITY ? cell(s) : fit(s, width);
+}
+
+/** `11-30 16:15:51` (local) or `11-30T03:24:07Z` (UTC): the time without year and ms, for a short line. */
+function shortTime(t: number | null, ts: string | null, utc: boolean): string {
+  if (t === null) return fit(ts ?? "-", utc ? 15 : 14);
+  const full = timeText(new Date(t).toISOString(), utc);
+  return utc ? `${full.slice(5, 19)}Z` : full.slice(5, 19);
 }
 
 /** The marker printed where the chain first breaks. */
@@ -140,11 +246,10 @@ export function verdictLine(
 ): string {
   const v = color ? paintVerdict(r.verdict) : r.verdict;
   const parts: string[] = [`${r.rows} row${r.rows === 1 ? "" : "s"}`];
+  const why = inconclusiveReason(r);
   if (r.first_break !== null)
     parts.push(`${cell(r.first_break.message, 400)}, ${r.breaks} break${r.breaks === 1 ? "" : "s"}`);
-  else if (r.findings.length > 0)
-    parts.push(`${cell(r.findings[0]!, 400)}${r.findings.length > 1 ? ` and ${r.findings.length - 1} more` : ""}`);
-  else if (r.prechain > 0) parts.push(`${r.prechain} prechain rows not checked`);
+  else if (why !== null) parts.push(cell(why, 400));
   const ops = `${counts.operations} operation${counts.operations === 1 ? "" : "s"}`;
   parts.push(
     counts.unvouched === 0
@@ -244,7 +349,7 @@ export function verdictJson(
 
 /** The first characters of a session id, as git shortens a hash (no ellipsis: a prefix is what --session takes). */
 function short(id: string): string {
-  return id.length > W.session ? id.slice(0, W.session) : id;
+  return id.length > 8 ? id.slice(0, 8) : id;
 }
 
 /**

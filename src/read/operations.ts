@@ -59,7 +59,7 @@ export interface Operation {
   server: string | null;
   /** Tool name, resource uri, prompt name, method, or what the row says it is. */
   name: string | null;
-  /** The recorded status (ok, error, unanswered, cancelled, input_required, refused, …); session_end's reason; null when none. */
+  /** The recorded status (ok, error, unanswered, cancelled, input_required, refused, …); session_end's reason; an http_exchange's HTTP status (digits); null when none. */
   status: string | null;
   /** Duration in milliseconds: its row's `ms`, or from the start of its first round to its last row for several rounds. */
   ms: number | null;
@@ -254,7 +254,7 @@ function build(file: string, rows: { row: Json; line: number }[]): Operation {
     session: str(pick("session")),
     server: str(pick("server")),
     name: nameOf(kind, row, pick),
-    status: kind === "session_end" ? str(getField(row, "reason")) : str(getField(row, "status")),
+    status: statusOf(kind, evt, row),
     ms: durationOf(rows),
     rpc_id: first("rpc_id"),
     op: pick("op"),
@@ -295,7 +295,7 @@ function buildOne(file: string, row: Json, line: number): Operation {
     session: str(getField(row, "session")),
     server: str(getField(row, "server")),
     name: nameOf(kind, row, pick),
-    status: kind === "session_end" ? reason : str(getField(row, "status")),
+    status: statusOf(kind, evt, row),
     ms: num(getField(row, "ms")),
     rpc_id: getField(row, "rpc_id"),
     op: getField(row, "op"),
@@ -312,6 +312,19 @@ function buildOne(file: string, row: Json, line: number): Operation {
     row,
     earlier: NO_ROWS,
   };
+}
+
+/**
+ * An operation's status: session_end's reason; an HTTP exchange's (seam
+ * proxy) HTTP status, as digits; else the row's status.
+ */
+function statusOf(kind: OpKind, evt: Json | undefined, row: Json): string | null {
+  if (kind === "session_end") return str(getField(row, "reason"));
+  if (evt === "http_exchange") {
+    const http = getField(row, "http_status");
+    return typeof http === "number" && Number.isInteger(http) ? String(http) : null;
+  }
+  return str(getField(row, "status"));
 }
 
 function kindOf(row: Json, evt: Json | undefined): OpKind {

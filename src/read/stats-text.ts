@@ -1,48 +1,217 @@
 /**
- * The human form of `seam stats`: a table of groups, sorted by calls, then
- * the sessions, e.g.
- *   TOOL                    CALLS     OK  ERROR  UNANS  CANC  ERR%    P50    P95    P99    MAX  VOUCHED
- *   example echo                2      2      0      0     0    0%  0.277  0.376  0.376  0.376  2
- * Ledger strings go through `cell` (escaped, cut); `--json` has them whole.
+ * The human form of `seam stats`: a caption saying what is counted and in
+ * which order, a table of groups, then the sessions, e.g.
+ *   CALLS BY TOOL (tools/call only; most calls first)
+ *     SERVER  TOOL          CALLS   ERROR   ERR%      P50      P95      MAX
+ *   + files   read_file         2       0     0%     7.00     12.0     12.0
+ * MARK is `+` when the chain vouches for every call of the row, `!` when not.
+ * The tables fit `width`: columns are left out, and the names cut, in a
+ * stated order (`fitColumns`); without a width (--wide) every column is there
+ * and names are whole. Ledger strings go through `cell` (escaped, cut).
  */
+import { wrapText } from "../base/wrap-text.ts";
 import { cell, fit } from "./escape.ts";
-import type { Stats } from "./stats.ts";
+import type { SessionStats, Stats, StatsGroup } from "./stats.ts";
 
-const KEY_WIDTH = 28;
+interface Column<T> {
+  title: string;
+  /** Its width; a name column's is what it takes at most (whole with --wide). */
+  width: number;
+  /** A name column: cut down to `min` before the table loses a figure. */
+  min?: number;
+  right?: boolean;
+  value: (row: T) => string;
+}
 
-export function statsText(s: Stats): string {
-  const out: string[] = [];
-  const title = { tool: "SERVER TOOL", server: "SERVER", session: "SESSION", day: "DAY (UTC)" }[s.by];
-  out.push(
-    `${fit(title, KEY_WIDTH)}  ${r("CALLS", 6)}  ${r("OK", 6)}  ${r("ERROR", 6)}  ${r("UNANS", 6)}  ${r("CANC", 5)}  ${r("ERR%", 5)}  ${r("P50", 8)}  ${r("P95", 8)}  ${r("P99", 8)}  ${r("MAX", 8)}  ${r("IN", 9)}  ${r("OUT", 9)}  FIRST / LAST (UTC)`,
-  );
-  for (const g of s.groups) {
-    out.push(
-      `${fit(g.key, KEY_WIDTH)}  ${r(g.calls, 6)}  ${r(g.ok, 6)}  ${r(g.error, 6)}  ${r(g.unanswered, 6)}  ${r(g.cancelled, 5)}  ${r(pct(g.error_rate), 5)}  ${r(ms(g.p50_ms), 8)}  ${r(ms(g.p95_ms), 8)}  ${r(ms(g.p99_ms), 8)}  ${r(ms(g.max_ms), 8)}  ${r(g.bytes_in ?? "-", 9)}  ${r(g.bytes_out ?? "-", 9)}  ${cell(g.first ?? "-", 30)} / ${cell(g.last ?? "-", 30)}`,
-    );
+/**
+ * The columns that fit `width` (after a mark of two characters), in their order. `drops` names the columns
+ * to leave out, first to last, and "names" where the name columns are cut to their least; a table that still
+ * does not fit has its name columns and first column only.
+ */
+function fitColumns<T>(columns: Column<T>[], width: number, drops: readonly string[]): Column<T>[] {
+  let cols = columns.map((c) => ({ ...c }));
+  const total = () => 2 + cols.reduce((n, c) => n + c.width, 0) + 2 * (cols.length - 1);
+  for (const d of drops) {
+    if (total() <= width) break;
+    if (d === "names") {
+      for (const c of cols) if (c.min !== undefined) c.width = c.min;
+    } else {
+      cols = cols.filter((c) => c.title !== d);
+    }
   }
+  // Still too wide: the last column (text, not a figure) is cut to the room left.
+  const last = cols[cols.length - 1]!;
+  if (total() > width && !last.right) last.width = Math.max(4, last.width - (total() - width));
+  // Room left over goes back to the name columns, last to first (a tool before its server, how a session
+  // ended before its id), up to what they take.
+  for (const c of [...cols].reverse()) {
+    const full = columns.find((x) => x.title === c.title)!.width;
+    if (c.min !== undefined && c.width < full) c.width = Math.min(full, c.width + Math.max(0, width - total()));
+  }
+  return cols;
+}
+
+function render<T>(cols: Column<T>[], rows: readonly T[], mark: (row: T) => string): string[] {
+  const line = (cells: string[], m: string) => `${m} ${cells.join("  ")}`.trimEnd();
+  const out = [
+    line(
+      cols.map((c) => (c.right ? c.title.padStart(c.width) : fit(c.title, c.width))),
+      " ",
+    ),
+  ];
+  for (const row of rows)
+    out.push(
+      line(
+        cols.map((c) => (c.right ? c.value(row).padStart(c.width) : fit(c.value(row), c.width))),
+        mark(row),
+      ),
+    );
+  return out;
+}
+
+/** The tables; `width` undefined: every column, names whole. */
+export function statsText(s: Stats, width?: number): string {
+  const wide = width === undefined;
+  const longest = (xs: (string | null)[], floor: number) => Math.max(floor, ...xs.map((x) => cell(x ?? "-").length));
+  const name = (title: string, full: number, min: number, value: (g: StatsGroup) => string): Column<StatsGroup> =>
+    wide ? { title, width: full, value: (g) => cell(value(g)) } : { title, width: full, min, value };
+  const keys: Column<StatsGroup>[] =
+    s.by === "tool"
+      ? [
+          name(
+            "SERVER",
+            wide
+              ? longest(
+                  s.groups.map((g) => g.server),
+                  6,
+                )
+              : 14,
+            8,
+            (g) => g.server ?? "-",
+          ),
+          name(
+            "TOOL",
+            wide
+              ? longest(
+                  s.groups.map((g) => g.tool),
+                  4,
+                )
+              : 24,
+            10,
+            (g) => g.tool ?? "-",
+          ),
+        ]
+      : [
+          name(
+            { server: "SERVER", session: "SESSION", day: "DAY (UTC)" }[s.by],
+            wide
+              ? longest(
+                  s.groups.map((g) => g.key),
+                  9,
+                )
+              : s.by === "session"
+                ? 36
+                : 16,
+            s.by === "session" ? 8 : 10,
+            (g) => g.key,
+          ),
+        ];
+  const num = (title: string, w: number, value: (g: StatsGroup) => string | number): Column<StatsGroup> => ({
+    title,
+    width: w,
+    right: true,
+    value: (g) => String(value(g)),
+  });
+  const columns: Column<StatsGroup>[] = [
+    ...keys,
+    num("CALLS", 6, (g) => g.calls),
+    num("OK", 6, (g) => g.ok),
+    num("ERROR", 6, (g) => g.error),
+    num("UNANS", 6, (g) => g.unanswered),
+    num("CANC", 5, (g) => g.cancelled),
+    num("ERR%", 5, (g) => pct(g.error_rate)),
+    num("P50", 7, (g) => ms(g.p50_ms)),
+    num("P95", 7, (g) => ms(g.p95_ms)),
+    num("P99", 7, (g) => ms(g.p99_ms)),
+    num("MAX", 7, (g) => ms(g.max_ms)),
+    num("IN", 9, (g) => g.bytes_in ?? "-"),
+    num("OUT", 9, (g) => g.bytes_out ?? "-"),
+    { title: "FIRST (UTC)", width: 24, value: (g) => cell(g.first ?? "-", 30) },
+    { title: "LAST (UTC)", width: 24, value: (g) => cell(g.last ?? "-", 30) },
+  ];
+  const groupDrops = [
+    "LAST (UTC)",
+    "FIRST (UTC)",
+    "OUT",
+    "IN",
+    "P99",
+    "CANC",
+    "names",
+    "UNANS",
+    "OK",
+    "MAX",
+    "ERROR",
+    "P95",
+    "ERR%",
+  ];
+  const cols = wide ? columns : fitColumns(columns, width, groupDrops);
+  const sentence = (t: string) => (wide ? [t] : wrapText(t, width));
+  const out: string[] = sentence(`CALLS BY ${s.by.toUpperCase()} (tools/call only; most calls first)`);
   if (s.groups.length === 0) out.push("(no calls)");
-  out.push("");
-  const sw = Math.min(64, Math.max(7, ...s.sessions.map((x) => x.session.length)));
-  out.push(
-    `${fit("SESSION", sw)}  ${fit("SERVER", 14)}  ${fit("BEGIN (UTC)", 24)}  ${r("DURATION", 10)}  ${r("CALLS", 6)}  ENDED`,
-  );
-  for (const x of s.sessions) {
-    const ended =
-      x.ended === null
-        ? "(no session_end)"
-        : `${cell(x.ended, 40)}${x.exit_code === null ? "" : `, exit ${cell(String(x.exit_code), 20)}`}`;
-    out.push(
-      `${fit(x.session, sw)}  ${fit(x.server ?? "-", 14)}  ${fit(x.begin ?? "-", 24)}  ${r(x.duration_ms === null ? "-" : duration(x.duration_ms), 10)}  ${r(x.calls, 6)}  ${ended}`,
-    );
-  }
+  else out.push(...render(cols, s.groups, (g) => (g.vouched < g.calls ? "!" : "+")));
+  if (s.groups.some((g) => g.vouched < g.calls))
+    out.push(...sentence("! some of the row's calls are not vouched for by the chain"));
+  out.push("", ...sentence("SESSIONS (most calls first)"));
+  const sessionColumns: Column<SessionStats>[] = [
+    {
+      title: "SESSION",
+      width: wide
+        ? longest(
+            s.sessions.map((x) => x.session),
+            7,
+          )
+        : Math.min(
+            36,
+            longest(
+              s.sessions.map((x) => x.session),
+              7,
+            ),
+          ),
+      min: 8,
+      value: (x) => (wide ? cell(x.session) : x.session),
+    },
+    {
+      title: "SERVER",
+      width: wide
+        ? longest(
+            s.sessions.map((x) => x.server),
+            6,
+          )
+        : 14,
+      min: 8,
+      value: (x) => (wide ? cell(x.server ?? "-") : (x.server ?? "-")),
+    },
+    { title: "BEGIN (UTC)", width: 24, value: (x) => x.begin ?? "-" },
+    {
+      title: "DURATION",
+      width: 8,
+      right: true,
+      value: (x) => (x.duration_ms === null ? "-" : duration(x.duration_ms)),
+    },
+    { title: "CALLS", width: 6, right: true, value: (x) => String(x.calls) },
+    { title: "ENDED", width: wide ? 60 : 24, min: 18, value: ended },
+  ];
+  const scols = wide ? sessionColumns : fitColumns(sessionColumns, width, ["names", "DURATION", "BEGIN (UTC)"]);
   if (s.sessions.length === 0) out.push("(no sessions)");
+  else out.push(...render(scols, s.sessions, () => " ").map((l) => l.slice(2)));
   out.push("");
   return `${out.join("\n")}\n`;
 }
 
-function r(v: string | number, w: number): string {
-  return String(v).padStart(w);
+function ended(x: SessionStats): string {
+  return x.ended === null
+    ? "(no session_end)"
+    : `${cell(x.ended, 40)}${x.exit_code === null ? "" : `, exit ${cell(String(x.exit_code), 20)}`}`;
 }
 
 function pct(x: number): string {

@@ -1,6 +1,8 @@
 /**
- * `seam stats`: operations aggregated per tool, server, session or day.
- * Per group: calls, counts per status (ok, error, unanswered, cancelled and
+ * `seam stats`: tools/call operations aggregated per tool, server, session
+ * or day. A call is a tools/call in every grouping and in the sessions
+ * (initialize, tools/list, reads and prompts are not calls), so the views
+ * add up to the same number. Per group: calls, counts per status (ok, error, unanswered, cancelled and
  * any other as recorded), error rate, p50/p95/p99/max ms (nearest rank),
  * bytes in and out where session_end recorded them, first and last seen, and
  * how many of the calls the chain vouches for. Per session: when it began
@@ -11,17 +13,6 @@ import type { Operation } from "./operations.ts";
 
 export type StatsBy = "tool" | "server" | "session" | "day";
 export const STATS_BY: readonly StatsBy[] = ["tool", "server", "session", "day"];
-
-/** Operations that are requests (they have a status and a duration); begin, end, checkpoints and foreign rows are not. */
-const REQUESTS = new Set([
-  "tool_call",
-  "resource_read",
-  "prompt_get",
-  "server_request",
-  "initialize",
-  "discover",
-  "tools_list",
-]);
 
 export interface StatsGroup {
   /** The group's key: `server tool` (by tool), server, session id, or YYYY-MM-DD (UTC). */
@@ -153,8 +144,7 @@ export class StatsAccumulator {
       acc.bytesOut = add(acc.bytesOut, op.bytes_out);
       return;
     }
-    if (!REQUESTS.has(op.kind)) return;
-    if (this.by === "tool" && op.kind !== "tool_call") return;
+    if (op.kind !== "tool_call") return;
     const g = this.group(op, t);
     g.calls++;
     const st = op.status ?? "(none)";

@@ -80,6 +80,21 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
   };
 }
 
+/**
+ * Why a report is inconclusive, in the one wording every command uses
+ * (verify, log, stats, check, report): its first finding (and how many more),
+ * else that there are no rows, else its prechain rows; null when it is not
+ * inconclusive.
+ */
+export function inconclusiveReason(r: VerifyReport): string | null {
+  if (r.verdict !== "inconclusive") return null;
+  if (r.findings.length > 0)
+    return `${r.findings[0]!}${r.findings.length > 1 ? ` and ${r.findings.length - 1} more` : ""}`;
+  if (r.rows === 0) return "no rows, so nothing is proven";
+  if (r.prechain > 0) return `${r.prechain} prechain row${r.prechain === 1 ? "" : "s"} not checked`;
+  return "not everything could be proven";
+}
+
 const SESSIONS_SHOWN = 20;
 
 /**
@@ -105,6 +120,8 @@ export function humanReport(
 ): string {
   const out: string[] = [];
   out.push(`${terminalText(file)}: ${paint(r.verdict, opts.color === true)}`);
+  const why = inconclusiveReason(r);
+  if (why !== null) out.push(`  why       ${terminalText(why)}`);
   const pre = r.prechain > 0 ? `, ${r.prechain} prechain ${opts.strict ? "rejected" : "skipped"}` : "";
   out.push(`  rows      ${r.rows} (${r.chained} chained${pre})`);
   if (r.first_break !== null) {

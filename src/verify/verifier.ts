@@ -263,6 +263,12 @@ export class LedgerVerifier {
     }
     this.settleUnjudged(row);
     this.row(row, n, this.dupKey, input instanceof Uint8Array && !formTried ? input : undefined);
+    // A whole row without its newline verifies, but the next writer to open the ledger takes it for a torn
+    // line and cuts it off (recording it in a ledger_repair row): said, so that it is not a surprise.
+    if (!terminated)
+      this.notes.push(
+        `line ${n}: the last row has no newline: the next writer will cut it off as a torn line (kept in a ledger_repair row)`,
+      );
   }
 
   /** Resolves an unparseable line against the line after it (`next`, or null when that is no row). */
