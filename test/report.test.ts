@@ -12,6 +12,8 @@ import { readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineForm } from "../src/core/canonical/index.ts";
 import type { Json } from "../src/core/json.ts";
+import { headRoom } from "../src/report/generate.ts";
+import { ReportWriter } from "../src/report/html.ts";
 import { VIAS, built, runCli } from "./cli.ts";
 import { Browser, CHROMIUM, NO_BROWSER_REASON, type Opened } from "./browser.ts";
 import { tempDir } from "./proc.ts";
@@ -518,8 +520,6 @@ describe("the report in headless Chromium", () => {
 });
 
 describe("the head written into room kept for it", () => {
-  const { ReportWriter } = require("../src/report/html.ts") as typeof import("../src/report/html.ts");
-  const { headRoom } = require("../src/report/generate.ts") as typeof import("../src/report/generate.ts");
   const header = { title: "t", seam: "seam 0.1.0", filters: "", generated: "2026-12-01T00:00:00.000Z" };
   /** A report of `n` operations written with `reserve` bytes kept for its head; its bytes and the size finish gave. */
   function written(reserve: number, n = 20_000): { bytes: Buffer; size: number } {
