@@ -188,7 +188,8 @@ export async function proxyRecordCases(
         fn: async () => {
           file.reset();
           for (let i = 0; i < burst; i++) exchange(i);
-          for (const f of queued.splice(0)) f();
+          // The session stages its rows and writes them in a later batch, which queues the writer's own.
+          while (queued.length > 0) for (const f of queued.splice(0)) f();
           await writer.caughtUp();
         },
       },
