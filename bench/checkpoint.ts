@@ -22,12 +22,12 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkpointText } from "../src/checkpoint/checkpoint.ts";
-import { LedgerWriter } from "../src/ledger/writer.ts";
+import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import { CompactRange, leafHash } from "../src/checkpoint/merkle.ts";
 import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/checkpoint/note.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { verifyCheckpointed } from "../src/checkpoint/verifier.ts";
-import { fileChunks } from "../src/verify/verifier.ts";
+import { verifyCheckpointed } from "../src/checkpoint/checkpoint-verifier.ts";
+import { fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { Flags, ROOT, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
 

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LedgerWriter } from "../src/ledger/writer.ts";
+import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";

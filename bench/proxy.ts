@@ -302,7 +302,7 @@ if (ONLY !== "throughput") {
   // The targets take turns, each turn starting with the next target: the upstream (server-everything
   // keeps state per session and slows as a run goes on) and the machine drift over seconds, and a
   // target always run after another would carry that drift as its own cost. A turn is long against
-  // seam proxy's recording delay (RECORD_DELAY_MS, src/proxy/record-later.ts): with turns shorter than
+  // seam proxy's recording delay (RECORD_DELAY_MS, src/proxy/deferred-recording.ts): with turns shorter than
   // it, each recording batch ran in the next target's turn, and a target's figure carried the recording
   // of the seam before it (two seam trees side by side: whichever ran second came out worse, either way
   // round).

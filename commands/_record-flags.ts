@@ -19,7 +19,7 @@ import {
   DEFAULT_CHECKPOINT_EVERY,
   DEFAULT_CHECKPOINT_INTERVAL_MS,
   type CheckpointConfig,
-} from "../src/checkpoint/writer.ts";
+} from "../src/checkpoint/checkpoint-writer.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 
 /** --map and its companions, each of which needs a mapping. */

@@ -8,8 +8,8 @@ import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
 import { connectNats, parseNatsUrl, scrubNats, showNats, subjectFor } from "../src/fleet/nats.ts";
 import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import type { VerifyReport } from "../src/verify/verifier.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
+import type { VerifyReport } from "../src/verify/ledger-verifier.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
 
 /**

@@ -19,7 +19,7 @@ import { jsonText } from "../src/read/format.ts";
 import type { Json } from "../src/core/json.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
 
 import { rejectUnknownFlags } from "./_args.ts";
 import { filterArgs, filtersFrom, givenFilters, keysFrom, repeated, requireReadable } from "./_read.ts";

@@ -2,12 +2,12 @@ import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
 import { type DiffResult, SideCollector, diffSides, hasDifferences } from "../src/read/diff.ts";
-import { cell } from "../src/read/escape.ts";
+import { cell } from "../src/read/cells.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
 import { readLedger } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { requireReadable } from "./_read.ts";
 

@@ -6,7 +6,7 @@ import { statsText } from "../src/read/stats-text.ts";
 import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
 import { rejectUnknownFlags, unknownValue } from "./_args.ts";
 import { wrapText } from "../src/base/wrap-text.ts";
 import { outputWidth } from "./_out.ts";

@@ -14,9 +14,9 @@ import {
 import { StateDirError } from "../src/checkpoint/state.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
+import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { requireReadable } from "./_read.ts";

@@ -1,5 +1,5 @@
 /**
- * compactAscii (src/core/canonical/ascii.ts), the bytes a small ASCII value's
+ * compactAscii (src/core/canonical/ascii-writer.ts), the bytes a small ASCII value's
  * json-c14n digest is hashed from: literal goldens for what it writes and
  * what it leaves to the general writer, and a differential against
  * compactForm over seeded values (every value it writes must be written

@@ -1,5 +1,5 @@
 /**
- * The direct bytes-to-canonical path (src/core/canonical/stream.ts) must equal the
+ * The direct bytes-to-canonical path (src/core/canonical/from-bytes.ts) must equal the
  * model path, compactForm(parseJson(text)) / jcsForm(parseJson(text)), on
  * every input: same bytes, same refusal, same parse error or acceptance.
  */

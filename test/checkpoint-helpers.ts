@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import type { Checkpoint } from "../src/checkpoint/checkpoint.ts";
 import { type Json, getField, parseJson } from "../src/core/json.ts";
-import { LedgerWriter } from "../src/ledger/writer.ts";
+import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import { generateKey, newSigner, newVerifier, signNote } from "../src/checkpoint/note.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { sharedLock } from "../src/ledger/shared-lock.ts";
 import { McpProxy } from "../src/proxy/server.ts";
 import { ProxySession } from "../src/proxy/session.ts";
-import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed, soon } from "../src/proxy/record-later.ts";
+import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed, soon } from "../src/proxy/deferred-recording.ts";
 import { BodyCollector, SseSplitter } from "../src/proxy/sse.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import { http as nodeHttp } from "../src/runtime/index.ts";

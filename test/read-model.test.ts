@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { lineForm } from "../src/core/canonical/index.ts";
 import { type Json, parseJson } from "../src/core/json.ts";
 import { isoMillis } from "../src/read/fields.ts";
-import { type Operation, OperationJoiner } from "../src/read/operations.ts";
+import { type Operation, OperationJoiner } from "../src/read/read-model.ts";
 import { jsonText, opJson, opLine, timeText } from "../src/read/format.ts";
 import { aggregate, percentile } from "../src/read/stats.ts";
 import { type FollowWatch, followChunks } from "../src/read/follow.ts";
@@ -303,7 +303,7 @@ describe("an HTTP exchange's status", () => {
 });
 
 describe("escape, globs and times", () => {
-  const { cell } = require("../src/read/escape.ts") as typeof import("../src/read/escape.ts");
+  const { cell } = require("../src/read/cells.ts") as typeof import("../src/read/cells.ts");
   const { globMatcher, parseWhen } = require("../src/read/filters.ts") as typeof import("../src/read/filters.ts");
   test.each([
     ["plain", "plain"],

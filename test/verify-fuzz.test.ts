@@ -16,7 +16,7 @@ import {
   REFERENCE_MAX_DEPTH,
   type Verdict,
   type VerifyReport,
-} from "../src/verify/verifier.ts";
+} from "../src/verify/ledger-verifier.ts";
 import { verifyBytes } from "../src/verify/verify-ledger.ts";
 import { Gen } from "./jsongen.ts";
 import {

@@ -8,9 +8,9 @@ import { digestBytes } from "../src/core/digest.ts";
 import { type Json, JsonFloat } from "../src/core/json.ts";
 import type { BreakKind, FindingKind } from "../src/format/kinds.ts";
 import { pyTruthy } from "../src/format/line.ts";
-import { escapeBytes, unescapeBytes } from "../src/core/escape.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/report.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks } from "../src/verify/verifier.ts";
+import { escapeBytes, unescapeBytes } from "../src/core/byte-escape.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyBytes, verifyLedger } from "../src/verify/verify-ledger.ts";
 import {
   HAVE_PYTHON,

@@ -1,6 +1,6 @@
 /**
  * The ledger against what its writer cannot roll back (`seam verify
- * --witness`, `--state`), for src/checkpoint/verifier.ts:
+ * --witness`, `--state`), for src/checkpoint/checkpoint-verifier.ts:
  *   - a witness file (what `wrap --witness` appended): every checkpoint in it
  *     must verify and be extended by the ledger. A ledger with fewer lines
  *     than a witnessed size is `truncated or rolled back`; lines that hash to

@@ -1,7 +1,7 @@
 /**
  * What `seam verify` does with --key, --witness, --state, --prove and
  * --check-proof, between reading the command line (commands/verify.ts) and
- * the checks themselves (src/checkpoint/verifier.ts): reading the witness file,
+ * the checks themselves (src/checkpoint/checkpoint-verifier.ts): reading the witness file,
  * consulting and updating the state directory, and the texts printed.
  */
 import { EXIT } from "../base/exit.ts";
@@ -10,9 +10,9 @@ import type { Verifier } from "./note.ts";
 import type { StateDir } from "./state.ts";
 import { terminalText } from "../base/terminal-text.ts";
 import { checkProof, proveLine } from "./proof.ts";
-import { checkpointJson, checkpointLines } from "./report.ts";
-import { type CheckpointCheckOptions, verifyCheckpointed } from "./verifier.ts";
-import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/verifier.ts";
+import { checkpointJson, checkpointLines } from "./checkpoint-report.ts";
+import { type CheckpointCheckOptions, verifyCheckpointed } from "./checkpoint-verifier.ts";
+import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/ledger-verifier.ts";
 
 export interface CheckpointSetup {
   keys: readonly Verifier[];

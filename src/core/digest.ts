@@ -102,7 +102,7 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The digest of UTF-8 JSON under `recipe`, straight from the bytes (see
- * src/core/canonical/stream.ts): equal to digestJson(parseJson(text), recipe) but
+ * src/core/canonical/from-bytes.ts): equal to digestJson(parseJson(text), recipe) but
  * with no model and no string, streaming a top-level array. Throws
  * JsonParseError for input that is not UTF-8 or not JSON (for jcs, also for
  * a repeated key).

@@ -1,7 +1,7 @@
 /**
  * What a refused JSON text says: the reason, and where (offset, and line and
  * column when the input is at hand), however the text was read (a JS string
- * by src/core/json.ts, UTF-8 bytes by src/core/canonical/stream.ts).
+ * by src/core/json.ts, UTF-8 bytes by src/core/canonical/from-bytes.ts).
  */
 import { SeamError } from "../base/error.ts";
 

@@ -22,7 +22,7 @@ export const DEFAULT_MAX_DEPTH = 900;
  */
 export const MAX_INT_DIGITS = 4300;
 
-/** Character-level scanning of a JS string. (src/core/canonical/stream.ts reads UTF-8 by the same rules.) */
+/** Character-level scanning of a JS string. (src/core/canonical/from-bytes.ts reads UTF-8 by the same rules.) */
 export class JsonScanner {
   i = 0;
   depth = 0;

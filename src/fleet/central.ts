@@ -13,7 +13,7 @@
  * (at most MAX_AHEAD per origin), and 8 bytes per line (its stream sequence).
  */
 import { equalBytes } from "../core/bytes.ts";
-import type { VerifyReport } from "../verify/verifier.ts";
+import type { VerifyReport } from "../verify/ledger-verifier.ts";
 import { subjectFor, subjectParts } from "./nats.ts";
 import { originOf } from "./ship.ts";
 import type { StreamMessage } from "./jetstream.ts";

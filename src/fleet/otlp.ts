@@ -16,7 +16,7 @@ import { VERSION } from "../base/version.ts";
 import type { Json } from "../core/json.ts";
 import { getField } from "../core/json.ts";
 import { SEAM_HTTP } from "../format/row.ts";
-import type { Operation } from "../read/operations.ts";
+import type { Operation } from "../read/read-model.ts";
 import { jsonText } from "../read/format.ts";
 
 type AnyValue = { stringValue: string } | { intValue: string } | { boolValue: boolean } | { doubleValue: number };

@@ -12,7 +12,7 @@ import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/ve
 import { newVerifier } from "../checkpoint/note.ts";
 import { threadOrNull } from "../runtime/thread.ts";
 import type { Runtime } from "../runtime/types.ts";
-import type { VerifyOptions } from "../verify/verifier.ts";
+import type { VerifyOptions } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 import { Feed, type OriginVerdict } from "./central.ts";
 

@@ -3,7 +3,7 @@
  * the keys every seam row starts and ends with, in their order, and the
  * ledger_repair row that declares a torn line.
  */
-import { escapeBytes } from "../core/escape.ts";
+import { escapeBytes } from "../core/byte-escape.ts";
 import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
 
 /** The `seam` value of every row seam writes. */

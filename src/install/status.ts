@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import type { Json, JsonObject } from "../core/json.ts";
 import { getField } from "../core/json.ts";
-import { type Verdict, type VerifyOptions, fileChunks } from "../verify/verifier.ts";
+import { type Verdict, type VerifyOptions, fileChunks } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type ClientId, type PathEnv, type Scope, expandTargets, targetsFor } from "./clients.ts";
 import { type WrapFlags, classify } from "./entry.ts";

@@ -2,7 +2,7 @@
  * When the writer's rows reach the disk (--fsync): `always` before any row
  * resolves; `batch` at the latest `batchMs` after a write, and at close;
  * `never` not at all (the OS decides). Rows the writer appends durably are
- * fsynced whatever the policy (src/ledger/writer.ts).
+ * fsynced whatever the policy (src/ledger/ledger-writer.ts).
  */
 import type { AppendFile } from "../runtime/types.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The ledger's cross-process locks as the writer (src/ledger/writer.ts) holds
+ * The ledger's cross-process locks as the writer (src/ledger/ledger-writer.ts) holds
  * them: every lock file of the ledger in order (src/ledger/open.ts), kept
  * between flushes while they keep coming. Taking them costs several
  * file-system round trips, which one row per call would pay every time

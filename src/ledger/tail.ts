@@ -1,6 +1,6 @@
 /**
  * What the end of a ledger file holds, read backwards from its size, for the
- * writer (src/ledger/writer.ts) to append after: the chain the next row
+ * writer (src/ledger/ledger-writer.ts) to append after: the chain the next row
  * continues from, and whether the last line is unterminated. Each line is
  * judged as `seam verify` judges it (src/format/line.ts).
  *

@@ -1,7 +1,7 @@
 /**
  * A long server answer read without its payload: the frame's members are
  * parsed one by one, the result's digest taken from its bytes
- * (src/core/canonical/stream.ts, the same digest as of its model), and of the
+ * (src/core/canonical/from-bytes.ts, the same digest as of its model), and of the
  * result only the members other than BULK_MEMBERS parsed. So a 32 MiB answer
  * costs seam its bytes, not a string, a model and a form of them.
  */
@@ -39,7 +39,7 @@ export function answerDigest(v: Json): string {
 /**
  * A long server frame read as the strict parser reads it, but without the
  * payload of its result: the message's members are parsed one by one, the
- * result's digest is taken from its bytes (src/core/canonical/stream.ts, the
+ * result's digest is taken from its bytes (src/core/canonical/from-bytes.ts, the
  * same digest as of its model), and of the result only the members other
  * than BULK_MEMBERS are parsed. So a 32 MiB answer costs seam its bytes, not
  * a string, a model and a form of them. Undefined when the frame is not

@@ -4,7 +4,7 @@
  */
 import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
-import type { Later } from "./record-later.ts";
+import type { Later } from "./deferred-recording.ts";
 import type { Moment, ProxySession, RecordOptions } from "./session.ts";
 
 /**
@@ -33,7 +33,7 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
   begin: Fields;
   /** Most bytes of request bodies held at once for a decision (default MAX_HELD_BYTES). */
   maxHeld?: number;
-  /** How long recording waits after the first bytes of its batch crossed (default RECORD_DELAY_MS, src/proxy/record-later.ts). */
+  /** How long recording waits after the first bytes of its batch crossed (default RECORD_DELAY_MS, src/proxy/deferred-recording.ts). */
   recordDelayMs?: number;
 }
 
@@ -41,7 +41,7 @@ export interface ProxyOptions extends Omit<RecordOptions, "begin"> {
 export interface ProxyHost {
   readonly opts: ProxyOptions;
   readonly runtime: HttpRuntime;
-  /** Runs an exchange's recording (src/proxy/record-later.ts). */
+  /** Runs an exchange's recording (src/proxy/deferred-recording.ts). */
   readonly later: Later;
   /**
    * Counts `n` more bytes of a request body held for a decision, unless that would pass --max-held

@@ -6,7 +6,7 @@ import type { Log } from "../base/log.ts";
 import { EXIT } from "../base/exit.ts";
 import type { HttpRuntime } from "../runtime/http-types.ts";
 import type { Runtime } from "../runtime/types.ts";
-import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/writer.ts";
+import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/ledger-writer.ts";
 import { isLoopbackHost } from "./guard.ts";
 import { McpProxy } from "./server.ts";
 import type { ProxyOptions } from "./options.ts";

@@ -15,7 +15,7 @@
  * refuses: a JSON-RPC error, here in an HTTP 200 JSON body).
  */
 import type { Log } from "../base/log.ts";
-import type { CheckpointSeeds } from "../checkpoint/writer.ts";
+import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
 import { sleep } from "../base/sleep.ts";
 import { sharedLock } from "../ledger/shared-lock.ts";
 import type { Cut, HttpRuntime, InboundRequest, Listener, Reply, UpstreamResponse } from "../runtime/http-types.ts";
@@ -25,7 +25,7 @@ import { field } from "./headers.ts";
 import { MAX_HELD_BYTES, type ProxyHost, type ProxyOptions } from "./options.ts";
 import { plain } from "./replies.ts";
 import { holdsInitialize } from "./request-bodies.ts";
-import { type Later, delayed, soon } from "./record-later.ts";
+import { type Later, delayed, soon } from "./deferred-recording.ts";
 import { type Moment, ProxySession, type SessionKind } from "./session.ts";
 import { type OpenAppend, sharingOpen } from "./shared-files.ts";
 
@@ -66,7 +66,7 @@ export class McpProxy implements ProxyHost {
   private readonly openShared: OpenAppend;
   /** Where a new session's checkpoints start from, under --sign: not the ledger's first byte. */
   private readonly checkpointSeeds: CheckpointSeeds = new Map();
-  /** When exchanges record (src/proxy/record-later.ts): at once where a call waits for its rows, else a moment later. */
+  /** When exchanges record (src/proxy/deferred-recording.ts): at once where a call waits for its rows, else a moment later. */
   readonly later: Later;
 
   private constructor(

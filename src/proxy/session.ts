@@ -12,20 +12,20 @@ import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import { SEAM_HTTP } from "../format/row.ts";
 import type { Log } from "../base/log.ts";
-import type { CheckpointSeeds } from "../checkpoint/writer.ts";
-import { LedgerWriter } from "../ledger/writer.ts";
+import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
+import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, RowSink } from "../observe/observer-options.ts";
-import type { Later } from "./record-later.ts";
+import type { Later } from "./deferred-recording.ts";
 
 export interface RecordOptions extends RecordingOptions {
   ledger: string;
   server: string;
   openAppend: (path: string) => Promise<AppendFile>;
-  /** The checkpoint trees the sessions of one proxy share, by file (src/checkpoint/writer.ts, `seeds`). */
+  /** The checkpoint trees the sessions of one proxy share, by file (src/checkpoint/checkpoint-writer.ts, `seeds`). */
   checkpointSeeds?: CheckpointSeeds;
   /** What session_begin says about the proxy (upstream, listen address; already redacted). */
   begin: Fields;
@@ -140,7 +140,7 @@ export class ProxySession {
 
   /**
    * Rows made since the last flush, with the times they stand for. An exchange's rows are made when
-   * the proxy records (src/proxy/record-later.ts), each dated when its bytes crossed, and exchanges
+   * the proxy records (src/proxy/deferred-recording.ts), each dated when its bytes crossed, and exchanges
    * record in turn: the rows of one batch are made in another order than their bytes crossed (an
    * answer's rows before the http_exchange row of an exchange that ended earlier). They are written in
    * the order of their times instead, as seam wrap writes them, at the end of the batch.

@@ -16,11 +16,11 @@
  *   key VKEY                    every row is under a valid signed checkpoint
  */
 import type { Json } from "../core/json.ts";
-import type { VerifyReport } from "../verify/verifier.ts";
-import { inconclusiveReason } from "../verify/report.ts";
-import { cell } from "./escape.ts";
+import type { VerifyReport } from "../verify/ledger-verifier.ts";
+import { inconclusiveReason } from "../verify/verify-report.ts";
+import { cell } from "./cells.ts";
 import { type Glob, globMatcher } from "./filters.ts";
-import type { Operation } from "./operations.ts";
+import type { Operation } from "./read-model.ts";
 
 export interface Rules {
   expectTool?: { name: string; times: number | null }[];

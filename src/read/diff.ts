@@ -7,7 +7,7 @@
  * frequent status differs, or errors appeared or went away), and p50
  * slowdowns of at least `factor` and `minMs`.
  */
-import type { Operation } from "./operations.ts";
+import type { Operation } from "./read-model.ts";
 import { percentile } from "./stats.ts";
 
 export interface Side {

@@ -4,7 +4,7 @@
  * duration back from now), `--slow` (at least this many ms). All given
  * filters must hold. Filters never hide a break marker or the verdict.
  */
-import type { Operation } from "./operations.ts";
+import type { Operation } from "./read-model.ts";
 
 export interface Filters {
   /** Session id prefixes (any of). */

@@ -18,10 +18,10 @@ import { memo } from "../base/memo.ts";
 import { terminalJson } from "../base/terminal-text.ts";
 import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
-import { inconclusiveReason } from "../verify/report.ts";
-import type { VerifyReport } from "../verify/verifier.ts";
-import { cell, fit } from "./escape.ts";
-import type { Operation } from "./operations.ts";
+import { inconclusiveReason } from "../verify/verify-report.ts";
+import type { VerifyReport } from "../verify/ledger-verifier.ts";
+import { cell, fit } from "./cells.ts";
+import type { Operation } from "./read-model.ts";
 
 export interface LineStyle {
   utc?: boolean;

@@ -10,7 +10,7 @@
  * and names are whole. Ledger strings go through `cell` (escaped, cut).
  */
 import { wrapText } from "../base/wrap-text.ts";
-import { cell, fit } from "./escape.ts";
+import { cell, fit } from "./cells.ts";
 import type { SessionStats, Stats, StatsGroup } from "./stats.ts";
 
 interface Column<T> {

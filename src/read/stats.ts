@@ -9,7 +9,7 @@
  * and ended, duration, calls, how it ended (reason, exit code).
  */
 import type { Json } from "../core/json.ts";
-import type { Operation } from "./operations.ts";
+import type { Operation } from "./read-model.ts";
 
 export type StatsBy = "tool" | "server" | "session" | "day";
 export const STATS_BY: readonly StatsBy[] = ["tool", "server", "session", "day"];

@@ -25,7 +25,7 @@ import type { Json } from "../core/json.ts";
 import type { Thread } from "../runtime/types.ts";
 import { isWriterAlive } from "../runtime/alive.ts";
 import { type ThreadRole, threadOrNull } from "../runtime/thread.ts";
-import { type Break, DEFAULT_MAX_LINE_BYTES, LedgerVerifier, type VerifyReport } from "../verify/verifier.ts";
+import { type Break, DEFAULT_MAX_LINE_BYTES, LedgerVerifier, type VerifyReport } from "../verify/ledger-verifier.ts";
 
 export const READ_VERIFIER_ROLE = "read-verifier";
 

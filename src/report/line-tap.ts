@@ -12,7 +12,7 @@
  * remembered (or held longer, as `--last` does), and the caller falls back
  * to the parsed row.
  */
-import { fileChunks } from "../verify/verifier.ts";
+import { fileChunks } from "../verify/ledger-verifier.ts";
 import { LF as NL } from "../core/ascii.ts";
 
 interface Piece {

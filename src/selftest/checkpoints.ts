@@ -23,7 +23,7 @@ import { flipArgsDigest, rechainLines } from "./tamper.ts";
 import type { Arm } from "./arm.ts";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import type { BreakKind } from "../format/kinds.ts";
-import type { VerifyReport } from "../verify/verifier.ts";
+import type { VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";
 
 const enc = new TextEncoder();

@@ -1,4 +1,4 @@
-/** What the caller of `seam verify`'s core may ask of it (src/verify/verifier.ts). */
+/** What the caller of `seam verify`'s core may ask of it (src/verify/ledger-verifier.ts). */
 import type { Json, JsonObject } from "../core/json.ts";
 import type { Break } from "../format/kinds.ts";
 import { MAX_LINE_BYTES } from "../format/line.ts";
@@ -34,7 +34,7 @@ export interface VerifyOptions {
   maxFindings?: number;
   /**
    * Sees each object row once checked (its `chain` taken out) with its line number, and whether it carried a
-   * chain that was checked: where src/checkpoint/verifier.ts checks checkpoint rows.
+   * chain that was checked: where src/checkpoint/checkpoint-verifier.ts checks checkpoint rows.
    */
   onRow?: (row: JsonObject | { readonly [k: string]: Json }, line: number, chained: boolean) => void;
   /**

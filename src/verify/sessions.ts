@@ -1,6 +1,6 @@
 /**
  * Completeness of seam sessions, checked row by row beside the chain walk
- * (src/verify/verifier.ts) and judged at the end of the file.
+ * (src/verify/ledger-verifier.ts) and judged at the end of the file.
  *
  * Per session (rows with seam == "mcp-stdio" or "mcp-http"): seq dense from 1 in file
  * order (ledger_repair and checkpoint rows have none and are exempt), session_begin first,
@@ -10,7 +10,7 @@
  */
 import { type Json, type JsonObject, JsonFloat, getField } from "../core/json.ts";
 import type { FindingKind } from "../format/kinds.ts";
-import { OperationCheck } from "./operations.ts";
+import { OperationCheck } from "./operation-check.ts";
 import type { VerifyOptions } from "./options.ts";
 import { show } from "./show.ts";
 import type { SessionReport } from "./verdict.ts";

@@ -1,9 +1,9 @@
 /**
  * What `seam verify` concludes about a ledger: the verdict, and the counts,
- * breaks, findings, notes and sessions behind it (src/verify/report.ts shows it).
+ * breaks, findings, notes and sessions behind it (src/verify/verify-report.ts shows it).
  */
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
-import type { OperationsSummary } from "./operations.ts";
+import type { OperationsSummary } from "./operation-check.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -19,7 +19,7 @@ export interface SessionReport {
   statuses: Record<string, number>;
   /** session_begin first, session_end last, and not one finding about it. */
   complete: boolean;
-  /** Present when the session holds 2026-07-28 operations (src/verify/operations.ts). */
+  /** Present when the session holds 2026-07-28 operations (src/verify/operation-check.ts). */
   operations?: OperationsSummary;
 }
 

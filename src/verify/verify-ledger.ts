@@ -1,6 +1,6 @@
-/** Runs the verifier (src/verify/verifier.ts) over a whole ledger: from a byte source, or from bytes in memory. */
+/** Runs the verifier (src/verify/ledger-verifier.ts) over a whole ledger: from a byte source, or from bytes in memory. */
 import { guardSource } from "../base/byte-source.ts";
-import { LedgerVerifier } from "./verifier.ts";
+import { LedgerVerifier } from "./ledger-verifier.ts";
 import type { VerifyOptions } from "./options.ts";
 import type { VerifyReport } from "./verdict.ts";
 
@@ -8,7 +8,7 @@ import type { VerifyReport } from "./verdict.ts";
 export async function verifyLedger(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: VerifyOptions & { onProgress?: (p: { bytes: number; rows: number }) => void } = {},
-  /** What the bytes go to: a LedgerVerifier, or one that wraps it (src/checkpoint/verifier.ts). */
+  /** What the bytes go to: a LedgerVerifier, or one that wraps it (src/checkpoint/checkpoint-verifier.ts). */
   v: Pick<LedgerVerifier, "push" | "fail" | "end" | "progress"> = new LedgerVerifier(opts),
 ): Promise<VerifyReport> {
   for await (const chunk of guardSource(source)) {

@@ -11,9 +11,9 @@
  */
 import { StreamDigest } from "../core/digest.ts";
 import { streamFields } from "../format/row.ts";
-import { LedgerWriter } from "../ledger/writer.ts";
+import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import type { Log } from "../base/log.ts";
-import type { CheckpointConfig } from "../checkpoint/writer.ts";
+import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { ActionRecorder } from "../actions/recorder.ts";
 import type { RecordingSettings } from "../observe/session-fields.ts";

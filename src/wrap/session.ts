@@ -11,10 +11,10 @@ import { digestJson } from "../core/digest.ts";
 import { EXIT } from "../base/exit.ts";
 import { sleep } from "../base/sleep.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
-import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/writer.ts";
+import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/ledger-writer.ts";
 import type { Log } from "../base/log.ts";
 import type { ActionRecorder } from "../actions/recorder.ts";
-import type { CheckpointConfig } from "../checkpoint/writer.ts";
+import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
 import type { ObserverFaults } from "../observe/observer-options.ts";
 import { redactArgv } from "../redact/argv.ts";
 import { recorderFields } from "../observe/session-fields.ts";
@@ -40,7 +40,7 @@ export interface WrapOptions {
   fault?: WrapFault;
   /** --map: make (and post) an action for each mapped tools/call before forwarding it. */
   actions?: ActionRecorder;
-  /** --sign: append signed checkpoints of the ledger's Merkle root (src/checkpoint/writer.ts). */
+  /** --sign: append signed checkpoints of the ledger's Merkle root (src/checkpoint/checkpoint-writer.ts). */
   checkpoints?: CheckpointConfig;
   /** --allow-foreign-ledger: append to a symlinked ledger, or one another user owns or others may write. */
   allowForeignLedger?: boolean;

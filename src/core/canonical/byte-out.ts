@@ -1,5 +1,5 @@
 /**
- * The output buffer of src/core/canonical/stream.ts: it grows, and hands
+ * The output buffer of src/core/canonical/from-bytes.ts: it grows, and hands
  * finished bytes to a sink whenever no object is open (an object's members
  * may still be reordered until it closes).
  */

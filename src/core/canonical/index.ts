@@ -7,8 +7,8 @@
  * other file here is a fast path that must give the same bytes, held to the
  * reference by differential tests (test/canonical-bytes.test.ts,
  * test/ascii-form.test.ts, test/form-line.test.ts):
- *   stream.ts     UTF-8 JSON straight to its canonical bytes, with no model (`seam digest`);
- *   ascii.ts      values of ASCII text written into bytes member by member (rows, small digests);
+ *   from-bytes.ts UTF-8 JSON straight to its canonical bytes, with no model (`seam digest`);
+ *   ascii-writer.ts values of ASCII text written into bytes member by member (rows, small digests);
  *   fast-line.ts  a ledger line already in chain form, chained without a parse (the verifier);
  *   fast-row.ts   the row of such a line, its members parsed only when asked for.
  */
@@ -32,8 +32,8 @@ export {
   streamForm,
   utf8Surrogatepass,
 } from "./reference.ts";
-export { type Outcome, canonicalBytes } from "./stream.ts";
-export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii.ts";
+export { type Outcome, canonicalBytes } from "./from-bytes.ts";
+export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii-writer.ts";
 export {
   type FormLayout,
   chainFromLine,

@@ -1,6 +1,6 @@
 /**
  * A float literal of UTF-8 JSON straight to Python's repr of its double, for
- * src/core/canonical/stream.ts: most floats in traffic are short decimals, and
+ * src/core/canonical/from-bytes.ts: most floats in traffic are short decimals, and
  * this writes them with no string and no double.
  */
 import type { ByteOut } from "./byte-out.ts";

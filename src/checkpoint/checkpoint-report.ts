@@ -1,6 +1,6 @@
 /** How the checkpoint layer of `seam verify` shows: its lines in the human report and its `--json` member. */
 import type { Json } from "../core/json.ts";
-import type { CheckpointReport } from "./verifier.ts";
+import type { CheckpointReport } from "./checkpoint-verifier.ts";
 
 /**
  * The checkpoint lines of the human report, e.g.

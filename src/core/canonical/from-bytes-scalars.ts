@@ -1,6 +1,6 @@
 /**
  * The scalars of UTF-8 JSON written in canonical form, for
- * src/core/canonical/stream.ts (which adds the containers): the cursor and
+ * src/core/canonical/from-bytes.ts (which adds the containers): the cursor and
  * its refusals (as parseJson words them), numbers, and strings, a key's
  * decoded bytes also kept for sorting. What has no canonical form (NaN,
  * ±Infinity, a lone surrogate) is counted, not refused.

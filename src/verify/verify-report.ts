@@ -6,7 +6,7 @@
 import { EXIT } from "../base/exit.ts";
 import { terminalText } from "../base/terminal-text.ts";
 import type { BreakKind } from "../format/kinds.ts";
-import type { SessionReport, Verdict, VerifyReport } from "./verifier.ts";
+import type { SessionReport, Verdict, VerifyReport } from "./ledger-verifier.ts";
 
 /** Exit status of one report: ok 0, broken 1, inconclusive 3. */
 export function exitCodeFor(r: VerifyReport): number {
@@ -108,7 +108,7 @@ const SESSIONS_SHOWN = 20;
  *     break     line 3: chain mismatch (2 breaks)
  * and at the end `findings` and `notes`, one per line, indented under their
  * heading. `rows` adds ", P prechain skipped" (or "rejected" with --strict).
- * `extra` lines (the checkpoint layer's: src/checkpoint/verifier.ts) go before the findings.
+ * `extra` lines (the checkpoint layer's: src/checkpoint/checkpoint-verifier.ts) go before the findings.
  * Control characters from the ledger (session ids, servers) are shown escaped,
  * so a hostile file cannot drive the terminal. Colour (the verdict only) when
  * `color`.

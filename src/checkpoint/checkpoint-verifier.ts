@@ -1,7 +1,7 @@
 /**
  * The checkpoint layer of `seam verify --key` (and `--witness`, `--state`;
- * proofs are src/checkpoint/proof.ts, its report lines src/checkpoint/report.ts).
- * It wraps the chain verifier of src/verify/verifier.ts: the same bytes, one
+ * proofs are src/checkpoint/proof.ts, its report lines src/checkpoint/checkpoint-report.ts).
+ * It wraps the chain verifier of src/verify/ledger-verifier.ts: the same bytes, one
  * line at a time, go to both, and the Merkle tree of the lines
  * (src/checkpoint/merkle.ts) is kept alongside, so memory stays flat.
  *
@@ -24,7 +24,7 @@ import { LineTree, equalHash } from "./merkle.ts";
 import { type Verifier, encodeBase64, keyLabel, noteProblem, openNote, parseNote } from "./note.ts";
 import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/verifier.ts";
+import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 
 export interface CheckpointCheckOptions {

@@ -1,7 +1,7 @@
 /**
  * The writer's side of checkpoints (`seam wrap --sign`): keeps the Merkle
  * tree of every line in the ledger file and makes the fields of signed
- * `checkpoint` rows; src/ledger/writer.ts decides when, and writes them.
+ * `checkpoint` rows; src/ledger/ledger-writer.ts decides when, and writes them.
  *
  * The tree is kept incrementally, never by rereading the file: the file is
  * read once when the writer opens it (in the background; the first write

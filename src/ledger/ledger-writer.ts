@@ -13,7 +13,7 @@
  * load. When they are fsynced is the
  * --fsync policy (src/ledger/file-sync.ts); `appendDurable` rows are fsynced
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
- * rows join the queue too; src/checkpoint/writer.ts says when they come.
+ * rows join the queue too; src/checkpoint/checkpoint-writer.ts says when they come.
  */
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
@@ -34,7 +34,12 @@ import { lockPaths } from "./open.ts";
 import { LineBatch } from "./line-batch.ts";
 import { settleTail } from "./tail.ts";
 import type { AppendFile } from "../runtime/types.ts";
-import { type CheckpointConfig, type CheckpointSeeds, type TreeMark, Checkpointer } from "../checkpoint/writer.ts";
+import {
+  type CheckpointConfig,
+  type CheckpointSeeds,
+  type TreeMark,
+  Checkpointer,
+} from "../checkpoint/checkpoint-writer.ts";
 import { VERSION } from "../base/version.ts";
 import { LF } from "../core/ascii.ts";
 
@@ -67,16 +72,16 @@ export interface LedgerConfig {
   pid?: number;
   /** Longest time a written row waits for its fsync under `batch`. */
   batchMs?: number;
-  /** Sign checkpoints of the file's Merkle root (src/checkpoint/writer.ts). */
+  /** Sign checkpoints of the file's Merkle root (src/checkpoint/checkpoint-writer.ts). */
   checkpoints?: CheckpointConfig;
-  /** The Merkle trees this process's other writers keep, by file (src/checkpoint/writer.ts, `seeds`). */
+  /** The Merkle trees this process's other writers keep, by file (src/checkpoint/checkpoint-writer.ts, `seeds`). */
   checkpointSeeds?: CheckpointSeeds;
   /** The rows' `seam` field: how the traffic was reached (default "mcp-stdio"; `seam proxy`: "mcp-http"). */
   seam?: string;
   /**
    * When the first batch of a flush is taken (default: one promise step
    * later). Given, it calls `go` when the rows of a while have joined: seam
-   * proxy's recording queue (src/proxy/record-later.ts), so the rows are
+   * proxy's recording queue (src/proxy/deferred-recording.ts), so the rows are
    * written after what was sent on sockets, together. Not for a recorder fed
    * by a flood of messages (wrap's thread), whose turns never end while the
    * flood lasts: its rows would wait and the relay with them.

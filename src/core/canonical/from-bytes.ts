@@ -5,7 +5,7 @@
  * jcsForm(parseJson(text, {rejectDuplicateKeys: true})) (jcs) byte for byte,
  * and accept exactly what parseJson accepts; test/canonical-bytes.test.ts
  * checks that on random and hostile input. This file writes the containers;
- * src/core/canonical/stream-scalars.ts the strings and numbers.
+ * src/core/canonical/from-bytes-scalars.ts the strings and numbers.
  *
  * Output goes into one buffer. An object's members are written as they come;
  * when the object closes they are put in key order (dropping all but the last
@@ -29,7 +29,7 @@ import { type MemberSpan, objectMembers } from "../json-spans.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
 import { JsonParseError, guardStack } from "../json-error.ts";
 import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
-import { ByteScalars } from "./stream-scalars.ts";
+import { ByteScalars } from "./from-bytes-scalars.ts";
 import { firstInvalidUtf8 } from "../utf8.ts";
 
 /** Whether the input had a canonical form, or the Python exception that says why not. */

@@ -27,7 +27,7 @@
 import { CanonicalError } from "../core/canonical/index.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest, digestBytes } from "../core/digest.ts";
-import { unescapeBytes } from "../core/escape.ts";
+import { unescapeBytes } from "../core/byte-escape.ts";
 import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
 import { FormRow } from "../core/canonical/index.ts";
 import { LineSplitter } from "../core/lines.ts";
