@@ -55,7 +55,7 @@ import {
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { seamArgv, type Via } from "../test/cli.ts";
+import { seamArgv, type Via } from "../test/helpers/cli.ts";
 import {
   Flags,
   ROOT,

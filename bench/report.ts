@@ -20,7 +20,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Browser, CHROMIUM } from "../test/browser.ts";
+import { Browser, CHROMIUM } from "../test/helpers/browser.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
 
 const flags = new Flags();

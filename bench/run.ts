@@ -8,7 +8,7 @@
  *
  * The defaults fit in ten minutes on a 2-core machine. --smoke runs every
  * script with tiny sizes in seconds: its figures mean nothing, it only proves
- * the scripts still run (test/bench-smoke.test.ts). A full run rebuilds dist/
+ * the scripts still run (test/e2e/bench-smoke.test.ts). A full run rebuilds dist/
  * first, so the Node and executable figures are of the current source.
  */
 import { spawnSync } from "node:child_process";

@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Browser, CHROMIUM, NO_BROWSER_REASON } from "../test/browser.ts";
+import { Browser, CHROMIUM, NO_BROWSER_REASON } from "../test/helpers/browser.ts";
 
 const target = process.argv[2];
 if (target === undefined) {

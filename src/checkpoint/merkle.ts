@@ -2,7 +2,7 @@
  * The Merkle tree of RFC 6962 / RFC 9162 (section 2.1) over a ledger's lines,
  * and its inclusion proofs. (The consistency and subtree proofs of the Merkle
  * Tree Certificates draft, which no command offers, are in
- * test/merkle-proofs.ts, checked against the draft's vectors.)
+ * test/helpers/merkle-proofs.ts, checked against the draft's vectors.)
  *
  *   leaf hash  = SHA-256(0x00 ‖ line)      the line's bytes without its "\n"
  *   node hash  = SHA-256(0x01 ‖ left ‖ right)

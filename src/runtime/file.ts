@@ -12,7 +12,7 @@
  * chunk, that sink neither throws from write() nor from flush(); it reports
  * the ENOSPC itself, as an uncaught error with a stack trace on stderr (the
  * MCP client's log), and the writer would count lines as written that are not
- * in the file (test/runtime-file.test.ts, a full file system). What this
+ * in the file (test/e2e/runtime-file.test.ts, a full file system). What this
  * costs: a disk that stalls stalls the thread that writes (seam wrap's
  * recorder thread; seam proxy's only thread).
  */

@@ -140,7 +140,7 @@ export function nodeStdin(): ByteSource {
  * would stall the other direction of the relay whenever the client is slow to
  * read. A socket of our own on fd 1 is asynchronous and gives real
  * backpressure wherever Node runs. (On Linux, Node 20's process.stdout on a
- * pipe passes test/relay-stdout.test.ts as well: libuv writes at once what the
+ * pipe passes test/e2e/relay-stdout.test.ts as well: libuv writes at once what the
  * pipe takes and queues the rest. Writing with write(2) directly while nothing
  * was queued, to skip the socket's bookkeeping, did not move the round trip
  * of bench/relay.ts.)

@@ -208,7 +208,7 @@ function valueAt(b: Uint8Array, text: string, start: number, end: number): Json 
 /**
  * The row of a line that readLayout found `plain`, as parseJson reads it
  * (a Map, nested objects Maps, in line order), by way of JSON.parse: for such
- * a line the two agree value for value (test/form-line.test.ts holds them to
+ * a line the two agree value for value (test/unit/form-line.test.ts holds them to
  * it), and JSON.parse is the runtime's own. Any other line: parseJson.
  */
 export function parsePlainLine(line: Uint8Array): JsonObject {

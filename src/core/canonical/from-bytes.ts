@@ -3,7 +3,7 @@
  * and no JS string: what `seam digest` runs on files of any size. It must
  * equal compactForm(parseJson(text)) (json-c14n) and
  * jcsForm(parseJson(text, {rejectDuplicateKeys: true})) (jcs) byte for byte,
- * and accept exactly what parseJson accepts; test/canonical-bytes.test.ts
+ * and accept exactly what parseJson accepts; test/e2e/canonical-bytes.test.ts
  * checks that on random and hostile input. This file writes the containers;
  * src/core/canonical/from-bytes-scalars.ts the strings and numbers.
  *

@@ -5,8 +5,8 @@
  * (src/core/json.ts) that give the forms the ledger format names
  * (docs/ledger-format.md: json-c14n, the chain form, RFC 8785 JCS). Every
  * other file here is a fast path that must give the same bytes, held to the
- * reference by differential tests (test/canonical-bytes.test.ts,
- * test/ascii-form.test.ts, test/form-line.test.ts):
+ * reference by differential tests (test/e2e/canonical-bytes.test.ts,
+ * test/unit/ascii-form.test.ts, test/unit/form-line.test.ts):
  *   from-bytes.ts UTF-8 JSON straight to its canonical bytes, with no model (`seam digest`);
  *   ascii-writer.ts values of ASCII text written into bytes member by member (rows, small digests);
  *   fast-line.ts  a ledger line already in chain form, chained without a parse (the verifier);

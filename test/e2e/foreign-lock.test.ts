@@ -1,0 +1,68 @@
+/**
+ * A ledger in a sticky directory where another user has planted both the
+ * lock beside the ledger and this user's lock directory in temp: three
+ * writers of this user (nobody, here; the planter is root) still take turns,
+ * under the lock directory no other user can plant (~/.cache/seam/locks),
+ * and the chain verifies.
+ */
+import { expect, test } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { verifyBytes } from "../../src/verify/verify-ledger.ts";
+import { runAsNobody } from "../helpers/as-nobody.ts";
+
+const WRITER = new URL("../fixtures/ledger-writer.ts", import.meta.url).pathname;
+const ROWS = 300;
+
+test.skipIf(process.getuid?.() !== 0)(
+  "three writers under planted locks take turns: no chain mismatch, and the warning says which lock they use",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "seam-sticky-"));
+    chmodSync(dir, 0o1777);
+    writeFileSync(join(dir, "l.jsonl.lock"), "planted"); // root's, in a sticky directory: nobody cannot remove it
+    const temp = join(dir, "tmp");
+    mkdirSync(temp);
+    chmodSync(temp, 0o1777);
+    mkdirSync(join(temp, "seam-65534"), { mode: 0o700 }); // nobody's lock directory in temp, taken by root first
+    const ledger = join(dir, "l.jsonl");
+    const r = runAsNobody(
+      `import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
+const args = process.argv.slice(2);
+if (args[0] === "child") {
+  process.argv.splice(2, 1);
+  await import(${JSON.stringify(WRITER)});
+} else {
+  const [path, temp, rows] = args;
+  const home = mkdtempSync(join(temp, "home-"));
+  const kids = [1, 2, 3].map((i) =>
+    Bun.spawn([process.execPath, process.argv[1], "child", path, "s" + i, rows], {
+      env: { ...process.env, HOME: home, TMPDIR: temp, XDG_RUNTIME_DIR: "" },
+      stdout: "pipe",
+      stderr: "pipe",
+    }),
+  );
+  const outs = await Promise.all(kids.map(async (k) => ({ out: await new Response(k.stdout).text(), err: await new Response(k.stderr).text() })));
+  console.log(JSON.stringify(outs));
+}`,
+      [ledger, temp, String(ROWS)],
+    );
+    expect(r.stderr).toBe("");
+    const outs = JSON.parse(r.stdout) as { out: string; err: string }[];
+    const report = verifyBytes(new Uint8Array(readFileSync(ledger)));
+    expect({ breaks: report.breaks, kinds: report.break_kinds, rows: report.rows }).toEqual({
+      breaks: 0,
+      kinds: {},
+      rows: 3 * (ROWS + 2),
+    });
+    for (const o of outs) {
+      expect(o.err).toBe("");
+      const w = JSON.parse(o.out) as { written: number; warnings: string[] };
+      expect(w.written).toBe(ROWS + 2);
+      expect(w.warnings).toEqual([expect.stringMatching(/appending under .*\.cache\/seam\/locks\/\d+-\d+\.lock only/)]);
+    }
+    expect(readFileSync(join(dir, "l.jsonl.lock"), "utf8")).toBe("planted");
+  },
+  120_000,
+);

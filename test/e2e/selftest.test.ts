@@ -1,0 +1,94 @@
+/** `seam selftest` and `seam demo` from each build a user may run. */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { VIAS, runCli } from "../helpers/cli.ts";
+import { ledgerRows, tempDir } from "../helpers/proc.ts";
+import { getField } from "../../src/core/json.ts";
+import { selftestLine } from "../../commands/selftest.ts";
+
+// The lines say what each arm showed, in words; --json keeps the arm names.
+test.each([
+  [{ arm: "GREEN", pass: true }, "PASS c holds: d\n"],
+  [{ arm: "GREEN", pass: false }, "FAIL c does not hold: d\n"],
+  [
+    { arm: "GREEN with an unknown extra signature (ignored)", pass: true },
+    "PASS c holds with an unknown extra signature (ignored): d\n",
+  ],
+  [{ arm: "RED on drop-byte", pass: true }, "PASS c catches the fault drop-byte: d\n"],
+  [{ arm: "RED on drop-byte", pass: false }, "FAIL c misses the fault drop-byte: d\n"],
+  [{ arm: "RED on a checkpoint with a wrong root", pass: true }, "PASS c catches a checkpoint with a wrong root: d\n"],
+  [
+    { arm: "RED with the shutdown flush disabled", pass: true },
+    "PASS c catches a build with the shutdown flush disabled: d\n",
+  ],
+])("%p", (a, line) => {
+  expect(selftestLine({ case: "c", detail: "d", ...a })).toBe(line);
+});
+
+describe.each(VIAS)("via %s", (via) => {
+  test("selftest: every arm passes, one line each, and the plain closing count", async () => {
+    const r = await runCli(via, ["selftest"]);
+    const lines = r.stdout.toString().trimEnd().split("\n");
+    expect(lines.filter((l) => !l.startsWith("PASS "))).toEqual([`${lines.length - 1} passed, 0 failed`]);
+    for (const c of [
+      "passthrough_fidelity",
+      "one_row_per_call",
+      "unanswered_call_logged",
+      "ids_not_crossed",
+      "tamper_detected",
+      "digest_recipe_frozen",
+      "chain_recipe_frozen",
+      "log_marks_breaks",
+      "answers_paired_as_clients_pair",
+      "sse_event_types",
+    ]) {
+      expect(lines.some((l) => l.startsWith(`PASS ${c} holds: `))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`PASS ${c} catches `))).toBe(true);
+    }
+    expect(lines.some((l) => l.startsWith("PASS checkpoints_sealed holds: "))).toBe(true);
+    for (const arm of [
+      "a deleted tail under a checkpoint",
+      "a rollback to an older copy with witness state present",
+      "a re-chained edit under a signed checkpoint",
+      "a checkpoint with a wrong size",
+      "a checkpoint with a wrong root",
+      "a checkpoint with a wrong signature",
+      "a known key with a bad signature",
+    ]) {
+      expect(lines.some((l) => l.startsWith(`PASS checkpoint_tamper_detected catches ${arm}: `))).toBe(true);
+    }
+    expect(
+      lines.some((l) =>
+        l.startsWith("PASS checkpoint_tamper_detected holds with an unknown extra signature (ignored): "),
+      ),
+    ).toBe(true);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+  });
+
+  test("demo: wraps, verifies, and says what to do next", async () => {
+    const dir = tempDir();
+    const r = await runCli(via, ["demo"], { cwd: dir });
+    const text = r.stdout.toString();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(text).toContain("verify  ok: 10 rows, chain unbroken, 1 session complete\n");
+    expect(text).toContain("  seam verify seam-demo.jsonl ");
+    // The example server writes one line that is not JSON: it is rowed (row 3), not only counted.
+    expect(text).toMatch(/^ +3 {2}unparsed_frame$/m);
+    expect(text).toMatch(/^ +9 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);
+    const rows = ledgerRows(join(dir, "seam-demo.jsonl"));
+    expect(rows.map((row) => getField(row, "evt"))).toEqual([
+      "session_begin",
+      "mcp_initialize",
+      "unparsed_frame",
+      "tools_list",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "session_end",
+    ]);
+  });
+});

@@ -1,0 +1,71 @@
+/** Small helpers for tests that drive real processes. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseJson, type Json, getField } from "../../src/core/json.ts";
+
+export function tempDir(prefix = "seam-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Done {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Spawns argv; `done` resolves when it has exited and its pipes closed. */
+export function start(
+  argv: string[],
+  opts: {
+    input?: Uint8Array | string;
+    env?: Record<string, string | undefined>;
+    cwd?: string;
+    stdin?: "pipe" | "ignore";
+  } = {},
+) {
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    cwd: opts.cwd,
+    stdio: [opts.stdin ?? "pipe", "pipe", "pipe"],
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout!.on("data", (d: Buffer) => out.push(d));
+  child.stderr!.on("data", (d: Buffer) => err.push(d));
+  child.stdin?.on("error", () => {});
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
+  const done = new Promise<Done>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) =>
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") }),
+    );
+  });
+  return { child, done, stdoutSoFar: () => Buffer.concat(out), stderrSoFar: () => Buffer.concat(err).toString("utf8") };
+}
+
+export function run(argv: string[], opts: Parameters<typeof start>[1] = {}): Promise<Done> {
+  return start(argv, opts).done;
+}
+
+/** The ledger's rows, parsed losslessly; blank lines skipped. */
+export function ledgerRows(path: string): Json[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => parseJson(l));
+}
+
+export function field(row: Json, key: string): Json | undefined {
+  return getField(row, key);
+}
+
+export async function until(check: () => boolean, timeoutMs = 10000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
