@@ -173,7 +173,7 @@ export function generateLedger(path: string, n: number): { rows: number; seconds
     pending.push(lineForm(row));
     rows++;
     if (pending.length >= 4096) {
-      writeSync(fd, enc.encode(pending.join("\n") + "\n"));
+      writeSync(fd, enc.encode(`${pending.join("\n")}\n`));
       pending = [];
     }
   };
@@ -236,7 +236,7 @@ export function generateLedger(path: string, n: number): { rows: number; seconds
       },
     });
   }
-  if (pending.length > 0) writeSync(fd, enc.encode(pending.join("\n") + "\n"));
+  if (pending.length > 0) writeSync(fd, enc.encode(`${pending.join("\n")}\n`));
   closeSync(fd);
   return { rows, seconds: (performance.now() - t0) / 1000 };
 }

@@ -7,7 +7,7 @@ const mib = Number(process.argv[2] ?? 32);
 const parts = [];
 let size = 0;
 for (let i = 0; size < mib * 1024 * 1024; i++) {
-  const s = (i % 7 === 0 ? i : (i * 0.001953125).toFixed(6)) + ",";
+  const s = `${i % 7 === 0 ? i : (i * 0.001953125).toFixed(6)},`;
   parts.push(s);
   size += s.length;
 }

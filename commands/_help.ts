@@ -36,7 +36,7 @@ export function commandHelp(cmd: HelpCommand, width: number, version: string): s
   const out: string[] = [];
   out.push(...wrapText(`${name}: ${meta.description ?? ""} (seam ${version})`, width));
   out.push("", "USAGE");
-  for (const u of meta.usage ?? [usageLine(args)])
+  for (const u of usageLines(meta, args))
     out.push(...wrapText(`${name} ${u}`.trimEnd(), width, INDENT, `${INDENT}    `));
   const positionals = args.filter(([, a]) => a.type === "positional");
   if (positionals.length > 0) {
@@ -74,6 +74,11 @@ export function mainHelp(main: HelpCommand, commands: readonly HelpCommand[], wi
   );
   out.push("", ...wrapText("Run 'seam COMMAND --help' for a command's arguments and options.", width));
   return `${out.join("\n")}\n`;
+}
+
+/** A command's USAGE lines after `seam NAME`: its own (`meta.usage`), else the one its args give. */
+export function usageLines(meta: { usage?: readonly string[] }, args: [string, ArgDef][]): readonly string[] {
+  return meta.usage ?? [usageLine(args)];
 }
 
 /** The one USAGE line of a command from its args: required flags, `[OPTIONS]`, then the positionals. */

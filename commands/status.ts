@@ -7,12 +7,16 @@ import { type FileStatus, status } from "../src/install/status.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { WRAP_FLAGS } from "./_wrap-args.ts";
+import { CLIENT_IDS } from "../src/install/clients.ts";
 import { absolutePath, clientFlags, selectClients, transientNote } from "./_install.ts";
 import { processProbe } from "../src/install/launcher.ts";
 import { print } from "./_out.ts";
 
 const args = {
-  client: clientFlags.client,
+  client: {
+    ...clientFlags.client,
+    description: `only this client; repeat or separate with commas (${CLIENT_IDS.join(", ")}); default every client found`,
+  },
   "config-root": clientFlags["config-root"],
   json: { type: "boolean", description: "print the status as JSON" },
 } as const;

@@ -4,10 +4,15 @@ import { pathEnvFromProcess } from "../src/install/clients.ts";
 import { uninstall } from "../src/install/install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { WRAP_FLAGS } from "./_wrap-args.ts";
+import { CLIENT_IDS } from "../src/install/clients.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 
 const args = {
   ...clientFlags,
+  client: {
+    ...clientFlags.client,
+    description: `a client whose entries to put back; repeat or separate with commas (${CLIENT_IDS.join(", ")})`,
+  },
   server: {
     type: "string",
     description: "only the servers of this name; repeat or separate with commas",

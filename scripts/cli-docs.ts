@@ -13,6 +13,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ArgDef, CommandDef } from "citty";
 import { DESCRIPTION, HIDDEN, SUBCOMMANDS } from "../commands/_commands.ts";
+import { usageLines } from "../commands/_help.ts";
 
 export const CLI_DOCS = join(import.meta.dir, "..", "docs", "cli.md");
 
@@ -46,24 +47,15 @@ function aliases(def: ArgDef): string[] {
   return (Array.isArray(alias) ? alias : [alias]).map((a) => (a.length === 1 ? `-${a}` : `--${a}`));
 }
 
-function usageLine(name: string, args: Record<string, ArgDef>): string {
-  const parts = [`seam ${name}`];
-  const flags = Object.entries(args).filter(([, d]) => d.type !== "positional");
-  if (flags.length > 0) parts.push("[OPTIONS]");
-  for (const [arg, def] of Object.entries(args)) {
-    if (def.type !== "positional") continue;
-    const p = `<${arg}>`;
-    parts.push(def.required === false ? `[${p}]` : p);
-  }
-  return parts.join(" ");
-}
-
 async function commandSection(name: string, cmd: CommandDef<any>): Promise<string[]> {
   const meta = (await resolve(cmd.meta)) ?? {};
   const args = ((await resolve(cmd.args)) ?? {}) as Record<string, ArgDef>;
   const out = [`## seam ${name}`, ""];
   if (meta.description) out.push(meta.description, "");
-  out.push("```", usageLine(name, args), "```", "");
+  const usage = usageLines(meta as { usage?: readonly string[] }, Object.entries(args)).map((u) =>
+    `seam ${name} ${u}`.trimEnd(),
+  );
+  out.push("```", ...usage, "```", "");
   const rows = Object.entries(args);
   if (rows.length === 0) {
     out.push("No flags.", "");

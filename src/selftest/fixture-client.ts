@@ -15,7 +15,7 @@ export interface Step {
   /** Ids (as JSON text) of answers to wait for before the next step. */
   answers?: string[];
   /** Ids (as JSON text) of requests from the server to wait for, answered with `reply`. */
-  serverRequest?: { id: string; reply: string; then: string[] };
+  serverRequest?: { id: string; reply: string; answersAfter: string[] };
 }
 
 const call = (id: string, name: string, args?: string) =>
@@ -60,7 +60,7 @@ export const SCRIPTS: Record<string, Step[]> = {
       serverRequest: {
         id: "8",
         reply: `{"jsonrpc":"2.0","id":8,"result":{"role":"assistant","content":{"type":"text","text":"go on"},"model":"fixture"}}\n`,
-        then: ["8"],
+        answersAfter: ["8"],
       },
     },
     { send: call("9", "echo", `{"text":"first 9"}`) + call("9", "echo", `{"text":"second 9"}`), answers: ["9", "9"] },
@@ -223,7 +223,7 @@ export async function runFixtureClient(child: Child, script: Step[], run: Client
     if (step.serverRequest) {
       await take(`request ${step.serverRequest.id}`);
       await write(step.serverRequest.reply);
-      for (const id of step.serverRequest.then) await take(`answer ${id}`);
+      for (const id of step.serverRequest.answersAfter) await take(`answer ${id}`);
     }
   }
   await child.stdin.end();

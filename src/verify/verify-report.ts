@@ -143,7 +143,7 @@ export function humanReport(
     out.push("  notes");
     for (const n of r.notes) out.push(`    ${terminalText(n)}`);
   }
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }
 
 function sessionLine(s: SessionReport): string {

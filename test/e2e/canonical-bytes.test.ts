@@ -117,7 +117,7 @@ describe("bytes path equals model path", () => {
     "[-1,-0,-0.0,-10,0,-0e0,-0.5]",
     "1e400",
     "123456789012345678901234567890",
-    '{"k":' + "9".repeat(4301) + "}",
+    `{"k":${"9".repeat(4301)}}`,
     "[".repeat(900) + "]".repeat(900),
     "[".repeat(901) + "]".repeat(901),
     '"\\u0000\\u001f\\u007f\\u2028 \\"\\\\\\/\\b\\f\\n\\r\\t"',
@@ -133,7 +133,7 @@ describe("bytes path equals model path", () => {
     for (let round = 0; round < 50; round++) {
       const members: string[] = [];
       for (let i = 0; i < 10 + g.int(200); i++) members.push(`${g.key()}:${g.value(5)}`);
-      same("{" + members.join(",") + "}");
+      same(`{${members.join(",")}}`);
     }
   });
 
@@ -146,14 +146,14 @@ describe("bytes path equals model path", () => {
       items.push(v);
       size += v.length;
     }
-    items.push('"' + "x\\n\\u00e9😀".repeat(200_000) + '"');
-    same("[" + items.join(",") + "]");
-    same("{" + items.map((v, i) => `"k${(i * 7919) % items.length}":${v}`).join(",") + "}");
+    items.push(`"${"x\\n\\u00e9😀".repeat(200_000)}"`);
+    same(`[${items.join(",")}]`);
+    same(`{${items.map((v, i) => `"k${(i * 7919) % items.length}":${v}`).join(",")}}`);
   });
 
   test("a top-level array streams: the sink gets bounded chunks, not the whole output at the end", () => {
     const row = '{"b":[1,2.5,"x"],"a":{"d":null,"c":"é"}}';
-    const text = "[" + Array.from({ length: 100_000 }, () => row).join(",") + "]";
+    const text = `[${Array.from({ length: 100_000 }, () => row).join(",")}]`;
     const sizes: number[] = [];
     expect(canonicalBytes(new TextEncoder().encode(text), "json-c14n", (b) => sizes.push(b.length))).toBe("ok");
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(new TextEncoder().encode(text).length); // already canonical but for the key order
@@ -314,7 +314,7 @@ describe("bytes path equals model path", () => {
 
   test("deep input is a JsonParseError, never a stack overflow", () => {
     expect(() => digestJsonText("[".repeat(1_000_000), "json-c14n", { maxDepth: Infinity })).toThrow(JsonParseError);
-    expect(() => digestJsonText("[".repeat(1_000_000) + "\ud800", "json-c14n", { maxDepth: Infinity })).toThrow(
+    expect(() => digestJsonText(`${"[".repeat(1_000_000)}\ud800`, "json-c14n", { maxDepth: Infinity })).toThrow(
       JsonParseError,
     );
     expect(() => digestJsonText('{"a":'.repeat(1_000_000))).toThrow(JsonParseError);

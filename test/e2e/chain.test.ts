@@ -41,12 +41,7 @@ describe("chainOf", () => {
     const row = { evt: "x", n: 1.5, z: [true, null] };
     const body = '{"evt": "x", "n": 1.5, "z": [true, null]}';
     expect(chainForm(row)).toBe(body);
-    expect(chainOf("abc", row)).toBe(
-      createHash("sha256")
-        .update("abc" + body)
-        .digest("hex")
-        .slice(0, 32),
-    );
+    expect(chainOf("abc", row)).toBe(createHash("sha256").update(`abc${body}`).digest("hex").slice(0, 32));
     expect(chainOf(GENESIS, row)).toHaveLength(32);
   });
   test("hashes NaN/Infinity as Python writes them and lone surrogates with surrogatepass", () => {

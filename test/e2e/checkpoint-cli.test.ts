@@ -123,7 +123,7 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     ]);
 
     // An older copy of the ledger: the state remembers more.
-    writeFileSync(p("old.jsonl"), readFileSync(p("l.jsonl"), "utf8").split("\n").slice(0, cps[1]).join("\n") + "\n");
+    writeFileSync(p("old.jsonl"), `${readFileSync(p("l.jsonl"), "utf8").split("\n").slice(0, cps[1]).join("\n")}\n`);
     const rolled = await runCli(via, ["verify", p("old.jsonl"), "--key", vkey, "--state", p("state")]);
     expect(rolled.code).toBe(1);
     expect(rolled.stdout.toString()).toContain(

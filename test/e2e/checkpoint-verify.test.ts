@@ -355,8 +355,8 @@ describe("witness", () => {
     const at = n.indexOf("— seam-test ") + 20;
     badSig.set("note", n.slice(0, at) + (n[at] === "A" ? "B" : "A") + n.slice(at + 1));
     const foreignKey = new Map(wl(2));
-    foreignKey.set("note", signNote((foreignKey.get("note") as string).split("\n\n")[0] + "\n", [other]));
-    const text = [lines[0], "not json", lineForm(badSig), lineForm(foreignKey)].join("\n") + "\n";
+    foreignKey.set("note", signNote(`${(foreignKey.get("note") as string).split("\n\n")[0]}\n`, [other]));
+    const text = `${[lines[0], "not json", lineForm(badSig), lineForm(foreignKey)].join("\n")}\n`;
     const { report, checkpointReport: seal } = await sealed(joinLines(LINES), w(text));
     expect(seal.breaks.map((b) => b.kind)).toEqual(["witness_entry", "witness_entry", "witness_entry"]);
     expect(seal.breaks.map((b) => b.message)).toEqual([
@@ -417,7 +417,7 @@ describe("state", () => {
   test("a remembered note that does not verify is itself a break", async () => {
     const { report } = await sealed(
       joinLines(LINES),
-      remembering(signNote(noteOf(LINES[3]!).split("\n\n")[0] + "\n", [other])),
+      remembering(signNote(`${noteOf(LINES[3]!).split("\n\n")[0]}\n`, [other])),
     );
     expect(report.first_break?.message).toBe(`state: the checkpoint remembered for ${ORIGIN} not signed by ${LABEL}`);
     expect(report.first_break?.kind).toBe("state_entry");
@@ -511,7 +511,7 @@ describe("proofs", () => {
         "broken",
       ],
       [
-        formatTlogProof({ ...p, checkpoint: signNote(p.checkpoint.split("\n\n")[0] + "\n", [other]) }),
+        formatTlogProof({ ...p, checkpoint: signNote(`${p.checkpoint.split("\n\n")[0]}\n`, [other]) }),
         `the checkpoint is not signed by ${LABEL}`,
         "broken",
       ],
@@ -525,7 +525,7 @@ describe("proofs", () => {
       problem: "the proof holds, but no key was given to check who signed its checkpoint",
     });
     expect(checkProof(r.proof, [newVerifier(OTHER.verifierKey)]).problem).toBe(
-      "the checkpoint is not signed by other+" + OTHER.verifierKey.split("+")[1],
+      `the checkpoint is not signed by other+${OTHER.verifierKey.split("+")[1]}`,
     );
   });
 });

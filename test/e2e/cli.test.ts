@@ -100,6 +100,7 @@ const COMMANDS = [
   "wrap",
   "proxy",
   "verify",
+  "verify-release",
   "digest",
   "keygen",
   "ship",
@@ -140,7 +141,7 @@ describe.each(VIAS)("--help via %s", (via) => {
   });
   it("every command the documents name is in seam --help", async () => {
     const text = await help(["--help"], 80);
-    const listed = [...text.matchAll(/^ {2}([a-z]+) {2}/gm)].map((m) => m[1]!);
+    const listed = [...text.matchAll(/^ {2}([a-z][a-z-]*) {2}/gm)].map((m) => m[1]!);
     expect(listed).toEqual(COMMANDS);
     const named = documentedCommands();
     expect(named.length).toBeGreaterThan(5);
@@ -165,6 +166,17 @@ describe.each(VIAS)("--help via %s", (via) => {
     expect(lines[at + 1 + usage.length]).toBe("");
     for (const flag of required) expect(text).toMatch(new RegExp(`^  ${flag} +\\(required\\) `, "m"));
     expect(text.match(/\(required\)/g)?.length ?? 0).toBe(required.length);
+  });
+  it("install, uninstall and status each say what their --client does", async () => {
+    const said = await Promise.all(
+      ["install", "uninstall", "status"].map(async (cmd) => {
+        const text = (await help([cmd, "--help"], 400)).split("\n");
+        return text.find((l) => l.startsWith("  --client"))?.replace(/ {2,}/g, " ");
+      }),
+    );
+    expect(said[0]).toContain("a client to set up");
+    expect(said[1]).toContain("a client whose entries to put back");
+    expect(said[2]).toContain("only this client");
   });
 });
 

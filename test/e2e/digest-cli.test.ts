@@ -44,7 +44,7 @@ beforeAll(() => {
     }
     size += text.length;
   }
-  big = "[" + items.join(",") + "]";
+  big = `[${items.join(",")}]`;
   writeFileSync(join(dir, "big.json"), big);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -158,7 +158,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     expect(done.stderr).toContain("seam: warning: disconnected from nats://127.0.0.1:");
     expect(await streamCount(nats.url)).toBe(lines);
     // Now the shipper dies mid-batch on more lines, and starts again.
-    appendFileSync(file, ledger(20, 500, "more-").split("\n").slice(0, 6000).join("\n") + "\n");
+    appendFileSync(file, `${ledger(20, 500, "more-").split("\n").slice(0, 6000).join("\n")}\n`);
     const more = readFileSync(file, "utf8").split("\n").length - 1;
     const second = start([...seam, "ship", file, "--to", nats.url]);
     const t2 = Date.now();
@@ -196,7 +196,7 @@ describe.skipIf(!HAVE_NATS)("seam ship / seam verify nats://", () => {
     const text = readFileSync(file, "utf8");
     await js.publish(
       `seam.ledger.${origin}`,
-      new TextEncoder().encode(text.split("\n")[3]!.replace(`"ok"`, `"error"`) + "\n"),
+      new TextEncoder().encode(`${text.split("\n")[3]!.replace(`"ok"`, `"error"`)}\n`),
       {
         headers: h,
       },

@@ -165,7 +165,7 @@ describe("LedgerWriter over the ledger file", () => {
 
   test("golden: a row with a falsy chain is passed over: the chain continues from the last chained row (as the verifier walks it)", async () => {
     const path = join(tmp(), "l.jsonl");
-    const existing = OTHER_BEGIN + `{"x": 1, "chain": ""}\n`;
+    const existing = `${OTHER_BEGIN}{"x": 1, "chain": ""}\n`;
     writeFileSync(path, existing);
     const { w } = await openLedger(path, { openAppend });
     await w.append("session_begin", { pid: 42 });
@@ -201,7 +201,7 @@ describe("LedgerWriter over the ledger file", () => {
 
   test("a whitespace-only unterminated tail is cut off too", async () => {
     const path = join(tmp(), "l.jsonl");
-    writeFileSync(path, OTHER_BEGIN + "  ");
+    writeFileSync(path, `${OTHER_BEGIN}  `);
     const { w } = await openLedger(path, { openAppend });
     await w.append("session_begin", { pid: 42 });
     const lines = read(path).split("\n");
@@ -232,7 +232,7 @@ test("a torn line in front of a long row is found however many chunks back it st
   const w1 = (await openLedger(path, { session: "big" })).w;
   await w1.append("tool_call", { blob: "x".repeat(300_000) });
   await w1.end({});
-  writeFileSync(path, read(path) + "\n".repeat(3) + `{"torn": "${"y".repeat(200_000)}`);
+  writeFileSync(path, `${read(path) + "\n".repeat(3)}{"torn": "${"y".repeat(200_000)}`);
   const w2 = (await openLedger(path)).w;
   await w2.append("session_begin", {});
   await w2.end({});

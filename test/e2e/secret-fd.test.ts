@@ -14,7 +14,7 @@ import { VIAS, built, seamArgv } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 
 const PEEK = new URL("../fixtures/peek-parent.mjs", import.meta.url).pathname;
-const KEY = "sk-SEAMFDTEST-" + "q".repeat(24);
+const KEY = `sk-SEAMFDTEST-${"q".repeat(24)}`;
 
 interface Found {
   environ: string;

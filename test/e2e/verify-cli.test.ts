@@ -18,11 +18,11 @@ beforeAll(() => {
   writeFileSync(file("ok.jsonl"), ok.text());
   const broken = [...ok.lines];
   broken[2] = broken[2]!.replace('"tool": "echo"', '"tool": "rm"');
-  writeFileSync(file("broken.jsonl"), broken.join("\n") + "\n");
+  writeFileSync(file("broken.jsonl"), `${broken.join("\n")}\n`);
   const open = new LedgerBuilder();
   for (const r of sessionRows({ id: "s2", noEnd: true })) open.add(r);
   writeFileSync(file("open.jsonl"), open.text());
-  writeFileSync(file("prechain.jsonl"), '{"note": "before seam"}\n' + ok.text());
+  writeFileSync(file("prechain.jsonl"), `{"note": "before seam"}\n${ok.text()}`);
   writeFileSync(file("empty.jsonl"), "");
   writeFileSync(file("no-newline.jsonl"), ok.text().replace(/\n$/, ""));
   const start = processStartTime(process.pid) ?? undefined;

@@ -35,7 +35,7 @@ import {
 // ---- one flipped byte ----
 
 /** What a byte of a ledger line is, for judging whether changing it can keep the row's meaning. */
-const enum K {
+enum K {
   Other,
   /** A space between tokens (lineForm writes ", " and ": "). */
   Ws,
@@ -376,7 +376,7 @@ function fuzzLine(g: Gen, b: LedgerBuilder, earlier: string[]): string | Uint8Ar
       const d = g.pick(DEPTHS);
       const [o, c] = g.chance(0.5) ? ['{"k": ', "}"] : ["[", "]"];
       if (d <= 890 && g.chance(0.7)) {
-        b.add({ deep: parseJson(o.repeat(d) + "1" + c.repeat(d)) });
+        b.add({ deep: parseJson(`${o.repeat(d)}1${c.repeat(d)}`) });
         return b.lines.pop()!;
       }
       return `{"deep": ${o.repeat(d)}1${c.repeat(d)}, "chain": "x"}`;
@@ -384,15 +384,15 @@ function fuzzLine(g: Gen, b: LedgerBuilder, earlier: string[]): string | Uint8Ar
     case 11: {
       const n = g.pick([
         "9".repeat(20),
-        "-" + "9".repeat(300),
+        `-${"9".repeat(300)}`,
         "9".repeat(4300),
         "9".repeat(4301),
-        "1" + "0".repeat(10000),
+        `1${"0".repeat(10000)}`,
         "1e400",
         "-1e400",
         "1e-400",
-        "0." + "3".repeat(500),
-        "1" + "2".repeat(400) + ".5",
+        `0.${"3".repeat(500)}`,
+        `1${"2".repeat(400)}.5`,
         "-0",
         "-0.0",
         "NaN",
@@ -572,7 +572,7 @@ describe("fuzz", () => {
           inserted++;
         }
       }
-      files.push(enc(lines.join("\n") + "\n"));
+      files.push(enc(`${lines.join("\n")}\n`));
       insertedBy.push(i % 2 === 0 ? inserted : -1);
     }
     const mine = files.map((f) => verifyBytes(f));

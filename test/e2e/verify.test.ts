@@ -35,7 +35,7 @@ function plain(n = 5): LedgerBuilder {
   return b;
 }
 const L = (b: LedgerBuilder) => [...b.lines];
-const text = (lines: string[]) => lines.join("\n") + "\n";
+const text = (lines: string[]) => `${lines.join("\n")}\n`;
 
 interface ChainCase {
   name: string;
@@ -262,7 +262,7 @@ const cases: ChainCase[] = [
     breaks: 1,
     rows: 5,
   },
-  { name: "CRLF line endings", file: enc(base.join("\r\n") + "\r\n"), verdict: "ok", first: null, breaks: 0 },
+  { name: "CRLF line endings", file: enc(`${base.join("\r\n")}\r\n`), verdict: "ok", first: null, breaks: 0 },
   {
     name: "no final newline after a complete row",
     file: enc(base.join("\n")),
@@ -401,7 +401,7 @@ const cases: ChainCase[] = [
   },
   {
     name: "a torn final line after an edit is still broken",
-    file: enc(text(base.map((l, i) => (i === 1 ? l.replace("query 2", "query X") : l))) + "{"),
+    file: enc(`${text(base.map((l, i) => (i === 1 ? l.replace("query 2", "query X") : l)))}{`),
     verdict: "broken",
     first: "line 2: chain mismatch",
     kind: "chain_mismatch",

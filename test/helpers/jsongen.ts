@@ -48,7 +48,7 @@ export class Gen {
     const sign = this.chance(0.3) ? "-" : "";
     switch (this.int(6)) {
       case 0:
-        return sign + "0";
+        return `${sign}0`;
       case 1:
         return sign + this.int(1000);
       case 2:
@@ -102,7 +102,7 @@ export class Gen {
           ])
         );
       case 1:
-        return sign + this.int(1e6) + "." + this.digits(1 + this.int(20), false);
+        return `${sign + this.int(1e6)}.${this.digits(1 + this.int(20), false)}`;
       case 2:
         return sign + this.digits(1 + this.int(3)) + this.pick(["e", "E"]) + this.pick(["", "+", "-"]) + this.int(330);
       case 3:
@@ -126,7 +126,7 @@ export class Gen {
       case 5:
         return this.pick(["NaN", "Infinity", "-Infinity"]);
       case 6:
-        return sign + this.int(100) + "." + "0".repeat(1 + this.int(3));
+        return `${sign + this.int(100)}.${"0".repeat(1 + this.int(3))}`;
       default:
         return sign + (this.r() * 10 ** (this.int(40) - 20)).toString().replace(/^(-?\d+)$/, "$1.0");
     }
@@ -138,7 +138,7 @@ export class Gen {
       case 0:
         return this.pick(['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t"]);
       case 1:
-        return "\\u00" + this.pick(["00", "01", "1f", "1F", "7f", "e9", "20", "22", "5c"]);
+        return `\\u00${this.pick(["00", "01", "1f", "1F", "7f", "e9", "20", "22", "5c"])}`;
       case 2:
         return this.pick([
           "é",
@@ -168,7 +168,7 @@ export class Gen {
           "\\udc00\\ud800",
         ]);
       case 5:
-        return "\\u" + this.pick(["fb00", "FB00", "e000", "2028", "0041", "ffff", "feff"]);
+        return `\\u${this.pick(["fb00", "FB00", "e000", "2028", "0041", "ffff", "feff"])}`;
       default:
         return String.fromCharCode(32 + this.int(95)).replace(/["\\]/, "");
     }
@@ -178,7 +178,7 @@ export class Gen {
     let s = '"';
     const n = this.int(maxLen + 1);
     for (let i = 0; i < n; i++) s += this.strChar();
-    return s + '"';
+    return `${s}"`;
   }
 
   key(): string {
@@ -225,14 +225,14 @@ export class Gen {
         const n = this.int(5);
         const items: string[] = [];
         for (let i = 0; i < n; i++) items.push(this.ws() + this.value(depth + 1) + this.ws());
-        return "[" + (items.join(",") || this.ws()) + "]";
+        return `[${items.join(",") || this.ws()}]`;
       }
       default: {
         const n = this.int(6);
         const items: string[] = [];
         for (let i = 0; i < n; i++)
-          items.push(this.ws() + this.key() + this.ws() + ":" + this.ws() + this.value(depth + 1) + this.ws());
-        return "{" + (items.join(",") || this.ws()) + "}";
+          items.push(`${this.ws() + this.key() + this.ws()}:${this.ws()}${this.value(depth + 1)}${this.ws()}`);
+        return `{${items.join(",") || this.ws()}}`;
       }
     }
   }

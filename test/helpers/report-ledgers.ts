@@ -82,7 +82,7 @@ export function writeChained(path: string, rows: { [k: string]: Json }[]): void 
     out.push(lineForm({ ...row, chain }));
     prev = chain;
   }
-  writeFileSync(path, out.join("\n") + "\n");
+  writeFileSync(path, `${out.join("\n")}\n`);
 }
 
 /** A well-chained, complete session whose every string field tries something. */

@@ -31,7 +31,7 @@ export class LedgerBuilder {
     return this;
   }
   text(): string {
-    return this.lines.length === 0 ? "" : this.lines.join("\n") + "\n";
+    return this.lines.length === 0 ? "" : `${this.lines.join("\n")}\n`;
   }
   bytes(): Uint8Array {
     return enc(this.text());
@@ -158,7 +158,7 @@ if (!HAVE_PYTHON) {
 
 /** Runs the Python reference verifier over each ledger (one process for all). */
 export function reference(ledgers: readonly Uint8Array[], strict = false): RefVerdict[] {
-  const input = ledgers.map((l) => Buffer.from(l).toString("base64")).join("\n") + "\n";
+  const input = `${ledgers.map((l) => Buffer.from(l).toString("base64")).join("\n")}\n`;
   const r = spawnSync("python3", [REFERENCE, ...(strict ? ["--strict"] : []), "--b64-lines"], {
     input,
     maxBuffer: 1 << 30,

@@ -179,7 +179,7 @@ describe("key order", () => {
     expect([...keys].sort(compareCodePoints)).toEqual(python);
     const v = new Map<string, Json>(keys.map((k, i) => [k, i]));
     expect(chainForm(v)).toBe(
-      "{" + python.map((k) => `"${k === "\u0000" ? "\\u0000" : k}": ${keys.indexOf(k)}`).join(", ") + "}",
+      `{${python.map((k) => `"${k === "\u0000" ? "\\u0000" : k}": ${keys.indexOf(k)}`).join(", ")}}`,
     );
   });
   test("compareCodePoints is a consistent order on random strings", () => {

@@ -172,9 +172,9 @@ describe("a line whose chain form is longer than 1 MiB", () => {
 function randomRow(g: Gen): string {
   const n = g.int(8);
   const items: string[] = [];
-  for (let i = 0; i < n; i++) items.push(g.ws() + g.key() + g.ws() + ":" + g.ws() + g.value(1) + g.ws());
+  for (let i = 0; i < n; i++) items.push(`${g.ws() + g.key() + g.ws()}:${g.ws()}${g.value(1)}${g.ws()}`);
   if (g.chance(0.5)) items.push(`"chain": "${g.digits(8)}"`);
-  return "{" + items.join(",") + "}";
+  return `{${items.join(",")}}`;
 }
 
 describe("seeded random rows agree with the rule", () => {

@@ -161,17 +161,17 @@ describe("parseJson refuses what Python's json.loads refuses", () => {
   test(`an int of ${MAX_INT_DIGITS} digits is read exactly; one more digit is refused (Python 3.11's int limit)`, () => {
     const ok = "9".repeat(MAX_INT_DIGITS);
     expect(parseJson(ok)).toBe(BigInt(ok));
-    expect(parseJson("-" + ok)).toBe(-BigInt(ok));
+    expect(parseJson(`-${ok}`)).toBe(-BigInt(ok));
     expect(() => parseJson("9".repeat(MAX_INT_DIGITS + 1))).toThrow(JsonParseError);
     expect(() => parseJson(`[1,-${"9".repeat(MAX_INT_DIGITS + 1)}]`)).toThrow(/4300 digits/);
     // Floats have no such limit in Python.
-    expect(parseJson("9".repeat(MAX_INT_DIGITS + 1) + ".0")).toEqual(F(Infinity));
-    expect(parseJson("1" + "0".repeat(5000) + "e-5000")).toEqual(F(1));
+    expect(parseJson(`${"9".repeat(MAX_INT_DIGITS + 1)}.0`)).toEqual(F(Infinity));
+    expect(parseJson(`1${"0".repeat(5000)}e-5000`)).toEqual(F(1));
   });
 });
 
 describe("nesting", () => {
-  const nest = (d: number, open = "[", close = "]") => open.repeat(d) + "1" + close.repeat(d);
+  const nest = (d: number, open = "[", close = "]") => `${open.repeat(d)}1${close.repeat(d)}`;
   test(`${DEFAULT_MAX_DEPTH} levels parse (Python manages about 995), one more does not`, () => {
     expect(() => parseJson(nest(DEFAULT_MAX_DEPTH))).not.toThrow();
     expect(() => parseJson(nest(DEFAULT_MAX_DEPTH, '{"k":', "}"))).not.toThrow();

@@ -94,14 +94,14 @@ describe("McpObserver pairing", () => {
       ["<", ok("8")],
     ];
     const { rows } = observe(script);
-    expect(rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).toEqual([
+    expect(rows.map((r) => `${JSON.parse(r).evt}:${JSON.parse(r).status}`)).toEqual([
       "server_request:ok",
       "tool_call:ok",
     ]);
     expect(rows[1]).toContain(`"result_digest": "${RES}"`);
     // RED: one id table for both directions lets the client's answer to the server close the call.
     const red = observe(script, { faults: { sharedIdTable: true } });
-    expect(red.rows.map((r) => JSON.parse(r).evt + ":" + JSON.parse(r).status)).not.toEqual([
+    expect(red.rows.map((r) => `${JSON.parse(r).evt}:${JSON.parse(r).status}`)).not.toEqual([
       "server_request:ok",
       "tool_call:ok",
     ]);

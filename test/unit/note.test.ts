@@ -152,11 +152,11 @@ describe("notes", () => {
 
   test("open: a known key's bad signature rejects the note; repeats count once; 101 lines are too many", () => {
     const p = newVerifier(PETER_VKEY);
-    const bad = PETER_SIG.slice(0, 60) + "ABCD" + PETER_SIG.slice(60);
+    const bad = `${PETER_SIG.slice(0, 60)}ABCD${PETER_SIG.slice(60)}`;
     expect(thrown(() => openNote(`${TEXT}\n${bad}`, [p]))).toBe(
       "invalid-signature: invalid signature for key PeterNeumann+c74f20a3",
     );
-    const enochBad = ENOCH_SIG.slice(0, 60) + "ABCD" + ENOCH_SIG.slice(60);
+    const enochBad = `${ENOCH_SIG.slice(0, 60)}ABCD${ENOCH_SIG.slice(60)}`;
     const opened = openNote(`${TEXT}\n${PETER_SIG}${PETER_SIG}${ENOCH_SIG}${ENOCH_SIG}${enochBad}`, [p]);
     expect(opened.verified).toEqual([peter]);
     expect(opened.unverified).toEqual([enoch, { ...enoch, base64: enochBad.slice("— EnochRoot ".length, -1) }]);

@@ -10,26 +10,26 @@ import { redactArgv } from "../../src/redact/argv.ts";
 import { redactTarget } from "../../src/redact/http.ts";
 import { REDACTED as R } from "../../src/redact/secret-values.ts";
 
-const GHP = "ghp_" + "Z9".repeat(18);
-const GLPAT = "glpat-" + "x".repeat(20);
-const SK = "sk-" + "proj-" + "Q".repeat(40);
-const SK_ANT = "sk-ant-" + "api03-" + "w".repeat(40);
-const AKIA = "AKIA" + "Z".repeat(16);
-const XOXB = "xoxb-" + "1".repeat(12) + "-" + "abcdefghij";
-const SLACK_HOOK = "https://hooks.slack.com/services/" + "T0000000/B0000000/" + "X".repeat(24);
-const DISCORD_HOOK = "https://discord.com/api/webhooks/" + "1".repeat(18) + "/" + "t".repeat(40);
-const STRIPE = "sk_" + "live_" + "9".repeat(24);
-const SENDGRID = "SG." + "a".repeat(22) + "." + "b".repeat(43);
-const HF = "hf_" + "k".repeat(34);
-const NPM = "npm_" + "n".repeat(36);
-const GOOGLE = "AIza" + "g".repeat(35);
-const DO = "dop_v1_" + "f".repeat(64);
-const GLPAT_SHORT = "glpat-" + "Ab3_".repeat(4);
-const NPM_SHORT = "npm_" + "q".repeat(32);
-const GOOGLE_LONG = "AIza" + "Sy" + "h".repeat(33);
-const SENDGRID_SHORT = "SG." + "c".repeat(12) + "." + "d".repeat(12);
-const TELEGRAM = "7" + "1".repeat(8) + ":AA" + "T".repeat(33);
-const JWT = "eyJ" + "hbGciOiJIUzI1NiJ9" + ".eyJ" + "zdWIiOiIxIn0" + "." + "s".repeat(20);
+const GHP = `ghp_${"Z9".repeat(18)}`;
+const GLPAT = `glpat-${"x".repeat(20)}`;
+const SK = `sk-proj-${"Q".repeat(40)}`;
+const SK_ANT = `sk-ant-api03-${"w".repeat(40)}`;
+const AKIA = `AKIA${"Z".repeat(16)}`;
+const XOXB = `xoxb-${"1".repeat(12)}-abcdefghij`;
+const SLACK_HOOK = `https://hooks.slack.com/services/T0000000/B0000000/${"X".repeat(24)}`;
+const DISCORD_HOOK = `https://discord.com/api/webhooks/${"1".repeat(18)}/${"t".repeat(40)}`;
+const STRIPE = `sk_live_${"9".repeat(24)}`;
+const SENDGRID = `SG.${"a".repeat(22)}.${"b".repeat(43)}`;
+const HF = `hf_${"k".repeat(34)}`;
+const NPM = `npm_${"n".repeat(36)}`;
+const GOOGLE = `AIza${"g".repeat(35)}`;
+const DO = `dop_v1_${"f".repeat(64)}`;
+const GLPAT_SHORT = `glpat-${"Ab3_".repeat(4)}`;
+const NPM_SHORT = `npm_${"q".repeat(32)}`;
+const GOOGLE_LONG = `AIzaSy${"h".repeat(33)}`;
+const SENDGRID_SHORT = `SG.${"c".repeat(12)}.${"d".repeat(12)}`;
+const TELEGRAM = `7${"1".repeat(8)}:AA${"T".repeat(33)}`;
+const JWT = `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.${"s".repeat(20)}`;
 
 /** A command line as its words (split on single spaces), so a row reads as a README shows it. */
 const w = (line: string): string[] => line.split(" ");
@@ -67,7 +67,7 @@ const SECRET_LINES: [string[], string[]][] = [
     ["tool", "-k", R, "--dir", "/data"],
   ],
   [
-    ["docker", "run", "-i", "--rm", "-eGH_PAT=" + GHP, "ghcr.io/github/github-mcp-server"],
+    ["docker", "run", "-i", "--rm", `-eGH_PAT=${GHP}`, "ghcr.io/github/github-mcp-server"],
     ["docker", "run", "-i", "--rm", `-eGH_PAT=${R}`, "ghcr.io/github/github-mcp-server"],
   ],
   [
@@ -282,7 +282,7 @@ const SECRET_LINES: [string[], string[]][] = [
     ["bash", "-c", `export DATABASE_URL=postgres://${R}@h/db; exec mcp-pg`],
   ],
   [
-    ["sh", "-c", "NPM_TOKEN=" + NPM + " npx srv"],
+    ["sh", "-c", `NPM_TOKEN=${NPM} npx srv`],
     ["sh", "-c", `NPM_TOKEN=${R} npx srv`],
   ],
   // cloud tokens by shape, wherever they stand
@@ -559,7 +559,7 @@ const README_LINES: [string[], string[]][] = [
     ["npx", "mcp-remote", "https://mcp.example.com/mcp", "--header", `X-API-Key: ${R}`],
   ],
   [
-    ["npx", "mcp-remote", "https://mcp.example.com/mcp", "--header", "PRIVATE-TOKEN:" + GLPAT_SHORT],
+    ["npx", "mcp-remote", "https://mcp.example.com/mcp", "--header", `PRIVATE-TOKEN:${GLPAT_SHORT}`],
     ["npx", "mcp-remote", "https://mcp.example.com/mcp", "--header", `PRIVATE-TOKEN:${R}`],
   ],
 ];
@@ -607,7 +607,7 @@ const URLS: [string, string][] = [
   ],
   ["https://acct.blob.core.windows.net/c/b?sp=r&sig=abc", "https://acct.blob.core.windows.net/c/b?sp=r&sig=<R>"],
   [
-    "https://maps.googleapis.com/maps/api/geocode/json?address=x&key=" + GOOGLE,
+    `https://maps.googleapis.com/maps/api/geocode/json?address=x&key=${GOOGLE}`,
     "https://maps.googleapis.com/maps/api/geocode/json?address=x&key=<R>",
   ],
   [

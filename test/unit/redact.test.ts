@@ -5,10 +5,10 @@ import { isSecretName } from "../../src/redact/secret-names.ts";
 const R = "<redacted>";
 // Shapes built by concatenation so this file holds no literal that looks like a live credential.
 const SK = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2";
-const SK_ANT = "sk-ant-api03-" + "a".repeat(40);
-const GHP = "ghp_" + "A".repeat(36);
-const GHO = "gho_" + "b".repeat(36);
-const GH_PAT = "github_pat_" + "11AAAAAAA0" + "x".repeat(50);
+const SK_ANT = `sk-ant-api03-${"a".repeat(40)}`;
+const GHP = `ghp_${"A".repeat(36)}`;
+const GHO = `gho_${"b".repeat(36)}`;
+const GH_PAT = `github_pat_11AAAAAAA0${"x".repeat(50)}`;
 const AKIA = "AKIA" + "IOSFODNN7EXAMPLE";
 const XOXB = "xoxb-" + "123456789012-1234567890123-abcdefghij";
 const XOXP = "xoxp-" + "123456789012-abcdefghijklmnop";
@@ -164,14 +164,14 @@ test("hostile long arguments take linear time (no regex backtracking blow-up)", 
   const n = 200_000;
   const hostile = [
     "a".repeat(n),
-    "https://" + "a".repeat(n),
+    `https://${"a".repeat(n)}`,
     "eyJaaaa.".repeat(n / 8),
     `"a":"x`.repeat(n / 6),
     "a=".repeat(n / 2),
     "Bearer ".repeat(n / 7),
-    "sk-" + "a".repeat(n),
+    `sk-${"a".repeat(n)}`,
     "a:".repeat(n / 2),
-    "x ".repeat(n / 2) + "=",
+    `${"x ".repeat(n / 2)}=`,
     "a.b-c+".repeat(n / 6),
   ];
   for (const s of hostile) {

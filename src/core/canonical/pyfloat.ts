@@ -16,7 +16,7 @@ export function pyFloatRepr(x: number): string {
   // comparing against them is comparing decimal exponents.
   if (a >= 1e-4 && a < 1e16) {
     const t = String(x); // ECMAScript writes fixed notation on [1e-7, 1e21), a superset of this range
-    return Number.isInteger(x) ? t + ".0" : t;
+    return Number.isInteger(x) ? `${t}.0` : t;
   }
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
   const sign = x < 0 ? "-" : "";

@@ -253,29 +253,29 @@ function write(v: Json, st: Style, spill: ((piece: string) => void) | undefined,
     case "bigint":
       return out + bigint(v, st);
     case "object": {
-      if (v === null) return out + "null";
+      if (v === null) return `${out}null`;
       if (v instanceof JsonFloat) return out + float(v.value, st);
       if (depth >= MAX_WRITE_DEPTH) throw new CanonicalError("ValueError", "nesting too deep (or circular)");
       if (Array.isArray(v)) {
-        if (v.length === 0) return out + "[]";
-        out = write(v[0]!, st, spill, depth + 1, out + "[");
+        if (v.length === 0) return `${out}[]`;
+        out = write(v[0]!, st, spill, depth + 1, `${out}[`);
         for (let i = 1; i < v.length; i++) {
           out = write(v[i]!, st, spill, depth + 1, out + st.item);
           if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
         }
-        return out + "]";
+        return `${out}]`;
       }
       if (v instanceof Map) {
-        if (v.size === 0) return out + "{}";
+        if (v.size === 0) return `${out}{}`;
         const keys = Array.from(v.keys());
         if (st.sort) sortKeys(keys, st.sort);
-        out = write(v.get(keys[0]!)!, st, spill, depth + 1, out + "{" + quote(keys[0]!, st.escapeLone) + st.colon);
+        out = write(v.get(keys[0]!)!, st, spill, depth + 1, `${out}{${quote(keys[0]!, st.escapeLone)}${st.colon}`);
         for (let i = 1; i < keys.length; i++) {
           const k = keys[i]!;
           out = write(v.get(k)!, st, spill, depth + 1, out + st.item + quote(k, st.escapeLone) + st.colon);
           if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
         }
-        return out + "}";
+        return `${out}}`;
       }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) {
@@ -293,7 +293,7 @@ function write(v: Json, st: Style, spill: ((piece: string) => void) | undefined,
         first = false;
         if (spill !== undefined && out.length >= SPILL_AT) out = handOn(spill, out);
       }
-      return out + "}";
+      return `${out}}`;
     }
   }
   throw new CanonicalError("ValueError", `a JS ${typeof v} is not a JSON value`);
@@ -306,7 +306,7 @@ function handOn(spill: (piece: string) => void, out: string): string {
 
 /** `out`, then a string longer than SPILL_AT quoted, all handed on but the closing quote (in slices, never cut inside a surrogate pair). */
 function longString(s: string, st: Style, spill: (piece: string) => void, out: string): string {
-  spill(out + '"');
+  spill(`${out}"`);
   for (let i = 0; i < s.length; ) {
     let j = Math.min(s.length, i + SPILL_AT);
     const c = s.charCodeAt(j - 1);
@@ -348,8 +348,8 @@ const SHORT: Record<number, string> = { 34: '\\"', 92: "\\\\", 10: "\\n", 13: "\
 
 /** A JSON string literal under the shared rules above. */
 export function quote(s: string, escapeLone = false): string {
-  if (escapeLone && !isWellFormed(s)) return '"' + escapeBody(s, true) + '"';
-  return NEEDS_ESCAPE.test(s) ? '"' + escapeBody(s, false) + '"' : '"' + s + '"';
+  if (escapeLone && !isWellFormed(s)) return `"${escapeBody(s, true)}"`;
+  return NEEDS_ESCAPE.test(s) ? `"${escapeBody(s, false)}"` : `"${s}"`;
 }
 
 /** A string's text as it stands between the quotes of its literal. */
@@ -360,14 +360,14 @@ function escapeBody(s: string, escapeLone: boolean): string {
     const c = s.charCodeAt(i);
     let esc: string | undefined;
     if (c < 32 || c === 34 || c === 92) {
-      esc = SHORT[c] ?? "\\u00" + (c < 16 ? "0" : "") + c.toString(16);
+      esc = SHORT[c] ?? `\\u00${c < 16 ? "0" : ""}${c.toString(16)}`;
     } else if (escapeLone && c >= 0xd800 && c <= 0xdfff) {
       const d = c <= 0xdbff ? s.charCodeAt(i + 1) : 0;
       if (d >= 0xdc00 && d <= 0xdfff) {
         i++; // a pair: one astral character, written raw
         continue;
       }
-      esc = "\\u" + c.toString(16);
+      esc = `\\u${c.toString(16)}`;
     }
     if (esc !== undefined) {
       out += s.slice(chunk, i) + esc;

@@ -15,13 +15,13 @@ function showDetails() {
     return;
   }
   box.setAttribute("data-op", String(op));
-  add(box, el("h3", null, str(fKind[op]) + (fName[op] >= 0 ? " " + cut(shown(S[fName[op]]), 300) : "")));
+  add(box, el("h3", null, str(fKind[op]) + (fName[op] >= 0 ? ` ${cut(shown(S[fName[op]]), 300)}` : "")));
   const kv = el("div", "kv");
   function row(k, v, cls, copy) {
-    const val = el("div", "v" + (cls ? " " + cls : ""), v);
+    const val = el("div", `v${cls ? ` ${cls}` : ""}`, v);
     if (copy !== undefined) {
       val.appendChild(document.createTextNode(" "));
-      val.appendChild(copyButton(copy, "copy " + k));
+      val.appendChild(copyButton(copy, `copy ${k}`));
     }
     add(kv, el("div", "k", k), val);
   }
@@ -39,24 +39,20 @@ function showDetails() {
   if (fFl[op] & F_NOT_VOUCHED)
     row(
       "chain",
-      "not vouched for by the chain" + (f.first_break ? " (first break: " + shown(f.first_break.message) + ")" : ""),
+      `not vouched for by the chain${f.first_break ? ` (first break: ${shown(f.first_break.message)})` : ""}`,
       "warn",
     );
-  else
-    row(
-      "chain",
-      f.first_break ? "vouched for: before the first break" : "vouched for by the chain (" + f.verdict + ")",
-    );
+  else row("chain", f.first_break ? "vouched for: before the first break" : `vouched for by the chain (${f.verdict})`);
   row(
     "seal",
     f.sealed === null
       ? "not checked (no --key given)"
       : fFl[op] & F_SEALED
         ? "sealed: under a signed checkpoint that holds"
-        : "not sealed (" + shown(f.sealed) + ")",
+        : `not sealed (${shown(f.sealed)})`,
   );
   add(box, kv);
-  if (lines.length > 1) add(box, el("div", "count", "its " + lines.length + " rows, in ledger order:"));
+  if (lines.length > 1) add(box, el("div", "count", `its ${lines.length} rows, in ledger order:`));
   // Every row it joins (an intent, each round, the result, an operation_end), each with all its fields.
   rec[1].forEach((r, k) => {
     let tree = null;
@@ -69,7 +65,7 @@ function showDetails() {
     const what =
       lines.length === 1
         ? "the row"
-        : (evt ? cut(shown(evt[1].v), 80) : "row " + (k + 1)) +
+        : (evt ? cut(shown(evt[1].v), 80) : `row ${k + 1}`) +
           (lines[k] === fLine[op] ? ", the row that finished it" : "");
     const sec = el("details", "rowsec");
     sec.open = lines.length <= 8 || k === 0 || k === lines.length - 1;
@@ -102,15 +98,15 @@ function fields(node) {
       appendLong(cell, shown(v.v));
       if (/(^|_)digests?$/.test(k) || /^sha256:/.test(v.v) || k === "chain") {
         cell.appendChild(document.createTextNode(" "));
-        cell.appendChild(copyButton(v.v, "copy " + k));
+        cell.appendChild(copyButton(v.v, `copy ${k}`));
       }
     } else if (v.t === "o" || v.t === "a") {
       cell.appendChild(jsonNode(v, 0, k === "args" || k === "result" || k === "params" || size(v) <= 8));
       if (v.t === "o" && /digests$/.test(k))
         v.e.forEach((q) => {
           if (q[1].t === "s") {
-            cell.appendChild(el("span", "count", " " + shown(q[0]) + " "));
-            cell.appendChild(copyButton(q[1].v, "copy " + k + " " + q[0]));
+            cell.appendChild(el("span", "count", ` ${shown(q[0])} `));
+            cell.appendChild(copyButton(q[1].v, `copy ${k} ${q[0]}`));
           }
         });
     } else cell.appendChild(jsonNode(v, 0));
@@ -127,7 +123,7 @@ function appendLong(parent, text) {
     return;
   }
   const t = document.createTextNode(text.slice(0, TEXT_MAX));
-  const more = el("button", "more", "show all " + text.length.toLocaleString("en-US") + " characters");
+  const more = el("button", "more", `show all ${text.length.toLocaleString("en-US")} characters`);
   more.addEventListener("click", () => {
     t.textContent = text;
     more.remove();
@@ -141,7 +137,7 @@ function jsonNode(v, depth, open) {
       s,
       JSON.stringify(v.v).replace(
         /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-        (c) => "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4),
+        (c) => `\\u${(`000${c.charCodeAt(0).toString(16)}`).slice(-4)}`,
       ),
     );
     return s;

@@ -39,20 +39,20 @@ function readJson(id) {
 }
 function cut(s, max) {
   s = String(s);
-  return s.length > max ? s.slice(0, max) + "\u2026 (" + s.length.toLocaleString("en-US") + " chars)" : s;
+  return s.length > max ? `${s.slice(0, max)}\u2026 (${s.length.toLocaleString("en-US")} chars)` : s;
 }
 // Text from a ledger is shown under the CLI's one policy (src/base/terminal-text.ts, whose pattern
 // page-script.ts puts in UNSAFE): controls, bidi controls, line and paragraph separators and lone
 // surrogates as \u escapes.
 function shown(s) {
-  return String(s).replace(UNSAFE, (c) => "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4));
+  return String(s).replace(UNSAFE, (c) => `\\u${(`000${c.charCodeAt(0).toString(16)}`).slice(-4)}`);
 }
 function fmtMs(v) {
   return Number.isNaN(v) ? "" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 function pad(n, w) {
   let s = String(n);
-  while (s.length < w) s = "0" + s;
+  while (s.length < w) s = `0${s}`;
   return s;
 }
 let utc = false;
@@ -75,7 +75,7 @@ function fmtTime(t) {
 function fmtDay(t) {
   const d = new Date(t);
   if (utc) return d.toISOString().slice(0, 10);
-  return d.getFullYear() + "-" + pad(d.getMonth() + 1, 2) + "-" + pad(d.getDate(), 2);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1, 2)}-${pad(d.getDate(), 2)}`;
 }
 // When every operation falls on one day, the table shows the time of day and the header the date.
 let oneDay = null;
@@ -100,7 +100,7 @@ function layoutDay() {
   if (oneDay === null) tableBox.classList.remove("oneday");
   else tableBox.classList.add("oneday");
   $("table-head").firstChild.textContent =
-    oneDay === null ? "time" + (utc ? " (UTC)" : "") : "time, " + oneDay + (utc ? " UTC" : "");
+    oneDay === null ? `time${utc ? " (UTC)" : ""}` : `time, ${oneDay}${utc ? " UTC" : ""}`;
 }
 function copyText(text, button) {
   function done(ok) {

@@ -16,13 +16,13 @@ function renderBanner() {
   const made = el(
     "div",
     "count",
-    "generated " + meta.generated + " by " + meta.seam + (meta.filters ? "; filters: " + meta.filters : ""),
+    `generated ${meta.generated} by ${meta.seam}${meta.filters ? `; filters: ${meta.filters}` : ""}`,
   );
   add(root, made);
   meta.files.forEach((f, fi) => {
-    const b = el("section", "banner v-" + f.verdict);
-    b.id = "banner-" + fi;
-    const headline = el("div", "verdict", shown(f.path) + ": " + f.verdict);
+    const b = el("section", `banner v-${f.verdict}`);
+    b.id = `banner-${fi}`;
+    const headline = el("div", "verdict", `${shown(f.path)}: ${f.verdict}`);
     headline.setAttribute("data-verdict", f.verdict);
     add(b, headline);
     const facts = el("div", "facts");
@@ -30,8 +30,7 @@ function renderBanner() {
       add(facts, el("div", null, k), el("div", "mono", v));
     }
     fact("rows", f.rows_line);
-    if (f.first_break)
-      fact("break", shown(f.first_break.message) + " (" + f.breaks + " break" + (f.breaks === 1 ? "" : "s") + ")");
+    if (f.first_break) fact("break", `${shown(f.first_break.message)} (${f.breaks} break${f.breaks === 1 ? "" : "s"})`);
     fact("head", f.head === null ? "none" : shown(f.head));
     fact("sessions", f.sessions_line);
     fact("sealed", f.sealed === null ? "not checked (no --key given)" : shown(f.sealed));
@@ -84,7 +83,7 @@ const fFile = new Int32Array(N),
 const rowChunks = new Array(meta.chunks);
 
 function loadChunk(c, at) {
-  const d = readJson("seam-c" + c);
+  const d = readJson(`seam-c${c}`);
   let n = d.ln.length,
     at0 = 0;
   chunkRx[c] = d.rx;
@@ -112,7 +111,7 @@ function loadChunk(c, at) {
 // [the lines it joins, its rows in the same order: { text, rebuilt }]
 function rowsOf(op) {
   const c = Math.floor(op / meta.chunk);
-  if (!rowChunks[c]) rowChunks[c] = $("seam-r" + c).textContent.split("\n");
+  if (!rowChunks[c]) rowChunks[c] = $(`seam-r${c}`).textContent.split("\n");
   const lines = fLines.get(op) || [fLine[op]],
     rows = [],
     rx = chunkRx[c];
@@ -130,7 +129,7 @@ function start() {
     shownAt = 0;
   // Chunk k is whole once the parser has begun the element after it.
   function whole(k) {
-    return k + 1 < meta.chunks ? $("seam-c" + (k + 1)) !== null : document.readyState !== "loading";
+    return k + 1 < meta.chunks ? $(`seam-c${k + 1}`) !== null : document.readyState !== "loading";
   }
   function step() {
     let t0 = performance.now(),
@@ -149,8 +148,7 @@ function start() {
       shownAt = performance.now();
     }
     if (c < meta.chunks) {
-      progress.textContent =
-        "reading operations: " + loaded.toLocaleString("en-US") + " of " + N.toLocaleString("en-US");
+      progress.textContent = `reading operations: ${loaded.toLocaleString("en-US")} of ${N.toLocaleString("en-US")}`;
       setTimeout(step, grew ? 0 : 50);
       return;
     }

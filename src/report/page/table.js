@@ -19,7 +19,7 @@ function selectOf(id, label, col, pred, onChange) {
   const s = el("select");
   s.id = id;
   s.setAttribute("aria-label", label);
-  const all = el("option", null, "all " + (label === "status" ? "statuses" : label + "s"));
+  const all = el("option", null, `all ${label === "status" ? "statuses" : `${label}s`}`);
   all.value = "-1";
   s.appendChild(all);
   const entry = { el: s, col: col, pred: pred, seen: new Set() };
@@ -184,7 +184,7 @@ function applyView() {
     " of " +
     N.toLocaleString("en-US") +
     " operations" +
-    (loaded < N ? " (" + loaded.toLocaleString("en-US") + " read so far)" : "");
+    (loaded < N ? ` (${loaded.toLocaleString("en-US")} read so far)` : "");
   $("table-body").setAttribute("data-rows", String(n));
   layoutTable();
   buildLanes(ops);
@@ -209,7 +209,7 @@ function withMarkers(ops) {
         line: f.first_break.line,
         text:
           "\u2500\u2500 " +
-          (meta.files.length > 1 ? shown(f.path) + ": " : "") +
+          (meta.files.length > 1 ? `${shown(f.path)}: ` : "") +
           shown(f.first_break.message) +
           ": rows below are not vouched for by the chain \u2500\u2500",
       });
@@ -269,7 +269,7 @@ function buildTable() {
   });
 }
 function layoutTable() {
-  spacer.style.height = Math.min(view.length * ROW_H, MAX_PX) + "px";
+  spacer.style.height = `${Math.min(view.length * ROW_H, MAX_PX)}px`;
   renderRows();
 }
 function firstVisible() {
@@ -297,7 +297,7 @@ function renderRows() {
       const m = markerPool[usedM] || (markerPool[usedM] = spacer.appendChild(el("div", "marker")));
       usedM++;
       m.style.display = "";
-      m.style.top = y + "px";
+      m.style.top = `${y}px`;
       m.textContent = markers[-entry - 1].text;
       m.setAttribute("data-line", String(markers[-entry - 1].line));
       continue;
@@ -306,7 +306,7 @@ function renderRows() {
     used++;
     fillRow(r, entry);
     r.style.display = "";
-    r.style.top = y + "px";
+    r.style.top = `${y}px`;
   }
   for (let a = used; a < pool.length; a++) pool[a].style.display = "none";
   for (let b = usedM; b < markerPool.length; b++) markerPool[b].style.display = "none";
@@ -331,14 +331,14 @@ function fillRow(r, op) {
     st = fSt[op] >= 0 ? S[fSt[op]] : "";
   r.setAttribute("data-op", String(op));
   r.setAttribute("data-line", String(fLine[op]));
-  r.className = "trow" + (op === selected ? " sel" : "") + (fFl[op] & F_NOT_VOUCHED ? " nv" : "");
+  r.className = `trow${op === selected ? " sel" : ""}${fFl[op] & F_NOT_VOUCHED ? " nv" : ""}`;
   c[0].textContent = cellTime(fT[op]);
   c[1].textContent = fSes[op] >= 0 ? cut(shown(meta.sessions[fSes[op]].id), 8) : "";
   c[2].textContent = str(fSrv[op]);
   c[3].textContent = str(fKind[op]);
   c[4].textContent = str(fName[op]);
   c[5].textContent = cut(shown(st), CELL_MAX);
-  c[5].className = "status s-" + (STATUS_COLOR[st] ? st : "other");
+  c[5].className = `status s-${STATUS_COLOR[st] ? st : "other"}`;
   c[6].textContent = fmtMs(fMs[op]);
   c[7].textContent = fId[op] === null ? "" : cut(shown(fId[op]), 40);
   c[8].textContent = String(fLine[op]);

@@ -13,9 +13,9 @@ function buildTimeline() {
   const lanes = meta.sessions.length;
   tl.laneH = lanes <= 12 ? 18 : lanes <= 60 ? 10 : 6;
   const height = Math.max(1, lanes) * tl.laneH + 22;
-  wrap.style.height = Math.min(height, 260) + "px";
+  wrap.style.height = `${Math.min(height, 260)}px`;
   const sp = el("div");
-  sp.style.height = Math.max(0, height - Math.min(height, 260)) + "px";
+  sp.style.height = `${Math.max(0, height - Math.min(height, 260))}px`;
   add(wrap, canvas, sp);
   tl.canvas = canvas;
   tl.wrap = wrap;
@@ -134,8 +134,8 @@ function drawTimeline() {
   if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
     c.width = Math.round(w * dpr);
     c.height = Math.round(h * dpr);
-    c.style.width = w + "px";
-    c.style.height = h + "px";
+    c.style.width = `${w}px`;
+    c.style.height = `${h}px`;
   }
   const g = c.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -205,7 +205,7 @@ function drawTimeline() {
     g.fillStyle = "#1d2329";
     if (lh >= 10)
       g.fillText(
-        cut(shown((s.server === null ? "" : s.server + " ") + s.id.slice(0, 8)), 28).slice(0, 28),
+        cut(shown((s.server === null ? "" : `${s.server} `) + s.id.slice(0, 8)), 28).slice(0, 28),
         4,
         y + lh / 2,
       );
@@ -278,11 +278,11 @@ function sessionTip(ev, L) {
   const end = s.end !== null ? s.end : s.last;
   t.hidden = false;
   t.textContent = [
-    "session " + cut(shown(s.id), 120),
-    "server " + (s.server === null ? "(none)" : cut(shown(s.server), 120)),
+    `session ${cut(shown(s.id), 120)}`,
+    `server ${s.server === null ? "(none)" : cut(shown(s.server), 120)}`,
     "began " +
       (s.begin === null ? "(unknown)" : fmtTime(s.begin)) +
-      (s.begin !== null && end !== null ? ", ran " + fmtMs(end - s.begin) + " ms" : ""),
+      (s.begin !== null && end !== null ? `, ran ${fmtMs(end - s.begin)} ms` : ""),
     s.end !== null
       ? "ended: " +
         (s.reason === null ? "(no reason)" : cut(shown(s.reason), 80)) +
@@ -291,8 +291,8 @@ function sessionTip(ev, L) {
       : "no session_end in the file",
     s.complete ? "complete" : "incomplete (seam verify says why)",
   ].join("\n");
-  t.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + "px";
-  t.style.top = ev.clientY + 14 + "px";
+  t.style.left = `${Math.min(ev.clientX + 12, window.innerWidth - 300)}px`;
+  t.style.top = `${ev.clientY + 14}px`;
 }
 function tip(ev, op) {
   const t = $("tip");
@@ -302,12 +302,12 @@ function tip(ev, op) {
   }
   t.hidden = false;
   t.textContent = [
-    str(fKind[op]) + (fName[op] >= 0 ? " " + cut(shown(S[fName[op]]), 120) : ""),
+    str(fKind[op]) + (fName[op] >= 0 ? ` ${cut(shown(S[fName[op]]), 120)}` : ""),
     "status " +
       (fSt[op] >= 0 ? cut(shown(S[fSt[op]]), 60) : "") +
-      (!Number.isNaN(fMs[op]) ? ", " + fmtMs(fMs[op]) + " ms" : ""),
-    fmtTime(fT[op]) + ", line " + fLine[op] + (fFl[op] & F_NOT_VOUCHED ? " (not vouched for)" : ""),
+      (!Number.isNaN(fMs[op]) ? `, ${fmtMs(fMs[op])} ms` : ""),
+    `${fmtTime(fT[op])}, line ${fLine[op]}${fFl[op] & F_NOT_VOUCHED ? " (not vouched for)" : ""}`,
   ].join("\n");
-  t.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + "px";
-  t.style.top = ev.clientY + 14 + "px";
+  t.style.left = `${Math.min(ev.clientX + 12, window.innerWidth - 300)}px`;
+  t.style.top = `${ev.clientY + 14}px`;
 }

@@ -41,7 +41,7 @@ function buildTools() {
   const hist = new Map();
   for (let i = 0; i < loaded; i++) {
     if (fKind[i] !== toolKind || Number.isNaN(fMs[i])) continue;
-    const key = fSrv[i] + ":" + fName[i];
+    const key = `${fSrv[i]}:${fName[i]}`;
     const hgm = hist.get(key) || (hist.set(key, new Uint32Array(bins)), hist.get(key));
     const b = Math.floor(((Math.log10(Math.max(fMs[i], 0.01)) - lo) / (hi - lo)) * bins);
     hgm[Math.max(0, Math.min(bins - 1, b))]++;
@@ -58,7 +58,7 @@ function buildTools() {
       st.error || 0,
       st.unanswered || 0,
       st.cancelled || 0,
-      (t.error_rate * 100).toFixed(1) + "%",
+      `${(t.error_rate * 100).toFixed(1)}%`,
       fmtN(t.p50),
       fmtN(t.p95),
       fmtN(t.p99),
@@ -67,7 +67,7 @@ function buildTools() {
       add(tr, el("td", null, v));
     });
     const cell = el("td");
-    const h = hist.get(S.indexOf(t.server) + ":" + S.indexOf(t.tool));
+    const h = hist.get(`${S.indexOf(t.server)}:${S.indexOf(t.tool)}`);
     if (h) cell.appendChild(histogram(h));
     add(tr, cell);
     body.appendChild(tr);
@@ -97,7 +97,7 @@ function histogram(h) {
     r.setAttribute("height", String(bh));
     r.setAttribute("fill", "#57606a");
     const title = document.createElementNS(NS, "title");
-    title.textContent = h[j] + " calls";
+    title.textContent = `${h[j]} calls`;
     r.appendChild(title);
     svg.appendChild(r);
   }
