@@ -62,7 +62,7 @@ export async function runDemo(
   }
   const report = await verifyLedger(fileChunks(ledger), { isWriterAlive });
   const out: string[] = [];
-  out.push("seam demo: the built-in example server, wrapped by seam, driven by a scripted client", "", COLUMNS);
+  out.push("seam demo: the example server, wrapped by seam, driven by a scripted client", "", COLUMNS);
   for (const row of rows) out.push(describe(row));
   out.push("");
   out.push(
@@ -73,9 +73,9 @@ export async function runDemo(
   out.push("next");
   const verifyCmd = `seam verify ${shellQuote(ledger)}`;
   const wrapCmd = "seam wrap --ledger seam.jsonl -- <your server command>";
-  const w = Math.max(verifyCmd.length, wrapCmd.length) + 3;
-  out.push(`  ${verifyCmd.padEnd(w)}check it again (then edit any byte and check once more)`);
-  out.push(`  ${wrapCmd.padEnd(w)}record your own MCP server (in the command of your client's config)`);
+  // Each command on a line of its own, what it does below it: the demo fits an 80-column terminal.
+  out.push(`  ${verifyCmd}`, "      check it again (then edit any byte and check once more)");
+  out.push(`  ${wrapCmd}`, "      record your own MCP server (in the command of your client's config)");
   return { text: `${out.join("\n")}\n`, ok: report.verdict === "ok" };
 }
 

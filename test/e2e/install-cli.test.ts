@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { getField } from "../../src/core/json.ts";
 import { launchOf } from "../../src/install/entry.ts";
-import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { ROOT, VIAS, type Via, built, lastingCheckout, runCli, seamArgv } from "../helpers/cli.ts";
 import { CASES, type Case, layOut, serversOf } from "../helpers/install-fixtures.ts";
 import { ledgerRows, run, tempDir } from "../helpers/proc.ts";
 
@@ -212,11 +212,12 @@ describe.each(VIAS)("seam install via %s", (via) => {
       const line = [...seamArgv(via), "install", "--client", "windsurf", "--config-root", home]
         .map((a) => `'${a}'`)
         .join(" ");
-      const no = await run(["script", "-qec", line, "/dev/null"], { input: "n\n" });
+      const env = { ...process.env, ...lastingCheckout() };
+      const no = await run(["script", "-qec", line, "/dev/null"], { input: "n\n", env });
       expect(no.stdout.toString()).toContain("write these changes? [y/N]");
       expect(no.stdout.toString()).toContain("seam: info: nothing written");
       expect(readFileSync(path, "utf8")).toBe(text);
-      const yes = await run(["script", "-qec", line, "/dev/null"], { input: "y\n" });
+      const yes = await run(["script", "-qec", line, "/dev/null"], { input: "y\n", env });
       expect(yes.stdout.toString()).toContain(`Windsurf (user): ${path}: changed`);
       expect(readFileSync(path, "utf8")).not.toBe(text);
     },

@@ -73,7 +73,9 @@ describe.each(VIAS)("via %s", (via) => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     expect(text).toContain("verify  ok: 10 rows, chain unbroken, 1 session complete\n");
-    expect(text).toContain("  seam verify seam-demo.jsonl ");
+    expect(text).toContain("  seam verify seam-demo.jsonl\n      check it again");
+    // A newcomer's first screen fits 80 columns.
+    for (const line of text.split("\n")) expect([line, line.length <= 80]).toEqual([line, true]);
     // The example server writes one line that is not JSON: it is rowed (row 3), not only counted.
     expect(text).toMatch(/^ +3 {2}unparsed_frame$/m);
     expect(text).toMatch(/^ +9 {2}tool_call {9}never {6}unanswered \(client_eof\) +\d+\.\d$/m);

@@ -3,7 +3,9 @@
  * Node bundle, and as the compiled executable. `npm test` builds dist/ first.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 export type Via = "bun" | "node" | "exe";
@@ -46,10 +48,11 @@ export function runCli(
   opts: { input?: Uint8Array | string; cwd?: string; env?: Record<string, string | undefined> } = {},
 ): Promise<CliResult> {
   const [cmd, ...pre] = seamArgv(via);
+  const own = INSTALLING.has(args[0] ?? "") ? lastingCheckout() : {};
   return new Promise((resolve, reject) => {
     const child = spawn(cmd!, [...pre, ...args], {
       cwd: opts.cwd ?? ROOT,
-      env: definedOnly({ ...process.env, NO_COLOR: "1", ...opts.env }),
+      env: definedOnly({ ...process.env, NO_COLOR: "1", ...own, ...opts.env }),
       stdio: ["pipe", "pipe", "pipe"],
     });
     const out: Buffer[] = [];
@@ -71,4 +74,20 @@ function definedOnly(env: Record<string, string | undefined>): Record<string, st
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
+}
+
+/** The commands that write, or check, a launcher for this checkout's seam in a client's config. */
+const INSTALLING = new Set(["install", "uninstall", "status"]);
+let lastingTmp: string | undefined;
+
+/**
+ * The environment under which this checkout's seam counts as one that lasts.
+ * `seam install` refuses to write a launcher that lives in a temporary folder
+ * (src/install/launcher.ts), and a clone may itself lie in one (CI clones
+ * anywhere): these runs get a TMPDIR of their own, which the checkout is not in.
+ * The tests of that refusal set TMPDIR themselves.
+ */
+export function lastingCheckout(): { TMPDIR: string } {
+  lastingTmp ??= mkdtempSync(join(tmpdir(), "seam-test-tmp-"));
+  return { TMPDIR: lastingTmp };
 }
