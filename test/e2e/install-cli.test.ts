@@ -168,7 +168,7 @@ describe.each(VIAS)("seam install via %s", (via) => {
       chmodSync(cursor.path, 0o444);
       // One stream, as a terminal shows both.
       const argv = [...seamArgv(via), "install", "--client", "windsurf,cursor,gemini", "--config-root", home];
-      const r = await run(["sh", "-c", '"$@" 2>&1', "sh", ...argv]);
+      const r = await run(["sh", "-c", '"$@" 2>&1', "sh", ...argv], { env: { ...process.env, ...lastingCheckout() } });
       expect(r.code).toBe(1);
       const lines = r.stdout.toString().split("\n");
       const error = lines.indexOf(`seam: error: ${cursor.path} is read-only; seam left it as it is`);
