@@ -303,8 +303,8 @@ describe("an HTTP exchange's status", () => {
 });
 
 describe("escape, globs and times", () => {
-  const { cell } = require("../src/read/cells.ts") as typeof import("../../src/read/cells.ts");
-  const { globMatcher, parseWhen } = require("../src/read/filters.ts") as typeof import("../../src/read/filters.ts");
+  const { cell } = require("../../src/read/cells.ts") as typeof import("../../src/read/cells.ts");
+  const { globMatcher, parseWhen } = require("../../src/read/filters.ts") as typeof import("../../src/read/filters.ts");
   test.each([
     ["plain", "plain"],
     ["\x1b[31mred\x1b[0m", "\\u001b[31mred\\u001b[0m"],
