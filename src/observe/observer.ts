@@ -22,7 +22,7 @@ import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } f
 import { answerDigest } from "./large-answer.ts";
 import { answerShape } from "./answer-shape.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
-import { type Answer, RequestRows, actionFields, answerStatus } from "./request-rows.ts";
+import { type Answer, RequestRows, actionFields, answerStatus, answerValue } from "./request-rows.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
@@ -419,7 +419,7 @@ export class McpObserver {
       rpc_id: p.id,
       answer_id: id,
       reason: "dropped",
-      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
+      result_digest: answerDigest(answerValue(answer)),
     });
   }
 
@@ -435,7 +435,7 @@ export class McpObserver {
       method: first.method,
       rpc_id: first.id,
       answer_id: id,
-      result_digest: answerDigest(answer.error !== undefined ? answer.error : (answer.result ?? null)),
+      result_digest: answerDigest(answerValue(answer)),
       first_result_digest: first.digest,
       status: answerStatus(answer),
     });

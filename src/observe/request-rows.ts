@@ -71,8 +71,8 @@ export class RequestRows {
     const raw = this.o.raw;
     const ms = msFloat(now - p.seen);
     const outcome = closed ?? statusOf(answer!.error, answer!.result);
-    const answerValue = answer ? (answer.error !== undefined ? answer.error : (answer.result ?? null)) : undefined;
-    const resultDigest = answerValue === undefined ? undefined : answerDigest(answerValue);
+    const delivered = answer ? answerValue(answer) : undefined;
+    const resultDigest = delivered === undefined ? undefined : answerDigest(delivered);
     this.digest = resultDigest;
     const status = answerId === undefined ? outcome : "ambiguous";
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
@@ -89,7 +89,7 @@ export class RequestRows {
         reason,
         error_code: errorCode,
         params: raw ? this.rawValue(params) : undefined,
-        result: raw ? this.rawValue(answerValue) : undefined,
+        result: raw ? this.rawValue(delivered) : undefined,
       });
       return true;
     }
@@ -98,7 +98,7 @@ export class RequestRows {
     switch (p.method) {
       case "tools/call": {
         this.counts.calls++;
-        const a = { resultDigest, status, answerId, ms, reason, errorCode, answerValue };
+        const a = { resultDigest, status, answerId, ms, reason, errorCode, answerValue: delivered };
         // Most calls belong to no operation and carry no action: their row has
         // only the era fields beyond the named row's own.
         if (p.action === undefined && outsideOperations(p.round, outcome)) {
@@ -126,7 +126,7 @@ export class RequestRows {
             reason,
             error_code: errorCode,
             protocol_version: p.era,
-            result: raw ? this.rawValue(answerValue) : undefined,
+            result: raw ? this.rawValue(delivered) : undefined,
           },
         );
         task.end?.();
@@ -189,7 +189,7 @@ export class RequestRows {
           error_code: errorCode,
           ...round.fields,
           ...eraFields(p, result),
-          result: raw ? this.rawValue(answerValue) : undefined,
+          result: raw ? this.rawValue(delivered) : undefined,
         });
         round.end?.();
         return true;
@@ -200,7 +200,7 @@ export class RequestRows {
           "prompt_get",
           "prompt",
           p,
-          { resultDigest, status, answerId, ms, reason, errorCode, answerValue },
+          { resultDigest, status, answerId, ms, reason, errorCode, answerValue: delivered },
           { ...round.fields, ...eraFields(p, result) },
         );
         round.end?.();
@@ -368,6 +368,11 @@ function statusOf(error: Json | undefined, result: Json | undefined): string {
 /** An answer's status as its request's row would say it (statusOf). */
 export function answerStatus(a: Answer): string {
   return statusOf(a.error, a.result);
+}
+
+/** What an answer delivers, the value its `result_digest` is of: its error, else its result (null when it has neither). */
+export function answerValue(a: Answer): Json {
+  return a.error !== undefined ? a.error : (a.result ?? null);
 }
 
 /** Digest of params.arguments; a call without arguments digests as `{}`. */
