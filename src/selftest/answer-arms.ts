@@ -11,10 +11,11 @@
  */
 import { digestJson } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";
-import { McpObserver } from "../observe/observer.ts";
+import type { McpObserver } from "../observe/observer.ts";
 import type { Fields, ObserverFaults } from "../observe/observer-options.ts";
 import { SseSplitter } from "../proxy/sse.ts";
 import type { Arm } from "./arm.ts";
+import { observerInMemory } from "./parser-arms.ts";
 
 const enc = new TextEncoder();
 const CALL = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
@@ -25,17 +26,7 @@ const DECOY = digestJson(parseJson(result("decoy")));
 
 /** The rows an observer makes of call 7 and the server frames `serve` hands it. */
 function rowsOf(serve: (o: McpObserver) => void, faults?: ObserverFaults): { evt: string; fields: Fields }[] {
-  const rows: { evt: string; fields: Fields }[] = [];
-  const o = new McpObserver({
-    rows: {
-      row: (evt, fields) => rows.push({ evt, fields }),
-      durable: async (evt, fields) => (rows.push({ evt, fields }), true),
-    },
-    raw: false,
-    writeAhead: false,
-    now: () => 0,
-    faults,
-  });
+  const { observer: o, rows } = observerInMemory(faults);
   void o.fromClient(enc.encode(CALL));
   serve(o);
   o.finish("selftest");

@@ -50,21 +50,30 @@ function serverSees(bytes: Uint8Array): string | undefined {
   }
 }
 
+/** An observer whose rows are kept in memory, in the order it makes them: selftest's in-process cases. */
+export function observerInMemory(faults?: ObserverFaults): {
+  observer: McpObserver;
+  rows: { evt: string; fields: Fields }[];
+} {
+  const rows: { evt: string; fields: Fields }[] = [];
+  const observer = new McpObserver({
+    rows: {
+      row: (evt, fields) => rows.push({ evt, fields }),
+      durable: async (evt, fields) => (rows.push({ evt, fields }), true),
+    },
+    raw: false,
+    writeAhead: false,
+    now: () => 0,
+    faults,
+  });
+  return { observer, rows };
+}
+
 /** The frames whose tool (as the server reads it) no row names. */
 function unrecorded(faults?: ObserverFaults): string[] {
   const missed: string[] = [];
   for (const f of FRAMES) {
-    const rows: { evt: string; fields: Fields }[] = [];
-    const o = new McpObserver({
-      rows: {
-        row: (evt, fields) => rows.push({ evt, fields }),
-        durable: async (evt, fields) => (rows.push({ evt, fields }), true),
-      },
-      raw: false,
-      writeAhead: false,
-      now: () => 0,
-      faults,
-    });
+    const { observer: o, rows } = observerInMemory(faults);
     void o.fromClient(f.bytes);
     o.finish("selftest");
     const tool = serverSees(f.bytes);
