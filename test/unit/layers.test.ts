@@ -19,9 +19,9 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of [...tsFiles("src"), ...tsFiles("commands")]) {
     const text = readFileSync(join(ROOT, file), "utf8");
-    const targets = [...text.matchAll(/(?:(?:import|export)[^'"]*?from\s+|\bimport\(\s*)["'](\.[^"']+)["']/g)].map(
-      (m) => relative(ROOT, normalize(join(ROOT, dirname(file), m[1]!))),
-    );
+    const targets = [
+      ...text.matchAll(/(?:(?:import|export)[^'"]*?from\s+|\bimport\(\s*|^import\s+)["'](\.[^"']+)["']/gm),
+    ].map((m) => relative(ROOT, normalize(join(ROOT, dirname(file), m[1]!))));
     graph.set(file, targets);
   }
   return graph;
