@@ -21,11 +21,14 @@ export function sharingOpen(open: OpenAppend): OpenAppend {
     const id = fresh.identity?.();
     if (id === undefined) return fresh;
     let entry = files.get(id);
+    // Counted before anything is awaited: a session ending meanwhile must not close the file this one shares.
     if (entry === undefined) {
-      entry = { file: fresh, users: 0 };
+      entry = { file: fresh, users: 1 };
       files.set(id, entry);
-    } else await fresh.close().catch(() => {});
-    entry.users++;
+    } else {
+      entry.users++;
+      await fresh.close().catch(() => {});
+    }
     const shared = entry;
     let closed = false;
     return {
