@@ -17,19 +17,18 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkpointText } from "../src/checkpoint/checkpoint.ts";
-import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
+import { verifyCheckpointed } from "../src/checkpoint/checkpoint-verifier.ts";
 import { CompactRange, leafHash } from "../src/checkpoint/merkle.ts";
 import { generateKey, newSigner, newVerifier, openNote, signNote } from "../src/checkpoint/note.ts";
+import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { verifyCheckpointed } from "../src/checkpoint/checkpoint-verifier.ts";
 import { fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
-import { Flags, ROOT, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
+import { Flags, ROOT, type Row, TOOL_CALL_FIELDS, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const rows = flags.number("--rows", 100_000, 3_000);

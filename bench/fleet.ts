@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Flags, ROOT, type Row, generateLedger, writeResult } from "./lib.ts";
+import { Flags, generateLedger, ROOT, type Row, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const rows = flags.number("--rows", 1_000_000, 2_000);

@@ -11,11 +11,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import type { FsyncPolicy } from "../src/ledger/file-sync.ts";
+import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
 import { openAppend } from "../src/runtime/file.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
-import { Flags, type Row, writeResult, TOOL_CALL_FIELDS } from "./lib.ts";
+import { Flags, type Row, TOOL_CALL_FIELDS, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const sizes = process.argv.slice(2).filter((a) => /^\d+$/.test(a));

@@ -14,15 +14,15 @@ import {
   existsSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { lineForm } from "../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { chainOf, GENESIS } from "../src/core/chain.ts";
 import { digestJson } from "../src/core/digest.ts";
 import type { Json } from "../src/core/json.ts";
 

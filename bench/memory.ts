@@ -20,7 +20,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lineForm } from "../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { chainOf, GENESIS } from "../src/core/chain.ts";
 import type { Json } from "../src/core/json.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
 

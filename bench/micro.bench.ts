@@ -21,23 +21,24 @@
  *   bun bench/micro.bench.ts [--smoke] [--json FILE]
  * --smoke runs every case a few times only, to prove the scripts still run.
  */
-import { measure } from "mitata";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { measure } from "mitata";
+import { createLog } from "../src/base/log.ts";
 import { chainForm, lineForm } from "../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../src/core/chain.ts";
+import { chainOf, GENESIS } from "../src/core/chain.ts";
 import type { Json, JsonObject } from "../src/core/json.ts";
 import { installedSha256, sha256Hex, useSha256 } from "../src/core/sha256.ts";
 import { LedgerWriter } from "../src/ledger/ledger-writer.ts";
-import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { Recording } from "../src/wrap/recording.ts";
 import type { AppendFile } from "../src/runtime/types.ts";
 import { LedgerVerifier } from "../src/verify/ledger-verifier.ts";
-import { type MicroCase, digestCases, digestSizes } from "./digest.bench.ts";
+import { Recording } from "../src/wrap/recording.ts";
+import { digestCases, digestSizes, type MicroCase } from "./digest.bench.ts";
+import { Flags, fmt, type Row, sha256Floor, writeResult } from "./lib.ts";
 import { proxyRecordCases } from "./proxy-record.bench.ts";
-import { Flags, type Row, fmt, sha256Floor, writeResult } from "./lib.ts";
 
 const flags = new Flags();
 const smoke = flags.has("--smoke");

@@ -43,22 +43,22 @@
  * runs spread as widely as unpinned ones; read several runs of either.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  Flags,
-  ROOT,
-  type Row,
   built,
   cpuNs,
   cpuNsByThread,
   cpuNsSince,
+  Flags,
   fmt,
   median,
   perCallByThread,
   pinSelf,
+  ROOT,
+  type Row,
   threadsText,
   totalNs,
   writeResult,

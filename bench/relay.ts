@@ -57,21 +57,21 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/helpers/cli.ts";
 import {
-  Flags,
-  ROOT,
-  type Row,
   built,
   cpuNs,
   cpuNsByThread,
   cpuNsSince,
+  Flags,
   fmt,
   median,
   perCallByThread,
   pinSelf,
   quantile,
+  ROOT,
+  type Row,
+  type ThreadRole,
   threadsText,
   totalNs,
-  type ThreadRole,
   writeResult,
 } from "./lib.ts";
 

@@ -14,7 +14,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { Flags, ROOT, type Row, type ScriptResult, built, machine } from "./lib.ts";
+import { built, Flags, machine, ROOT, type Row, type ScriptResult } from "./lib.ts";
 
 const flags = new Flags();
 const smoke = flags.has("--smoke");

@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Flags, type Row, generateLedger, writeResult } from "./lib.ts";
+import { Flags, generateLedger, type Row, writeResult } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const argv = process.argv.slice(2);

@@ -2,9 +2,10 @@
  * What `seam digest` makes of one input's bytes: the digest, or a one-line
  * reason why there is none.
  */
-import { type Recipe, digestJsonUtf8 } from "../src/core/digest.ts";
-import { JsonParseError } from "../src/core/json-error.ts";
+
 import type { Result } from "../src/base/result.ts";
+import { digestJsonUtf8, type Recipe } from "../src/core/digest.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 
 export type DigestOutcome = Result<{ digest: string }>;
 

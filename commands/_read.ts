@@ -7,8 +7,8 @@ import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
-import type { Verifier } from "../src/checkpoint/note.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import type { Verifier } from "../src/checkpoint/note.ts";
 import { type Filters, KNOWN_STATUSES, knownStatus, parseWhen } from "../src/read/filters.ts";
 import { unknownValue } from "./_args.ts";
 

@@ -6,21 +6,21 @@
  */
 import { closeSync, mkdirSync, readSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { ActionRecorder } from "../src/actions/recorder.ts";
 import { chooseEndpoint } from "../src/actions/endpoint.ts";
-import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
+import type { ActionRecorder } from "../src/actions/recorder.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
-import { terminalText } from "../src/base/terminal-text.ts";
-import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import type { Log } from "../src/base/log.ts";
-import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import {
+  type CheckpointConfig,
   DEFAULT_CHECKPOINT_EVERY,
   DEFAULT_CHECKPOINT_INTERVAL_MS,
-  type CheckpointConfig,
 } from "../src/checkpoint/checkpoint-writer.ts";
+import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
+import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
 
 /** --map and its companions, each of which needs a mapping. */
 const ACTION_ARGS = {

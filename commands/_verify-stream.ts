@@ -1,16 +1,16 @@
-import { jsonText } from "../src/read/format.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import type { Json } from "../src/core/json.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import type { CheckpointSetup } from "../src/checkpoint/verify-file.ts";
+import type { Json } from "../src/core/json.ts";
 import { type StreamFinding, verifyStreamLedgers } from "../src/fleet/central.ts";
 import { messageFetcher, replay } from "../src/fleet/jetstream.ts";
 import { connectNats, parseNatsUrl, scrubNats, showNats, subjectFor } from "../src/fleet/nats.ts";
 import { threadVerifier, verifySource } from "../src/fleet/verify-thread.ts";
+import { jsonText } from "../src/read/format.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 import type { VerifyReport } from "../src/verify/ledger-verifier.ts";
-import { terminalText } from "../src/base/terminal-text.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 
 /**
  * `seam verify nats://HOST:PORT/STREAM`: one report per origin, in the

@@ -1,29 +1,28 @@
-import { describeIoError } from "../src/base/io-error.ts";
-import { defineCommand } from "citty";
 import { writeFileSync } from "node:fs";
+import { defineCommand } from "citty";
 import { parse as parseYaml } from "yaml";
 import { EXIT, UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
+import type { Json } from "../src/core/json.ts";
 import {
-  type FileVerdict,
   Checker,
-  type Rules,
+  type FileVerdict,
   junitXml,
   mergeRules,
   parseExpect,
+  type Rules,
   ruleLine,
   rulesFromObject,
 } from "../src/read/check.ts";
-import { readLedgers } from "../src/read/stream.ts";
 import { jsonText } from "../src/read/format.ts";
-import type { Json } from "../src/core/json.ts";
+import { readLedgers } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
 import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
-
 import { rejectUnknownFlags } from "./_args.ts";
 import { filterArgs, filtersFrom, givenFilters, keysFrom, repeated, requireReadable } from "./_read.ts";
-import { readSmallFile } from "../src/runtime/small-file.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },

@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
-import { rejectUnknownFlags } from "./_args.ts";
-import { selfArgvForChildren } from "./_self.ts";
-import { print } from "./_out.ts";
-import { runDemo } from "../src/selftest/demo.ts";
 import { EXIT } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
+import { runDemo } from "../src/selftest/demo.ts";
+import { rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
+import { selfArgvForChildren } from "./_self.ts";
 
 const args = {
   ledger: {

@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
-import { type DiffResult, SideCollector, diffSides, hasDifferences } from "../src/read/diff.ts";
 import { cell } from "../src/read/cells.ts";
+import { type DiffResult, diffSides, hasDifferences, SideCollector } from "../src/read/diff.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
 import { readLedger } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";

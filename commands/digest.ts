@@ -1,14 +1,14 @@
-import { describeIoError } from "../src/base/io-error.ts";
-import { defineCommand } from "citty";
-import { print } from "./_out.ts";
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { type Recipe, RECIPES, StreamDigest } from "../src/core/digest.ts";
-import { type DigestOutcome, digestJsonBytes } from "./_digest-input.ts";
+import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
+import { RECIPES, type Recipe, StreamDigest } from "../src/core/digest.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { type DigestOutcome, digestJsonBytes } from "./_digest-input.ts";
+import { print } from "./_out.ts";
 
 const args = {
   files: {

@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import { type Json, getField, parseJson } from "../src/core/json.ts";
+import { getField, type Json, parseJson } from "../src/core/json.ts";
 import { readLines } from "../src/fleet/lines.ts";
 import {
-  type OtlpLogRecord,
-  type OtlpSpan,
   logOf,
   logsRequest,
+  type OtlpLogRecord,
+  type OtlpSpan,
   postOtlp,
   spanOf,
   tracesRequest,

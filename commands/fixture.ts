@@ -7,10 +7,10 @@
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
-import { SCRIPTS, runFixtureClient } from "../src/selftest/fixture-client.ts";
-import { runFixtureServer } from "../src/selftest/fixture-server.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
+import { runFixtureClient, SCRIPTS } from "../src/selftest/fixture-client.ts";
+import { runFixtureServer } from "../src/selftest/fixture-server.ts";
 
 export default defineCommand({
   meta: {

@@ -4,11 +4,11 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { pathEnvFromProcess } from "../src/install/clients.ts";
-import { durableLauncher, processProbe } from "../src/install/launcher.ts";
 import { type InstallOptions, install } from "../src/install/install.ts";
+import { durableLauncher, processProbe } from "../src/install/launcher.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
+import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
 import { WRAP_FLAGS } from "./_wrap-args.ts";
 
 const args = {

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
-import { KeyFileError, writeKeyFile } from "../src/checkpoint/keys.ts";
 import { createLog } from "../src/base/log.ts";
+import { KeyFileError, writeKeyFile } from "../src/checkpoint/keys.ts";
 import { generateKey, isValidKeyName } from "../src/checkpoint/note.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";

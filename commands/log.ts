@@ -1,21 +1,20 @@
-import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
+import { createLog } from "../src/base/log.ts";
+import { safeStringify } from "../src/base/terminal-text.ts";
+import { wrapText } from "../src/base/wrap-text.ts";
+import { cell } from "../src/read/cells.ts";
 import { breakJson, breakLine, header, opJson, opLine, verdictJson, verdictLine } from "../src/read/format.ts";
-import { readLedgerBatches } from "../src/read/stream.ts";
 import { readTail } from "../src/read/last-rows.ts";
+import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-
+import { FAULT_ENV } from "../src/selftest/faults.ts";
 import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
 import { intFlag, rejectUnknownFlags } from "./_args.ts";
-import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
-import { createLog } from "../src/base/log.ts";
-import { FAULT_ENV } from "../src/selftest/faults.ts";
-import { cell } from "../src/read/cells.ts";
-import { wrapText } from "../src/base/wrap-text.ts";
 import { outputWidth } from "./_out.ts";
-import { safeStringify } from "../src/base/terminal-text.ts";
+import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },

@@ -1,15 +1,14 @@
 import { defineCommand } from "citty";
-import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { RECORD_ARGS, actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
-import { print } from "./_out.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import { http, runtime } from "../src/runtime/index.ts";
 import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
-import { redactValue } from "../src/redact/http.ts";
 import { MAX_HELD_BYTES } from "../src/proxy/options.ts";
 import { runProxy } from "../src/proxy/run.ts";
-import { redactTarget } from "../src/redact/http.ts";
+import { redactTarget, redactValue } from "../src/redact/http.ts";
+import { http, runtime } from "../src/runtime/index.ts";
+import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { print } from "./_out.ts";
+import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory, RECORD_ARGS } from "./_record-flags.ts";
 
 const args = {
   upstream: {

@@ -1,12 +1,12 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
 import { VERSION } from "../src/base/version.ts";
 import { writeReport } from "../src/report/generate.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
-import { terminalText } from "../src/base/terminal-text.ts";
 import { exitCodeFor, inconclusiveReason, worstExit } from "../src/verify/verify-report.ts";
-import { describeIoError } from "../src/base/io-error.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
 import { filterArgs, filtersFrom, givenFilters, keysFrom, requireReadable } from "./_read.ts";

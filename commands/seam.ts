@@ -8,11 +8,11 @@ import { SeamError } from "../src/base/error.ts";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { PACKAGE_NAME, VERSION } from "../src/base/version.ts";
+import { threadRole } from "../src/runtime/thread.ts";
 import { nearest } from "./_args.ts";
 import { DESCRIPTION, HIDDEN, SUBCOMMANDS as subCommands } from "./_commands.ts";
 import { commandHelp, mainHelp, resolveHelp } from "./_help.ts";
 import { flushOut, outputWidth, print } from "./_out.ts";
-import { threadRole } from "../src/runtime/thread.ts";
 
 const main = defineCommand({
   meta: {

@@ -1,12 +1,12 @@
+import { defineCommand } from "citty";
+import { EXIT } from "../src/base/exit.ts";
 import type { Json } from "../src/core/json.ts";
 import { jsonText } from "../src/read/format.ts";
-import { defineCommand } from "citty";
-import { rejectUnknownFlags } from "./_args.ts";
-import { selfArgvForChildren } from "./_self.ts";
-import { print } from "./_out.ts";
-import { EXIT } from "../src/base/exit.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { type Arm, runSelftest } from "../src/selftest/run.ts";
+import { rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
+import { selfArgvForChildren } from "./_self.ts";
 
 const args = {
   json: { type: "boolean", description: "print one JSON object instead of lines" },

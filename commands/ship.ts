@@ -1,13 +1,13 @@
-import { describeIoError } from "../src/base/io-error.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 
 import { createLog } from "../src/base/log.ts";
 import { prepareStream, streamPort } from "../src/fleet/jetstream.ts";
-import { HOST_TOKEN, connectNats, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
+import { connectNats, HOST_TOKEN, parseNatsUrl, scrubNats, showNats } from "../src/fleet/nats.ts";
 import { LedgerShipper, ShipError } from "../src/fleet/ship.ts";
-import { intFlag, rejectUnknownFlags } from "./_args.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
+import { intFlag, rejectUnknownFlags } from "./_args.ts";
 
 const args = {
   ledger: { type: "positional", description: "ledger file(s) to ship", required: true, valueHint: "LEDGER…" },

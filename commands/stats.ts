@@ -1,14 +1,14 @@
 import { defineCommand } from "citty";
+import { wrapText } from "../src/base/wrap-text.ts";
 import type { Json } from "../src/core/json.ts";
 import { jsonText, verdictLine } from "../src/read/format.ts";
-import { STATS_BY, type StatsBy, StatsAccumulator } from "../src/read/stats.ts";
+import { STATS_BY, StatsAccumulator, type StatsBy } from "../src/read/stats.ts";
 import { statsText } from "../src/read/stats-text.ts";
 import { readLedgerBatches } from "../src/read/stream.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
 import { rejectUnknownFlags, unknownValue } from "./_args.ts";
-import { wrapText } from "../src/base/wrap-text.ts";
 import { outputWidth } from "./_out.ts";
 import { colorOut, filterArgs, filtersFrom, keysFrom, requireReadable } from "./_read.ts";
 

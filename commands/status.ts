@@ -2,15 +2,14 @@ import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { safeStringify, terminalText } from "../src/base/terminal-text.ts";
-import { CLIENT_NAMES, pathEnvFromProcess } from "../src/install/clients.ts";
+import { CLIENT_IDS, CLIENT_NAMES, pathEnvFromProcess } from "../src/install/clients.ts";
+import { processProbe } from "../src/install/launcher.ts";
 import { type FileStatus, status } from "../src/install/status.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { rejectUnknownFlags } from "./_args.ts";
-import { WRAP_FLAGS } from "./_wrap-args.ts";
-import { CLIENT_IDS } from "../src/install/clients.ts";
 import { absolutePath, clientFlags, selectClients, transientNote } from "./_install.ts";
-import { processProbe } from "../src/install/launcher.ts";
 import { print } from "./_out.ts";
+import { WRAP_FLAGS } from "./_wrap-args.ts";
 
 const args = {
   client: {

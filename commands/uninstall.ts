@@ -1,11 +1,10 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../src/base/exit.ts";
-import { pathEnvFromProcess } from "../src/install/clients.ts";
+import { CLIENT_IDS, pathEnvFromProcess } from "../src/install/clients.ts";
 import { uninstall } from "../src/install/install.ts";
 import { rejectUnknownFlags } from "./_args.ts";
-import { WRAP_FLAGS } from "./_wrap-args.ts";
-import { CLIENT_IDS } from "../src/install/clients.ts";
 import { absolutePath, clientFlags, multi, report, scopeFlag, selectClients } from "./_install.ts";
+import { WRAP_FLAGS } from "./_wrap-args.ts";
 
 const args = {
   ...clientFlags,

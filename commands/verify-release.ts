@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
-import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import { createLog } from "../src/base/log.ts";
-import { NOTE_FILE, SUMS_FILE, checkRelease } from "../src/release/sums.ts";
+import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { checkRelease, NOTE_FILE, SUMS_FILE } from "../src/release/sums.ts";
 import { rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
 

@@ -1,26 +1,25 @@
-import { jsonText } from "../src/read/format.ts";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
-import type { Json } from "../src/core/json.ts";
-import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
-import { StateDir } from "../src/checkpoint/state.ts";
+import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { StateDir, StateDirError } from "../src/checkpoint/state.ts";
 import {
   type CheckpointSetup,
   checkProofFile,
   proveFile,
   verifyCheckpointedSource,
 } from "../src/checkpoint/verify-file.ts";
-import { StateDirError } from "../src/checkpoint/state.ts";
+import type { Json } from "../src/core/json.ts";
+import { jsonText } from "../src/read/format.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
-import { describeIoError } from "../src/base/io-error.ts";
-import { DEFAULT_MAX_LINE_BYTES, type VerifyReport, fileChunks } from "../src/verify/ledger-verifier.ts";
+import { readSmallFile } from "../src/runtime/small-file.ts";
+import { DEFAULT_MAX_LINE_BYTES, fileChunks, type VerifyReport } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
 import { requireReadable } from "./_read.ts";
-import { readSmallFile } from "../src/runtime/small-file.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
 const CHECKPOINT_ARGS = {

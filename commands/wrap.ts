@@ -1,15 +1,15 @@
 import { defineCommand } from "citty";
-import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
-import { WRAP_ARGS as args } from "./_wrap-args.ts";
 import { UsageError } from "../src/base/exit.ts";
-import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
-import { serverLabel } from "../src/wrap/label.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { runWrap } from "../src/wrap/session.ts";
+import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
 import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
+import { serverLabel } from "../src/wrap/label.ts";
+import { runWrap } from "../src/wrap/session.ts";
+import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import type { RecorderPlain } from "./_threads.ts";
+import { WRAP_ARGS as args } from "./_wrap-args.ts";
 
 export default defineCommand({
   meta: {

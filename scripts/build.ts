@@ -8,7 +8,7 @@
  *                  the wrapped server's environment is not seam's to change.
  * Usage: bun scripts/build.ts [--exe]
  */
-import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 const root = new URL("..", import.meta.url).pathname;
 mkdirSync(`${root}dist`, { recursive: true });

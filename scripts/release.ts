@@ -34,16 +34,16 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { generateKey, newSigner, signNote } from "../src/checkpoint/note.ts";
 import { readSignerFile, writeKeyFile } from "../src/checkpoint/keys.ts";
+import { generateKey, newSigner, signNote } from "../src/checkpoint/note.ts";
 import { executableKind } from "../src/release/headers.ts";
-import { NOTE_FILE, SUMS_FILE, formatSums, sha256File } from "../src/release/sums.ts";
-import { RELEASE_TARGETS, type ReleaseTarget, platformPackage } from "../src/release/targets.ts";
+import { formatSums, NOTE_FILE, SUMS_FILE, sha256File } from "../src/release/sums.ts";
+import { platformPackage, RELEASE_TARGETS, type ReleaseTarget } from "../src/release/targets.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const out = `${root}dist/release`;

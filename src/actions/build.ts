@@ -19,7 +19,7 @@
  * no spaces), so its SHA-256 is the action's `sha256:json-c14n:v1` digest.
  */
 import { compactForm } from "../core/canonical/index.ts";
-import { type Json, type JsonObject, JsonFloat } from "../core/json.ts";
+import { type Json, JsonFloat, type JsonObject } from "../core/json.ts";
 import type { ToolRule } from "./map.ts";
 import { resolvePath } from "./paths.ts";
 

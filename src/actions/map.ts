@@ -21,9 +21,9 @@
  */
 import { UsageError } from "../base/exit.ts";
 import { digestBytes } from "../core/digest.ts";
-import { type Json, type JsonObject, JsonFloat, entries, getField, isObject, parseJson } from "../core/json.ts";
+import { entries, getField, isObject, type Json, JsonFloat, type JsonObject, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { type Path, type Template, parsePath, parseTemplate } from "./paths.ts";
+import { type Path, parsePath, parseTemplate, type Template } from "./paths.ts";
 
 export interface ToolRule {
   /** The key in the mapping file. */

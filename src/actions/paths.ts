@@ -4,7 +4,7 @@
  * `name`, `_meta.progressToken`), where a segment of digits indexes an array;
  * and an action_id template of literal text and `{path}` placeholders.
  */
-import { type Json, getField } from "../core/json.ts";
+import { getField, type Json } from "../core/json.ts";
 
 /** A dotted path, split. */
 export interface Path {

@@ -10,10 +10,10 @@
  */
 import { CanonicalError, compactForm } from "../core/canonical/index.ts";
 import type { Json, JsonObject } from "../core/json.ts";
-import { type ActionMap, ruleFor } from "./map.ts";
+import type { ActionHook, ActionMade, ActionPosting } from "../observe/observer-options.ts";
 import { buildAction, idText } from "./build.ts";
 import { ALREADY_RECORDED, type Endpoint, type PostResult, postAction } from "./endpoint.ts";
-import type { ActionHook, ActionMade, ActionPosting } from "../observe/observer-options.ts";
+import { type ActionMap, ruleFor } from "./map.ts";
 
 export interface ActionSettings {
   map: ActionMap;

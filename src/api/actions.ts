@@ -10,17 +10,18 @@
  *   const a = actionFor(map, { name: "refund_payment", id: 7, params: '{"name":"refund_payment","arguments":{…}}' });
  *   if (a.kind === "action") await fetch(url, { method: "POST", body: a.body, … });
  */
+
+import { buildAction } from "../actions/build.ts";
+import { type ActionMap, parseActionMap, ruleFor } from "../actions/map.ts";
 import { SeamError } from "../base/error.ts";
 import { UsageError } from "../base/exit.ts";
 import { compactForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { type Json, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { buildAction } from "../actions/build.ts";
-import { type ActionMap, parseActionMap, ruleFor } from "../actions/map.ts";
 
-export type { ActionMap } from "../actions/map.ts";
 export { DEFAULT_API_URL, isRecordedStatus } from "../actions/endpoint.ts";
+export type { ActionMap } from "../actions/map.ts";
 
 /** A mapping that cannot be used; the message names the file, the tool and the key, as `seam wrap` says it. */
 export class ActionMapError extends SeamError {

@@ -10,7 +10,7 @@
  *   if (r.verdict === "ok") console.log(r.entry); // the ledger line, proven
  */
 import { parseCheckpointText } from "../checkpoint/checkpoint.ts";
-import { encodeBase64, keyLabel, newVerifier, NoteError, openNote, type Verifier } from "../checkpoint/note.ts";
+import { encodeBase64, keyLabel, NoteError, newVerifier, openNote, type Verifier } from "../checkpoint/note.ts";
 import { checkProof } from "../checkpoint/proof.ts";
 
 export type CheckpointResult =

@@ -10,16 +10,16 @@
  */
 import { SeamError } from "../base/error.ts";
 import { chainOf } from "../core/chain.ts";
-import { type Recipe, RECIPES, digestBytes, digestJsonText, digestJsonUtf8 } from "../core/digest.ts";
+import { digestBytes, digestJsonText, digestJsonUtf8, RECIPES, type Recipe } from "../core/digest.ts";
 import { parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { type VerifyOptions as CoreVerifyOptions, type VerifyReport, fileChunks } from "../verify/ledger-verifier.ts";
+import { type VerifyOptions as CoreVerifyOptions, fileChunks, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyBytes as coreVerifyBytes, verifyLedger } from "../verify/verify-ledger.ts";
 
-export type { Break, SessionReport, Verdict, VerifiedScope, VerifyReport } from "../verify/ledger-verifier.ts";
-export type { Recipe } from "../core/digest.ts";
-export { GENESIS } from "../core/chain.ts";
 export { SeamError } from "../base/error.ts";
+export { GENESIS } from "../core/chain.ts";
+export type { Recipe } from "../core/digest.ts";
+export type { Break, SessionReport, Verdict, VerifiedScope, VerifyReport } from "../verify/ledger-verifier.ts";
 export { RECIPES };
 
 export interface VerifyOptions {

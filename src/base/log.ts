@@ -1,4 +1,4 @@
-import { createConsola, type ConsolaInstance, type LogObject } from "consola/core";
+import { type ConsolaInstance, createConsola, type LogObject } from "consola/core";
 import { terminalText } from "./terminal-text.ts";
 
 /**

@@ -16,16 +16,17 @@
  * Against what the writer cannot roll back (a witness file, remembered
  * state): src/checkpoint/rollback.ts.
  */
-import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
-import { type Json, type JsonObject, getField } from "../core/json.ts";
-import { isSeamsOwn } from "../format/row.ts";
+
+import { getField, type Json, type JsonObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
-import { LineTree, equalHash } from "./merkle.ts";
-import { type Verifier, encodeBase64, keyLabel, noteProblem, openNote, parseNote } from "./note.ts";
-import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
+import { isSeamsOwn } from "../format/row.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
+import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
+import { equalHash, LineTree } from "./merkle.ts";
+import { encodeBase64, keyLabel, noteProblem, openNote, parseNote, type Verifier } from "./note.ts";
+import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 
 export interface CheckpointCheckOptions {
   /** The keys checkpoints must be signed with (--key); none: signatures are not checked. */

@@ -22,11 +22,12 @@
  * witness file, so a witness never holds a checkpoint the ledger can lose
  * to a crash.
  */
-import { checkpointText, ledgerOrigin, parseCheckpointText, witnessLine } from "./checkpoint.ts";
+
 import type { Json, JsonObject } from "../core/json.ts";
-import { LineTree } from "./merkle.ts";
-import { type Signer, encodeBase64, signNote } from "./note.ts";
 import type { AppendFile } from "../runtime/types.ts";
+import { checkpointText, ledgerOrigin, parseCheckpointText, witnessLine } from "./checkpoint.ts";
+import { LineTree } from "./merkle.ts";
+import { encodeBase64, type Signer, signNote } from "./note.ts";
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;

@@ -9,7 +9,7 @@
  */
 import { SeamError } from "../base/error.ts";
 import { lineForm } from "../core/canonical/index.ts";
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { HASH_BYTES, type Hash } from "./merkle.ts";
 import { decodeBase64, encodeBase64 } from "./note.ts";
 

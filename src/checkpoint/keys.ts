@@ -8,11 +8,12 @@
  * given as its text (`<name>+<hex>+<base64>`) or as a file of such lines
  * (blank lines and lines starting with "#" skipped).
  */
-import { SeamError } from "../base/error.ts";
+
 import { closeSync, openSync, writeSync } from "node:fs";
-import { NoteError, type Signer, type Verifier, newSigner, newVerifier } from "./note.ts";
+import { SeamError } from "../base/error.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
+import { NoteError, newSigner, newVerifier, type Signer, type Verifier } from "./note.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends SeamError {

@@ -26,8 +26,9 @@
  * does not verify rejects the whole note, a repeated signature by one known
  * key counts once, and more than 100 signature lines make the note malformed.
  */
+
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign, verify } from "node:crypto";
 import { SeamError } from "../base/error.ts";
-import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from "node:crypto";
 import { isWellFormed } from "../core/canonical/index.ts";
 
 /** What went wrong; the message is one of the spec's outcomes, e.g. `invalid signature for key seam+1a2b3c4d`. */

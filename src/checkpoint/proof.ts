@@ -7,9 +7,9 @@ import type { Result } from "../base/result.ts";
 import { LineSplitter } from "../core/lines.ts";
 import type { VerifyOptions } from "../verify/ledger-verifier.ts";
 import { type Checkpoint, formatTlogProof, parseCheckpointText, parseTlogProof } from "./checkpoint.ts";
-import { type Hash, LineTree, RangeHasher, inclusionRanges, leafHash, verifyInclusion } from "./merkle.ts";
-import { NoteError, type Verifier, keyLabel, openNote, parseNote } from "./note.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "./checkpoint-verifier.ts";
+import { type Hash, inclusionRanges, LineTree, leafHash, RangeHasher, verifyInclusion } from "./merkle.ts";
+import { keyLabel, NoteError, openNote, parseNote, type Verifier } from "./note.ts";
 
 /**
  * The tlog-proof of ledger line `line` against the latest holding

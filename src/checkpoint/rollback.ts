@@ -12,8 +12,8 @@
  * The roots they need are caught as the ledger's tree passes each size named.
  */
 import type { Break, BreakKind } from "../format/kinds.ts";
-import { type Checkpoint, FormatError, checkpointText, parseCheckpointText, parseWitnessLine } from "./checkpoint.ts";
-import { EMPTY_ROOT, type Hash, type LineTree, equalHash } from "./merkle.ts";
+import { type Checkpoint, checkpointText, FormatError, parseCheckpointText, parseWitnessLine } from "./checkpoint.ts";
+import { EMPTY_ROOT, equalHash, type Hash, type LineTree } from "./merkle.ts";
 import { noteProblem } from "./note.ts";
 
 /** A checkpoint shown as evidence: where it comes from, and its note (or, for a computed one, its unsigned text). */

@@ -11,14 +11,15 @@
  * verifiers racing on one DIR can both write, and the larger still wins on
  * the next run, which only reads.
  */
-import { SeamError } from "../base/error.ts";
+
 import { randomBytes } from "node:crypto";
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { sha256Hex } from "../core/sha256.ts";
-import { parseCheckpointText } from "./checkpoint.ts";
-import { readSmallFile } from "../runtime/small-file.ts";
+import { SeamError } from "../base/error.ts";
 import { describeIoError } from "../base/io-error.ts";
+import { sha256Hex } from "../core/sha256.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
+import { parseCheckpointText } from "./checkpoint.ts";
 
 const name = (s: string) => sha256Hex(s, 16);
 

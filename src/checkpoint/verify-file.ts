@@ -5,14 +5,14 @@
  * consulting and updating the state directory, and the texts printed.
  */
 import { EXIT } from "../base/exit.ts";
-import type { Json } from "../core/json.ts";
-import type { Verifier } from "./note.ts";
-import type { StateDir } from "./state.ts";
 import { terminalText } from "../base/terminal-text.ts";
-import { checkProof, proveLine } from "./proof.ts";
+import type { Json } from "../core/json.ts";
+import { fileChunks, type VerifyOptions, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { checkpointJson, checkpointLines } from "./checkpoint-report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "./checkpoint-verifier.ts";
-import { type VerifyOptions, type VerifyReport, fileChunks } from "../verify/ledger-verifier.ts";
+import type { Verifier } from "./note.ts";
+import { checkProof, proveLine } from "./proof.ts";
+import type { StateDir } from "./state.ts";
 
 export interface CheckpointSetup {
   keys: readonly Verifier[];

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { CHAIN, type Style, feedUtf8, streamForm } from "./canonical/index.ts";
+import { CHAIN, feedUtf8, type Style, streamForm } from "./canonical/index.ts";
 import type { Json } from "./json.ts";
 
 /** The `prev` of a ledger's first row. */

@@ -8,17 +8,17 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import {
-  COMPACT,
   CanonicalError,
+  COMPACT,
+  canonicalBytes,
+  compactAscii,
+  feedUtf8,
+  isWellFormed,
   JCS,
   type Recipe,
   type Style,
-  feedUtf8,
-  isWellFormed,
   streamForm,
 } from "./canonical/index.ts";
-import { compactAscii } from "./canonical/index.ts";
-import { canonicalBytes } from "./canonical/index.ts";
 import { type Json, parseJson } from "./json.ts";
 import { sha256Hex, sha256Prefixed } from "./sha256.ts";
 

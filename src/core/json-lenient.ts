@@ -15,8 +15,8 @@
  * JSON.parse after Node's Buffer#toString sees them).
  */
 import { type Json, type JsonFloat, type JsonObject, ScalarReader } from "./json.ts";
-import { MAX_INT_DIGITS } from "./json-scanner.ts";
 import { JsonParseError } from "./json-error.ts";
+import { MAX_INT_DIGITS } from "./json-scanner.ts";
 
 /** One member of an object, in source order, with where its value's text starts and ends. */
 export interface Entry {

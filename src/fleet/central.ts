@@ -14,9 +14,9 @@
  */
 import { equalBytes } from "../core/bytes.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
+import type { StreamMessage } from "./jetstream.ts";
 import { subjectFor, subjectParts } from "./nats.ts";
 import { originOf } from "./ship.ts";
-import type { StreamMessage } from "./jetstream.ts";
 
 export const MAX_AHEAD = 100_000;
 /** Subjects whose origin is remembered (beyond that, they are worked out again). */

@@ -4,11 +4,11 @@
  * origin's last line, and replay the stream in order.
  */
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
-import { DEFAULT_STREAM, SUBJECT_PREFIX } from "./nats.ts";
-import { equalBytes, startsWithBytes } from "../core/bytes.ts";
-import { decimal, fastMessages } from "./wire.ts";
-import { BatchError, type LineHeaders, RefusedError, ShipError, type StreamPort } from "./ship.ts";
 import { DOT } from "../core/ascii.ts";
+import { equalBytes, startsWithBytes } from "../core/bytes.ts";
+import { DEFAULT_STREAM, SUBJECT_PREFIX } from "./nats.ts";
+import { BatchError, type LineHeaders, RefusedError, ShipError, type StreamPort } from "./ship.ts";
+import { decimal, fastMessages } from "./wire.ts";
 
 /** Ten minutes of de-duplication: longer than any retry of a batch waits. */
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;

@@ -13,11 +13,10 @@
  */
 import { createHash } from "node:crypto";
 import { VERSION } from "../base/version.ts";
-import type { Json } from "../core/json.ts";
-import { getField } from "../core/json.ts";
+import { getField, type Json } from "../core/json.ts";
 import { SEAM_HTTP } from "../format/row.ts";
-import type { Operation } from "../read/read-model.ts";
 import { jsonText } from "../read/format.ts";
+import type { Operation } from "../read/read-model.ts";
 
 type AnyValue = { stringValue: string } | { intValue: string } | { boolValue: boolean } | { doubleValue: number };
 export interface KeyValue {

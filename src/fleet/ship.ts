@@ -24,12 +24,13 @@
  * of, or took one of its lines as a duplicate of another; a message that is
  * not the file's line stops it, named (its stream sequence and line).
  */
-import { SeamError } from "../base/error.ts";
+
 import { hostname } from "node:os";
+import { SeamError } from "../base/error.ts";
 import { ledgerOrigin } from "../checkpoint/checkpoint.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
 import { equalBytes } from "../core/bytes.ts";
-import { LineIndex, readLines, offsetAfterLine } from "./lines.ts";
+import { LineIndex, offsetAfterLine, readLines } from "./lines.ts";
 import { subjectFor } from "./nats.ts";
 
 /** The in-memory bound: lines and bytes of one batch (two are held: one awaiting its acks, one on its way). */

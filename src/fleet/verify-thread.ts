@@ -8,8 +8,8 @@
  * their text and are made again on the thread.
  */
 import type { MessagePort } from "node:worker_threads";
-import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { newVerifier } from "../checkpoint/note.ts";
+import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
 import { threadOrNull } from "../runtime/thread.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { VerifyOptions } from "../verify/ledger-verifier.ts";

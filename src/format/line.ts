@@ -3,12 +3,17 @@
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
  */
-import { putAscii, putJsonString } from "../core/canonical/index.ts";
-import { MAX_WRITE_DEPTH, lineForm } from "../core/canonical/index.ts";
+import {
+  chainFromLine,
+  chainOfMembers,
+  lineForm,
+  MAX_WRITE_DEPTH,
+  putAscii,
+  putJsonString,
+} from "../core/canonical/index.ts";
 import { chainOf } from "../core/chain.ts";
-import { chainFromLine, chainOfMembers } from "../core/canonical/index.ts";
-import { type Json, type JsonObject, JsonFloat, getField, isObject, parseJson } from "../core/json.ts";
-import { ENVELOPE_KEYS, type Envelope, type FieldsIn, SEAM, buildRow, isPairs } from "./row.ts";
+import { getField, isObject, type Json, JsonFloat, type JsonObject, parseJson } from "../core/json.ts";
+import { buildRow, ENVELOPE_KEYS, type Envelope, type FieldsIn, isPairs, SEAM } from "./row.ts";
 
 /**
  * A longer line is not parsed nor held whole, by the writer and the verifier

@@ -4,7 +4,7 @@
  * ledger_repair row that declares a torn line.
  */
 import { escapeBytes } from "../core/byte-escape.ts";
-import { type Json, JsonFloat, type JsonObject, getField, isObject } from "../core/json.ts";
+import { getField, isObject, type Json, JsonFloat, type JsonObject } from "../core/json.ts";
 
 /** The `seam` value of every row seam writes. */
 export const SEAM = "mcp-stdio";

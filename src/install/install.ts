@@ -10,36 +10,36 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { describeIoError } from "../base/io-error.ts";
 import { terminalText } from "../base/terminal-text.ts";
+import { readSmallFile } from "../runtime/small-file.ts";
 import {
   type ClientId,
+  defaultLedger,
+  expandTargets,
   type PathEnv,
   type Scope,
   type Target,
-  defaultLedger,
-  expandTargets,
   targetsFor,
 } from "./clients.ts";
 import {
-  type SeamCommand,
-  type WrapFlags,
-  type Wrapped,
   classify,
   launchOf,
   parseWrapped,
+  type SeamCommand,
   sameValue,
   valueAt,
+  type WrapFlags,
+  type Wrapped,
   withLaunch,
   wrapPrefix,
 } from "./entry.ts";
-import { type ConfigFormat, type Edit, EditError, type Planner, type ServerRef, applyEdits } from "./format.ts";
+import { applyEdits, type ConfigFormat, type Edit, EditError, type Planner, type ServerRef } from "./format.ts";
 import { jsonFormat } from "./json-edit.ts";
-import { type Probe, launcherTransience } from "./launcher.ts";
+import { launcherTransience, type Probe } from "./launcher.ts";
 import { tomlFormat } from "./toml-edit.ts";
+import { editFile, type WriteHooks } from "./write.ts";
 import { yamlFormat } from "./yaml-edit.ts";
-import { type WriteHooks, editFile } from "./write.ts";
-import { describeIoError } from "../base/io-error.ts";
-import { readSmallFile } from "../runtime/small-file.ts";
 
 export type Action =
   /** install: wrapped now (or would be, with --dry-run). */

@@ -18,20 +18,20 @@
  */
 // The ES module build: the package's main entry is a UMD wrapper whose require()s a bundle cannot follow.
 import {
+  findNodeAtLocation,
   type Node,
   type ParseError,
-  findNodeAtLocation,
   parseTree,
   printParseErrorCode,
 } from "jsonc-parser/lib/esm/main.js";
 import type { Container } from "./clients.ts";
 import {
   COMMAND_ARGS,
+  isPlainObject,
   type SeamCommand,
+  valueAt,
   type WrapOptions,
   type Wrapped,
-  isPlainObject,
-  valueAt,
   wrapPrefix,
 } from "./entry.ts";
 import {
@@ -39,9 +39,9 @@ import {
   type Edit,
   EditError,
   type Listed,
+  lineCol,
   type Planner,
   type ServerRef,
-  lineCol,
 } from "./format.ts";
 
 const PARSE = { allowTrailingComma: true, disallowComments: false } as const;

@@ -12,7 +12,7 @@
  * Pure but for the Probe, so that tests can lay out any PATH.
  */
 import { spawnSync } from "node:child_process";
-import { openSync, readSync, closeSync, realpathSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { posix, win32 } from "node:path";
 import type { Os } from "./clients.ts";

@@ -5,16 +5,15 @@
  * verdict: a last session in a broken ledger is not vouched for.
  */
 import { existsSync } from "node:fs";
-import type { Json, JsonObject } from "../core/json.ts";
-import { getField } from "../core/json.ts";
-import { type Verdict, type VerifyOptions, fileChunks } from "../verify/ledger-verifier.ts";
-import { verifyLedger } from "../verify/verify-ledger.ts";
-import { type ClientId, type PathEnv, type Scope, expandTargets, targetsFor } from "./clients.ts";
-import { type WrapFlags, classify } from "./entry.ts";
-import { formatOf, listFolder } from "./install.ts";
-import { type Probe, launcherTransience } from "./launcher.ts";
 import { describeIoError } from "../base/io-error.ts";
+import { getField, type Json, type JsonObject } from "../core/json.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
+import { fileChunks, type Verdict, type VerifyOptions } from "../verify/ledger-verifier.ts";
+import { verifyLedger } from "../verify/verify-ledger.ts";
+import { type ClientId, expandTargets, type PathEnv, type Scope, targetsFor } from "./clients.ts";
+import { classify, type WrapFlags } from "./entry.ts";
+import { formatOf, listFolder } from "./install.ts";
+import { launcherTransience, type Probe } from "./launcher.ts";
 
 export interface LastSession {
   session: string;

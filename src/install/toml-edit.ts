@@ -8,15 +8,15 @@
  * original one, and a missing `args` becomes a line just above `command`.
  * Every other byte of the file, comments included, stays as it was.
  */
-import { TomlError, parse } from "smol-toml";
+import { parse, TomlError } from "smol-toml";
 import type { Container } from "./clients.ts";
 import {
   COMMAND_ARGS,
+  isPlainObject,
   type SeamCommand,
+  valueAt,
   type WrapOptions,
   type Wrapped,
-  isPlainObject,
-  valueAt,
   wrapPrefix,
 } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";

@@ -21,15 +21,15 @@
  * reported and left alone, and every edit is checked by install.ts against
  * the parsed document before it is written.
  */
-import { type Document, type Node as YamlNode, type Pair, isMap, isScalar, isSeq, parseDocument } from "yaml";
+import { type Document, isMap, isScalar, isSeq, type Pair, parseDocument, type Node as YamlNode } from "yaml";
 import type { Container } from "./clients.ts";
 import {
   COMMAND_ARGS,
+  isPlainObject,
   type SeamCommand,
+  valueAt,
   type WrapOptions,
   type Wrapped,
-  isPlainObject,
-  valueAt,
   wrapPrefix,
 } from "./entry.ts";
 import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";

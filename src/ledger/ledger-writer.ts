@@ -15,33 +15,34 @@
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/checkpoint-writer.ts says when they come.
  */
+
+import { describeIoError } from "../base/io-error.ts";
+import { VERSION } from "../base/version.ts";
+import {
+  type CheckpointConfig,
+  Checkpointer,
+  type CheckpointSeeds,
+  type TreeMark,
+} from "../checkpoint/checkpoint-writer.ts";
+import { LF } from "../core/ascii.ts";
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
 import { chainedLine, chainedRow } from "../format/line.ts";
 import {
+  buildRow,
   type Envelope,
   type FieldsIn,
-  type TornLine,
-  buildRow,
   repairFields,
   sessionEndFields,
+  type TornLine,
 } from "../format/row.ts";
-import { describeIoError } from "../base/io-error.ts";
+import type { AppendFile } from "../runtime/types.ts";
 import { FileSync, type FsyncPolicy } from "./file-sync.ts";
 import { HeldLock, LOCK_TIMEOUT_MS } from "./held-lock.ts";
+import { LineBatch } from "./line-batch.ts";
 import { acquireLock, type Release } from "./lock.ts";
 import { lockPaths } from "./open.ts";
-import { LineBatch } from "./line-batch.ts";
 import { settleTail } from "./tail.ts";
-import type { AppendFile } from "../runtime/types.ts";
-import {
-  type CheckpointConfig,
-  type CheckpointSeeds,
-  type TreeMark,
-  Checkpointer,
-} from "../checkpoint/checkpoint-writer.ts";
-import { VERSION } from "../base/version.ts";
-import { LF } from "../core/ascii.ts";
 
 /** Every row's seam_impl. */
 const IMPL = `seam/${VERSION}`;

@@ -36,11 +36,12 @@
  * proxy under Node: about one thread-pool round trip a call, each waking the
  * forwarding thread). Waiting and judging a lock someone holds stay async.
  */
-import { SeamError } from "../base/error.ts";
+
 import { randomBytes } from "node:crypto";
 import { constants, linkSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
+import { SeamError } from "../base/error.ts";
 import { holdsFileOpen } from "../runtime/alive.ts";
 
 export type Release = () => Promise<void>;

@@ -13,12 +13,13 @@
  * one gets a ledger_repair row that names it, one that parses is continued
  * from.
  */
+
+import { LF } from "../core/ascii.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
-import { CHAIN_TAIL_BYTES, MAX_LINE_BYTES, chainClaim, chainFromTail, classifyLine, passedOn } from "../format/line.ts";
+import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, MAX_LINE_BYTES, passedOn } from "../format/line.ts";
 import { TORN_TEXT_BYTES, type TornLine } from "../format/row.ts";
 import type { AppendFile } from "../runtime/types.ts";
-import { LF } from "../core/ascii.ts";
 
 const READ_CHUNK = 64 * 1024;
 

@@ -7,7 +7,7 @@
  * the same values but allow other keys. (Which ids pair is src/observe/pairing.ts's.) So an answer the TypeScript SDK
  * drops and the Python SDK reads is "disputed"; one both drop is "dropped".
  */
-import { type Json, entries, getField, isObject } from "../core/json.ts";
+import { entries, getField, isObject, type Json } from "../core/json.ts";
 
 export type AnswerShape = "dropped" | "disputed" | undefined;
 

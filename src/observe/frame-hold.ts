@@ -5,9 +5,9 @@
  * client frame at a time and forwards or refuses it before the next.
  */
 import type { Json } from "../core/json.ts";
+import { errorLine, NOT_DURABLE, REFUSED_CODE } from "./own-answers.ts";
 import type { OpenRequest, RequestTable } from "./pairing.ts";
 import type { RequestRows } from "./request-rows.ts";
-import { NOT_DURABLE, REFUSED_CODE, errorLine } from "./own-answers.ts";
 
 export class FrameHold {
   /** Holds for write-ahead intents and action postings of the frame being observed. */

@@ -9,11 +9,12 @@
  * (src/observe/json-stacks.ts). A long server answer is read without its
  * payload (src/observe/large-answer.ts).
  */
-import { type LenientParse, parseLenient } from "../core/json-lenient.ts";
+
 import { type Json, JsonFloat, type JsonObject, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { SKIM_AT, skimAnswer } from "./large-answer.ts";
+import { type LenientParse, parseLenient } from "../core/json-lenient.ts";
 import { type Reading, readingsOf } from "./json-stacks.ts";
+import { SKIM_AT, skimAnswer } from "./large-answer.ts";
 
 export type FrameRead =
   | { kind: "blank" }

@@ -10,7 +10,7 @@
  * or, for a sink with `longFrame`, described (length, digest, first bytes).
  * The cutting itself is src/core/lines.ts.
  */
-import { StreamDigest, digestBytes } from "../core/digest.ts";
+import { digestBytes, StreamDigest } from "../core/digest.ts";
 import { LineSplitter } from "../core/lines.ts";
 
 /** What is known of a frame too long to read: its length, raw-bytes digest and first bytes (without its "\n"). */

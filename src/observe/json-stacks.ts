@@ -26,8 +26,8 @@
  * each object's members in source order.
  */
 import { digestBytes, digestJson } from "../core/digest.ts";
-import type { Entry, LenientParse } from "../core/json-lenient.ts";
 import { type Json, JsonFloat, type JsonObject } from "../core/json.ts";
+import type { Entry, LenientParse } from "../core/json-lenient.ts";
 
 export type Stack = "json-parse" | "python-json" | "go-encoding-json" | "first-key-wins";
 

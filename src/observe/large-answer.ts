@@ -7,10 +7,10 @@
  */
 import { isUtf8 } from "node:buffer";
 import { digestJson, digestJsonUtf8 } from "../core/digest.ts";
-import { JsonParseError } from "../core/json-error.ts";
-import { objectMembers, skipWs } from "../core/json-spans.ts";
-import { DEFAULT_MAX_DEPTH } from "../core/json-scanner.ts";
 import { type Json, type JsonObject, parseJson } from "../core/json.ts";
+import { JsonParseError } from "../core/json-error.ts";
+import { DEFAULT_MAX_DEPTH } from "../core/json-scanner.ts";
+import { objectMembers, skipWs } from "../core/json-spans.ts";
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 

@@ -11,19 +11,19 @@
  * what it refuses, src/observe/own-answers.ts.
  */
 import { digestBytes } from "../core/digest.ts";
-import { type Json, getField, isObject } from "../core/json.ts";
-import { type ReadOptions, frameHead, readFrame } from "./frame-reading.ts";
-import type { Reading } from "./json-stacks.ts";
-import type { LongFrame } from "./frames.ts";
+import { getField, isObject, type Json } from "../core/json.ts";
+import { answerShape } from "./answer-shape.ts";
 import { FrameHold } from "./frame-hold.ts";
+import { frameHead, type ReadOptions, readFrame } from "./frame-reading.ts";
+import type { LongFrame } from "./frames.ts";
+import type { Reading } from "./json-stacks.ts";
+import { answerDigest } from "./large-answer.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
 import { OperationBook } from "./operation-book.ts";
-import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
-import { answerDigest } from "./large-answer.ts";
-import { answerShape } from "./answer-shape.ts";
-import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
-import { type Answer, RequestRows, actionFields, answerStatus, answerValue } from "./request-rows.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
+import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
+import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
+import { type Answer, actionFields, answerStatus, answerValue, RequestRows } from "./request-rows.ts";
 
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
 const MAX_S2C_UNPARSED_ROWS = 100;

@@ -19,7 +19,7 @@
  * large or sensitive (--raw records it).
  */
 import { digestJson } from "../core/digest.ts";
-import { type Json, getField, isObject } from "../core/json.ts";
+import { getField, isObject, type Json } from "../core/json.ts";
 import { msFloat } from "../format/row.ts";
 
 type Fields = Record<string, Json | undefined>;

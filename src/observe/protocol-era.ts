@@ -11,7 +11,7 @@
  * so such rows stay exactly as they were.
  */
 import { digestJson } from "../core/digest.ts";
-import { type Json, getField, isObject } from "../core/json.ts";
+import { getField, isObject, type Json } from "../core/json.ts";
 
 export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";

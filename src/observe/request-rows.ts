@@ -7,7 +7,7 @@
  */
 import { compareCodePoints, lineForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
-import { type Json, getField, isObject } from "../core/json.ts";
+import { getField, isObject, type Json } from "../core/json.ts";
 import { msFloat } from "../format/row.ts";
 import type { FrameRead } from "./frame-reading.ts";
 import { lenientArgsDigest } from "./json-stacks.ts";
@@ -15,7 +15,7 @@ import { answerDigest } from "./large-answer.ts";
 import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options.ts";
 import { type OperationBook, outsideOperations } from "./operation-book.ts";
 import type { OpenRequest } from "./pairing.ts";
-import { ServerMetaTracker, resultServerInfo, resultTypeStatus, unknownResultType } from "./protocol-era.ts";
+import { resultServerInfo, resultTypeStatus, ServerMetaTracker, unknownResultType } from "./protocol-era.ts";
 
 /** What a --raw row says in place of a value it cannot hold. */
 const NO_LINE_FORM = "no JSON line form (nested beyond 1000 levels or an integer over 4300 digits); see the digest";

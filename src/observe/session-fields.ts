@@ -4,9 +4,9 @@
  * verifier's liveness check; host; runtime), and the recording options.
  */
 import { hostname } from "node:os";
-import type { Json } from "../core/json.ts";
-import { keyLabel } from "../checkpoint/note.ts";
 import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
+import { keyLabel } from "../checkpoint/note.ts";
+import type { Json } from "../core/json.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import { processStartTime } from "../runtime/alive.ts";
 import type { ActionHook } from "./observer-options.ts";

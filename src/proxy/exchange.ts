@@ -16,16 +16,23 @@ import { concatBytes } from "../core/bytes.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { msFloat, streamFields } from "../format/row.ts";
 import { HEAD_BYTES, type LongFrame } from "../observe/frames.ts";
-import type { HeaderPairs, InboundRequest, PipedBody, Reply, UpstreamResponse } from "../runtime/http-types.ts";
-import { Cut, UpstreamError } from "../runtime/http-types.ts";
 import type { Fields } from "../observe/observer-options.ts";
 import { redactTarget } from "../redact/http.ts";
+import {
+  Cut,
+  type HeaderPairs,
+  type InboundRequest,
+  type PipedBody,
+  type Reply,
+  UpstreamError,
+  type UpstreamResponse,
+} from "../runtime/http-types.ts";
 import { endToEnd, field, headerSummary, upstreamRequestHeaders } from "./headers.ts";
 import { BUSY_RETRY_S, type ProxyHost } from "./options.ts";
 import { plain, sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestIds, requestMeta } from "./request-bodies.ts";
-import { type Moment, type ProxySession, moment } from "./session.ts";
-import { BodyCollector, type BodySink, DecodedBody, SseSplitter, bodyKind, contentCodings } from "./sse.ts";
+import { type Moment, moment, type ProxySession } from "./session.ts";
+import { BodyCollector, type BodySink, bodyKind, contentCodings, DecodedBody, SseSplitter } from "./sse.ts";
 
 const encoder = new TextEncoder();
 

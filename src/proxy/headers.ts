@@ -13,8 +13,9 @@
  * reads what it records; an upstream that compresses anyway is forwarded
  * untouched and counted as unobserved).
  */
-import type { HeaderPairs } from "../runtime/http-types.ts";
+
 import { isSecretHeader, redactChallenge, redactValue } from "../redact/http.ts";
+import type { HeaderPairs } from "../runtime/http-types.ts";
 
 const HOP_BY_HOP = new Set(["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]);
 const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP].map((n) => n.length));

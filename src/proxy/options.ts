@@ -2,8 +2,9 @@
  * What `seam proxy` is started with (commands/proxy.ts builds it from the
  * flags), and what each exchange (src/proxy/exchange.ts) asks of the proxy.
  */
-import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
+
 import type { Fields } from "../observe/observer-options.ts";
+import type { Cut, HttpRuntime, UpstreamResponse } from "../runtime/http-types.ts";
 import type { Later } from "./deferred-recording.ts";
 import type { Moment, ProxySession, RecordOptions } from "./session.ts";
 

@@ -4,10 +4,10 @@
  * session, what a sessionless request says of its client, and seam's own
  * error answers to its requests when the upstream cannot be reached.
  */
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import type { Fields } from "../observe/observer-options.ts";
-import { requestKey } from "../observe/pairing.ts";
 import { idJson } from "../observe/own-answers.ts";
+import { requestKey } from "../observe/pairing.ts";
 
 /** The JSON-RPC error code of seam's answer when the upstream cannot be reached. */
 export const UPSTREAM_ERROR_CODE = -32000;

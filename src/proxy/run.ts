@@ -2,14 +2,15 @@
  * `seam proxy` from start to stop: listen, say where, record until SIGINT or
  * SIGTERM, then close every open session with `proxy_stopped`.
  */
-import type { Log } from "../base/log.ts";
+
 import { EXIT } from "../base/exit.ts";
+import type { Log } from "../base/log.ts";
+import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/ledger-writer.ts";
 import type { HttpRuntime } from "../runtime/http-types.ts";
 import type { Runtime } from "../runtime/types.ts";
-import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/ledger-writer.ts";
 import { isLoopbackHost } from "./guard.ts";
-import { McpProxy } from "./server.ts";
 import type { ProxyOptions } from "./options.ts";
+import { McpProxy } from "./server.ts";
 
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 

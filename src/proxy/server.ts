@@ -15,17 +15,17 @@
  * refuses: a JSON-RPC error, here in an HTTP 200 JSON body).
  */
 import type { Log } from "../base/log.ts";
-import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
 import { sleep } from "../base/sleep.ts";
+import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
 import { sharedLock } from "../ledger/shared-lock.ts";
 import type { Cut, HttpRuntime, InboundRequest, Listener, Reply, UpstreamResponse } from "../runtime/http-types.ts";
+import { delayed, type Later, soon } from "./deferred-recording.ts";
 import { Exchange } from "./exchange.ts";
 import { foreignRequest } from "./guard.ts";
 import { field } from "./headers.ts";
 import { MAX_HELD_BYTES, type ProxyHost, type ProxyOptions } from "./options.ts";
 import { plain } from "./replies.ts";
 import { holdsInitialize } from "./request-bodies.ts";
-import { type Later, delayed, soon } from "./deferred-recording.ts";
 import { type Moment, ProxySession, type SessionKind } from "./session.ts";
 import { type OpenAppend, sharingOpen } from "./shared-files.ts";
 

@@ -8,17 +8,17 @@
  * proxy process.
  */
 import { randomUUID } from "node:crypto";
+import type { Log } from "../base/log.ts";
+import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
 import { digestOfCanonical } from "../core/digest.ts";
 import type { Json } from "../core/json.ts";
 import { SEAM_HTTP } from "../format/row.ts";
-import type { Log } from "../base/log.ts";
-import type { CheckpointSeeds } from "../checkpoint/checkpoint-writer.ts";
 import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
-import type { AppendFile } from "../runtime/types.ts";
-import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, RowSink } from "../observe/observer-options.ts";
+import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
+import type { AppendFile } from "../runtime/types.ts";
 import type { Later } from "./deferred-recording.ts";
 
 export interface RecordOptions extends RecordingOptions {

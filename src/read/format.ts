@@ -18,8 +18,8 @@ import { memo } from "../base/memo.ts";
 import { terminalJson } from "../base/terminal-text.ts";
 import { lineForm } from "../core/canonical/index.ts";
 import type { Json } from "../core/json.ts";
-import { inconclusiveReason } from "../verify/verify-report.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
+import { inconclusiveReason } from "../verify/verify-report.ts";
 import { cell, fit } from "./cells.ts";
 import type { Operation } from "./read-model.ts";
 

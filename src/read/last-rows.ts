@@ -1,6 +1,6 @@
 /** The last operations of a ledger (`--last N`): its end read back until they are found. */
 import { open } from "node:fs/promises";
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { type Filters, OpFilter } from "./filters.ts";
 import { type Operation, OperationJoiner } from "./read-model.ts";

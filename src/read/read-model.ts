@@ -18,7 +18,7 @@
  * the wrong type (a hostile or foreign file), and then reads as null. Nothing
  * here throws on a row.
  */
-import { type Json, JsonFloat, getField, isObject } from "../core/json.ts";
+import { getField, isObject, type Json, JsonFloat } from "../core/json.ts";
 import { isSeamsOwn } from "../format/row.ts";
 import { show } from "../verify/show.ts";
 import { isoMillis, num, str } from "./fields.ts";

@@ -31,17 +31,17 @@
  */
 import { statSync } from "node:fs";
 import { guardSource } from "../base/byte-source.ts";
-import type { Json } from "../core/json.ts";
 import type { Verifier } from "../checkpoint/note.ts";
 import { verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
-import { type Break, LedgerVerifier, type VerifyReport, fileChunks } from "../verify/ledger-verifier.ts";
+import type { Json } from "../core/json.ts";
+import { isWriterAlive } from "../runtime/alive.ts";
 import { runtime } from "../runtime/index.ts";
 import type { Thread } from "../runtime/types.ts";
-import { isWriterAlive } from "../runtime/alive.ts";
+import { type Break, fileChunks, LedgerVerifier, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { type Filters, OpFilter } from "./filters.ts";
 import { type FollowWatch, followChunks } from "./follow.ts";
 import { type Operation, OperationJoiner } from "./read-model.ts";
-import { type VerifierCalls, startAhead } from "./verify-ahead.ts";
+import { startAhead, type VerifierCalls } from "./verify-ahead.ts";
 
 /** Bytes pushed to the verifier at a time (see ledgerBatches). */
 const PIECE = 64 << 10;

@@ -18,13 +18,14 @@
  * session's writer still runs asks the runtime's own (src/runtime/alive.ts),
  * which the thread imports too; one given another verifies on its own thread.
  */
-import { classifyLine } from "../format/line.ts";
+
 import { FormRow, parsePlainLine } from "../core/canonical/index.ts";
-import { LineSplitter } from "../core/lines.ts";
 import type { Json } from "../core/json.ts";
-import type { Thread } from "../runtime/types.ts";
+import { LineSplitter } from "../core/lines.ts";
+import { classifyLine } from "../format/line.ts";
 import { isWriterAlive } from "../runtime/alive.ts";
 import { type ThreadRole, threadOrNull } from "../runtime/thread.ts";
+import type { Thread } from "../runtime/types.ts";
 import { type Break, DEFAULT_MAX_LINE_BYTES, LedgerVerifier, type VerifyReport } from "../verify/ledger-verifier.ts";
 
 export const READ_VERIFIER_ROLE = "read-verifier";

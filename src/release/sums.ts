@@ -15,8 +15,8 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { NoteError, type Verifier, keyLabel, noteProblem, openNote } from "../checkpoint/note.ts";
 import { describeIoError } from "../base/io-error.ts";
+import { keyLabel, NoteError, noteProblem, openNote, type Verifier } from "../checkpoint/note.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
 
 export const SUMS_FILE = "SHA256SUMS";

@@ -6,20 +6,20 @@
  * word for word; the per-tool figures are `seam stats`'.
  */
 import { statSync } from "node:fs";
-import { lineForm } from "../core/canonical/index.ts";
-import type { Json } from "../core/json.ts";
-import type { Verifier } from "../checkpoint/note.ts";
 import { checkpointLines } from "../checkpoint/checkpoint-report.ts";
 import type { CheckpointReport } from "../checkpoint/checkpoint-verifier.ts";
+import type { Verifier } from "../checkpoint/note.ts";
+import { lineForm } from "../core/canonical/index.ts";
+import type { Json } from "../core/json.ts";
 import type { Filters } from "../read/filters.ts";
 import type { Operation } from "../read/read-model.ts";
 import { StatsAccumulator } from "../read/stats.ts";
 import { type ReadOptions, readLedgerBatches } from "../read/stream.ts";
-import { humanReport } from "../verify/verify-report.ts";
 import type { Verdict, VerifyReport } from "../verify/ledger-verifier.ts";
+import { humanReport } from "../verify/verify-report.ts";
 import { ReportWriter } from "./html.ts";
-import type { PageFile, PageOp, PageTool } from "./page-data.ts";
 import { LineTap } from "./line-tap.ts";
+import type { PageFile, PageOp, PageTool } from "./page-data.ts";
 
 export interface ReportOptions {
   paths: string[];

@@ -34,11 +34,11 @@
  * past the reading).
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, openSync, readSync, renameSync, rmSync, writeSync, constants as fsc } from "node:fs";
+import { chmodSync, closeSync, constants as fsc, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { CR, LT } from "../core/ascii.ts";
 import { FLAG, type PageFile, type PageHeader, type PageOp, type PageSessionEnd, type PageTool } from "./page-data.ts";
 import { PAGE_JS } from "./page-js.ts";
 import { jsonBlock, pageHead } from "./page-shell.ts";
-import { CR, LT } from "../core/ascii.ts";
 
 /** Operations per data block: small enough to parse between frames, large enough to be few. */
 const CHUNK = 8192;

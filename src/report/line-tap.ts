@@ -12,8 +12,9 @@
  * remembered (or held longer, as `--last` does), and the caller falls back
  * to the parsed row.
  */
-import { fileChunks } from "../verify/ledger-verifier.ts";
+
 import { LF as NL } from "../core/ascii.ts";
+import { fileChunks } from "../verify/ledger-verifier.ts";
 
 interface Piece {
   /** Line number of the first line that starts in `bytes`. */

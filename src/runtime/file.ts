@@ -16,10 +16,11 @@
  * costs: a disk that stalls stalls the thread that writes (seam wrap's
  * recorder thread; seam proxy's only thread).
  */
-import { SeamError } from "../base/error.ts";
+
 import { constants, fstatSync, writeSync } from "node:fs";
-import { mkdir, open, type FileHandle } from "node:fs/promises";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
+import { SeamError } from "../base/error.ts";
 import type { AppendFile } from "./types.ts";
 
 /**

@@ -18,19 +18,19 @@
  */
 import type * as http from "node:http";
 import type * as https from "node:https";
-import { nodeBuiltin } from "./builtin.ts";
 import type { AddressInfo } from "node:net";
+import { nodeBuiltin } from "./builtin.ts";
 import {
-  type HeaderPairs,
   type Handler,
+  type HeaderPairs,
   type HttpRuntime,
   type InboundRequest,
   type Listener,
   type PipedBody,
   type Reply,
+  UpstreamError,
   type UpstreamRequest,
   type UpstreamResponse,
-  UpstreamError,
 } from "./http-types.ts";
 
 function pairs(raw: string[]): HeaderPairs {

@@ -2,16 +2,17 @@
  * Picks the runtime implementation once. This is the only place that asks
  * whether seam runs on Bun or Node.
  */
+
+import { useSha256 } from "../core/sha256.ts";
+import { openAppend } from "./file.ts";
 import { bunStdin, bunStdout, spawnBun } from "./proc-bun.ts";
 import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
-import { openAppend } from "./file.ts";
 import { startThread } from "./thread.ts";
-import { useSha256 } from "../core/sha256.ts";
 import type { Runtime } from "./types.ts";
 
-export type * from "./types.ts";
 /** `seam proxy`'s HTTP: node:http under both runtimes (http-node.ts says why). */
 export { nodeHttp as http } from "./http-node.ts";
+export type * from "./types.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 

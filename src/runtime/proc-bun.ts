@@ -1,7 +1,7 @@
 /** Child processes and stdio on Bun (Bun.spawn, FileSink). */
 import type { FileSink } from "bun";
-import type { ByteSink, ByteSource, Child, SpawnResult } from "./types.ts";
 import { errorText, writableSink } from "./proc-node.ts";
+import type { ByteSink, ByteSource, Child, SpawnResult } from "./types.ts";
 
 /**
  * Wraps a FileSink as a ByteSink. A FileSink buffers; flushing after every

@@ -8,8 +8,9 @@
  * shared disk, a FIFO (a read never returns). Opened without blocking, so a
  * FIFO is found out by fstat instead of hanging the open.
  */
-import { SeamError } from "../base/error.ts";
+
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { SeamError } from "../base/error.ts";
 
 /** The most such a file may hold (Claude Code's ~/.claude.json, the largest known, grows to a few MiB). */
 export const SMALL_FILE_MAX = 64 << 20;

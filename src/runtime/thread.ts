@@ -9,7 +9,7 @@
  */
 import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
-import { type MessagePort, Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
 import type { Thread } from "./types.ts";
 
 /** The script this process was started from, or undefined when it cannot start a thread of itself. */

@@ -12,19 +12,19 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lineForm } from "../core/canonical/index.ts";
 import { type Checkpoint, checkpointText, parseCheckpointText } from "../checkpoint/checkpoint.ts";
-import { type Json, type JsonObject, getField, parseJson } from "../core/json.ts";
 import { leafHash } from "../checkpoint/merkle.ts";
-import { type Signer, generateKey, keyLabel, newSigner, newVerifier, signNote } from "../checkpoint/note.ts";
-import { exec } from "../runtime/exec.ts";
+import { generateKey, keyLabel, newSigner, newVerifier, type Signer, signNote } from "../checkpoint/note.ts";
 import { StateDir } from "../checkpoint/state.ts";
-import { flipArgsDigest, rechainLines } from "./tamper.ts";
-import type { Arm } from "./arm.ts";
 import { type CheckpointSetup, verifyCheckpointedSource } from "../checkpoint/verify-file.ts";
+import { lineForm } from "../core/canonical/index.ts";
+import { getField, type Json, type JsonObject, parseJson } from "../core/json.ts";
 import type { BreakKind } from "../format/kinds.ts";
+import { exec } from "../runtime/exec.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";
+import type { Arm } from "./arm.ts";
+import { flipArgsDigest, rechainLines } from "./tamper.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { lineForm } from "../core/canonical/index.ts";
-import { type Json, getField, parseJson } from "../core/json.ts";
+import { getField, type Json, parseJson } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
 import { fileChunks, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";

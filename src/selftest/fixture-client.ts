@@ -4,10 +4,11 @@
  * next step (so the bytes a server sees never depend on timing), and keeps
  * every byte it sent and received for byte-for-byte comparison.
  */
+
+import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { FrameSplitter } from "../observe/frames.ts";
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
-import type { Child } from "../runtime/types.ts";
 import { idJson } from "../observe/own-answers.ts";
+import type { Child } from "../runtime/types.ts";
 
 export interface Step {
   /** Exact bytes to write. */

@@ -31,10 +31,11 @@
  * line after `initialize`, answers `initialize` with a CRLF line ending, answers a
  * batch with a batch, and on stdin EOF writes a final frame with no newline.
  */
-import type { ByteSink, ByteSource } from "../runtime/types.ts";
-import { type Json, getField, isObject, parseJson } from "../core/json.ts";
+
+import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { idJson } from "../observe/own-answers.ts";
+import type { ByteSink, ByteSource } from "../runtime/types.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

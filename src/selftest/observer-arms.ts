@@ -6,11 +6,11 @@
  */
 import { lineForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
-import { type Json, getField, parseJson } from "../core/json.ts";
+import { getField, type Json, parseJson } from "../core/json.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";
 import type { Fault } from "./faults.ts";
-import { type Recorder, type Run, type SessionRun, rowsOf } from "./fixture-runs.ts";
 import { SCRIPT_CALLS } from "./fixture-client.ts";
+import { type Recorder, type Run, rowsOf, type SessionRun } from "./fixture-runs.ts";
 
 /** one_row_per_call, unanswered_call_logged and ids_not_crossed: the GREEN run's rows, and a run with each defect. */
 export async function observerArms(session: SessionRun, record: Recorder, greenRows: Json[]): Promise<void> {

@@ -5,7 +5,7 @@
  * accepts (seam's strict parser alone, as seam once read frames) goes RED.
  */
 import { concatBytes } from "../core/bytes.ts";
-import { type Json, getField } from "../core/json.ts";
+import { getField, type Json } from "../core/json.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, ObserverFaults } from "../observe/observer-options.ts";
 import type { Arm } from "./arm.ts";

@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
+import type { Arm } from "./arm.ts";
 import { FAULT_ENV } from "./faults.ts";
 import { jsonLines } from "./fixture-runs.ts";
-import type { Arm } from "./arm.ts";
 
 const dec = new TextDecoder();
 

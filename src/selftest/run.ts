@@ -9,11 +9,12 @@
  * executable) as separate processes, with the built-in fixture server and
  * scripted client, so it needs no other file and no network.
  */
-import type { Arm } from "./arm.ts";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getField } from "../core/json.ts";
+import type { Arm } from "./arm.ts";
 import { DROP_OFFSET } from "./faults.ts";
 import { firstDiff, fixtureSessions, rowsOf } from "./fixture-runs.ts";
 import { observerArms, operationArms } from "./observer-arms.ts";

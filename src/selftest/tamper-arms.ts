@@ -6,11 +6,11 @@
  */
 import { lineForm } from "../core/canonical/index.ts";
 import { chainOf } from "../core/chain.ts";
-import { type Json, getField, parseJson } from "../core/json.ts";
+import { getField, type Json, parseJson } from "../core/json.ts";
 import type { BreakKind } from "../format/kinds.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";
-import { type Recorder, firstDiff } from "./fixture-runs.ts";
+import { firstDiff, type Recorder } from "./fixture-runs.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 
 const enc = new TextEncoder();

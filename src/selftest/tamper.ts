@@ -3,8 +3,8 @@
  * selftest's chain and checkpoint cases and by the tests.
  */
 import { lineForm } from "../core/canonical/index.ts";
-import { GENESIS, chainOf } from "../core/chain.ts";
-import { type JsonObject, getField, parseJson } from "../core/json.ts";
+import { chainOf, GENESIS } from "../core/chain.ts";
+import { getField, type JsonObject, parseJson } from "../core/json.ts";
 
 /** Re-chains lines from index `from` on, as someone who can write the file would after changing them. */
 export function rechainLines(lines: readonly string[], from: number): string[] {

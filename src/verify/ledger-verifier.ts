@@ -24,16 +24,16 @@
  * (findings unparsed_client_frame, ambiguous_client_frame) unless
  * `allowUnparsed`.
  */
-import { CanonicalError } from "../core/canonical/index.ts";
-import { GENESIS } from "../core/chain.ts";
-import { StreamDigest, digestBytes } from "../core/digest.ts";
+
 import { unescapeBytes } from "../core/byte-escape.ts";
-import { type Json, type JsonObject, getField, isObject } from "../core/json.ts";
-import { FormRow } from "../core/canonical/index.ts";
+import { CanonicalError, FormRow } from "../core/canonical/index.ts";
+import { GENESIS } from "../core/chain.ts";
+import { digestBytes, StreamDigest } from "../core/digest.ts";
+import { getField, isObject, type Json, type JsonObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
-import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
-import { type TornLine, isSeamsOwn, repairs } from "../format/row.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
+import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
+import { isSeamsOwn, repairs, type TornLine } from "../format/row.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
 import { type Finding, SessionCheck } from "./sessions.ts";
 import { show } from "./show.ts";
@@ -41,9 +41,9 @@ import type { Verdict, VerifyReport } from "./verdict.ts";
 
 export type { Break } from "../format/kinds.ts";
 export { REFERENCE_MAX_DEPTH } from "../format/line.ts";
+export { fileChunks } from "./file-chunks.ts";
 export { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
 export type { SessionReport, Verdict, VerifiedScope, VerifyReport } from "./verdict.ts";
-export { fileChunks } from "./file-chunks.ts";
 
 /** A line too long to parse: only its length, digest and end are kept. */
 interface LongLine {

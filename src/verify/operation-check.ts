@@ -8,7 +8,7 @@
  * operation the client abandoned after asking for input is reported, not a
  * finding, because it is no recording fault.
  */
-import { type Json, getField } from "../core/json.ts";
+import { getField, type Json } from "../core/json.ts";
 
 type Row = Parameters<typeof getField>[0];
 

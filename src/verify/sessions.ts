@@ -8,7 +8,7 @@
  * rows and tool_call rows before it, and every tool_call_intent followed by
  * a tool_call with the same rpc_id (exactly: 1 and "1" differ).
  */
-import { type Json, type JsonObject, JsonFloat, getField } from "../core/json.ts";
+import { getField, type Json, JsonFloat, type JsonObject } from "../core/json.ts";
 import type { FindingKind } from "../format/kinds.ts";
 import { OperationCheck } from "./operation-check.ts";
 import type { VerifyOptions } from "./options.ts";

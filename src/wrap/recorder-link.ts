@@ -11,22 +11,22 @@ import type { Runtime, Thread } from "../runtime/types.ts";
 import {
   BACKLOG_LIMIT,
   BACKLOG_MAX_AGE_MS,
+  backlogOf,
   COUNTERS,
   type FromRecorder,
   IDLE,
-  NOTES_PUT,
-  NOTES_TAKEN,
   NOTE_FIELDS,
   NOTE_SLOTS,
+  NOTES_PUT,
+  NOTES_TAKEN,
+  noteKind,
   RECORDER_ROLE,
   type RecorderData,
+  reached,
   TARGET,
   type ToRecorder,
   WAITING,
   WRITTEN,
-  backlogOf,
-  noteKind,
-  reached,
 } from "./recorder-protocol.ts";
 import type { Dir, RecordingInit, SessionEnd } from "./recording.ts";
 

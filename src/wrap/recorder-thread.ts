@@ -12,18 +12,18 @@ import type { Runtime } from "../runtime/types.ts";
 import {
   type FromRecorder,
   IDLE,
-  NOTES_PUT,
-  NOTES_TAKEN,
   NOTE_DELAY_MS,
   NOTE_EOF,
   NOTE_FIELDS,
+  NOTES_PUT,
+  NOTES_TAKEN,
+  noteDir,
   RECORDED,
   type RecorderData,
+  reached,
   TARGET,
   type ToRecorder,
   WAITING,
-  noteDir,
-  reached,
 } from "./recorder-protocol.ts";
 import { Recording, type RecordingDeps } from "./recording.ts";
 

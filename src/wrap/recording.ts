@@ -9,18 +9,19 @@
  * thread of its own, rows are made after the bytes crossed; `at` carries the
  * moment they crossed, so a row's `ts` and `ms` are the same either way.
  */
+
+import type { ActionRecorder } from "../actions/recorder.ts";
+import type { Log } from "../base/log.ts";
+import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
 import { StreamDigest } from "../core/digest.ts";
 import { streamFields } from "../format/row.ts";
 import { LedgerWriter } from "../ledger/ledger-writer.ts";
-import type { Log } from "../base/log.ts";
-import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
-import type { Runtime } from "../runtime/types.ts";
-import type { ActionRecorder } from "../actions/recorder.ts";
-import type { RecordingSettings } from "../observe/session-fields.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { McpObserver } from "../observe/observer.ts";
-import { Reclaimer } from "./reclaim.ts";
 import type { Fields, ObserverFaults, RowSink } from "../observe/observer-options.ts";
+import type { RecordingSettings } from "../observe/session-fields.ts";
+import type { Runtime } from "../runtime/types.ts";
+import { Reclaimer } from "./reclaim.ts";
 
 export type Dir = "c2s" | "s2c";
 

@@ -8,10 +8,11 @@
  * request it answers (the peer cannot reply to bytes we have not written).
  * Backpressure: when the sink asks us to wait, we stop reading.
  */
+
+import { LF as NL } from "../core/ascii.ts";
 import { LineSplitter } from "../core/lines.ts";
 import { type LongFrame, LongFrameDigest } from "../observe/frames.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
-import { LF as NL } from "../core/ascii.ts";
 
 /** A test-only corruption of forwarded bytes; see src/selftest/faults.ts. */
 export type Corruptor = (chunk: Uint8Array) => Uint8Array;

@@ -5,23 +5,24 @@
  * The core takes its runtime, log and options as arguments; commands/wrap.ts
  * only parses the command line.
  */
-import { constants as osConstants } from "node:os";
+
 import { randomUUID } from "node:crypto";
-import { digestJson } from "../core/digest.ts";
+import { constants as osConstants } from "node:os";
+import type { ActionRecorder } from "../actions/recorder.ts";
 import { EXIT } from "../base/exit.ts";
+import type { Log } from "../base/log.ts";
 import { sleep } from "../base/sleep.ts";
+import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
+import { digestJson } from "../core/digest.ts";
 import type { FsyncPolicy } from "../ledger/file-sync.ts";
 import { REFUSED_LEDGER_HINT, refusedLedgerMessage } from "../ledger/ledger-writer.ts";
-import type { Log } from "../base/log.ts";
-import type { ActionRecorder } from "../actions/recorder.ts";
-import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
 import type { ObserverFaults } from "../observe/observer-options.ts";
-import { redactArgv } from "../redact/argv.ts";
 import { recorderFields } from "../observe/session-fields.ts";
+import { redactArgv } from "../redact/argv.ts";
+import type { Child, Runtime } from "../runtime/types.ts";
 import { RecorderLink } from "./recorder-link.ts";
 import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
-import type { Child, Runtime } from "../runtime/types.ts";
 
 export interface WrapOptions {
   ledger: string;

@@ -13,9 +13,9 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { digestJson } from "../../src/core/digest.ts";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { answerUpstream } from "../fixtures/answer-upstream.ts";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { startProxy, upstream } from "../helpers/proxy-helpers.ts";
 

@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { digestJson } from "../../src/core/digest.ts";
 import { getField, parseJson } from "../../src/core/json.ts";
-import { ROOT, VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 const SERVER = ["node", `${ROOT}test/fixtures/twin-server.mjs`];

@@ -6,18 +6,18 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ActionMapError, actionFor, isRecordedStatus, loadActionMap, shouldForward } from "../../src/api/actions.ts";
+import { verifyCheckpoint, verifyProof } from "../../src/api/checkpoint.ts";
 import {
-  JsonInputError,
   chain,
   digest,
   digestRaw,
   GENESIS,
+  JsonInputError,
   verifyBytes,
   verifyFile,
   verifyStream,
 } from "../../src/api/index.ts";
-import { actionFor, ActionMapError, isRecordedStatus, loadActionMap, shouldForward } from "../../src/api/actions.ts";
-import { verifyCheckpoint, verifyProof } from "../../src/api/checkpoint.ts";
 import { ROOT, seamArgv } from "../helpers/cli.ts";
 import { run, tempDir } from "../helpers/proc.ts";
 

@@ -5,12 +5,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { CanonicalError, compactForm, jcsForm } from "../../src/core/canonical/index.ts";
-import { canonicalBytes } from "../../src/core/canonical/index.ts";
-import { firstInvalidUtf8 } from "../../src/core/utf8.ts";
-import { type Recipe, digestJson, digestJsonText, digestJsonUtf8 } from "../../src/core/digest.ts";
+import { CanonicalError, canonicalBytes, compactForm, jcsForm } from "../../src/core/canonical/index.ts";
+import { digestJson, digestJsonText, digestJsonUtf8, type Recipe } from "../../src/core/digest.ts";
 import { parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
+import { firstInvalidUtf8 } from "../../src/core/utf8.ts";
 import { Gen } from "../helpers/jsongen.ts";
 import { HAVE_PYTHON } from "../helpers/verify-helpers.ts";
 

@@ -9,7 +9,7 @@ import {
   lineForm,
   utf8Surrogatepass,
 } from "../../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
 import { digestJson, digestOfCanonical } from "../../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 import { HAVE_PYTHON } from "../helpers/verify-helpers.ts";

@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { cpSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField } from "../../src/core/json.ts";
-import { VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, run, tempDir } from "../helpers/proc.ts";
 
 const fixture = [...seamArgv("bun"), "fixture"];

@@ -7,29 +7,29 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TLOG_PROOF_HEADER, formatTlogProof, ledgerOrigin, parseTlogProof } from "../../src/checkpoint/checkpoint.ts";
-import { lineForm } from "../../src/core/canonical/index.ts";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
-import { leafHash } from "../../src/checkpoint/merkle.ts";
-import { newSigner, newVerifier, signNote } from "../../src/checkpoint/note.ts";
-import { StateDir, StateDirError } from "../../src/checkpoint/state.ts";
-import { checkProof, proveLine } from "../../src/checkpoint/proof.ts";
+import { formatTlogProof, ledgerOrigin, parseTlogProof, TLOG_PROOF_HEADER } from "../../src/checkpoint/checkpoint.ts";
 import { checkpointJson, checkpointLines } from "../../src/checkpoint/checkpoint-report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "../../src/checkpoint/checkpoint-verifier.ts";
-import { verifyBytes } from "../../src/verify/verify-ledger.ts";
+import { leafHash } from "../../src/checkpoint/merkle.ts";
+import { newSigner, newVerifier, signNote } from "../../src/checkpoint/note.ts";
+import { checkProof, proveLine } from "../../src/checkpoint/proof.ts";
+import { StateDir, StateDirError } from "../../src/checkpoint/state.ts";
+import { lineForm } from "../../src/core/canonical/index.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import type { BreakKind } from "../../src/format/kinds.ts";
-import { tempDir } from "../helpers/proc.ts";
+import { verifyBytes } from "../../src/verify/verify-ledger.ts";
 import {
-  KEY,
-  OTHER,
   joinLines,
+  KEY,
   linesOf,
+  OTHER,
   rechain,
   reforge,
   signer,
   verifier,
   writeCheckpointed,
 } from "../helpers/checkpoint-helpers.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const enc = new TextEncoder();
 const other = newSigner(OTHER.privateKey);

@@ -12,19 +12,19 @@ import {
   parseCheckpointText,
   parseWitnessLine,
 } from "../../src/checkpoint/checkpoint.ts";
-import { getField, parseJson } from "../../src/core/json.ts";
-import { type LedgerConfig, LedgerWriter } from "../../src/ledger/ledger-writer.ts";
+import { verifyCheckpointed } from "../../src/checkpoint/checkpoint-verifier.ts";
 import type { CheckpointSeeds } from "../../src/checkpoint/checkpoint-writer.ts";
 import { leafHash } from "../../src/checkpoint/merkle.ts";
-import { rootOf } from "../helpers/merkle-proofs.ts";
 import { openNote } from "../../src/checkpoint/note.ts";
+import { getField, parseJson } from "../../src/core/json.ts";
+import { type LedgerConfig, LedgerWriter } from "../../src/ledger/ledger-writer.ts";
 import { openAppend } from "../../src/runtime/file.ts";
 import type { AppendFile } from "../../src/runtime/types.ts";
-import { verifyCheckpointed } from "../../src/checkpoint/checkpoint-verifier.ts";
 import { fileChunks } from "../../src/verify/ledger-verifier.ts";
 import { verifyBytes } from "../../src/verify/verify-ledger.ts";
+import { checkpointLines, KEY, linesOf, signer, verifier, writeCheckpointed } from "../helpers/checkpoint-helpers.ts";
+import { rootOf } from "../helpers/merkle-proofs.ts";
 import { tempDir } from "../helpers/proc.ts";
-import { KEY, checkpointLines, linesOf, signer, verifier, writeCheckpointed } from "../helpers/checkpoint-helpers.ts";
 
 const enc = new TextEncoder();
 const rootOfLines = (ls: readonly string[]) =>

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 
 describe.each(VIAS)("seam via %s", (via) => {
   test("--version prints the package version on stdout", async () => {

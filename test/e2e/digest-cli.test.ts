@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestJson } from "../../src/core/digest.ts";
 import { parseJson } from "../../src/core/json.ts";
-import { ROOT, VIAS, runCli } from "../helpers/cli.ts";
+import { ROOT, runCli, VIAS } from "../helpers/cli.ts";
 import { Gen } from "../helpers/jsongen.ts";
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");

@@ -10,9 +10,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { DEFAULT_API_URL, actionsUrl, chooseEndpoint, postAction } from "../../src/actions/endpoint.ts";
-import { type Json, getField } from "../../src/core/json.ts";
-import { VIAS, type Via, built, seamArgv } from "../helpers/cli.ts";
+import { actionsUrl, chooseEndpoint, DEFAULT_API_URL, postAction } from "../../src/actions/endpoint.ts";
+import { getField, type Json } from "../../src/core/json.ts";
+import { built, seamArgv, VIAS, type Via } from "../helpers/cli.ts";
 import { ledgerRows, run, start, tempDir } from "../helpers/proc.ts";
 
 const KEY = "spk_test_5f3c9a1e77d2";

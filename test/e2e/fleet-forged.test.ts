@@ -5,14 +5,14 @@
  * them ok, and the host's `seam ship` stops, naming the first foreign line.
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
 import { getField, parseJson } from "../../src/core/json.ts";
 import { KEY, linesOf, writeCheckpointed } from "../helpers/checkpoint-helpers.ts";
 import { seamArgv } from "../helpers/cli.ts";
-import { HAVE_NATS, freePort, startNats } from "../helpers/fleet-nats.ts";
+import { freePort, HAVE_NATS, startNats } from "../helpers/fleet-nats.ts";
 import { run, start, tempDir } from "../helpers/proc.ts";
 import { LedgerBuilder, sessionRows } from "../helpers/verify-helpers.ts";
 

@@ -11,9 +11,9 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers } from "@nats-io/transport-node";
 import { replay } from "../../src/fleet/jetstream.ts";
 import { KEY, OTHER, writeCheckpointed } from "../helpers/checkpoint-helpers.ts";
-import { VIAS, type Via, built, seamArgv } from "../helpers/cli.ts";
+import { built, seamArgv, VIAS, type Via } from "../helpers/cli.ts";
+import { freePort, HAVE_NATS, type Nats, startNats } from "../helpers/fleet-nats.ts";
 import { run, start, tempDir, until } from "../helpers/proc.ts";
-import { HAVE_NATS, type Nats, freePort, startNats } from "../helpers/fleet-nats.ts";
 import { LedgerBuilder, resetClock, sessionRows } from "../helpers/verify-helpers.ts";
 
 /** A fresh server in a temp dir, with a connection to it and its JetStream manager. */

@@ -7,8 +7,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type Json, JsonFloat, getField } from "../../src/core/json.ts";
-import { VIAS, built, seamArgv } from "../helpers/cli.ts";
+import { getField, type Json, JsonFloat } from "../../src/core/json.ts";
+import { built, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, start, tempDir, until } from "../helpers/proc.ts";
 
 /** A server that reads frames as the TypeScript SDK does (JSON.parse) and answers each request with the id it read. */

@@ -4,7 +4,7 @@
  * linear time, so each command answers within seconds, and rightly.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 import { sessionOf, writeLedger } from "../helpers/read-fixtures.ts";
 import { LedgerBuilder } from "../helpers/verify-helpers.ts";

@@ -17,12 +17,12 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { lineForm } from "../../src/core/canonical/index.ts";
 import { chainOf } from "../../src/core/chain.ts";
 import { digestJson } from "../../src/core/digest.ts";
-import { lineForm } from "../../src/core/canonical/index.ts";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { runAsNobody } from "../helpers/as-nobody.ts";
-import { ROOT, VIAS, type Via, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, ROOT, runCli, seamArgv, VIAS, type Via } from "../helpers/cli.ts";
 import { ledgerRows, start, tempDir, until } from "../helpers/proc.ts";
 
 const fixtureServer = [...seamArgv("bun"), "fixture", "server"];

@@ -6,13 +6,13 @@
  * uninstall giving back every file byte for byte.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { getField } from "../../src/core/json.ts";
 import { launchOf } from "../../src/install/entry.ts";
-import { ROOT, VIAS, type Via, built, lastingCheckout, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, lastingCheckout, ROOT, runCli, seamArgv, VIAS, type Via } from "../helpers/cli.ts";
 import { CASES, type Case, layOut, serversOf } from "../helpers/install-fixtures.ts";
 import { ledgerRows, run, tempDir } from "../helpers/proc.ts";
 

@@ -14,8 +14,8 @@ import { WRAP_FLAGS } from "../../commands/_wrap-args.ts";
 import { targetsFor } from "../../src/install/clients.ts";
 import { parseWrapped } from "../../src/install/entry.ts";
 import { jsonFormat } from "../../src/install/json-edit.ts";
-import { type Probe, durableLauncher, transientReason } from "../../src/install/launcher.ts";
-import { ROOT, VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { durableLauncher, type Probe, transientReason } from "../../src/install/launcher.ts";
+import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { CASES, layOut } from "../helpers/install-fixtures.ts";
 import { run, tempDir } from "../helpers/proc.ts";
 

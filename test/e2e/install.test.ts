@@ -10,33 +10,33 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { WRAP_ARGS, WRAP_FLAGS } from "../../commands/_wrap-args.ts";
 import {
-  type ClientId,
   CLIENT_IDS,
+  type ClientId,
   type Container,
+  defaultLedger,
   type Os,
   type PathEnv,
-  defaultLedger,
   targetsFor,
 } from "../../src/install/clients.ts";
-import { type SeamCommand, classify, launchOf, parseWrapped, sameValue } from "../../src/install/entry.ts";
+import { classify, launchOf, parseWrapped, type SeamCommand, sameValue } from "../../src/install/entry.ts";
 import {
   type FileOutcome,
-  type InstallOptions,
   formatOf,
+  type InstallOptions,
   install,
-  uninstall,
   unifiedDiff,
+  uninstall,
 } from "../../src/install/install.ts";
-import { WRAP_ARGS, WRAP_FLAGS } from "../../commands/_wrap-args.ts";
 import { jsonFormat } from "../../src/install/json-edit.ts";
 import { status } from "../../src/install/status.ts";
 import { CASES, fixtureText, layOut, serversOf } from "../helpers/install-fixtures.ts";

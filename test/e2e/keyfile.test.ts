@@ -3,8 +3,8 @@ import { expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeyFileError, readSignerFile, readVerifierKeys, writeKeyFile } from "../../src/checkpoint/keys.ts";
-import { tempDir } from "../helpers/proc.ts";
 import { KEY, OTHER, refusal } from "../helpers/checkpoint-helpers.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const refused = (f: () => unknown) => refusal(f, KeyFileError);
 

@@ -6,8 +6,8 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
-  statSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -15,11 +15,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "../../src/core/digest.ts";
 import { JsonFloat } from "../../src/core/json.ts";
+import type { FsyncPolicy } from "../../src/ledger/file-sync.ts";
 import { LOCK_LINGER_MS } from "../../src/ledger/held-lock.ts";
+import { type LedgerConfig, LedgerWriter } from "../../src/ledger/ledger-writer.ts";
 import { lockPaths } from "../../src/ledger/open.ts";
 import { sharedLock } from "../../src/ledger/shared-lock.ts";
-import { type LedgerConfig, LedgerWriter } from "../../src/ledger/ledger-writer.ts";
-import type { FsyncPolicy } from "../../src/ledger/file-sync.ts";
 import { delayed } from "../../src/proxy/deferred-recording.ts";
 import { openAppend } from "../../src/runtime/file.ts";
 import type { AppendFile } from "../../src/runtime/types.ts";

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { VIAS, built, seamArgv } from "../helpers/cli.ts";
+import { built, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, start, tempDir, until } from "../helpers/proc.ts";
 
 const SERVER = ["node", new URL("../fixtures/recording-server.mjs", import.meta.url).pathname];

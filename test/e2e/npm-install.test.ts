@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: plain JavaScript, no declarations
 import { platformId } from "../../npm/seam.mjs";
-import { RELEASE_TARGETS, platformPackage, targetFor } from "../../src/release/targets.ts";
+import { platformPackage, RELEASE_TARGETS, targetFor } from "../../src/release/targets.ts";
 import { ROOT } from "../helpers/cli.ts";
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;

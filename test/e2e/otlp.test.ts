@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as generated from "@opentelemetry/otlp-transformer/build/src/generated/root.js";
-import { VIAS, built, seamArgv } from "../helpers/cli.ts";
+import { built, seamArgv, VIAS } from "../helpers/cli.ts";
 import { run, tempDir } from "../helpers/proc.ts";
 
 const got: { path: string; body: Record<string, unknown> }[] = [];

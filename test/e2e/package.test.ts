@@ -5,7 +5,7 @@
  * and Bun, and type-checked with tsc against the shipped declarations.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ROOT } from "../helpers/cli.ts";
 import { run, tempDir } from "../helpers/proc.ts";

@@ -11,9 +11,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Json, getField } from "../../src/core/json.ts";
-import { ROOT, runCli, seamArgv } from "../helpers/cli.ts";
+import { getField, type Json } from "../../src/core/json.ts";
 import { cat } from "../helpers/bytes.ts";
+import { ROOT, runCli, seamArgv } from "../helpers/cli.ts";
 import { ledgerRows, start, tempDir, until } from "../helpers/proc.ts";
 
 const FILESYSTEM = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`];

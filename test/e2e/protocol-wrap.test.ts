@@ -8,13 +8,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { type Json, getField } from "../../src/core/json.ts";
+import { getField, type Json } from "../../src/core/json.ts";
 import { SCRIPT_CALLS } from "../../src/selftest/fixture-client.ts";
 import { rechainLines } from "../../src/selftest/tamper.ts";
 import { verifyBytes } from "../../src/verify/verify-ledger.ts";
-import { VIAS, type Via, built, runCli } from "../helpers/cli.ts";
-import { ledgerRows } from "../helpers/proc.ts";
+import { built, runCli, VIAS, type Via } from "../helpers/cli.ts";
 import { directAndWrapped } from "../helpers/fixture-run.ts";
+import { ledgerRows } from "../helpers/proc.ts";
 import { expectReferenceOk } from "../helpers/verify-helpers.ts";
 
 const f = (r: Json, k: string) => getField(r, k);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { getField } from "../../src/core/json.ts";
-import { ROOT, type Via, built, runCli } from "../helpers/cli.ts";
+import { built, ROOT, runCli, type Via } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { type Running, startEverything, startProxy } from "../helpers/proxy-helpers.ts";
 

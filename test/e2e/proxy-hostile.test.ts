@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { readFileSync, readdirSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { getField, type Json } from "../../src/core/json.ts";
@@ -16,8 +16,8 @@ import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import {
   freePort,
   peakRss,
-  rawRequest,
   type Running,
+  rawRequest,
   startProxy,
   upstream,
   wireRequest,

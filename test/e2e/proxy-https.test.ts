@@ -19,7 +19,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 import { getField, type Json } from "../../src/core/json.ts";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { rawRequest, startProxy } from "../helpers/proxy-helpers.ts";
 

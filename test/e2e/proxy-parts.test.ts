@@ -1,19 +1,19 @@
 /** Tables for the pure parts of seam proxy: SSE splitting, the loopback guard, header and query rules. */
 import { describe, expect, test } from "bun:test";
-import { foreignRequest, isLoopbackHost } from "../../src/proxy/guard.ts";
-import { redactTarget } from "../../src/redact/http.ts";
-import { endToEnd, headerSummary, upstreamRequestHeaders } from "../../src/proxy/headers.ts";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../../src/ledger/shared-lock.ts";
+import { delayed, RECORD_DELAY_MS, RECORD_MAX_BYTES, soon } from "../../src/proxy/deferred-recording.ts";
+import { foreignRequest, isLoopbackHost } from "../../src/proxy/guard.ts";
+import { endToEnd, headerSummary, upstreamRequestHeaders } from "../../src/proxy/headers.ts";
 import { McpProxy } from "../../src/proxy/server.ts";
 import { ProxySession } from "../../src/proxy/session.ts";
-import { RECORD_DELAY_MS, RECORD_MAX_BYTES, delayed, soon } from "../../src/proxy/deferred-recording.ts";
 import { BodyCollector, SseSplitter } from "../../src/proxy/sse.ts";
+import { redactTarget } from "../../src/redact/http.ts";
 import { openAppend } from "../../src/runtime/file.ts";
 import { http as nodeHttp } from "../../src/runtime/index.ts";
-import { createServer } from "node:http";
 import { runCli } from "../helpers/cli.ts";
 
 const enc = new TextEncoder();

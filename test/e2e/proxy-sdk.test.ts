@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -15,9 +14,10 @@ import {
   ElicitRequestSchema,
   ProgressNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { getField, type Json } from "../../src/core/json.ts";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { type Running, startEverything, startProxy } from "../helpers/proxy-helpers.ts";
 

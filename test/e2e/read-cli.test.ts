@@ -10,14 +10,15 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getField, parseJson } from "../../src/core/json.ts";
-import { VIAS, built, runCli as runSeam, seamArgv } from "../helpers/cli.ts";
+import { built, runCli as runSeam, seamArgv, VIAS } from "../helpers/cli.ts";
 
 /** seam as on a terminal 400 columns wide (every column fits), unless a test says otherwise. */
 const runCli: typeof runSeam = (via, args, opts = {}) =>
   runSeam(via, args, { ...opts, env: { COLUMNS: "400", ...opts.env } });
-import { start, tempDir, until } from "../helpers/proc.ts";
-import { BIG_ID, S1, mainLedger, sessionOf, writeLedger } from "../helpers/read-fixtures.ts";
+
 import { KEY, writeCheckpointed } from "../helpers/checkpoint-helpers.ts";
+import { start, tempDir, until } from "../helpers/proc.ts";
+import { BIG_ID, mainLedger, S1, sessionOf, writeLedger } from "../helpers/read-fixtures.ts";
 import { HAVE_PYTHON, LedgerBuilder } from "../helpers/verify-helpers.ts";
 
 let dir: string;

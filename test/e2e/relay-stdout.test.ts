@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { field, ledgerRows, tempDir, until } from "../helpers/proc.ts";
 
 const REQUESTS = 200;

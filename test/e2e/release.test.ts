@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateKey, newSigner, signNote } from "../../src/checkpoint/note.ts";
 import { executableKind } from "../../src/release/headers.ts";
-import { NOTE_FILE, SUMS_FILE, formatSums, parseSums, sha256File } from "../../src/release/sums.ts";
+import { formatSums, NOTE_FILE, parseSums, SUMS_FILE, sha256File } from "../../src/release/sums.ts";
 import { RELEASE_TARGETS, targetFor } from "../../src/release/targets.ts";
-import { ROOT, VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, ROOT, runCli, VIAS } from "../helpers/cli.ts";
 
 const KEY = generateKey("seam-release-test", new Uint8Array(32).fill(3));
 const OTHER = generateKey("seam-release-test", new Uint8Array(32).fill(4));

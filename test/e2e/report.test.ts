@@ -14,17 +14,17 @@ import { lineForm } from "../../src/core/canonical/index.ts";
 import type { Json } from "../../src/core/json.ts";
 import { headRoom } from "../../src/report/generate.ts";
 import { ReportWriter } from "../../src/report/html.ts";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
 import { Browser, CHROMIUM, NO_BROWSER_REASON, type Opened } from "../helpers/browser.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 import {
   ANSI,
-  HUGE,
-  INJECT_IMG,
-  INJECT_SCRIPT,
   demoLedger,
   editedLedger,
+  HUGE,
   hostileLedger,
+  INJECT_IMG,
+  INJECT_SCRIPT,
   longLedger,
   modernLedger,
   rawLedger,

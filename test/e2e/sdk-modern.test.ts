@@ -13,8 +13,8 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type Json, getField } from "../../src/core/json.ts";
-import { ROOT, type Via, runCli, seamArgv } from "../helpers/cli.ts";
+import { getField, type Json } from "../../src/core/json.ts";
+import { ROOT, runCli, seamArgv, type Via } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { HAVE_PYTHON, reference } from "../helpers/verify-helpers.ts";
 

@@ -10,7 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { VIAS, built, seamArgv } from "../helpers/cli.ts";
+import { built, seamArgv, VIAS } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 
 const PEEK = new URL("../fixtures/peek-parent.mjs", import.meta.url).pathname;

@@ -1,10 +1,10 @@
 /** `seam selftest` and `seam demo` from each build a user may run. */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { VIAS, runCli } from "../helpers/cli.ts";
-import { ledgerRows, tempDir } from "../helpers/proc.ts";
-import { getField } from "../../src/core/json.ts";
 import { selftestLine } from "../../commands/selftest.ts";
+import { getField } from "../../src/core/json.ts";
+import { runCli, VIAS } from "../helpers/cli.ts";
+import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 // The lines say what each arm showed, in words; --json keeps the arm names.
 test.each([

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { terminalCell, terminalJson, terminalText } from "../../src/base/terminal-text.ts";
-import { VIAS, built, runCli } from "../helpers/cli.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 import { sessionOf, writeLedger } from "../helpers/read-fixtures.ts";
 import { LedgerBuilder } from "../helpers/verify-helpers.ts";

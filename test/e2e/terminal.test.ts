@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
+import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 import { mainLedger, writeLedger } from "../helpers/read-fixtures.ts";
 

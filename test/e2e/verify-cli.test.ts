@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { processStartTime } from "../../src/runtime/alive.ts";
 import { join } from "node:path";
-import { VIAS, built, runCli, seamArgv } from "../helpers/cli.ts";
-import { LedgerBuilder, expectReferenceOk, resetClock, sessionRows } from "../helpers/verify-helpers.ts";
+import { processStartTime } from "../../src/runtime/alive.ts";
+import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { expectReferenceOk, LedgerBuilder, resetClock, sessionRows } from "../helpers/verify-helpers.ts";
 
 let dir: string;
 const file = (name: string) => join(dir, name);

@@ -20,12 +20,12 @@ import {
 import { verifyBytes } from "../../src/verify/verify-ledger.ts";
 import { Gen } from "../helpers/jsongen.ts";
 import {
+  enc,
   HAVE_PYTHON,
+  inTimeOrder,
   LedgerBuilder,
   type RefVerdict,
   type Row,
-  enc,
-  inTimeOrder,
   reference,
   resetClock,
   seamRow,

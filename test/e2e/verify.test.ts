@@ -2,23 +2,23 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chainOf } from "../../src/core/chain.ts";
+import { escapeBytes, unescapeBytes } from "../../src/core/byte-escape.ts";
 import { lineForm } from "../../src/core/canonical/index.ts";
+import { chainOf } from "../../src/core/chain.ts";
 import { digestBytes } from "../../src/core/digest.ts";
 import { type Json, JsonFloat } from "../../src/core/json.ts";
 import type { BreakKind, FindingKind } from "../../src/format/kinds.ts";
 import { pyTruthy } from "../../src/format/line.ts";
-import { escapeBytes, unescapeBytes } from "../../src/core/byte-escape.ts";
-import { exitCodeFor, humanReport, jsonReport, worstExit } from "../../src/verify/verify-report.ts";
-import { LedgerVerifier, type VerifyOptions, type VerifyReport, fileChunks } from "../../src/verify/ledger-verifier.ts";
+import { fileChunks, LedgerVerifier, type VerifyOptions, type VerifyReport } from "../../src/verify/ledger-verifier.ts";
 import { verifyBytes, verifyLedger } from "../../src/verify/verify-ledger.ts";
+import { exitCodeFor, humanReport, jsonReport, worstExit } from "../../src/verify/verify-report.ts";
 import {
+  enc,
   HAVE_PYTHON,
+  inTimeOrder,
   LedgerBuilder,
   type RefVerdict,
   type Row,
-  enc,
-  inTimeOrder,
   reference,
   resetClock,
   seamRow,

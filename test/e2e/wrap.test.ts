@@ -6,11 +6,11 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { digestBytes } from "../../src/core/digest.ts";
-import { type Json, getField } from "../../src/core/json.ts";
 import { chainOf, GENESIS } from "../../src/core/chain.ts";
+import { digestBytes } from "../../src/core/digest.ts";
+import { getField, type Json } from "../../src/core/json.ts";
 import { SCRIPT_CALLS } from "../../src/selftest/fixture-client.ts";
-import { VIAS, type Via, seamArgv } from "../helpers/cli.ts";
+import { seamArgv, VIAS, type Via } from "../helpers/cli.ts";
 import { directAndWrapped } from "../helpers/fixture-run.ts";
 import { ledgerRows, run, start, tempDir, until } from "../helpers/proc.ts";
 

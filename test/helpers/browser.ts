@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type BrowserContext, type Page, chromium } from "playwright-core";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
 
 /** The system Chromium: $SEAM_CHROMIUM, else `chromium` or `chromium-browser` on PATH; null when there is none. */
 export function findChromium(): string | null {

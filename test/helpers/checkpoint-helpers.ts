@@ -1,9 +1,9 @@
 /** Helpers for the checkpoint tests: a fixed key, sealed ledgers written by the real writer, and an attacker's re-chaining. */
 import { readFileSync } from "node:fs";
 import type { Checkpoint } from "../../src/checkpoint/checkpoint.ts";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
-import { LedgerWriter } from "../../src/ledger/ledger-writer.ts";
 import { generateKey, newSigner, newVerifier, signNote } from "../../src/checkpoint/note.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
+import { LedgerWriter } from "../../src/ledger/ledger-writer.ts";
 import { openAppend } from "../../src/runtime/file.ts";
 import type { AppendFile } from "../../src/runtime/types.ts";
 import { reforgeCheckpoint } from "../../src/selftest/checkpoints.ts";

@@ -8,7 +8,7 @@ import { expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FAULT_ENV } from "../../src/selftest/faults.ts";
-import { type Via, seamArgv } from "./cli.ts";
+import { seamArgv, type Via } from "./cli.ts";
 import { run, tempDir } from "./proc.ts";
 
 /** `seam fixture` under Bun: the client and the server of every run. */

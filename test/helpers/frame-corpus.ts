@@ -7,7 +7,7 @@
  * stack reads. Every frame names a tool unique to it (`tool_<n>`, perhaps
  * with a suffix), so a row can be matched to what a server saw.
  */
-import { type Part, cat } from "./bytes.ts";
+import { cat, type Part } from "./bytes.ts";
 import { Gen } from "./jsongen.ts";
 
 export interface CorpusFrame {

@@ -4,8 +4,8 @@
  * chain. Deliberately small: it reports what it finds and leaves verdicts to
  * `seam verify`'s own tests.
  */
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
-import { type Json, type JsonObject, getField, parseJson } from "../../src/core/json.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
+import { getField, type Json, type JsonObject, parseJson } from "../../src/core/json.ts";
 
 export interface ChainCheck {
   /** Parsed object rows (ledger_repair rows included). */

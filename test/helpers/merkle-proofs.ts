@@ -7,16 +7,16 @@
  */
 import {
   CompactRange,
-  EMPTY_ROOT,
-  type Hash,
-  type ProofOutcome,
-  type Range,
-  OK,
   checkProofHashes,
+  EMPTY_ROOT,
   equalHash,
   fail,
+  type Hash,
   isSize,
   nodeHash,
+  OK,
+  type ProofOutcome,
+  type Range,
   splitPoint,
   verifyInclusion,
 } from "../../src/checkpoint/merkle.ts";

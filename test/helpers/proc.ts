@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseJson, type Json, getField } from "../../src/core/json.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 
 export function tempDir(prefix = "seam-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import { type AddressInfo, connect, createServer } from "node:net";
-import { ROOT, type Via, seamArgv } from "./cli.ts";
+import { ROOT, seamArgv, type Via } from "./cli.ts";
 
 /** A port nothing listens on right now. */
 export function freePort(): Promise<number> {

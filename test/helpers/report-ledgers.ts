@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineForm } from "../../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
 import type { Json } from "../../src/core/json.ts";
 import { runCli, seamArgv } from "./cli.ts";
 import { run } from "./proc.ts";

@@ -6,8 +6,8 @@
 import { expect } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
 import { lineForm } from "../../src/core/canonical/index.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
 import { digestBytes, digestJson } from "../../src/core/digest.ts";
 import type { Json } from "../../src/core/json.ts";
 

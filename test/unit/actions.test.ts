@@ -4,14 +4,14 @@
  * POST body, and holding / refusing a call — all with literal expectations.
  */
 import { describe, expect, test } from "bun:test";
-import { ActionRecorder, type ActionSettings } from "../../src/actions/recorder.ts";
-import { parsePath, parseTemplate, resolvePath } from "../../src/actions/paths.ts";
 import { buildAction } from "../../src/actions/build.ts";
+import type { Endpoint, PostResult } from "../../src/actions/endpoint.ts";
 import { type ActionMap, parseActionMap, ruleFor } from "../../src/actions/map.ts";
+import { parsePath, parseTemplate, resolvePath } from "../../src/actions/paths.ts";
+import { ActionRecorder, type ActionSettings } from "../../src/actions/recorder.ts";
+import { UsageError } from "../../src/base/exit.ts";
 import { compactForm, lineForm } from "../../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../../src/core/digest.ts";
-import type { Endpoint, PostResult } from "../../src/actions/endpoint.ts";
-import { UsageError } from "../../src/base/exit.ts";
 import { type Json, parseJson } from "../../src/core/json.ts";
 import { McpObserver } from "../../src/observe/observer.ts";
 import type { Fields } from "../../src/observe/observer-options.ts";

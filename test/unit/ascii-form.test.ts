@@ -7,8 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { asciiFormScratch, compactAscii } from "../../src/core/canonical/index.ts";
-import { compactForm } from "../../src/core/canonical/index.ts";
+import { asciiFormScratch, compactAscii, compactForm } from "../../src/core/canonical/index.ts";
 import { digestJson } from "../../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 import { Gen } from "../helpers/jsongen.ts";

@@ -1,21 +1,21 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import {
   CanonicalError,
-  MAX_WRITE_DEPTH,
   chainForm,
   compactForm,
   compareCodePoints,
   jcsForm,
   lineForm,
+  MAX_WRITE_DEPTH,
+  pyFloatRepr,
   utf8Surrogatepass,
 } from "../../src/core/canonical/index.ts";
 import { chainOf } from "../../src/core/chain.ts";
 import { digestJson } from "../../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
-import { pyFloatRepr } from "../../src/core/canonical/index.ts";
 import { Gen } from "../helpers/jsongen.ts";
 
 const vectors = (name: string) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), "utf8"));

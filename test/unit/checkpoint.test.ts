@@ -1,8 +1,8 @@
 /** The checkpoint, witness-line and tlog-proof texts: golden forms and every way a parse refuses. */
 import { describe, expect, test } from "bun:test";
 import {
-  FormatError,
   checkpointText,
+  FormatError,
   formatTlogProof,
   ledgerOrigin,
   parseCheckpointText,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { compactForm } from "../../src/core/canonical/index.ts";
-import { StreamDigest, digestBytes, digestJson } from "../../src/core/digest.ts";
+import { digestBytes, digestJson, StreamDigest } from "../../src/core/digest.ts";
 import { type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 
 interface C14nCase {

@@ -5,7 +5,7 @@
  * no dated run logs, and CHANGELOG.md names the version seam reports.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { CLI_DOCS, renderCliDocs } from "../../scripts/cli-docs.ts";
 import { VERSION } from "../../src/base/version.ts";

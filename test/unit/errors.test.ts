@@ -4,10 +4,10 @@
  * fix); the library exports the base so callers can catch them all at once.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ActionMapError } from "../../src/api/actions.ts";
-import { JsonInputError, SeamError, digest } from "../../src/api/index.ts";
+import { digest, JsonInputError, SeamError } from "../../src/api/index.ts";
 import { SeamError as BaseSeamError } from "../../src/base/error.ts";
 import { UsageError } from "../../src/base/exit.ts";
 import { FormatError } from "../../src/checkpoint/checkpoint.ts";

@@ -8,13 +8,18 @@
  * any layout, are the point of the rest.
  */
 import { describe, expect, test } from "bun:test";
-import { lineForm } from "../../src/core/canonical/index.ts";
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
-import { chainFromLine, formScratchBytes, readLayout } from "../../src/core/canonical/index.ts";
-import { FormRow, parsePlainLine } from "../../src/core/canonical/index.ts";
+import {
+  chainFromLine,
+  FormRow,
+  formScratchBytes,
+  lineForm,
+  parsePlainLine,
+  pyFloatRepr,
+  readLayout,
+} from "../../src/core/canonical/index.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
 import { type Json, type JsonObject, parseJson } from "../../src/core/json.ts";
 import { Gen } from "../helpers/jsongen.ts";
-import { pyFloatRepr } from "../../src/core/canonical/index.ts";
 
 const enc = new TextEncoder();
 

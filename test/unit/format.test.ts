@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GENESIS, chainOf } from "../../src/core/chain.ts";
+import { lineForm } from "../../src/core/canonical/index.ts";
+import { chainOf, GENESIS } from "../../src/core/chain.ts";
 import { type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 import { BREAK_KINDS, FINDING_KINDS } from "../../src/format/kinds.ts";
 import {
@@ -18,9 +19,8 @@ import {
   lineBufferBytes,
   passedOn,
 } from "../../src/format/line.ts";
+import { buildRow, ENVELOPE_KEYS, type Envelope, repairFields, repairs } from "../../src/format/row.ts";
 import { Gen } from "../helpers/jsongen.ts";
-import { ENVELOPE_KEYS, type Envelope, buildRow, repairFields, repairs } from "../../src/format/row.ts";
-import { lineForm } from "../../src/core/canonical/index.ts";
 
 const bytes = (s: string | number[]) => (typeof s === "string" ? new TextEncoder().encode(s) : new Uint8Array(s));
 

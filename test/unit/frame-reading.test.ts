@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { compactForm } from "../../src/core/canonical/index.ts";
 import { digestBytes, digestJson } from "../../src/core/digest.ts";
-import { parseLenient } from "../../src/core/json-lenient.ts";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
+import { parseLenient } from "../../src/core/json-lenient.ts";
 import { readFrame } from "../../src/observe/frame-reading.ts";
 import { goFold } from "../../src/observe/json-stacks.ts";
-import { BULK_MEMBERS, SKIM_AT, answerDigest } from "../../src/observe/large-answer.ts";
+import { answerDigest, BULK_MEMBERS, SKIM_AT } from "../../src/observe/large-answer.ts";
 import { cat } from "../helpers/bytes.ts";
 import { Gen } from "../helpers/jsongen.ts";
 

@@ -1,5 +1,5 @@
-import { digestBytes } from "../../src/core/digest.ts";
 import { describe, expect, test } from "bun:test";
+import { digestBytes } from "../../src/core/digest.ts";
 import { FrameSplitter, type LongFrame } from "../../src/observe/frames.ts";
 
 const enc = new TextEncoder();

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { type Json, JsonFloat, entries, getField, isObject, parseJson } from "../../src/core/json.ts";
-import { DEFAULT_MAX_DEPTH, MAX_INT_DIGITS } from "../../src/core/json-scanner.ts";
+import { entries, getField, isObject, type Json, JsonFloat, parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
+import { DEFAULT_MAX_DEPTH, MAX_INT_DIGITS } from "../../src/core/json-scanner.ts";
 import { Gen } from "../helpers/jsongen.ts";
 
 const F = (x: number) => new JsonFloat(x);

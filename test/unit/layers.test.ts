@@ -3,7 +3,7 @@
  * ones, and no module imports itself round a cycle (README, "Layout").
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 
 const ROOT = join(import.meta.dir, "../..");

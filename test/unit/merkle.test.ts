@@ -8,18 +8,18 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type Json, getField, parseJson } from "../../src/core/json.ts";
 import {
   CompactRange,
   EMPTY_ROOT,
   type Hash,
-  LineTree,
-  RangeHasher,
   inclusionRanges,
+  LineTree,
   leafHash,
   nodeHash,
+  RangeHasher,
   verifyInclusion,
 } from "../../src/checkpoint/merkle.ts";
+import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import {
   consistencyRanges,
   hashRanges,

@@ -5,12 +5,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import {
-  NoteError,
   decodeBase64,
   generateKey,
   isValidKeyName,
   keyId,
   keyLabel,
+  NoteError,
   newSigner,
   newVerifier,
   openNote,

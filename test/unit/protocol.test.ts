@@ -8,7 +8,7 @@ import { lineForm } from "../../src/core/canonical/index.ts";
 import { digestJson } from "../../src/core/digest.ts";
 import { parseJson } from "../../src/core/json.ts";
 import { McpObserver } from "../../src/observe/observer.ts";
-import { type Script, observe as observeScript } from "../helpers/observe.ts";
+import { observe as observeScript, type Script } from "../helpers/observe.ts";
 
 const enc = new TextEncoder();
 

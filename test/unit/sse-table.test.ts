@@ -9,9 +9,9 @@
  * stream interpretation gives, so a reader and the table cannot drift together.
  */
 import { describe, expect, test } from "bun:test";
-import { EventSourceParserStream } from "eventsource-parser/stream";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { BodyCollector, DecodedBody, SseSplitter, bodyKind, contentCodings } from "../../src/proxy/sse.ts";
+import { EventSourceParserStream } from "eventsource-parser/stream";
+import { BodyCollector, bodyKind, contentCodings, DecodedBody, SseSplitter } from "../../src/proxy/sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -23,9 +23,6 @@
  * values, with no repeated key.
  */
 import { createHash } from "node:crypto";
-import { MAX_INT_DIGITS } from "../json-scanner.ts";
-import { pyFloatRepr } from "./pyfloat.ts";
-import { sha256Hex } from "../sha256.ts";
 import {
   BACKSLASH,
   CLOSE_BRACE,
@@ -37,6 +34,9 @@ import {
   QUOTE,
   SPACE,
 } from "../ascii.ts";
+import { MAX_INT_DIGITS } from "../json-scanner.ts";
+import { sha256Hex } from "../sha256.ts";
+import { pyFloatRepr } from "./pyfloat.ts";
 
 /** Deeper rows go the long way (they are rare, and the recursion stays short). */
 const MAX_DEPTH = 64;

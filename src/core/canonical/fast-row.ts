@@ -2,9 +2,10 @@
  * FormRow: the row of a line in chain form (src/core/canonical/fast-line.ts), its
  * members parsed only as they are asked for.
  */
-import { type FormLayout, chainOfLayout, readLayout } from "./fast-line.ts";
-import { type Json, type JsonObject, parseJson } from "../json.ts";
+
 import { BACKSLASH, QUOTE } from "../ascii.ts";
+import { type Json, type JsonObject, parseJson } from "../json.ts";
+import { chainOfLayout, type FormLayout, readLayout } from "./fast-line.ts";
 
 const NO = -1;
 // ignoreBOM: as the line was recognized, a BOM would be text.

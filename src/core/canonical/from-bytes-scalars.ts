@@ -5,12 +5,13 @@
  * decoded bytes also kept for sorting. What has no canonical form (NaN,
  * ±Infinity, a lone surrogate) is counted, not refused.
  */
-import type { ByteOut } from "./byte-out.ts";
+
 import { JsonParseError } from "../json-error.ts";
 import { MAX_INT_DIGITS } from "../json-scanner.ts";
+import { writeUtf8 } from "../utf8.ts";
+import type { ByteOut } from "./byte-out.ts";
 import { pyFloatRepr } from "./pyfloat.ts";
 import { writeShortFloat } from "./short-float.ts";
-import { writeUtf8 } from "../utf8.ts";
 
 const HEX = Uint8Array.from("0123456789abcdef", (ch) => ch.charCodeAt(0));
 /** The byte after the backslash for the controls that have a short escape. */

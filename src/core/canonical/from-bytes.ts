@@ -24,13 +24,13 @@
  * form, which sorts where its code point does.
  */
 import { isUtf8 } from "node:buffer";
-import type { Recipe } from "./reference.ts";
-import { type MemberSpan, objectMembers } from "../json-spans.ts";
+import { guardStack, JsonParseError } from "../json-error.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
-import { JsonParseError, guardStack } from "../json-error.ts";
+import { type MemberSpan, objectMembers } from "../json-spans.ts";
+import { firstInvalidUtf8 } from "../utf8.ts";
 import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
 import { ByteScalars } from "./from-bytes-scalars.ts";
-import { firstInvalidUtf8 } from "../utf8.ts";
+import type { Recipe } from "./reference.ts";
 
 /** Whether the input had a canonical form, or the Python exception that says why not. */
 export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";

@@ -12,35 +12,36 @@
  *   fast-line.ts  a ledger line already in chain form, chained without a parse (the verifier);
  *   fast-row.ts   the row of such a line, its members parsed only when asked for.
  */
+
+export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii-writer.ts";
 export {
+  chainFromLine,
+  chainOfLayout,
+  chainOfMembers,
+  type FormLayout,
+  formScratchBytes,
+  readLayout,
+} from "./fast-line.ts";
+export { FormRow, parsePlainLine } from "./fast-row.ts";
+export { canonicalBytes, type Outcome } from "./from-bytes.ts";
+export { pyFloatRepr } from "./pyfloat.ts";
+export {
+  CanonicalError,
   CHAIN,
   COMPACT,
-  CanonicalError,
-  JCS,
-  MAX_WRITE_DEPTH,
-  type Recipe,
-  type Style,
-  type Utf8Sink,
   chainForm,
   compactForm,
   compareCodePoints,
   feedUtf8,
   isWellFormed,
+  JCS,
   jcsForm,
   lineForm,
+  MAX_WRITE_DEPTH,
   quote,
+  type Recipe,
+  type Style,
   streamForm,
+  type Utf8Sink,
   utf8Surrogatepass,
 } from "./reference.ts";
-export { type Outcome, canonicalBytes } from "./from-bytes.ts";
-export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii-writer.ts";
-export {
-  type FormLayout,
-  chainFromLine,
-  chainOfLayout,
-  chainOfMembers,
-  formScratchBytes,
-  readLayout,
-} from "./fast-line.ts";
-export { FormRow, parsePlainLine } from "./fast-row.ts";
-export { pyFloatRepr } from "./pyfloat.ts";
