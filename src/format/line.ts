@@ -2,6 +2,14 @@
  * The line rules of the ledger format (docs/ledger-format.md, "Lines"):
  * what a physical line is to every reader, the writer looking for the chain
  * to continue and `seam verify` alike, and what chain a row passes on.
+ *
+ * The chain, by what each function takes:
+ *   chainOf (src/core/chain.ts)  a row's value: the rule itself, the reference;
+ *   chainFromLine                a line's bytes, when they are in chain form (else null: take chainOf);
+ *   expectedChain                a parsed row and, if at hand, its line (the verifier): either of the two above;
+ *   chainedRow, chainedLine      an envelope and fields, or a built row (the writer): the line to append and its chain;
+ *   chainClaim                   a parsed row: the chain it claims, if any;
+ *   chainFromTail                the last bytes of a line too long to parse: the chain it claims.
  */
 import {
   chainFromLine,
@@ -121,11 +129,6 @@ export function chainClaim(row: Json): ChainClaim {
   if (!pyTruthy(chain)) return { kind: "unchained" };
   if (typeof chain !== "string") return { kind: "non_string_chain" };
   return { kind: "chained", chain };
-}
-
-/** The `prev` a claim hands the next row; null: none, the one before stays. */
-export function passedOn(claim: ChainClaim): string | null {
-  return claim.kind === "chained" ? claim.chain : null;
 }
 
 /**

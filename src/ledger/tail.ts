@@ -17,7 +17,7 @@
 import { LF } from "../core/ascii.ts";
 import { GENESIS } from "../core/chain.ts";
 import { StreamDigest } from "../core/digest.ts";
-import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, MAX_LINE_BYTES, passedOn } from "../format/line.ts";
+import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, MAX_LINE_BYTES } from "../format/line.ts";
 import { TORN_TEXT_BYTES, type TornLine } from "../format/row.ts";
 import type { AppendFile } from "../runtime/types.ts";
 
@@ -120,7 +120,9 @@ async function judgeLine(file: AppendFile, start: number, end: number): Promise<
   }
   const line = classifyLine(await file.readAt(start, end - start));
   if (line.kind !== "row") return line;
-  return { kind: "row", chain: passedOn(chainClaim(line.row)) };
+  // Only a chained row hands on its chain; any other claim leaves the one before.
+  const claim = chainClaim(line.row);
+  return { kind: "row", chain: claim.kind === "chained" ? claim.chain : null };
 }
 
 /** The chain a row appended at `end` (a line boundary) continues from. */

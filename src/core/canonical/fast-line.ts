@@ -121,15 +121,11 @@ export function readLayout(line: Uint8Array): FormLayout | null {
   return { spans, n, order, ascii: !high, plain };
 }
 
-/** chainOf(prev, the row without its chain) for a line of this layout; null when prev is not ASCII. */
-export function chainOfLayout(prev: string, line: Uint8Array, layout: FormLayout): string | null {
-  return chainOfMembers(prev, line, layout.spans, layout.order);
-}
-
 /**
  * The chain after `prev` of a line whose members (start, key end, end) are
- * `spans`, in key order `order`; null when prev is not ASCII. Also the
- * writer's (chainedLine in src/format/line.ts), over the line it has written.
+ * `spans`, in key order `order`; null when prev is not ASCII. The one
+ * hashing step under chainFromLine, FormRow.chain and the writer's
+ * (chainedRow in src/format/line.ts, over the line it has just written).
  */
 export function chainOfMembers(
   prev: string,

@@ -5,7 +5,7 @@
 
 import { BACKSLASH, QUOTE } from "../ascii.ts";
 import { type Json, type JsonObject, parseJson } from "../json.ts";
-import { chainOfLayout, type FormLayout, readLayout } from "./fast-line.ts";
+import { chainOfMembers, type FormLayout, readLayout } from "./fast-line.ts";
 
 const NO = -1;
 // ignoreBOM: as the line was recognized, a BOM would be text.
@@ -52,7 +52,7 @@ export class FormRow extends Map<string, Json> {
 
   /** chainOf(prev, this row without its chain); null when prev is not ASCII (then take the long way). */
   chain(prev: string): string | null {
-    return chainOfLayout(prev, this.line, this.layout);
+    return chainOfMembers(prev, this.line, this.layout.spans, this.layout.order);
   }
 
   /** Takes the `chain` member out, as delete("chain") would, without reading the rest. */

@@ -16,7 +16,6 @@
 export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii-writer.ts";
 export {
   chainFromLine,
-  chainOfLayout,
   chainOfMembers,
   type FormLayout,
   formScratchBytes,
