@@ -181,6 +181,7 @@ export async function actionFlags(
   rawArgs: string[],
   a: Record<string, unknown>,
   log: Log,
+  spawnsServer = false,
 ): Promise<ActionRecorder | undefined> {
   rejectEmptyValues(a, ACTION_ARGS);
   const env = process.env;
@@ -208,12 +209,15 @@ export async function actionFlags(
   }
   const map = await parseActionMap(text, mapPath);
   const timeout = timeoutMs(given("timeout"));
-  const chosen = chooseEndpoint(
-    given("apiUrl"),
-    env.COMMITLAYER_API_URL,
-    keyFromFd(given("apiKeyFd")) ?? env.COMMITLAYER_API_KEY,
-  );
+  const fromFd = keyFromFd(given("apiKeyFd"));
+  const chosen = chooseEndpoint(given("apiUrl"), env.COMMITLAYER_API_URL, fromFd ?? env.COMMITLAYER_API_KEY);
   if ("error" in chosen) throw new UsageError(chosen.error);
+  // seam cannot take a variable out of its own environment block: a server it starts, as the same user,
+  // reads it there (docs/threat-model-secrets.md).
+  if (spawnsServer && fromFd === undefined && env.COMMITLAYER_API_KEY)
+    log.warn(
+      "COMMITLAYER_API_KEY is in seam's environment, where the wrapped server can read it: pass the key with --api-key-fd FD instead",
+    );
   const endpoint = chosen.url === undefined ? undefined : { url: chosen.url, key: chosen.key, timeoutMs: timeout };
 
   const failOpen = !a.noFailOpen && !own.includes("--no-fail-open");

@@ -43,7 +43,7 @@ export default defineCommand({
     const session = a.session as string | undefined;
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
-    const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
+    const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log, true);
     const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
     const strip = repeatedFlag(before, "strip-env");
     const pass = repeatedFlag(before, "pass-env");

@@ -77,6 +77,13 @@ describe.each(VIAS)("the endpoint key and the wrapped server via %s", (via) => {
       const env = await wrapAndPeek(via, false);
       expect(anywhere(env.found)).toBe(true);
       expect(env.found.environ).toContain(KEY);
+      // seam says so, and how to keep it from the server; given by descriptor, it says nothing of it.
+      const warning =
+        "seam: warning: COMMITLAYER_API_KEY is in seam's environment, where the wrapped server can read it";
+      expect(env.stderr).toContain(warning);
+      expect(env.stderr).toContain("--api-key-fd FD");
+      expect(env.stderr).not.toContain(KEY);
+      expect(fd.stderr).not.toContain("COMMITLAYER_API_KEY is in");
     },
     60_000,
   );
