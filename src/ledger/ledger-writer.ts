@@ -90,6 +90,13 @@ export interface LedgerConfig {
   batchWhen?: (go: () => void) => void;
   /** How long the lock is kept after a flush for the next one (default LOCK_LINGER_MS, src/ledger/held-lock.ts). */
   lockLingerMs?: number;
+  /**
+   * Append only under a lock (--fail-closed): when none of the ledger's locks
+   * can be taken, a flush writes nothing and its rows count as unlogged, so
+   * a call waiting for its rows is refused rather than run while another
+   * writer may be mid-append.
+   */
+  lockedOnly?: boolean;
 }
 
 /** The error for a ledger refused at the start (`why`: the refusal's message, which names the file). */
@@ -132,6 +139,7 @@ export class LedgerWriter {
   private readonly lines = new LineBatch();
   private ended = false;
   private warnedWrite = false;
+  private warnedLockless = false;
   private readonly lock: HeldLock;
   private readonly fsync: FileSync;
   private written = 0;
@@ -383,6 +391,16 @@ export class LedgerWriter {
     }
     if (this.checkpointerReady) await this.checkpointerReady;
     const release = await this.lock.take();
+    if (release === null && this.cfg.lockedOnly) {
+      if (!this.warnedLockless) {
+        this.warnedLockless = true;
+        this.cfg.warn?.(
+          `ledger ${this.cfg.path}: no lock of it can be taken, and --fail-closed appends only under one: its rows are not written, its calls refused`,
+        );
+      }
+      for (const p of batch) this.settle(p, false, false);
+      return;
+    }
     const lines = this.lines;
     lines.clear(); // what a flush that failed before its write left
     const add = (b: Uint8Array) => {

@@ -206,6 +206,7 @@ export class ProxySession {
       // The ledger was checked when the proxy started (src/proxy/run.ts). Refused now (a link planted
       // since), this session is not recorded, its rows counted as unlogged: its traffic still passes.
       refusedIsUnwritable: true,
+      lockedOnly: o.failClosed,
       batchWhen: later,
       // A client's calls come a few ms apart: keep the lock files from one row to the next.
       lockLingerMs: 20,

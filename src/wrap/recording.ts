@@ -126,6 +126,7 @@ export class Recording {
         fsync: init.fsync,
         openAppend: rt.openAppend,
         allowForeign: init.allowForeignLedger,
+        lockedOnly: init.failClosed,
         warn: (m) => log.warn(m),
         checkpoints: deps.checkpoints,
         now: () => recording?.at?.wall ?? Date.now(),

@@ -773,3 +773,22 @@ test("ts: each row's is its own millisecond's, rows of one millisecond sharing i
   expect(Date.parse(ts[5]!)).toBeGreaterThanOrEqual(before - 1);
   await w.end({});
 });
+
+test("lockedOnly (--fail-closed): with no lock to take nothing is appended, a call's rows say so, one warning", async () => {
+  const noLock = () => Promise.reject(new Error("no lock"));
+  const path = join(tmp(), "l.jsonl");
+  writeFileSync(path, OTHER_BEGIN);
+  const { w, warnings } = await openLedger(path, { lock: noLock, lockedOnly: true });
+  const durable = await w.appendDurable("tool_call_intent", {});
+  await w.append("tool_call", {});
+  await w.end({});
+  expect([durable, w.rowsWritten, w.rowsUnlogged]).toEqual([false, 0, 3]);
+  expect(read(path)).toBe(OTHER_BEGIN);
+  expect(warnings.filter((m) => m.includes("--fail-closed appends only under one"))).toHaveLength(1);
+  // Without it, the same writer appends unlocked (and says so): the control.
+  const other = join(tmp(), "l.jsonl");
+  const open = await openLedger(other, { lock: noLock });
+  expect(await open.w.appendDurable("tool_call_intent", {})).toBe(true);
+  await open.w.end({});
+  expect(open.w.rowsWritten).toBe(2);
+});
