@@ -8,6 +8,9 @@
  *                 --max-line default: a finding, never held whole)
  *   parsed line   `seam verify` of one row of --parsed-mib MiB (under the
  *                 limit, so parsed): peak RSS as a multiple of the line
+ *   line shapes   the same for rows of --parsed-mib MiB not in chain form
+ *                 whose parsed value costs the most: many small containers,
+ *                 many keys, arrays nested 900 deep
  *   sessions      `seam verify` of --sessions complete two-row sessions: the
  *                 peak above a one-session file, per session
  *   numeric frames `seam wrap` relaying two answers of --frame-mib MiB, each
@@ -22,6 +25,7 @@ import { join } from "node:path";
 import { lineForm } from "../src/core/canonical/index.ts";
 import { chainOf, GENESIS } from "../src/core/chain.ts";
 import type { Json } from "../src/core/json.ts";
+import { chainFromJsonLine } from "../src/format/line.ts";
 import { Flags, ROOT, type Row, writeResult } from "./lib.ts";
 
 const flags = new Flags();
@@ -77,6 +81,28 @@ function oneLongRow(path: string, bytes: number): void {
   closeSync(fd);
 }
 
+/** Rows of about `bytes` bytes, compact (no chain form), each one shape of value that costs the most parsed. */
+const SHAPES: [string, (bytes: number) => string][] = [
+  ["many small containers", (n) => `[${"{},[],".repeat(Math.ceil(n / 6))}{}]`],
+  [
+    "many keys",
+    (n) =>
+      `{${Array.from({ length: Math.ceil(n / 14) }, (_, i) => `"k${i.toString(36).padStart(8, "0")}":1`).join(",")}}`,
+  ],
+  [
+    "arrays 900 deep",
+    (n) => `[${Array.from({ length: Math.ceil(n / 1801) }, () => "[".repeat(900) + "]".repeat(900)).join(",")}]`,
+  ],
+];
+
+function shapedRow(path: string, bytes: number, shape: (bytes: number) => string): void {
+  const head = `{"evt":"tool_call","seam":"bench","x":${shape(bytes)}}`;
+  const chain = chainFromJsonLine(GENESIS, new TextEncoder().encode(head));
+  const fd = openSync(path, "w");
+  writeSync(fd, `${head.slice(0, -1)},"chain":"${chain}"}\n`);
+  closeSync(fd);
+}
+
 /** `n` complete two-row seam sessions. */
 function manySessions(path: string, n: number): number {
   const fd = openSync(path, "w");
@@ -122,12 +148,19 @@ const manyPath = join(dir, "many.jsonl");
 const manyBytes = manySessions(manyPath, sessions);
 const onePath = join(dir, "one.jsonl");
 manySessions(onePath, 1);
+const shapePaths = SHAPES.map(([shape, make], i) => {
+  const path = join(dir, `shape-${i}.jsonl`);
+  shapedRow(path, mib(parsedMiB), make);
+  return [shape, path] as const;
+});
 
 for (const [name, seam] of builds) {
   const long = await peak([...seam, "verify", "--quiet", ...maxLine, longPath]);
   const parsed = await peak([...seam, "verify", "--quiet", parsedPath]);
   const many = await peak([...seam, "verify", "--quiet", manyPath]);
   const one = await peak([...seam, "verify", "--quiet", onePath]);
+  const shaped: { shape: string; mb: number; code: number }[] = [];
+  for (const [shape, path] of shapePaths) shaped.push({ shape, ...(await peak([...seam, "verify", "--quiet", path])) });
   const perSession = (mib(many.mb - one.mb) / sessions) | 0;
   const ledger = join(dir, `wrap-${name}.jsonl`);
   const calls =
@@ -152,7 +185,19 @@ for (const [name, seam] of builds) {
       bytes_per_session: perSession,
     },
     numeric_frames: { frame_mib: frameMiB, frames: 2, peak_mb: wrap.mb, answered, exit: wrap.code },
+    line_shapes: shaped.map((s) => ({ shape: s.shape, mib: parsedMiB, peak_mb: s.mb, exit: s.code })),
   };
+  for (const s of shaped) {
+    const ratio = (s.mb - one.mb) / parsedMiB;
+    summary.push({
+      section: "memory",
+      name: `verify one ${parsedMiB} MiB line of ${s.shape}, ${name}`,
+      value: `peak RSS ${s.mb.toFixed(0)} MB`,
+      ratio: `${ratio.toFixed(1)}x the line (above a one-session file)`,
+      goal: "≤ 4x the largest line",
+      met: ratio <= 4 && s.code === 0,
+    });
+  }
   summary.push(
     {
       section: "memory",

@@ -59,13 +59,37 @@ export function valueEnd(b: Uint8Array, i: number): number {
 }
 
 /**
- * The members of the object whose `{` is at i, in the order they come, and
- * the index after its `}`; null when its punctuation is not an object's.
+ * The members of the object whose "{" is at i, or null where they cannot be
+ * found (then it is not JSON): as objectMemberOffsets finds them, one object each.
  */
 export function objectMembers(b: Uint8Array, i: number): { members: MemberSpan[]; end: number } | null {
+  const found = objectMemberOffsets(b, i);
+  if (found === null) return null;
+  const { at, count, end } = found;
   const members: MemberSpan[] = [];
+  for (let m = 0; m < count; m++)
+    members.push({
+      keyStart: at[4 * m]!,
+      keyEnd: at[4 * m + 1]!,
+      valueStart: at[4 * m + 2]!,
+      valueEnd: at[4 * m + 3]!,
+    });
+  return { members, end };
+}
+
+/**
+ * The members of the object whose "{" is at i, four offsets each in `at`
+ * (keyStart, keyEnd, valueStart, valueEnd of member m at 4m…4m+3), and the
+ * index after its "}"; null where they cannot be found (then it is not
+ * JSON). Offsets in one typed array: an object of millions of members costs
+ * sixteen bytes each here, not an object each.
+ */
+export function objectMemberOffsets(b: Uint8Array, i: number): { at: Int32Array; count: number; end: number } | null {
+  let at = new Int32Array(64);
+  let count = 0;
+  const done = (end: number) => ({ at, count, end });
   let j = skipWs(b, i + 1);
-  if (b[j] === 0x7d) return { members, end: j + 1 };
+  if (b[j] === 0x7d) return done(j + 1);
   for (;;) {
     if (b[j] !== 0x22) return null;
     const keyEnd = stringEnd(b, j);
@@ -75,12 +99,21 @@ export function objectMembers(b: Uint8Array, i: number): { members: MemberSpan[]
     const valueStart = skipWs(b, colon + 1);
     const end = valueEnd(b, valueStart);
     if (end <= valueStart) return null;
-    members.push({ keyStart: j, keyEnd, valueStart, valueEnd: end });
+    if (4 * count + 4 > at.length) {
+      const grown = new Int32Array(at.length * 2);
+      grown.set(at);
+      at = grown;
+    }
+    at[4 * count] = j;
+    at[4 * count + 1] = keyEnd;
+    at[4 * count + 2] = valueStart;
+    at[4 * count + 3] = end;
+    count++;
     j = skipWs(b, end);
     if (b[j] === 0x2c) {
       j = skipWs(b, j + 1);
       continue;
     }
-    return b[j] === 0x7d ? { members, end: j + 1 } : null;
+    return b[j] === 0x7d ? done(j + 1) : null;
   }
 }

@@ -6,14 +6,18 @@
  * The chain, by what each function takes:
  *   chainOf (src/core/chain.ts)  a row's value: the rule itself, the reference;
  *   chainFromLine                a line's bytes, when they are in chain form (else null: take chainOf);
+ *   chainFromJsonLine            a line's bytes, any JSON object: in one pass, with no row made;
  *   expectedChain                a parsed row and, if at hand, its line (the verifier): either of the two above;
  *   chainedRow, chainedLine      an envelope and fields, or a built row (the writer): the line to append and its chain;
  *   chainClaim                   a parsed row: the chain it claims, if any;
  *   chainFromTail                the last bytes of a line too long to parse: the chain it claims.
  */
+import { createHash } from "node:crypto";
 import {
+  canonicalBytes,
   chainFromLine,
   chainOfMembers,
+  feedUtf8,
   lineForm,
   MAX_WRITE_DEPTH,
   putAscii,
@@ -151,6 +155,30 @@ export function expectedChain(
   if (quick !== null) return quick;
   const { chain: _, ...rest } = row as { [k: string]: Json };
   return chainOf(prev, rest);
+}
+
+/**
+ * chainOf(prev, the line's row without its "chain") for a line holding a JSON
+ * object, in any form: its chain form written from its bytes in one pass and
+ * hashed as it is written, with no row made, so what it costs is about the
+ * line whatever its shape (the parsed row of a line of many small values
+ * costs many times its bytes). Throws JsonParseError where classifyLine finds
+ * the line unparseable; `onRepeat` is told of each repeated key's later
+ * occurrence (canonicalBytes, ByteFormOptions.onRepeat).
+ */
+export function chainFromJsonLine(
+  prev: string,
+  line: Uint8Array,
+  onRepeat?: (at: number, valueEnd: number) => void,
+): string {
+  const hash = createHash("sha256");
+  feedUtf8(hash, prev);
+  canonicalBytes(line, "chain", (chunk) => hash.update(chunk), {
+    maxDepth: REFERENCE_MAX_DEPTH,
+    dropTopKey: "chain",
+    onRepeat,
+  });
+  return hash.digest("hex").slice(0, 32);
 }
 
 /** A chain's place in a line before it is known: as long as a chain, and in chain form. */

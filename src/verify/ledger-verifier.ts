@@ -32,10 +32,11 @@ import { digestBytes, StreamDigest } from "../core/digest.ts";
 import { getField, isObject, type Json, type JsonObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
-import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain } from "../format/line.ts";
+import { CHAIN_TAIL_BYTES, chainClaim, chainFromTail, classifyLine, expectedChain, isBlank } from "../format/line.ts";
 import { isSeamsOwn, repairs, type TornLine } from "../format/row.ts";
 import { DEFAULT_MAX_LINE_BYTES, type VerifyOptions } from "./options.ts";
 import { type Finding, SessionCheck } from "./sessions.ts";
+import { readShallow, SHALLOW_FROM, SHALLOW_MEMBERS_MAX, SHALLOW_VALUE_MAX } from "./shallow-row.ts";
 import { show } from "./show.ts";
 import type { Verdict, VerifyReport } from "./verdict.ts";
 
@@ -67,6 +68,8 @@ export class LedgerVerifier {
   private readonly duplicateBreaks: boolean;
   /** The first repeated key of the line being parsed. */
   private dupKey: string | undefined;
+  /** The chain of the line being read, when it was computed from its bytes (src/verify/shallow-row.ts). */
+  private shallowChain: string | null = null;
   private readonly onDuplicate = (key: string) => {
     this.dupKey ??= key;
   };
@@ -222,13 +225,27 @@ export class LedgerVerifier {
       // handed on for good (readers that keep rows read all of them: parsing is cheaper then).
       formTried = this.onRow === undefined || this.rowsOnLoan;
       const quick = formTried ? FormRow.read(input) : null;
-      const line = quick === null ? classifyLine(input, this.onDuplicate) : null;
+      // A long line in no chain form is not parsed whole where no reader keeps its row.
+      const shallow =
+        quick === null && formTried && input.length > SHALLOW_FROM && !isBlank(input)
+          ? readShallow(input, this.prev)
+          : null;
+      const line = quick === null && shallow === null ? classifyLine(input, this.onDuplicate) : null;
       if (line?.kind === "blank") {
         this.settleUnjudged(null);
         return;
       }
       if (quick !== null) row = quick;
       else if (line?.kind === "row") row = line.row;
+      else if (shallow?.kind === "row") {
+        row = shallow.row;
+        this.dupKey = shallow.dupKey;
+        this.shallowChain = shallow.chain;
+        if (shallow.left > 0)
+          this.notes.push(
+            `line ${n}: ${input.length} bytes, not in chain form: its chain computed from its bytes; ${shallow.left} of its members (${shallow.leftKeys.map((k) => show(k)).join(", ")}${shallow.left > shallow.leftKeys.length ? ", …" : ""}) not read by the session checks (over ${SHALLOW_VALUE_MAX} bytes, or past the first ${SHALLOW_MEMBERS_MAX})`,
+          );
+      }
     } else {
       const claimed = terminated ? chainFromTail(input.tail) : null;
       if (claimed !== null) {
@@ -263,6 +280,7 @@ export class LedgerVerifier {
     }
     this.settleUnjudged(row);
     this.row(row, n, this.dupKey, input instanceof Uint8Array && !formTried ? input : undefined);
+    this.shallowChain = null;
     // A whole row without its newline verifies, but the next writer to open the ledger takes it for a torn
     // line and cuts it off (recording it in a ledger_repair row): said, so that it is not a surprise.
     if (!terminated)
@@ -314,6 +332,9 @@ export class LedgerVerifier {
         if (row instanceof FormRow) {
           computed = row.chain(this.prev) ?? expectedChain(this.prev, row.model());
           if (this.onRow !== undefined) row.dropChain(); // as expectedChain leaves a parsed row
+        } else if (this.shallowChain !== null) {
+          computed = this.shallowChain;
+          (row as JsonObject).delete("chain"); // as expectedChain leaves a parsed row
         } else computed = expectedChain(this.prev, row, line);
       } catch (err) {
         // Python can fail to serialize a row it parsed (RecursionError just

@@ -6,10 +6,13 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { CanonicalError, canonicalBytes, compactForm, jcsForm } from "../../src/core/canonical/index.ts";
+import { chainOf } from "../../src/core/chain.ts";
 import { digestJson, digestJsonText, digestJsonUtf8, type Recipe } from "../../src/core/digest.ts";
-import { parseJson } from "../../src/core/json.ts";
+import { type Json, parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
+import { stringEnd } from "../../src/core/json-spans.ts";
 import { firstInvalidUtf8 } from "../../src/core/utf8.ts";
+import { chainFromJsonLine, classifyLine } from "../../src/format/line.ts";
 import { Gen } from "../helpers/jsongen.ts";
 import { HAVE_PYTHON } from "../helpers/verify-helpers.ts";
 
@@ -317,5 +320,72 @@ describe("bytes path equals model path", () => {
       JsonParseError,
     );
     expect(() => digestJsonText('{"a":'.repeat(1_000_000))).toThrow(JsonParseError);
+  });
+});
+
+/** chainOf on the row classifyLine reads, or "unparseable"; and the first repeated key in document order. */
+function chainViaModel(prev: string, text: string): { chain: string; dup?: string } | "unparseable" {
+  let dup: string | undefined;
+  const line = classifyLine(new TextEncoder().encode(text), (k) => {
+    dup ??= k;
+  });
+  if (line.kind !== "row") return "unparseable";
+  const row = line.row as Map<string, Json>;
+  row.delete("chain");
+  return dup === undefined ? { chain: chainOf(prev, row) } : { chain: chainOf(prev, row), dup };
+}
+
+function chainViaBytes(prev: string, text: string): { chain: string; dup?: string } | "unparseable" {
+  const bytes = new TextEncoder().encode(text);
+  let first = -1;
+  let firstEnd = -1;
+  let chain: string;
+  try {
+    chain = chainFromJsonLine(prev, bytes, (at, end) => {
+      if (first < 0 || end < firstEnd) [first, firstEnd] = [at, end];
+    });
+  } catch (e) {
+    if (!(e instanceof JsonParseError)) throw e;
+    return "unparseable";
+  }
+  if (first < 0) return { chain };
+  return { chain, dup: parseJson(new TextDecoder().decode(bytes.subarray(first, stringEnd(bytes, first)))) as string };
+}
+
+describe("the chain form from a line's bytes equals chainOf on its row", () => {
+  const sameChain = (text: string, prev = "genesis") => {
+    if (!isWellFormed(text)) return;
+    expect(chainViaBytes(prev, text)).toEqual(chainViaModel(prev, text));
+  };
+  test("on 3000 generated rows, with a chain key and repeats", () => {
+    const g = new Gen(21);
+    for (let i = 0; i < 3000; i++) {
+      const members: string[] = [];
+      for (let k = g.int(6); k > 0; k--) members.push(`${g.key()}:${g.ws()}${g.document()}`);
+      if (g.chance(0.7)) members.splice(g.int(members.length + 1), 0, `"chain":${g.value(1)}`);
+      if (g.chance(0.2)) members.push(`"chain": "${i}"`);
+      sameChain(`${g.ws()}{${members.join(`,${g.ws()}`)}}${g.ws()}`, g.pick(["genesis", "ab12", `é${i}`]));
+    }
+  });
+  test("on 3000 near-JSON mutants of rows", () => {
+    const g = new Gen(22);
+    for (let i = 0; i < 3000; i++) sameChain(`{"a":${g.mutant()},"chain":"x"}`);
+  });
+  test.each([
+    '{"chain": "x", "a": NaN, "b": [Infinity, -Infinity, 1e999, -1e999]}',
+    '{"b": "\\ud800", "a": {"\\udc00": 1, "\\ud83d\\ude00": 2}, "chain": "c"}',
+    '{"x": {"d": 1, "d": 2}, "a": 1, "a": 3, "chain": "c", "chain": "d"}',
+    '{"chain": 1}',
+    "{}",
+    `{"deep": ${"[".repeat(991)}${"]".repeat(991)}}`,
+    `{"deep": ${"[".repeat(992)}${"]".repeat(992)}}`,
+    '\ufeff{"a": 1}',
+    '{"a": 1} x',
+  ])("%s", (text) => sameChain(text));
+  test("a row too large to hold its object in place: written member by member", () => {
+    const g = new Gen(23);
+    const items = Array.from({ length: 40_000 }, () => g.value(2));
+    sameChain(`{${items.map((v, i) => `"k${(i * 7919) % items.length}":${v}`).join(",")},"chain":"z"}`);
+    sameChain(`{"x":[${Array.from({ length: 400_000 }, () => "{}").join(",")}],"chain":"z"}`);
   });
 });

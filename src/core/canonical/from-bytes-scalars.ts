@@ -38,6 +38,12 @@ export class ByteScalars {
   /** Decoded key bytes of the members on the stack. */
   protected keys = new Uint8Array(1 << 10);
   protected keysLen = 0;
+  /**
+   * The chain form (Python's json.dumps with sort_keys, default separators,
+   * allow_nan): ", " and ": " between items, and NaN, Infinity and
+   * -Infinity written as such; else json-c14n or jcs, which have no form for them.
+   */
+  chainForm = false;
 
   constructor(
     readonly b: Uint8Array,
@@ -111,8 +117,9 @@ export class ByteScalars {
           ? String.fromCharCode.apply(null, b.subarray(a, i) as unknown as number[])
           : latin1.decode(b.subarray(a, i)),
       );
-      if (!Number.isFinite(x)) this.valueErrors++;
-      else this.out.ascii(this.jcs ? String(x) : pyFloatRepr(x));
+      if (Number.isFinite(x)) this.out.ascii(this.jcs ? String(x) : pyFloatRepr(x));
+      else if (this.chainForm) this.out.ascii(x > 0 ? "Infinity" : "-Infinity");
+      else this.valueErrors++;
     } else if (i - a === 2 && b[a] === 45 && b[a + 1] === 48) {
       this.out.byte(48); // the int -0 is 0
     } else {

@@ -26,7 +26,7 @@
 import { isUtf8 } from "node:buffer";
 import { guardStack, JsonParseError } from "../json-error.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
-import { type MemberSpan, objectMembers } from "../json-spans.ts";
+import { objectMemberOffsets } from "../json-spans.ts";
 import { firstInvalidUtf8 } from "../utf8.ts";
 import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
 import { ByteScalars } from "./from-bytes-scalars.ts";
@@ -38,17 +38,23 @@ export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
 class ByteCanonicalizer extends ByteScalars {
   // One stack of object members for the whole document; [base, top) belong to the innermost open object.
   private top = 0;
-  private readonly keyStart: number[] = [];
-  private readonly keyEnd: number[] = [];
+  /** Where each member's decoded key lies in `keys` (typed: an object may have millions of members). */
+  private keyStart = new Int32Array(256);
+  private keyEnd = new Int32Array(256);
   private readonly start: number[] = [];
   private readonly end: number[] = [];
   private readonly memberValueErrors: number[] = [];
   private readonly memberLone: number[] = [];
   private readonly idx: number[] = [];
-  /** Where each member's key and value lie (objectByMembers). */
-  private readonly spans: MemberSpan[] = [];
   /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
   streamObjects = true;
+  /** Where each member's key begins and its value ends in the input (objectInPlace), for onRepeat. */
+  private readonly keyAt: number[] = [];
+  private readonly valueEndAt: number[] = [];
+  /** The decoded key whose members the outermost object leaves out (the chain form of a row: "chain"). */
+  dropTopKey: Uint8Array | null = null;
+  /** Told of each repeated key's later occurrence: where its key begins and its value ends in the input. */
+  onRepeat: ((at: number, valueEnd: number) => void) | null = null;
 
   document(): void {
     const b = this.b;
@@ -76,24 +82,35 @@ class ByteCanonicalizer extends ByteScalars {
         this.literal("null");
         return this.out.ascii("null");
       case 78:
-        this.literal("NaN");
-        this.valueErrors++;
-        return;
+        return this.nonFinite("NaN");
       case 73:
-        this.literal("Infinity");
-        this.valueErrors++;
-        return;
+        return this.nonFinite("Infinity");
       case 45:
-        if (this.b[this.i + 1] === 73) {
-          this.literal("-Infinity");
-          this.valueErrors++;
-          return;
-        }
+        if (this.b[this.i + 1] === 73) return this.nonFinite("-Infinity");
         return this.number();
       default:
         if (c >= 48 && c <= 57) return this.number();
         this.fail("expecting value");
     }
+  }
+
+  /** NaN or ±Infinity: written in the chain form, else only counted (it has no canonical form). */
+  private nonFinite(word: string): void {
+    this.literal(word);
+    if (this.chainForm) this.out.ascii(word);
+    else this.valueErrors++;
+  }
+
+  /** Between two items: "," or, in the chain form, ", ". */
+  private comma(): void {
+    this.out.byte(44);
+    if (this.chainForm) this.out.byte(32);
+  }
+
+  /** After a key: ":" or, in the chain form, ": ". */
+  private colon(): void {
+    this.out.byte(58);
+    if (this.chainForm) this.out.byte(32);
   }
 
   array(): void {
@@ -110,7 +127,7 @@ class ByteCanonicalizer extends ByteScalars {
         this.i++;
         if (c === 93) break;
         if (c !== 44) this.fail("expecting ',' or ']'", this.i - 1);
-        out.byte(44);
+        this.comma();
       }
     }
     out.byte(93);
@@ -123,15 +140,18 @@ class ByteCanonicalizer extends ByteScalars {
     if (out.len >= FLUSH_AT) out.flush(); // what came before is final: the object alone is held
     const { i, depth, top, keysLen, valueErrors, lone } = this;
     const len = out.len;
-    out.holdFrom = len;
-    try {
-      return this.objectInPlace();
-    } catch (err) {
-      if (err !== TOO_LONG) throw err;
-    } finally {
-      out.holdFrom = -1;
+    // An object that leaves a key out is written member by member, where members are left out.
+    if (this.dropTopKey === null || depth !== 0) {
+      out.holdFrom = len;
+      try {
+        return this.objectInPlace();
+      } catch (err) {
+        if (err !== TOO_LONG) throw err;
+      } finally {
+        out.holdFrom = -1;
+      }
+      this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
     }
-    this.rewind(i, depth, top, keysLen, valueErrors, lone, len);
     try {
       this.objectByMembers();
     } catch (err) {
@@ -142,6 +162,24 @@ class ByteCanonicalizer extends ByteScalars {
       this.objectInPlace();
       throw err;
     }
+  }
+
+  /** Room on the member stack for member t. */
+  private push(): number {
+    const t = this.top++;
+    if (t >= this.keyStart.length) this.stackRoom(this.keyStart.length * 2);
+    return t;
+  }
+
+  /** The member stack grown to hold `size` members. */
+  private stackRoom(size: number): void {
+    if (size <= this.keyStart.length) return;
+    const ks = new Int32Array(size);
+    ks.set(this.keyStart);
+    this.keyStart = ks;
+    const ke = new Int32Array(size);
+    ke.set(this.keyEnd);
+    this.keyEnd = ke;
   }
 
   /** Back to where an object outside every other began. */
@@ -184,15 +222,18 @@ class ByteCanonicalizer extends ByteScalars {
         const keyStart = this.keysLen;
         const valueErrors = this.valueErrors;
         const lone = this.lone;
+        const keyAt = this.i;
         this.string(true);
         const keyEnd = this.keysLen;
         if (this.ws() !== 58) this.fail("expecting ':' delimiter");
         this.i++;
-        out.byte(58);
+        this.colon();
         this.value();
-        const t = this.top++;
+        const t = this.push();
         this.keyStart[t] = keyStart;
         this.keyEnd[t] = keyEnd;
+        this.keyAt[t] = keyAt;
+        this.valueEndAt[t] = this.i;
         this.start[t] = start;
         this.end[t] = out.len;
         this.memberValueErrors[t] = this.valueErrors - valueErrors;
@@ -201,7 +242,7 @@ class ByteCanonicalizer extends ByteScalars {
         this.i++;
         if (c === 125) break;
         if (c !== 44) this.fail("expecting ',' or '}'", this.i - 1);
-        out.byte(44);
+        this.comma();
         c = this.ws();
       }
       this.order(base, regionStart);
@@ -240,6 +281,15 @@ class ByteCanonicalizer extends ByteScalars {
     return this.cmp(x, y) === 0;
   }
 
+  /** Member m's key is dropTopKey. */
+  private isDropped(m: number): boolean {
+    const d = this.dropTopKey!;
+    const a = this.keyStart[m]!;
+    if (this.keyEnd[m]! - a !== d.length) return false;
+    for (let k = 0; k < d.length; k++) if (this.keys[a + k] !== d[k]) return false;
+    return true;
+  }
+
   /**
    * The object at the cursor, written member by member: its members found
    * (keys read, values only spanned), put in key order, then each value read
@@ -247,86 +297,91 @@ class ByteCanonicalizer extends ByteScalars {
    * key's earlier values are still read (they must be JSON), held and dropped.
    */
   private objectByMembers(): void {
-    const b = this.b;
-    const spans = objectMembers(b, this.i);
-    if (spans === null) this.fail("expecting property name enclosed in double quotes");
+    const found = objectMemberOffsets(this.b, this.i);
+    if (found === null) this.fail("expecting property name enclosed in double quotes");
     this.enter();
     const out = this.out;
     const base = this.top;
     const keysBase = this.keysLen;
     const lone = this.lone;
+    const at = found.at;
+    // Grown once to what this object needs: an object of millions of members is held at what they take.
+    this.stackRoom(base + found.count);
     out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
     const mark = out.len;
-    for (const m of spans.members) {
-      const t = this.top++;
-      this.i = m.keyStart;
+    for (let k = 0; k < found.count; k++) {
+      const t = this.push();
+      this.i = at[4 * k]!;
       this.keyStart[t] = this.keysLen;
       this.string(true);
       this.keyEnd[t] = this.keysLen;
-      this.spans[t] = m;
       out.len = mark;
     }
     out.openObjects--;
     this.lone = lone; // counted again as each kept key is written
     const n = this.top - base;
     const idx = this.sorted(base, n).slice(); // a copy: the members' own objects sort with the same array
+    /** Member m's offset `f` (0 keyStart, 2 valueStart, 3 valueEnd) in the input. */
+    const span = (m: number, f: number) => at[4 * (m - base) + f]!;
     out.byte(123);
     let first = true;
     for (let j = 0; j < n; j++) {
       const m = idx[j]!;
       const repeated = j + 1 < n && this.sameKey(idx[j + 1]!, m);
-      if (repeated && this.jcs) this.fail("duplicate key", this.spans[m]!.keyStart);
-      if (repeated) {
+      if (repeated && this.jcs) this.fail("duplicate key", span(m, 0));
+      if (repeated) this.onRepeat?.(span(idx[j + 1]!, 0), span(idx[j + 1]!, 3));
+      if (repeated || (this.depth === 1 && this.dropTopKey !== null && this.isDropped(m))) {
         const { valueErrors, lone } = this;
         const held = out.len;
         out.openObjects++;
-        this.memberValue(m);
+        this.memberValue(span(m, 2), span(m, 3));
         out.openObjects--;
         out.len = held;
         this.valueErrors = valueErrors;
         this.lone = lone;
         continue;
       }
-      if (!first) out.byte(44);
+      if (!first) this.comma();
       first = false;
-      this.i = this.spans[m]!.keyStart;
+      this.i = span(m, 0);
       this.string(false);
-      out.byte(58);
-      this.memberValue(m);
+      this.colon();
+      this.memberValue(span(m, 2), span(m, 3));
     }
     out.byte(125);
     this.top = base;
     this.keysLen = keysBase;
     this.depth--;
-    this.i = spans.end;
+    this.i = found.end;
   }
 
-  /** Reads and writes the value of member m (of objectByMembers), which must fill its span exactly. */
-  private memberValue(m: number): void {
-    const span = this.spans[m]!;
-    this.i = span.valueStart;
+  /** Reads and writes the value at [start, end) (a member's, of objectByMembers), which must fill it exactly. */
+  private memberValue(start: number, end: number): void {
+    this.i = start;
     this.value();
-    if (this.i !== span.valueEnd) this.fail("expecting ',' or '}'");
+    if (this.i !== end) this.fail("expecting ',' or '}'");
   }
 
-  /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when unsorted. */
-  private sorted(base: number, n: number): number[] {
+  /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when few. */
+  private sorted(base: number, n: number): number[] | Int32Array {
+    if (n > 16) {
+      // Many: a typed array, four bytes a member (an object may have millions).
+      const many = new Int32Array(n);
+      for (let j = 0; j < n; j++) many[j] = base + j;
+      return many.sort((x, y) => this.cmp(x, y) || x - y);
+    }
     const idx = this.idx;
     for (let j = 0; j < n; j++) idx[j] = base + j;
     idx.length = n;
-    if (n <= 16) {
-      // Insertion sort: stable, and cheaper than Array#sort on the few members most objects have.
-      for (let j = 1; j < n; j++) {
-        const m = idx[j]!;
-        let k = j;
-        while (k > 0 && this.cmp(idx[k - 1]!, m) > 0) {
-          idx[k] = idx[k - 1]!;
-          k--;
-        }
-        idx[k] = m;
+    // Insertion sort: stable, and cheaper than a sort call on the few members most objects have.
+    for (let j = 1; j < n; j++) {
+      const m = idx[j]!;
+      let k = j;
+      while (k > 0 && this.cmp(idx[k - 1]!, m) > 0) {
+        idx[k] = idx[k - 1]!;
+        k--;
       }
-    } else {
-      idx.sort((x, y) => this.cmp(x, y) || x - y);
+      idx[k] = m;
     }
     return idx;
   }
@@ -354,12 +409,16 @@ class ByteCanonicalizer extends ByteScalars {
       const m = idx[j]!;
       if (j + 1 < n && this.sameKey(idx[j + 1]!, m)) {
         if (this.jcs) this.fail("duplicate key", this.i - 1);
+        this.onRepeat?.(this.keyAt[idx[j + 1]!]!, this.valueEndAt[idx[j + 1]!]!);
         // A later value of the same key wins; this one's refusals go with it.
         this.valueErrors -= this.memberValueErrors[m]!;
         this.lone -= this.memberLone[m]!;
         continue;
       }
-      if (o !== regionStart) buf[o++] = 44;
+      if (o !== regionStart) {
+        buf[o++] = 44;
+        if (this.chainForm) buf[o++] = 32;
+      }
       const from = this.start[m]! + park;
       const to = this.end[m]! + park;
       if (to - from < 64) for (let k = from; k < to; k++) buf[o++] = buf[k]!;
@@ -372,28 +431,50 @@ class ByteCanonicalizer extends ByteScalars {
   }
 }
 
+/** What canonicalBytes writes: a digest recipe's form, or the chain form (chainForm in reference.ts). */
+export type ByteForm = Recipe | "chain";
+
+export interface ByteFormOptions {
+  maxDepth?: number;
+  /** A key the outermost object is written without, every member of it (the chain form of a row: "chain"). */
+  dropTopKey?: string;
+  /**
+   * Told of each repeated key's later occurrence: where its key begins (at
+   * its quote) and where its value ends in the input. A reader in document
+   * order meets the repeats in the order of those ends (it knows a key is
+   * repeated once it has read the value and adds the member).
+   */
+  onRepeat?: (at: number, valueEnd: number) => void;
+}
+
 /**
- * Feeds the canonical form of UTF-8 JSON under `recipe` to `sink`, in chunks
+ * Feeds the canonical form of UTF-8 JSON under `form` to `sink`, in chunks
  * valid only during each call, and says whether it was canonical after all:
  * on "ValueError" (NaN/±Infinity) or "UnicodeEncodeError" (a lone surrogate
  * escape) the bytes fed are meaningless. ValueError wins over
- * UnicodeEncodeError, as in Python. Throws JsonParseError for input that is
- * not UTF-8 or not JSON (for jcs, also for a repeated key, which I-JSON forbids).
+ * UnicodeEncodeError, as in Python. The chain form has both (as NaN, and a
+ * surrogate's own three bytes, as the chain rule encodes them): always "ok".
+ * Throws JsonParseError for input that is not UTF-8 or not JSON (for jcs,
+ * also for a repeated key, which I-JSON forbids).
  */
 export function canonicalBytes(
   input: Uint8Array,
-  recipe: Recipe,
+  form: ByteForm,
   sink: (bytes: Uint8Array) => void,
-  opts?: { maxDepth?: number },
+  opts?: ByteFormOptions,
 ): Outcome {
   if (!isUtf8(input)) throw new JsonParseError("not UTF-8", firstInvalidUtf8(input));
   const out = new ByteOut(sink);
-  const p = new ByteCanonicalizer(input, opts?.maxDepth ?? DEFAULT_MAX_DEPTH, out, recipe === "jcs");
+  const p = new ByteCanonicalizer(input, opts?.maxDepth ?? DEFAULT_MAX_DEPTH, out, form === "jcs");
+  p.chainForm = form === "chain";
+  if (opts?.dropTopKey !== undefined) p.dropTopKey = new TextEncoder().encode(opts.dropTopKey);
+  p.onRepeat = opts?.onRepeat ?? null;
   guardStack(
     input,
     () => p.i,
     () => p.document(),
   );
   out.flush();
+  if (p.chainForm) return "ok";
   return p.valueErrors ? "ValueError" : p.lone ? "UnicodeEncodeError" : "ok";
 }

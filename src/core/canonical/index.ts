@@ -22,7 +22,7 @@ export {
   readLayout,
 } from "./fast-line.ts";
 export { FormRow, parsePlainLine } from "./fast-row.ts";
-export { canonicalBytes, type Outcome } from "./from-bytes.ts";
+export { type ByteForm, type ByteFormOptions, canonicalBytes, type Outcome } from "./from-bytes.ts";
 export { pyFloatRepr } from "./pyfloat.ts";
 export {
   CanonicalError,
