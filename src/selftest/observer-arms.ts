@@ -96,7 +96,9 @@ export async function observerArms(session: SessionRun, record: Recorder, greenR
         c,
         "RED with a single shared id table",
         got === clientAnswer,
-        "call 8 completed by the client's answer to the server's request 8",
+        got === clientAnswer
+          ? "call 8 completed by the client's answer to the server's request 8"
+          : `call 8 rowed ${String(getField(r ?? null, "status"))} with neither answer's digest`,
       );
   }
 }
