@@ -13,6 +13,7 @@ import { digestJson } from "../../src/core/digest.ts";
 import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { built, ROOT, runCli, seamArgv, VIAS, type Via } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
+import { expectReferenceOk } from "../helpers/verify-helpers.ts";
 
 const EVERYTHING = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"];
 const FIXTURE = `${ROOT}test/fixtures/tools-server.mjs`;
@@ -57,6 +58,13 @@ async function recordSession(via: Via, ledger: string, tools: unknown[]) {
   expect(out.map((l) => getField(parseJson(l), "id"))).toEqual([0, 1, 2, 3]);
 }
 
+/** seam verify and the independent Python reference verifier both take the ledger as ok, with the same head. */
+async function expectBothVerify(via: Via, ledger: string) {
+  const v = await runCli(via, ["verify", "--json", ledger]);
+  expect(v.code).toBe(0);
+  expectReferenceOk(ledger, JSON.parse(v.stdout.toString()));
+}
+
 const sessionOfLine = (ledger: string, line: number) => getField(ledgerRows(ledger)[line - 1]!, "session") as string;
 
 describe.each(VIAS)("tool definitions via %s", (via) => {
@@ -92,8 +100,7 @@ describe.each(VIAS)("tool definitions via %s", (via) => {
       .map((t) => [getField(t, "name") as string, digestJson(parseJson(JSON.stringify(t)))])
       .sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
     expect(pairs.sort((a, b) => (a[0] < b[0] ? -1 : 1))).toEqual(want as [string, string][]);
-    const verified = await runCli(via, ["verify", ledger]);
-    expect(verified.code).toBe(0);
+    await expectBothVerify(via, ledger);
   }, 60000);
 
   it("a tool whose description changes between sessions fails check --no-drift, naming it", async () => {
@@ -112,6 +119,7 @@ describe.each(VIAS)("tool definitions via %s", (via) => {
     const [s1, s2] = [sessionOfLine(ledger, first), sessionOfLine(ledger, second)];
     expect(s1).not.toBe(s2);
 
+    await expectBothVerify(via, ledger);
     const allowed = await runCli(via, ["check", ledger]);
     expect(allowed.code).toBe(0);
     const r = await runCli(via, ["check", ledger, "--no-drift"], { cwd: dir });
