@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { MAX_TOOL_DIGESTS, readToolDigests, toolDigestFields } from "../../src/format/tool-defs.ts";
+import { SKIM_AT } from "../../src/observe/large-answer.ts";
 import { Checker } from "../../src/read/check.ts";
 import { type Operation, OperationJoiner } from "../../src/read/read-model.ts";
 import {
@@ -150,6 +151,17 @@ describe("tool_digests: one pair per named tool, digest of its whole definition"
     // After tools_digest, before cursor: the row's field order.
     expect(rows[0]!.indexOf('"tools_digest"')).toBeLessThan(rows[0]!.indexOf('"tool_digests"'));
     expect(rows[0]!.indexOf('"tool_digests"')).toBeLessThan(rows[0]!.indexOf('"next_cursor"'));
+  });
+
+  test("a list long enough to be read without its payload (SKIM_AT) still has every pair", () => {
+    const many = Array.from({ length: 300 }, (_, i) => tool(`t${String(i).padStart(3, "0")}`, "x".repeat(300)));
+    const frame = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { tools: many } });
+    expect(frame.length).toBeGreaterThan(SKIM_AT);
+    const { rows } = observe([
+      [">", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`],
+      ["<", frame],
+    ]);
+    expect(getField(parseJson(rows[0]!), "tool_digests")).toEqual(many.map((t) => [t.name as string, independentDigest(t)]));
   });
 
   test("readToolDigests takes only well-formed pairs", () => {
