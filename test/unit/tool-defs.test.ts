@@ -161,7 +161,9 @@ describe("tool_digests: one pair per named tool, digest of its whole definition"
       [">", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`],
       ["<", frame],
     ]);
-    expect(getField(parseJson(rows[0]!), "tool_digests")).toEqual(many.map((t) => [t.name as string, independentDigest(t)]));
+    expect(getField(parseJson(rows[0]!), "tool_digests")).toEqual(
+      many.map((t) => [t.name as string, independentDigest(t)]),
+    );
   });
 
   test("readToolDigests takes only well-formed pairs", () => {
