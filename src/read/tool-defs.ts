@@ -67,7 +67,7 @@ const NOTHING: PageResult = { redefined: [], listing: null };
 export class ToolDefs {
   private readonly last = new Map<string, SeenAt>();
   private readonly open = new Map<string, Open>();
-  /** tools_list pages read, and those without tool_digests. */
+  /** tools_list pages read, and those that listed tools without tool_digests (an older seam, or past the bound). */
   pages = 0;
   pagesWithout = 0;
   /** Servers with at least one page of tool_digests. */
@@ -79,8 +79,9 @@ export class ToolDefs {
     const row = op.row;
     const server = op.server ?? "";
     const pairs = readToolDigests(getField(row, "tool_digests"));
-    if (pairs === null) this.pagesWithout++;
-    else this.servers.add(server);
+    // A page that listed tools (an answer with a tools array has a tool_count) but names none by definition.
+    if (pairs === null && getField(row, "tool_count") !== undefined) this.pagesWithout++;
+    if (pairs !== null) this.servers.add(server);
     const page = pairs === null ? null : pageTools(pairs);
     const redefined: Redefinition[] = [];
     if (page !== null) {

@@ -380,7 +380,9 @@ describe("seam check's no-drift and against rules", () => {
     const r = new Rows();
     r.page("s1", { echo: "1" });
     r.page("s2", { echo: "1" });
-    r.page("s3", null);
+    r.page("s3", null, { tool_count: 1 });
+    // An error page listed nothing: nothing left unjudged.
+    r.add("s4", "tools_list", { status: "error", error_code: -32603 });
     const c = new Checker({ noDrift: true });
     for (const op of r.ops) c.add(op);
     const [res] = c.results([]);
