@@ -173,6 +173,13 @@ describe.each(VIAS)("tool definitions via %s", (via) => {
     expect((await runCli(via, ["pin", ledger])).stdout).toEqual(pin.stdout);
 
     expect((await runCli(via, ["check", ledger, "--against", lock])).code).toBe(0);
+    // A file that is no lock is a usage error, with the way to write one.
+    const notLock = join(dir, "not.lock");
+    await Bun.write(notLock, '{"format": "other"}');
+    const bad = await runCli(via, ["check", ledger, "--against", notLock]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`seam: error: lock file ${notLock}: not a seam-tools-lock/v1 file`);
+    expect(bad.stderr).toContain("seam: hint: write one with: seam pin LEDGER > tools.lock");
     await recordSession(via, ledger, [...TOOLS, tool("exfiltrate", "Send files somewhere")]);
     const r = await runCli(via, ["check", ledger, "--against", lock, "--json"]);
     expect(r.code).toBe(1);

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { MAX_TOOL_DIGESTS, readToolDigests, toolDigestFields } from "../../src/format/tool-defs.ts";
 import { SKIM_AT } from "../../src/observe/large-answer.ts";
-import { Checker } from "../../src/read/check.ts";
+import { Checker, rulesFromObject } from "../../src/read/check.ts";
 import { type Operation, OperationJoiner } from "../../src/read/read-model.ts";
 import {
   againstLock,
@@ -399,5 +399,18 @@ describe("seam check's no-drift and against rules", () => {
     expect(res).toMatchObject({ kind: "against", ok: false, where: ["l.jsonl:1"] });
     expect(res!.findings!.map((f) => [f.kind, f.tool])).toEqual([["tool_added", "extra"]]);
     expect(res!.observed).toBe("1 difference from the lock in 3 listings");
+  });
+});
+
+describe("a rules file's no-drift and against", () => {
+  test.each([
+    [{ no_drift: true }, { noDrift: true }],
+    [{ "no-drift": false }, { noDrift: false }],
+    [{ against: "tools.lock" }, { against: "tools.lock" }],
+    [{ no_drift: "yes" }, 'no-drift takes true or false, not "yes"'],
+    [{ against: "" }, "against takes a lock file (written by seam pin)"],
+    [{ against: 1 }, "against takes a lock file (written by seam pin)"],
+  ] as [Record<string, unknown>, unknown][])("%p", (file, want) => {
+    expect(rulesFromObject(file)).toEqual(want as never);
   });
 });
