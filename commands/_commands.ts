@@ -20,6 +20,7 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   log: () => import("./log.ts").then((m) => m.default),
   stats: () => import("./stats.ts").then((m) => m.default),
   check: () => import("./check.ts").then((m) => m.default),
+  pin: () => import("./pin.ts").then((m) => m.default),
   install: () => import("./install.ts").then((m) => m.default),
   uninstall: () => import("./uninstall.ts").then((m) => m.default),
   status: () => import("./status.ts").then((m) => m.default),

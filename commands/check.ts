@@ -4,7 +4,8 @@ import { parse as parseYaml } from "yaml";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
-import type { Json } from "../src/core/json.ts";
+import { type Json, parseJson } from "../src/core/json.ts";
+import { JsonParseError } from "../src/core/json-error.ts";
 import {
   Checker,
   type FileVerdict,
@@ -17,6 +18,7 @@ import {
 } from "../src/read/check.ts";
 import { jsonText } from "../src/read/format.ts";
 import { readLedgers } from "../src/read/stream.ts";
+import { lockFrom, type ToolLock } from "../src/read/tool-defs.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
@@ -44,6 +46,17 @@ const args = {
     type: "string",
     description: "every row under a valid checkpoint signed by this verifier key",
     valueHint: "VKEY",
+  },
+  drift: {
+    type: "boolean",
+    description:
+      "let tool definitions change (the default); --no-drift fails when a tool of a server changes definition (title, description, schemas, annotations) between or within sessions (finding kind tool_drift)",
+  },
+  against: {
+    type: "string",
+    description:
+      "every complete tools/list matches this lock file (written by seam pin); findings tool_added, tool_removed, tool_changed",
+    valueHint: "LOCK",
   },
   rules: {
     type: "string",
@@ -97,12 +110,16 @@ export default defineCommand({
     }
     if (a["require-complete"]) flagRules.requireComplete = true;
     if (a.key !== undefined) flagRules.key = a.key;
+    if (a.drift === false) flagRules.noDrift = true;
+    if (a.against !== undefined) flagRules.against = a.against;
     const rules = a.rules === undefined ? flagRules : mergeRules(readRules(a.rules), flagRules);
     const keys = keysFrom(rules.key, paths);
     if (a.junit === "") throw new UsageError("--junit must not be empty");
 
+    if (rules.against === "") throw new UsageError("--against must not be empty");
+    const lock = rules.against === undefined ? undefined : readLock(rules.against);
     requireReadable(paths);
-    const checker = new Checker(rules);
+    const checker = new Checker(rules, lock);
     const files: FileVerdict[] = [];
     for await (const e of readLedgers(paths, { filters, keys, isWriterAlive, verifier: "auto" })) {
       if (e.type === "op") checker.add(e.op);
@@ -132,6 +149,20 @@ export default defineCommand({
     return ruleFails ? EXIT.FAIL : verdicts;
   },
 });
+
+function readLock(path: string): ToolLock {
+  let v: Json;
+  try {
+    v = parseJson(readSmallFile(path).toString("utf8"), { rejectDuplicateKeys: true });
+  } catch (e) {
+    const why = e instanceof JsonParseError ? `not JSON (${e.message})` : describeIoError(e);
+    throw new UsageError(`cannot read lock file ${path}: ${why}`, "write one with: seam pin LEDGER > tools.lock");
+  }
+  const lock = lockFrom(v);
+  if (typeof lock === "string")
+    throw new UsageError(`lock file ${path}: ${lock}`, "write one with: seam pin LEDGER > tools.lock");
+  return lock;
+}
 
 function readRules(path: string): Rules {
   let text: string;

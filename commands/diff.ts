@@ -28,7 +28,8 @@ const args = {
 export default defineCommand({
   meta: {
     name: "diff",
-    description: "tools added or removed, status flips and slowdowns between two ledgers or sessions, both verified",
+    description:
+      "tools added, removed or changed (definitions), status flips and slowdowns between two ledgers or sessions, both verified",
   },
   args,
   async run({ args: a, rawArgs }) {
@@ -79,11 +80,21 @@ export default defineCommand({
   },
 });
 
+/** A definition digest as people compare them: its first 12 hex digits (the JSON output has it whole). */
+function shortDigest(d: string): string {
+  const hex = d.slice(d.lastIndexOf(":") + 1);
+  return cell(/^[0-9a-f]{64}$/.test(hex) ? hex.slice(0, 12) : d, 100);
+}
+
 function human(a: string, b: string, d: DiffResult, factor: number, verdicts: string[]): string {
   const out: string[] = [`--- ${cell(a)}`, `+++ ${cell(b)}`];
   for (const t of d.removed) out.push(`tool removed  ${cell(t, 200)}`);
   for (const t of d.added) out.push(`tool added    ${cell(t, 200)}`);
-  if (d.digestChanged) out.push("tools changed the same names, another tools_digest (descriptions or schemas differ)");
+  for (const c of d.changed)
+    out.push(`tool changed  ${cell(c.tool, 200)}: definition ${shortDigest(c.a)} → ${shortDigest(c.b)}`);
+  // Without tool_digests (an older seam) only the whole list's digest says that something changed.
+  if (d.digestChanged && d.changed.length === 0)
+    out.push("tools changed the same names, another tools_digest (descriptions or schemas differ)");
   for (const f of d.flips) out.push(`status flip   ${cell(f.tool, 200)}: ${cell(f.a, 200)} → ${cell(f.b, 200)}`);
   for (const s of d.slowdowns)
     out.push(

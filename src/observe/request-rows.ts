@@ -9,6 +9,7 @@ import { compareCodePoints, lineForm } from "../core/canonical/index.ts";
 import { digestJson } from "../core/digest.ts";
 import { getField, isObject, type Json } from "../core/json.ts";
 import { msFloat } from "../format/row.ts";
+import { toolDigestFields } from "../format/tool-defs.ts";
 import type { FrameRead } from "./frame-reading.ts";
 import { lenientArgsDigest } from "./json-stacks.ts";
 import { answerDigest } from "./large-answer.ts";
@@ -166,6 +167,7 @@ export class RequestRows {
           tools: names,
           tool_count: Array.isArray(tools) ? tools.length : undefined,
           tools_digest: tools === undefined ? undefined : digestJson(tools),
+          ...toolDigestFields(tools),
           cursor: typeof cursor === "string" ? cursor : undefined,
           next_cursor: typeof next === "string" ? next : undefined,
           ms,

@@ -14,6 +14,10 @@
  *   max-ms MS                   no single call longer than MS
  *   require-complete            every session has its session_end
  *   key VKEY                    every row is under a valid signed checkpoint
+ *   no-drift                    no tool of a server changes definition (finding kind tool_drift)
+ *   against LOCK                every complete tools/list matches a `seam pin` lock
+ *                               (finding kinds tool_added, tool_removed, tool_changed)
+ * A rule may list findings beside its lines: each with its stable `kind`.
  */
 import type { Json } from "../core/json.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
@@ -21,6 +25,7 @@ import { inconclusiveReason } from "../verify/verify-report.ts";
 import { cell } from "./cells.ts";
 import { type Glob, globMatcher } from "./filters.ts";
 import type { Operation } from "./read-model.ts";
+import { againstLock, type LockDifference, type Redefinition, ToolDefs, type ToolLock } from "./tool-defs.ts";
 
 export interface Rules {
   expectTool?: { name: string; times: number | null }[];
@@ -31,6 +36,24 @@ export interface Rules {
   requireComplete?: boolean;
   /** The verifier key (or key file) every row must be sealed by; judged from the files' seal reports. */
   key?: string;
+  /** No tool of a server changes its definition (tool_digests of tools_list rows). */
+  noDrift?: boolean;
+  /** A `seam pin` lock file every complete tools/list must match. */
+  against?: string;
+}
+
+/** One thing a rule found, with its stable kind (tool_drift, tool_added, tool_removed, tool_changed). */
+export interface RuleFinding {
+  kind: string;
+  message: string;
+  /** file:line of the rows it names. */
+  where: string[];
+  server: string;
+  tool: string;
+  /** The sessions of those rows, in the same order. */
+  sessions: (string | null)[];
+  /** The definition digests: before and after (tool_drift, tool_changed), or the one there is. */
+  digests: string[];
 }
 
 export interface RuleResult {
@@ -44,6 +67,9 @@ export interface RuleResult {
   /** Lines (file:line) of the operations that break it; at most LISTED, `more` counts the rest. */
   where: string[];
   more: number;
+  /** What no-drift and against found, at most LISTED (`more_findings` counts the rest); only on those rules. */
+  findings?: RuleFinding[];
+  more_findings?: number;
 }
 
 export interface FileVerdict {
@@ -75,14 +101,26 @@ export class Checker {
   private readonly sessions = new Map<string, { first: Operation; ended: boolean }>();
   /** Operations the filters let through (every one when there are none). */
   private selected = 0;
+  private readonly defs = new ToolDefs();
+  private readonly drifts: Redefinition[] = [];
+  private driftCount = 0;
+  private readonly lockDiffs: LockDifference[] = [];
+  private readonly lockSeen = new Set<string>();
+  private lockCount = 0;
+  private listings = 0;
 
-  constructor(readonly rules: Rules) {
+  /** `lock`: the parsed file of `rules.against`. */
+  constructor(
+    readonly rules: Rules,
+    private readonly lock?: ToolLock,
+  ) {
     this.expect = (rules.expectTool ?? []).map((e) => ({ ...e, hits: new Hits() }));
     this.forbid = (rules.forbidTool ?? []).map((g) => ({ glob: g, re: globMatcher(g), hits: new Hits() }));
   }
 
   add(op: Operation): void {
     this.selected++;
+    if (op.kind === "tools_list" && (this.rules.noDrift || this.lock !== undefined)) this.tools(op);
     if (op.kind === "tool_call" && op.name !== null) {
       for (const e of this.expect) if (e.name === op.name) e.hits.add(op);
       for (const f of this.forbid) if (f.re.test(op.name)) f.hits.add(op);
@@ -98,6 +136,25 @@ export class Checker {
       let s = this.sessions.get(key);
       if (s === undefined) this.sessions.set(key, (s = { first: op, ended: false }));
       if (op.kind === "session_end") s.ended = true;
+    }
+  }
+
+  private tools(op: Operation): void {
+    const page = this.defs.add(op);
+    for (const r of page.redefined) {
+      this.driftCount++;
+      if (this.drifts.length < LISTED) this.drifts.push(r);
+    }
+    const l = page.listing;
+    if (l === null || l.tools === null || this.lock === undefined) return;
+    this.listings++;
+    for (const d of againstLock(this.lock, l)) {
+      // Each difference once: the same tool added (removed, changed to the same digest) in every session is one.
+      const key = [d.kind, d.server, d.tool, d.listed ?? ""].join("\u0000");
+      if (this.lockSeen.has(key)) continue;
+      this.lockSeen.add(key);
+      this.lockCount++;
+      if (this.lockDiffs.length < LISTED) this.lockDiffs.push(d);
     }
   }
 
@@ -202,8 +259,87 @@ export class Checker {
         });
       }
     }
+    if (this.rules.noDrift) {
+      const n = this.driftCount;
+      const servers = this.defs.servers.size;
+      const unjudged =
+        this.defs.pagesWithout > 0
+          ? `; ${this.defs.pagesWithout} tools/list page${this.defs.pagesWithout === 1 ? "" : "s"} without tool_digests not judged`
+          : "";
+      out.push({
+        kind: "no-drift",
+        rule: "no-drift",
+        ok: n === 0,
+        observed:
+          (servers === 0
+            ? "no tool definitions recorded (no tools_list row with tool_digests)"
+            : n === 0
+              ? `no tool changed definition (${servers} server${servers === 1 ? "" : "s"})`
+              : `${n} tool definition${n === 1 ? "" : "s"} changed`) + unjudged,
+        where: this.drifts.map((d) => `${d.to.file}:${d.to.line}`),
+        more: n - this.drifts.length,
+        findings: this.drifts.map(driftFinding),
+        more_findings: n - this.drifts.length,
+      });
+    }
+    if (this.lock !== undefined) {
+      const n = this.lockCount;
+      const l = this.listings;
+      out.push({
+        kind: "against",
+        rule: `against ${this.rules.against ?? "lock"}`,
+        ok: n === 0,
+        observed:
+          l === 0
+            ? "no complete tools/list with tool_digests to compare"
+            : n === 0
+              ? `${l} tools/list listing${l === 1 ? "" : "s"} match the lock`
+              : `${n} difference${n === 1 ? "" : "s"} from the lock in ${l} listing${l === 1 ? "" : "s"}`,
+        where: this.lockDiffs.map((d) => d.at),
+        more: n - this.lockDiffs.length,
+        findings: this.lockDiffs.map(lockFinding),
+        more_findings: n - this.lockDiffs.length,
+      });
+    }
     return out;
   }
+}
+
+function sessionText(s: string | null): string {
+  return s === null ? "no session" : `session ${s}`;
+}
+
+function driftFinding(d: Redefinition): RuleFinding {
+  return {
+    kind: "tool_drift",
+    message:
+      `tool ${JSON.stringify(d.tool)} of server ${JSON.stringify(d.server)} changed definition between ` +
+      `${d.from.file}:${d.from.line} (${sessionText(d.from.session)}) and ` +
+      `${d.to.file}:${d.to.line} (${sessionText(d.to.session)})`,
+    where: [`${d.from.file}:${d.from.line}`, `${d.to.file}:${d.to.line}`],
+    server: d.server,
+    tool: d.tool,
+    sessions: [d.from.session, d.to.session],
+    digests: [d.from.digest, d.to.digest],
+  };
+}
+
+function lockFinding(d: LockDifference): RuleFinding {
+  const what =
+    d.kind === "tool_added"
+      ? "listed, not in the lock,"
+      : d.kind === "tool_removed"
+        ? "in the lock, not listed"
+        : "changed definition from the lock's";
+  return {
+    kind: d.kind,
+    message: `tool ${JSON.stringify(d.tool)} of server ${JSON.stringify(d.server)} ${what} at ${d.at} (${sessionText(d.session)})`,
+    where: [d.at],
+    server: d.server,
+    tool: d.tool,
+    sessions: [d.session],
+    digests: [d.locked, d.listed].filter((x): x is string => x !== null),
+  };
 }
 
 function limit(rule: string, hits: Hits, max: number, say: (n: number) => string): RuleResult {
@@ -228,7 +364,11 @@ export function ruleLine(r: RuleResult): string {
     r.where.length === 0
       ? ""
       : ` (${r.where.map((w) => cell(w, 200)).join(", ")}${r.more > 0 ? `, and ${r.more} more` : ""})`;
-  return `${r.ok ? "pass" : "FAIL"}  ${cell(r.rule, 200)}: ${cell(r.observed, 400)}${at}`;
+  const head = `${r.ok ? "pass" : "FAIL"}  ${cell(r.rule, 200)}: ${cell(r.observed, 400)}${at}`;
+  if (r.findings === undefined || r.findings.length === 0) return head;
+  const more = r.more_findings ?? 0;
+  const lines = r.findings.map((f) => `      ${f.kind}: ${cell(f.message, 800)}`);
+  return [head, ...lines, ...(more > 0 ? [`      and ${more} more`] : [])].join("\n");
 }
 
 /** A JUnit XML report: one test suite, one test case per rule, a <failure> for each rule that does not hold. */
@@ -274,6 +414,8 @@ export const RULE_KEYS = [
   "max-ms",
   "require-complete",
   "key",
+  "no-drift",
+  "against",
 ] as const;
 
 /**
@@ -320,6 +462,14 @@ export function rulesFromObject(v: unknown): Rules | string {
       case "key":
         if (typeof val !== "string" || val === "") return "key takes a verifier key or a key file";
         r.key = val;
+        break;
+      case "no-drift":
+        if (typeof val !== "boolean") return `no-drift takes true or false, not ${JSON.stringify(val)}`;
+        r.noDrift = val;
+        break;
+      case "against":
+        if (typeof val !== "string" || val === "") return "against takes a lock file (written by seam pin)";
+        r.against = val;
         break;
       default:
         return `unknown rule ${JSON.stringify(k0)} (rules: ${RULE_KEYS.join(", ")})`;

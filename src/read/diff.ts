@@ -2,13 +2,16 @@
  * `seam diff A B`: what changed between two ledgers, or two sessions of one.
  * Per side: the tools the server listed (the last tools/list of each session:
  * names and tools_digest), and per tool the calls, statuses and p50. Between
- * them: tools added and removed, a changed tools_digest with the same names
- * (descriptions or schemas changed), tools whose status flipped (their most
+ * them: tools added and removed, tools whose definition changed (the digests
+ * of tools_list rows' tool_digests: each side's last complete listing of
+ * the tool), a changed tools_digest with the same names (descriptions or
+ * schemas changed; for ledgers without tool_digests), tools whose status flipped (their most
  * frequent status differs, or errors appeared or went away), and p50
  * slowdowns of at least `factor` and `minMs`.
  */
 import type { Operation } from "./read-model.ts";
 import { percentile } from "./stats.ts";
+import { ToolDefs } from "./tool-defs.ts";
 
 export interface Side {
   label: string;
@@ -17,17 +20,23 @@ export interface Side {
   /** The tools_digest values of those lists, in order of first appearance. */
   digests: string[];
   perTool: Map<string, { calls: number; statuses: Map<string, number>; ms: number[] }>;
+  /** Tool name → definition digest, from the side's complete listings with tool_digests (the last one wins). */
+  definitions: Map<string, string>;
 }
 
 /** Collects one side from its operations. */
 export class SideCollector {
   private readonly lists = new Map<string, { names: string[]; digest: string | null }>();
   private readonly perTool: Side["perTool"] = new Map();
+  private readonly defs = new ToolDefs();
+  private readonly definitions = new Map<string, string>();
 
   constructor(readonly label: string) {}
 
   add(op: Operation): void {
     if (op.kind === "tools_list") {
+      const l = this.defs.add(op).listing;
+      if (l !== null && l.tools !== null) for (const [t, d] of l.tools) this.definitions.set(t, d.digest);
       const tools = rowField(op, "tools");
       const digest = rowField(op, "tools_digest");
       // A paged list (next_cursor) adds to what the session listed before.
@@ -61,6 +70,7 @@ export class SideCollector {
       tools: this.lists.size === 0 ? null : [...names].sort(),
       digests,
       perTool: this.perTool,
+      definitions: this.definitions,
     };
   }
 }
@@ -70,6 +80,8 @@ export interface DiffResult {
   removed: string[];
   /** Same names, other tools_digest: descriptions or schemas changed. */
   digestChanged: boolean;
+  /** Tools listed on both sides whose definition digests differ, by name. */
+  changed: { tool: string; a: string; b: string }[];
   flips: { tool: string; a: string; b: string }[];
   slowdowns: { tool: string; a_p50_ms: number; b_p50_ms: number; factor: number }[];
   /** Tools called on one side only. */
@@ -86,6 +98,12 @@ export function diffSides(a: Side, b: Side, factor = 2, minMs = 1): DiffResult {
   const removed = bothListed ? [...ta].filter((t) => !tb.has(t)) : [];
   const digestChanged =
     bothListed && added.length === 0 && removed.length === 0 && a.digests.join() !== b.digests.join();
+  const changed: DiffResult["changed"] = [];
+  for (const [tool, da] of a.definitions) {
+    const db = b.definitions.get(tool);
+    if (db !== undefined && db !== da) changed.push({ tool, a: da, b: db });
+  }
+  changed.sort((p, q) => (p.tool < q.tool ? -1 : p.tool > q.tool ? 1 : 0));
   const flips: DiffResult["flips"] = [];
   const slowdowns: DiffResult["slowdowns"] = [];
   for (const [tool, x] of a.perTool) {
@@ -101,7 +119,7 @@ export function diffSides(a: Side, b: Side, factor = 2, minMs = 1): DiffResult {
   const calledOnlyB = [...b.perTool.keys()].filter((t) => !a.perTool.has(t)).sort();
   flips.sort((p, q) => (p.tool < q.tool ? -1 : 1));
   slowdowns.sort((p, q) => q.factor - p.factor);
-  return { added, removed, digestChanged, flips, slowdowns, calledOnlyA, calledOnlyB };
+  return { added, removed, digestChanged, changed, flips, slowdowns, calledOnlyA, calledOnlyB };
 }
 
 /** What a flip compares: the most frequent status, and whether errors are among them ("ok", "ok with errors", "error"). */
@@ -118,7 +136,9 @@ export function counts(statuses: Map<string, number>): string {
 }
 
 export function hasDifferences(d: DiffResult): boolean {
-  return d.added.length + d.removed.length + d.flips.length + d.slowdowns.length > 0 || d.digestChanged;
+  return (
+    d.added.length + d.removed.length + d.changed.length + d.flips.length + d.slowdowns.length > 0 || d.digestChanged
+  );
 }
 
 function rowField(op: Operation, k: string): unknown {

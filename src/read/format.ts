@@ -8,7 +8,8 @@
  *   TIME  local `YYYY-MM-DD 16:15:51.412` (with --utc: `YYYY-MM-DDT16:15:51.412Z`),
  *         or without year and ms (`MM-DD 16:15:51`) when the width is short
  *   SESSION  first 8 characters (--wide: all)
- *   SERVER, OPERATION (cut unless --wide), STATUS, MS, ID
+ *   SERVER, OPERATION (cut unless --wide; `*` before a tool's name: its first
+ *         call since a tools/list showed its definition changed), STATUS, MS, ID
  *   and with a --raw ledger, a preview of arguments → result.
  * The widths are chosen once for the output's width (`layoutFor`): the
  * columns that do not fit are left out or cut, in a stated order; --wide
@@ -173,7 +174,7 @@ class LineFormatter {
     if (L.session > 0)
       line += `  ${memo(this.sessions, op.session ?? "-", (s) => column(s.length > 8 && L.session === 8 ? short(s) : s, L.session), KEPT)}`;
     if (L.server > 0) line += `  ${memo(this.servers, op.server ?? "-", (s) => column(s, L.server), KEPT)}`;
-    line += `  ${memo(this.names, op.name ?? "-", (s) => column(s, L.name), KEPT)}`;
+    line += `  ${op.redefined ? column(`*${op.name}`, L.name) : memo(this.names, op.name ?? "-", (s) => column(s, L.name), KEPT)}`;
     const statusText = memo(this.statuses, op.status ?? "-", (s) => fit(s, L.status), KEPT);
     line += `  ${this.color ? paint(op.status, statusText) : statusText}`;
     line += `  ${(op.ms === null ? "-" : msText(op.ms)).padStart(L.ms)}`;
@@ -267,7 +268,8 @@ export function verdictLine(
  * (docs/reading.md, "seam log"): type "operation", file, line, lines, ts, session,
  * server, kind, evt, name, status, ms, rpc_id, op, rounds, error_code,
  * reason, exit_code, bytes_in, bytes_out, vouched, sealed, and args and
- * result only when the ledger holds them. Values are the ledger's own (an id
+ * result only when the ledger holds them, and `redefined: true` only on a
+ * call marked so. Values are the ledger's own (an id
  * of 2^64 is written as its digits); absent ones are null.
  */
 export function opJson(op: Operation): string {
@@ -281,6 +283,7 @@ export function opJson(op: Operation): string {
   s += `, "vouched": ${op.vouched}, "sealed": ${op.sealed}`;
   if (op.args !== undefined) s += `, "args": ${jsonText(op.args)}`;
   if (op.result !== undefined) s += `, "result": ${jsonText(op.result)}`;
+  if (op.redefined) s += `, "redefined": true`;
   return `${s}}`;
 }
 

@@ -87,6 +87,8 @@ export interface Operation {
   row: Json;
   /** The rows before it that it joins, in file order (their `chain` taken out); empty for one row. */
   earlier: readonly Json[];
+  /** A tool_call that is its server's first call of the tool since a tools/list showed its definition changed (stream.ts). */
+  redefined?: true;
 }
 
 const KIND_OF: Record<string, OpKind> = {

@@ -41,6 +41,7 @@ import { type Break, fileChunks, LedgerVerifier, type VerifyReport } from "../ve
 import { type Filters, OpFilter } from "./filters.ts";
 import { type FollowWatch, followChunks } from "./follow.ts";
 import { type Operation, OperationJoiner } from "./read-model.ts";
+import { CallMarks } from "./tool-defs.ts";
 import { startAhead, type VerifierCalls } from "./verify-ahead.ts";
 
 /** Bytes pushed to the verifier at a time (see ledgerBatches). */
@@ -157,6 +158,7 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
   }
 
   const joiner = new OperationJoiner(path);
+  const marks = new CallMarks();
   let out: ReadEvent[] = [];
   /** Finished operations waiting for the row after their last row to be checked. */
   const held: Operation[] = [];
@@ -194,6 +196,7 @@ async function* ledgerBatches(path: string, opts: ReadOptions): AsyncGenerator<R
   const take = (ops: Operation[]) => {
     for (const op of ops) {
       operations++;
+      marks.see(op);
       held.push(op);
     }
   };

@@ -110,6 +110,7 @@ const COMMANDS = [
   "log",
   "stats",
   "check",
+  "pin",
   "install",
   "uninstall",
   "status",

@@ -144,6 +144,10 @@ describe.each(VIAS.filter(built))("seam proxy (%s) with the SDK client and serve
     expect(rowsOf(ledger, "resource_read").map((r) => getField(r, "status"))).toEqual(["ok"]);
     expect(rowsOf(ledger, "prompt_get").map((r) => getField(r, "prompt"))).toEqual(["simple-prompt"]);
     expect(rowsOf(ledger, "mcp_initialize").map((r) => getField(r, "status"))).toEqual(["ok"]);
+    // Each listed tool's definition digest (src/format/tool-defs.ts): the proxy observes as seam wrap does.
+    const defs = rowsOf(ledger, "tools_list").flatMap((r) => getField(r, "tool_digests") as [string, string][]);
+    expect(defs.map((d) => d[0])).toEqual(through.tools as string[]);
+    expect(defs.every((d) => /^sha256:json-c14n:v1:[0-9a-f]{64}$/.test(d[1]))).toBe(true);
     const exchanges = rowsOf(ledger, "http_exchange");
     expect(exchanges.every((r) => typeof getField(r, "http_status") === "number")).toBe(true);
     expect(exchanges.some((r) => getField(r, "method") === "DELETE" && getField(r, "http_status") === 200)).toBe(true);
