@@ -7,6 +7,7 @@
  */
 import {
   CompactRange,
+  consistencyRanges,
   fail,
   type Hash,
   isSize,
@@ -34,6 +35,12 @@ export function rootOf(leaves: readonly Hash[]): Hash {
 /** The proof itself: the MTH of each range, from `mth(start, end)`. */
 export function hashRanges(ranges: readonly Range[], mth: (start: number, end: number) => Hash): Hash[] {
   return ranges.map(([s, e]) => mth(s, e));
+}
+
+/** RFC 9162 PROOF(m, D[n]) over `leaves` (n of them at least); [] from size 0, as a witness takes it. */
+export function consistencyProof(leaves: readonly Hash[], m: number, n: number): Hash[] {
+  if (m === 0) return [];
+  return hashRanges(consistencyRanges(m, n), (s, e) => rootOf(leaves.slice(s, e)));
 }
 
 /** The draft's subtree inclusion proof (section 4.3): leaf `index` in the subtree [start, end) whose MTH is `root`. */
