@@ -175,7 +175,12 @@ export function addCheckpoint(body: Uint8Array, o: WitnessOptions): AddOutcome {
   };
 }
 
-/** Reads a body of at most MAX_BODY bytes within BODY_MS; null when it is larger, or the client broke off. */
+/**
+ * Reads a body of at most MAX_BODY bytes within BODY_MS; null when the
+ * client broke off or ran out of time. A larger one is read to its end and
+ * dropped, so that the 413 is read: a client still sending when the answer
+ * comes sees the connection reset, not the answer.
+ */
 async function readBody(req: InboundRequest, reply: Reply): Promise<Uint8Array | "too-large" | null> {
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -183,15 +188,15 @@ async function readBody(req: InboundRequest, reply: Reply): Promise<Uint8Array |
   try {
     for await (const chunk of req.body) {
       total += chunk.length;
-      if (total > MAX_BODY) return "too-large";
-      parts.push(chunk);
+      if (total <= MAX_BODY) parts.push(chunk);
     }
   } catch {
     return null;
   } finally {
     clearTimeout(timer);
   }
-  return reply.gone ? null : Buffer.concat(parts, total);
+  if (reply.gone) return null;
+  return total > MAX_BODY ? "too-large" : Buffer.concat(parts, total);
 }
 
 export class WitnessServer {
