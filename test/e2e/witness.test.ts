@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Checkpoint, checkpointText, parseWitnessLine } from "../../src/checkpoint/checkpoint.ts";
+import { type Checkpoint, checkpointText, parseWitnessLine, witnessLine } from "../../src/checkpoint/checkpoint.ts";
 import { newCosignatureVerifier } from "../../src/checkpoint/cosignature.ts";
 import { type Hash, leafHash } from "../../src/checkpoint/merkle.ts";
 import { newSigner, openNote, signNote } from "../../src/checkpoint/note.ts";
@@ -151,6 +151,60 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       // Two witnesses on one checkpoint: the note carries both cosignatures.
       expect(cosigned(d.note, { ...on, body: on.body + fresh.body })).toEqual(["w1.test", "w2.test"]);
 
+      // seam verify --policy: how far checkpoints cosigned by the quorum cover the ledger.
+      writeFileSync(
+        p("policy"),
+        `log ${logKey}\nwitness W1 ${announcedKey(w1)}\nwitness W2 ${announcedKey(w2)}\ngroup both all W1 W2\ngroup either any W1 W2\n`,
+      );
+      writeFileSync(p("cos-both"), witnessLine(d.checkpoint, d.note + on.body + fresh.body));
+      writeFileSync(
+        p("cos-one"),
+        witnessLine(c.checkpoint, c.note + next.body) + witnessLine(d.checkpoint, d.note + on.body),
+      );
+      const verify = async (quorum: string, cos: string) => {
+        writeFileSync(p(`policy-${quorum}`), `${readFileSync(p("policy"), "utf8")}quorum ${quorum}\n`);
+        const v = await runCli(via, [
+          "verify",
+          "--allow-unparsed",
+          p("l.jsonl"),
+          "--policy",
+          p(`policy-${quorum}`),
+          "--cosignatures",
+          p(cos),
+        ]);
+        const line = /\n {2}witnessed (.*)\n/.exec(v.stdout.toString());
+        return [v.code, line?.[1]];
+      };
+      const all = lines.length;
+      expect(await verify("both", "cos-both")).toEqual([
+        0,
+        `through line ${d.checkpoint.size} of ${all}; quorum both (cosigned by W1, W2)`,
+      ]);
+      expect(await verify("either", "cos-one")).toEqual([
+        0,
+        `through line ${d.checkpoint.size} of ${all}; quorum either (cosigned by W1)`,
+      ]);
+      expect(await verify("both", "cos-one")).toEqual([
+        3,
+        "nothing: no checkpoint that holds is cosigned by quorum both",
+      ]);
+      expect(await verify("W2", "cos-one")).toEqual([3, "nothing: no checkpoint that holds is cosigned by quorum W2"]);
+      const json = await runCli(via, [
+        "verify",
+        "--json",
+        "--allow-unparsed",
+        p("l.jsonl"),
+        "--policy",
+        p("policy-both"),
+        "--cosignatures",
+        p("cos-both"),
+      ]);
+      expect(JSON.parse(json.stdout.toString()).seal.witnessed).toEqual({
+        quorum: "both",
+        through: d.checkpoint.size,
+        by: ["W1", "W2"],
+      });
+
       expect((await fetch(`${w1.url}/other`, { method: "POST", body: "x" })).status).toBe(404);
       expect((await fetch(`${w1.url}/add-checkpoint`)).status).toBe(405);
       expect((await fetch(`${w1.url}/add-checkpoint`, { method: "POST", body: "x".repeat(70_000) })).status).toBe(413);
@@ -160,7 +214,7 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     }
   }, 120_000);
 
-  test("refuses to start on a bad config, a missing key or a non-loopback address", async () => {
+  test("refuses to start on a bad config, a missing key or a non-loopback address; verify --policy usage errors", async () => {
     const dir = tempDir();
     const p = (s: string) => join(dir, s);
     await runCli(via, ["keygen", "--name", "w", "--out", p("w.key")]);
@@ -186,6 +240,20 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     for (const [args, code, err] of cases) {
       const r = await runCli(via, ["witness", ...args]);
       expect([args, r.code, r.stderr.slice(0, err.length)]).toEqual([args, code, err]);
+    }
+    writeFileSync(p("policy"), "quorum none\n");
+    const verifyCases: [string[], string][] = [
+      [["--cosignatures", p("c")], "seam: error: --cosignatures goes with --policy\n"],
+      [
+        ["--policy", p("policy")],
+        `seam: error: ${p("policy")} names no log: seam needs the key its checkpoints are signed with\n`,
+      ],
+      [["--policy", p("nothing")], `seam: error: cannot read policy file ${p("nothing")}: `],
+      [["--policy", p("policy"), "--key", "k"], "seam: error: --policy carries the log keys: give it without --key\n"],
+    ];
+    for (const [args, err] of verifyCases) {
+      const r = await runCli(via, ["verify", p("l.jsonl"), ...args]);
+      expect([args, r.code, r.stderr.slice(0, err.length)]).toEqual([args, 2, err]);
     }
   });
 });
