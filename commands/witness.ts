@@ -69,6 +69,7 @@ export default defineCommand({
       );
     const log = createLog();
     let server: WitnessServer;
+    let state: WitnessState | undefined;
     let cosignerKey: string;
     let count: number;
     try {
@@ -78,10 +79,11 @@ export default defineCommand({
       cosignerKey = cosigner.verifierKey;
       const logs = readWitnessConfig(a.config as string);
       count = logs.size;
-      const state = WitnessState.open(a.state as string, logs.keys());
+      state = WitnessState.open(a.state as string, logs.keys());
       const now = () => Math.floor(Date.now() / 1000);
       server = await WitnessServer.start(http, listen.host, listen.port, { logs, state, cosigner, now }, log);
     } catch (e) {
+      state?.close();
       if (e instanceof KeyFileError || e instanceof WitnessConfigError || e instanceof WitnessStateError) {
         log.error(e.message, e.hint);
         return EXIT.FAIL;
@@ -108,6 +110,7 @@ export default defineCommand({
     await stopped;
     off();
     await server.close();
+    state.close();
     return EXIT.OK;
   },
 });

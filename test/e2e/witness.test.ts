@@ -7,7 +7,7 @@
  * what it cosigned; two witnesses cosign one checkpoint.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Checkpoint, checkpointText, parseWitnessLine, witnessLine } from "../../src/checkpoint/checkpoint.ts";
 import { newCosignatureVerifier } from "../../src/checkpoint/cosignature.ts";
@@ -97,6 +97,17 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     const w2 = await startServing(via, flags("w2"));
     try {
       expect(w1.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // One witness per state directory: a second one on w1's refuses to start.
+      const second = await startServing(via, flags("w1")).then(
+        async (r) => {
+          await r.stop();
+          return "it started";
+        },
+        (e: Error) => e.message,
+      );
+      expect(second).toContain(
+        `seam: error: another seam witness (pid ${w1.child.pid}) is using --state ${p("w1-state")}\n`,
+      );
       const cos1 = newCosignatureVerifier(announcedKey(w1));
       const cos2 = newCosignatureVerifier(announcedKey(w2));
       const cosigned = (note: string, answer: Answer) =>
@@ -211,6 +222,8 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     } finally {
       await w1.stop();
       expect(await w2.stop()).toBe(0);
+      // Stopped by a signal, a witness gives its lock up.
+      expect(existsSync(p("w2-state/witness.lock"))).toBe(false);
     }
   }, 120_000);
 
