@@ -13,6 +13,7 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   "verify-release": () => import("./verify-release.ts").then((m) => m.default),
   digest: () => import("./digest.ts").then((m) => m.default),
   keygen: () => import("./keygen.ts").then((m) => m.default),
+  witness: () => import("./witness.ts").then((m) => m.default),
   ship: () => import("./ship.ts").then((m) => m.default),
   export: () => import("./export.ts").then((m) => m.default),
   selftest: () => import("./selftest.ts").then((m) => m.default),

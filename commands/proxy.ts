@@ -1,12 +1,13 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import { isLoopbackHost, splitHostPort } from "../src/proxy/guard.ts";
+import { isLoopbackHost } from "../src/proxy/guard.ts";
 import { MAX_HELD_BYTES } from "../src/proxy/options.ts";
 import { runProxy } from "../src/proxy/run.ts";
 import { redactTarget, redactValue } from "../src/redact/http.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { parseListen } from "./_listen.ts";
 import { print } from "./_out.ts";
 import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory, RECORD_ARGS } from "./_record-flags.ts";
 
@@ -151,13 +152,3 @@ export default defineCommand({
     );
   },
 });
-
-/** HOST:PORT, [V6]:PORT, or a bare port (on 127.0.0.1). */
-function parseListen(s: string): { host: string; port: number } {
-  const bare = /^\d{1,5}$/.test(s) ? { host: "127.0.0.1", port: s } : null;
-  const hp = bare ?? splitHostPort(s);
-  const port = Number(hp?.port);
-  if (!hp || hp.port === undefined || !Number.isInteger(port) || port > 65535)
-    throw new UsageError(`--listen takes HOST:PORT, not ${JSON.stringify(s)}`, "for example --listen 127.0.0.1:8788");
-  return { host: hp.host.replace(/^\[|\]$/g, ""), port };
-}

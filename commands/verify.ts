@@ -3,6 +3,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
+import { type Policy, PolicyError, parsePolicy } from "../src/checkpoint/policy.ts";
 import { StateDir, StateDirError } from "../src/checkpoint/state.ts";
 import {
   type CheckpointSetup,
@@ -46,6 +47,18 @@ const CHECKPOINT_ARGS = {
   "check-proof": {
     type: "string",
     description: "check a tlog-proof (from --prove) without the ledger; '-' reads stdin",
+    valueHint: "FILE",
+  },
+  policy: {
+    type: "string",
+    description:
+      "a C2SP tlog-policy (log keys, witness keys, quorum): report how far checkpoints cosigned by the quorum cover the ledger (in place of --key)",
+    valueHint: "FILE",
+  },
+  cosignatures: {
+    type: "string",
+    description:
+      "with --policy: cosigned checkpoints, in the witness file's form; the ledger must extend each (as with --witness)",
     valueHint: "FILE",
   },
 } as const;
@@ -102,6 +115,7 @@ export default defineCommand({
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
     if (paths.some((p) => p.startsWith("nats://"))) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
+      if (a.policy !== undefined) throw new UsageError("--policy goes with ledger files, not a nats:// stream");
       const { verifyNatsStream } = await import("./_verify-stream.ts");
       const origins = (a.origin ?? "").split(",").filter(Boolean);
       if (a["allow-unsealed"] && setup === null)
@@ -200,10 +214,21 @@ function progressMeter(path: string) {
 
 /** The checkpoint flags; null when none is given (a plain chain check). */
 function checkpointSetup(
-  a: { key?: string; witness?: string; state?: string; prove?: string; checkProof?: string },
+  a: {
+    key?: string;
+    witness?: string;
+    state?: string;
+    prove?: string;
+    checkProof?: string;
+    policy?: string;
+    cosignatures?: string;
+  },
   paths: string[],
 ): CheckpointSetup | null {
   rejectEmptyValues(a, CHECKPOINT_ARGS);
+  if (a.policy !== undefined) return policySetup({ ...a, policy: a.policy }, paths);
+  if (a.cosignatures !== undefined)
+    throw new UsageError("--cosignatures goes with --policy", "seam verify LEDGER --policy FILE --cosignatures FILE");
   if (
     a.checkProof !== undefined &&
     (paths.length > 0 || a.prove !== undefined || a.witness !== undefined || a.state !== undefined)
@@ -237,6 +262,53 @@ function checkpointSetup(
       setup.witness = { name: a.witness, text: readSmallFile(a.witness).toString("utf8") };
     } catch (e) {
       throw new UsageError(`cannot read witness file ${a.witness}: ${describeIoError(e)}`);
+    }
+  }
+  if (a.state !== undefined) setup.state = new StateDir(a.state);
+  return setup;
+}
+
+/** --policy FILE: its log keys check the checkpoints, its quorum the cosignatures (of rows, and of --cosignatures or --witness). */
+function policySetup(
+  a: {
+    key?: string;
+    witness?: string;
+    state?: string;
+    prove?: string;
+    checkProof?: string;
+    policy: string;
+    cosignatures?: string;
+  },
+  paths: string[],
+): CheckpointSetup {
+  if (a.key !== undefined)
+    throw new UsageError(
+      "--policy carries the log keys: give it without --key",
+      "list the keys as 'log <vkey>' lines in the policy",
+    );
+  if (a.checkProof !== undefined || a.prove !== undefined)
+    throw new UsageError("--policy goes with verifying a ledger, not --prove or --check-proof");
+  if (a.witness !== undefined && a.cosignatures !== undefined)
+    throw new UsageError(
+      "give --witness or --cosignatures, not both",
+      "both are files of checkpoints in the same form",
+    );
+  let policy: Policy;
+  try {
+    policy = parsePolicy(readSmallFile(a.policy, 1 << 20).toString("utf8"), a.policy);
+  } catch (e) {
+    if (e instanceof PolicyError) throw new UsageError(e.message);
+    throw new UsageError(`cannot read policy file ${a.policy}: ${describeIoError(e)}`);
+  }
+  const setup: CheckpointSetup = { keys: policy.logs, policy };
+  const file = a.cosignatures ?? a.witness;
+  if (file !== undefined) {
+    const flag = a.cosignatures !== undefined ? "--cosignatures" : "--witness";
+    if (paths.length !== 1) throw new UsageError(`${flag} checks one ledger at a time`);
+    try {
+      setup.witness = { name: file, text: readSmallFile(file).toString("utf8") };
+    } catch (e) {
+      throw new UsageError(`cannot read ${flag} file ${file}: ${describeIoError(e)}`);
     }
   }
   if (a.state !== undefined) setup.state = new StateDir(a.state);

@@ -23,6 +23,14 @@ export function checkpointLines(s: CheckpointReport, stateNow?: number | null): 
     out.push(
       `  witness   ${s.witness.file}: ${s.witness.checkpoints} checkpoint${s.witness.checkpoints === 1 ? "" : "s"}`,
     );
+  if (s.witnessed) {
+    const w = s.witnessed;
+    out.push(
+      w.through > 0
+        ? `  witnessed through line ${w.through} of ${s.lines}; quorum ${w.quorum}${w.by.length > 0 ? ` (cosigned by ${w.by.join(", ")})` : ""}`
+        : `  witnessed nothing: no checkpoint that holds is cosigned by quorum ${w.quorum}`,
+    );
+  }
   if (stateNow !== undefined) {
     const was = s.remembered === null ? "nothing remembered" : `remembered size ${s.remembered}`;
     out.push(`  state     ${was} for ${s.origin ?? "(no origin)"}${stateNow === null ? "" : `; now ${stateNow}`}`);
@@ -54,6 +62,9 @@ export function checkpointJson(s: CheckpointReport, stateNow?: number | null): R
       checkpoints: f.evidence.map((e) => ({ label: e.label, note: e.note })),
     })),
   };
+  // Only with --policy: without it the form stays what it was.
+  if (s.witnessed !== null)
+    out.witnessed = { quorum: s.witnessed.quorum, through: s.witnessed.through, by: s.witnessed.by };
   if (stateNow !== undefined) out.state_now = stateNow;
   return out;
 }

@@ -26,6 +26,7 @@ import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
 import { equalHash, LineTree } from "./merkle.ts";
 import { encodeBase64, keyLabel, noteProblem, openNote, parseNote, type Verifier } from "./note.ts";
+import { type Policy, quorumOn } from "./policy.ts";
 import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 
 export interface CheckpointCheckOptions {
@@ -37,6 +38,8 @@ export interface CheckpointCheckOptions {
   remembered?: (origin: string) => string | null;
   /** The origin remembered for this ledger's path (--state), or null. */
   rememberedOrigin?: string | null;
+  /** --policy: the checkpoints that hold (rows, and the witness file's that the ledger extends) are judged by its quorum. */
+  policy?: Policy;
 }
 
 export interface LedgerCheckpoint {
@@ -63,6 +66,8 @@ export interface CheckpointReport {
   witness: { file: string; checkpoints: number } | null;
   /** The size --state remembered for this origin, when it did. */
   remembered: number | null;
+  /** With --policy: the largest checkpoint that holds and is cosigned by the quorum (through 0: none). */
+  witnessed: { quorum: string; through: number; by: string[] } | null;
   breaks: Break[];
   findings: string[];
   /** The kind of each finding, in the same order. */
@@ -226,6 +231,29 @@ export class CheckpointVerifier {
 
   // ---- the end ----
 
+  /**
+   * With --policy: the largest checkpoint that holds and whose cosignatures
+   * make the quorum. Candidates are the ledger's own checkpoint rows that
+   * held, and the witness file's checkpoints that the ledger extends (a
+   * cosigned note need not be in the ledger: witnesses answer the writer).
+   */
+  private witnessed(): CheckpointReport["witnessed"] {
+    const policy = this.opts.policy;
+    if (policy === undefined) return null;
+    const notes: { size: number; note: string }[] = [...this.bySize.values()];
+    if (!this.failed)
+      for (const w of this.rollback.witnessed)
+        if (w.checkpoint.origin === this.origin && this.rollback.extendedTo(w.checkpoint))
+          notes.push({ size: w.checkpoint.size, note: w.note });
+    let best = { quorum: policy.quorumName, through: 0, by: [] as string[] };
+    for (const n of notes) {
+      if (n.size <= best.through) continue;
+      const q = quorumOn(policy, n.note);
+      if (q.ok) best = { quorum: policy.quorumName, through: n.size, by: q.by };
+    }
+    return best;
+  }
+
   private finish(): { report: VerifyReport; checkpointReport: CheckpointReport } {
     if (this.result !== null) return this.result;
     const chain = this.v.end();
@@ -240,6 +268,12 @@ export class CheckpointVerifier {
     };
     if (this.opts.keys.length > 0 && this.valid === 0 && chain.rows > 0)
       find("no_checkpoint_holds", `no checkpoint signed by ${this.keyLabels.join(" or ")} holds: nothing is sealed`);
+    const witnessed = this.witnessed();
+    if (witnessed !== null && witnessed.through === 0 && this.valid > 0)
+      find(
+        "no_quorum_checkpoint",
+        `no checkpoint that holds is cosigned by quorum ${witnessed.quorum}: nothing is witnessed`,
+      );
     for (const [session, sealed] of this.announced) {
       if (!sealed)
         find(
@@ -264,6 +298,7 @@ export class CheckpointVerifier {
       keys: this.keyLabels,
       witness: this.opts.witness ? { file: this.opts.witness.name, checkpoints: this.rollback.witnessed.length } : null,
       remembered: this.rollback.remembered?.checkpoint.size ?? null,
+      witnessed,
       breaks: this.breaks,
       findings,
       finding_kinds,

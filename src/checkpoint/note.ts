@@ -123,7 +123,7 @@ export function encodeBase64(b: Uint8Array): string {
 
 // ---- keys ----
 
-function publicKeyObject(pub: Uint8Array): KeyObject {
+export function publicKeyObject(pub: Uint8Array): KeyObject {
   return createPublicKey({ key: Buffer.concat([SPKI_ED25519, pub]), format: "der", type: "spki" });
 }
 
@@ -136,20 +136,21 @@ function publicFromPrivate(priv: KeyObject): Uint8Array {
   return new Uint8Array(spki.subarray(spki.length - 32));
 }
 
-function verifierKeyText(name: string, pub: Uint8Array): string {
-  const typed = Buffer.concat([new Uint8Array([ED25519]), pub]);
+/** `name+<hex key ID>+<base64(type ‖ pub)>`; the type byte is 0x01 for note signatures (tlog-cosignature uses 0x04). */
+export function verifierKeyText(name: string, pub: Uint8Array, type = ED25519): string {
+  const typed = Buffer.concat([new Uint8Array([type]), pub]);
   return `${name}+${hex8(keyId(name, typed))}+${encodeBase64(typed)}`;
 }
 
 /** Splits `name+hex+base64` (base64 may hold "+"), checking the name, the 8 hex digits and the key type byte. */
-function splitKey(text: string): { name: string; id: number; key: Uint8Array } | null {
+export function splitKey(text: string, type = ED25519): { name: string; id: number; key: Uint8Array } | null {
   const a = text.indexOf("+");
   const b = a < 0 ? -1 : text.indexOf("+", a + 1);
   if (b < 0) return null;
   const name = text.slice(0, a);
   const id = text.slice(a + 1, b);
   const key = decodeBase64(text.slice(b + 1));
-  if (!isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(id) || key === null || key.length !== 33 || key[0] !== ED25519)
+  if (!isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(id) || key === null || key.length !== 33 || key[0] !== type)
     return null;
   return { name, id: parseInt(id, 16), key };
 }

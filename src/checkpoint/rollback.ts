@@ -85,6 +85,12 @@ export class RollbackCheck {
     if (this.targets.has(size)) this.targets.set(size, this.tree.root());
   }
 
+  /** Whether the ledger, read whole, extends checkpoint `c` (one of the witness file's): its tree had c's root at c's size. */
+  extendedTo(c: Checkpoint): boolean {
+    const root = this.targets.get(c.size);
+    return root != null && equalHash(root, c.root);
+  }
+
   /** At the end (the ledger read whole): every way it does not extend the witness or the remembered state is a break with its evidence. */
   judge(ledger: LedgerSide): void {
     this.ledger = ledger;

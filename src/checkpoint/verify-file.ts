@@ -11,6 +11,7 @@ import { fileChunks, type VerifyOptions, type VerifyReport } from "../verify/led
 import { checkpointJson, checkpointLines } from "./checkpoint-report.ts";
 import { type CheckpointCheckOptions, verifyCheckpointed } from "./checkpoint-verifier.ts";
 import type { Verifier } from "./note.ts";
+import type { Policy } from "./policy.ts";
 import { checkProof, proveLine } from "./proof.ts";
 import type { StateDir } from "./state.ts";
 
@@ -19,6 +20,8 @@ export interface CheckpointSetup {
   /** The witness file's name and text, read before the ledger. */
   witness?: { name: string; text: string };
   state?: StateDir;
+  /** --policy: its log keys are `keys`; its quorum judges the cosignatures. */
+  policy?: Policy;
 }
 
 export interface CheckpointedResult {
@@ -48,6 +51,7 @@ export async function verifyCheckpointedSource(
     witness: setup.witness,
     remembered: state ? (origin) => state.noteFor(origin) : undefined,
     rememberedOrigin: onPath ? state.originAt(path) : null,
+    policy: setup.policy,
   };
   const { report, checkpointReport: cr } = await verifyCheckpointed(source, vopts, sopts);
   let now: number | null | undefined;

@@ -62,6 +62,7 @@ export const FINDING_KINDS = {
   session_missing_end: "a session without session_end whose writer is not running",
   no_checkpoint_holds: "with --key: no checkpoint signed by the key holds",
   session_checkpoint_missing: "a session that announces checkpoints without one of its own holding",
+  no_quorum_checkpoint: "with --policy: no checkpoint that holds is cosigned by the policy's quorum",
   operation_id_mismatch: "a first round whose op is not its own row's seq",
   operation_duplicate: "two operations that start with the same op",
   operation_unknown: "a row naming an operation that never started",

@@ -18,6 +18,7 @@ import { msFloat, streamFields } from "../format/row.ts";
 import { HEAD_BYTES, type LongFrame } from "../observe/frames.ts";
 import type { Fields } from "../observe/observer-options.ts";
 import { redactTarget } from "../redact/http.ts";
+import { plain, sendWhole } from "../runtime/http-replies.ts";
 import {
   Cut,
   type HeaderPairs,
@@ -29,7 +30,6 @@ import {
 } from "../runtime/http-types.ts";
 import { endToEnd, field, headerSummary, upstreamRequestHeaders } from "./headers.ts";
 import { BUSY_RETRY_S, type ProxyHost } from "./options.ts";
-import { plain, sendWhole } from "./replies.ts";
 import { errorAnswers, firstByte, requestIds, requestMeta } from "./request-bodies.ts";
 import { type Moment, moment, type ProxySession } from "./session.ts";
 import { BodyCollector, type BodySink, bodyKind, contentCodings, DecodedBody, SseSplitter } from "./sse.ts";

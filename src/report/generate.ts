@@ -246,6 +246,7 @@ function sealFromJson(j: Record<string, Json>): CheckpointReport {
     keys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === "string") : [],
     witness: witness ?? null,
     remembered: null,
+    witnessed: null,
     breaks: [],
     findings: [],
     finding_kinds: [],

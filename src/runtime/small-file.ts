@@ -9,7 +9,19 @@
  * FIFO is found out by fstat instead of hanging the open.
  */
 
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { SeamError } from "../base/error.ts";
 
 /** The most such a file may hold (Claude Code's ~/.claude.json, the largest known, grows to a few MiB). */
@@ -52,5 +64,38 @@ export function readSmallFileMode(path: string, max = SMALL_FILE_MAX): { bytes: 
     return { bytes: Buffer.concat(parts, total), mode: st.mode };
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Replaces `path` with `text` so that a crash or power cut leaves the old
+ * file or the new one, never a mix, and the new one once this returns: a
+ * temporary file beside it written and fsynced, renamed over it, then the
+ * directory fsynced so the rename itself is on disk. Throws the failing
+ * call's error (the temporary file is removed).
+ */
+export function replaceFileDurably(path: string, text: string | Uint8Array, mode = 0o600): void {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}`);
+  try {
+    const fd = openSync(tmp, "wx", mode);
+    try {
+      writeSync(fd, typeof text === "string" ? Buffer.from(text, "utf8") : text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw e;
+  }
+  const d = openSync(dir, constants.O_RDONLY);
+  try {
+    fsyncSync(d);
+  } finally {
+    closeSync(d);
   }
 }

@@ -103,6 +103,7 @@ const COMMANDS = [
   "verify-release",
   "digest",
   "keygen",
+  "witness",
   "ship",
   "export",
   "selftest",

@@ -69,16 +69,21 @@ export async function startEverything(): Promise<Running> {
 }
 
 /** `seam proxy` as a process; resolves once it printed the URL clients use. */
-export async function startProxy(via: Via, args: string[], env: Record<string, string> = {}): Promise<Running> {
+export function startProxy(via: Via, args: string[], env: Record<string, string> = {}): Promise<Running> {
+  return startServing(via, ["proxy", ...args], env);
+}
+
+/** A seam command that serves HTTP (proxy, witness) as a process; resolves once it printed its URL on stdout. */
+export async function startServing(via: Via, args: string[], env: Record<string, string> = {}): Promise<Running> {
   const [cmd, ...pre] = seamArgv(via);
-  const child = spawn(cmd!, [...pre, "proxy", ...args], {
+  const child = spawn(cmd!, [...pre, ...args], {
     env: { ...process.env, NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const err: string[] = [];
   child.stderr!.on("data", (d: Buffer) => err.push(d.toString("utf8")));
   const exitedEarly = new Promise<never>((_, reject) =>
-    child.on("exit", (code) => reject(new Error(`seam proxy exited ${code}: ${err.join("")}`))),
+    child.on("exit", (code) => reject(new Error(`seam ${args[0]} exited ${code}: ${err.join("")}`))),
   );
   const m = await Promise.race([waitFor(child.stdout!, /^(http:\/\/\S+)\n/, 20_000), exitedEarly]);
   return running(child, m[1]!, err);

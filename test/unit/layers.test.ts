@@ -51,6 +51,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   selftest: ["base", "core", "format", "runtime", "verify", "checkpoint", "ledger", "observe", "wrap", "proxy", "read"],
   api: ["base", "core", "format", "verify", "checkpoint", "actions"],
   release: ["base", "core", "runtime", "checkpoint"],
+  witness: ["base", "core", "runtime", "checkpoint"],
   commands: [
     "base",
     "core",
@@ -70,6 +71,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "fleet",
     "report",
     "release",
+    "witness",
   ],
 };
 

@@ -1,5 +1,5 @@
-/** seam's own HTTP replies, sent whole (an error, a refusal, a proxy that is stopping). */
-import type { HeaderPairs, Reply } from "../runtime/http-types.ts";
+/** seam's own HTTP replies, sent whole (an error, a refusal, a proxy that is stopping, a witness's answer). */
+import type { HeaderPairs, Reply } from "./http-types.ts";
 
 const encoder = new TextEncoder();
 
