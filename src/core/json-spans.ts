@@ -85,35 +85,44 @@ export function objectMembers(b: Uint8Array, i: number): { members: MemberSpan[]
  * sixteen bytes each here, not an object each.
  */
 export function objectMemberOffsets(b: Uint8Array, i: number): { at: Int32Array; count: number; end: number } | null {
-  let at = new Int32Array(64);
-  let count = 0;
-  const done = (end: number) => ({ at, count, end });
+  // Counted first, then found into an array of just that size: no doubling for millions of members.
+  const count = memberCount(b, i);
+  if (count < 0) return null;
+  const at = new Int32Array(4 * count);
   let j = skipWs(b, i + 1);
-  if (b[j] === 0x7d) return done(j + 1);
-  for (;;) {
-    if (b[j] !== 0x22) return null;
+  for (let m = 0; m < count; m++) {
     const keyEnd = stringEnd(b, j);
-    if (keyEnd < 0) return null;
+    const valueStart = skipWs(b, skipWs(b, keyEnd) + 1);
+    const end = valueEnd(b, valueStart);
+    at[4 * m] = j;
+    at[4 * m + 1] = keyEnd;
+    at[4 * m + 2] = valueStart;
+    at[4 * m + 3] = end;
+    j = skipWs(b, skipWs(b, end) + 1);
+  }
+  return { at, count, end: skipWs(b, count === 0 ? i + 1 : at[4 * count - 1]!) + 1 };
+}
+
+/** How many members the object whose "{" is at i has, or -1 where they cannot be found. */
+function memberCount(b: Uint8Array, i: number): number {
+  let count = 0;
+  let j = skipWs(b, i + 1);
+  if (b[j] === 0x7d) return 0;
+  for (;;) {
+    if (b[j] !== 0x22) return -1;
+    const keyEnd = stringEnd(b, j);
+    if (keyEnd < 0) return -1;
     const colon = skipWs(b, keyEnd);
-    if (b[colon] !== 0x3a) return null;
+    if (b[colon] !== 0x3a) return -1;
     const valueStart = skipWs(b, colon + 1);
     const end = valueEnd(b, valueStart);
-    if (end <= valueStart) return null;
-    if (4 * count + 4 > at.length) {
-      const grown = new Int32Array(at.length * 2);
-      grown.set(at);
-      at = grown;
-    }
-    at[4 * count] = j;
-    at[4 * count + 1] = keyEnd;
-    at[4 * count + 2] = valueStart;
-    at[4 * count + 3] = end;
+    if (end <= valueStart) return -1;
     count++;
     j = skipWs(b, end);
     if (b[j] === 0x2c) {
       j = skipWs(b, j + 1);
       continue;
     }
-    return b[j] === 0x7d ? done(j + 1) : null;
+    return b[j] === 0x7d ? count : -1;
   }
 }

@@ -231,7 +231,8 @@ export class ByteScalars {
     }
   }
 
-  private keyRoom(n: number): void {
+  /** Room for `n` more bytes of decoded keys (a key's escapes only shorten it: its raw length is enough). */
+  protected keyRoom(n: number): void {
     if (this.keysLen + n <= this.keys.length) return;
     const k = new Uint8Array(Math.max(this.keys.length * 2, this.keysLen + n));
     k.set(this.keys.subarray(0, this.keysLen));

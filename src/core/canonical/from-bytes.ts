@@ -307,6 +307,9 @@ class ByteCanonicalizer extends ByteScalars {
     const at = found.at;
     // Grown once to what this object needs: an object of millions of members is held at what they take.
     this.stackRoom(base + found.count);
+    let keyBytes = 0;
+    for (let k = 0; k < found.count; k++) keyBytes += at[4 * k + 1]! - at[4 * k]!;
+    this.keyRoom(keyBytes);
     out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
     const mark = out.len;
     for (let k = 0; k < found.count; k++) {
@@ -320,7 +323,9 @@ class ByteCanonicalizer extends ByteScalars {
     out.openObjects--;
     this.lone = lone; // counted again as each kept key is written
     const n = this.top - base;
-    const idx = this.sorted(base, n).slice(); // a copy: the members' own objects sort with the same array
+    const sorted = this.sorted(base, n);
+    // A copy of the shared array a few members sort in: the members' own objects sort with it too.
+    const idx = sorted === this.idx ? sorted.slice() : sorted;
     /** Member m's offset `f` (0 keyStart, 2 valueStart, 3 valueEnd) in the input. */
     const span = (m: number, f: number) => at[4 * (m - base) + f]!;
     out.byte(123);
