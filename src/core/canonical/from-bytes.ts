@@ -370,10 +370,26 @@ class ByteCanonicalizer extends ByteScalars {
   /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when few. */
   private sorted(base: number, n: number): number[] | Int32Array {
     if (n > 16) {
-      // Many: a typed array, four bytes a member (an object may have millions).
-      const many = new Int32Array(n);
-      for (let j = 0; j < n; j++) many[j] = base + j;
-      return many.sort((x, y) => this.cmp(x, y) || x - y);
+      // Many: merge sorted in typed arrays, eight bytes a member (an object may have millions, and a
+      // sort call with a comparator holds each as a value of its own).
+      let from = new Int32Array(n);
+      let to = new Int32Array(n);
+      for (let j = 0; j < n; j++) from[j] = base + j;
+      for (let width = 1; width < n; width *= 2) {
+        for (let lo = 0; lo < n; lo += 2 * width) {
+          const mid = Math.min(lo + width, n);
+          const hi = Math.min(lo + 2 * width, n);
+          let a = lo;
+          let b = mid;
+          let o = lo;
+          // Ties go to the left run: stable, so of a repeated key the last stays last.
+          while (a < mid && b < hi) to[o++] = this.cmp(from[b]!, from[a]!) < 0 ? from[b++]! : from[a++]!;
+          while (a < mid) to[o++] = from[a++]!;
+          while (b < hi) to[o++] = from[b++]!;
+        }
+        [from, to] = [to, from];
+      }
+      return from;
     }
     const idx = this.idx;
     for (let j = 0; j < n; j++) idx[j] = base + j;
