@@ -19,8 +19,6 @@ import {
 } from "../src/checkpoint/checkpoint-writer.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
-import { UnsafeFileError } from "../src/runtime/file.ts";
-import { PayloadStore } from "../src/runtime/payload-store.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
 
@@ -109,27 +107,6 @@ export const RECORD_ARGS = {
     valueHint: "PATH",
   },
 } as const;
-
-/**
- * --payloads DIR: the store's directory, made (mode 0700) when missing and
- * checked before anything is spawned or listened on: a symlink, or a
- * directory of another user's or open to others' writes, stops seam.
- */
-export function payloadsFlag(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (value === "") throw new UsageError("--payloads must not be empty");
-  const dir = resolve(value);
-  try {
-    PayloadStore.open(dir);
-  } catch (e) {
-    const why = e instanceof UnsafeFileError ? e.why : describeIoError(e);
-    throw new UsageError(
-      `payload directory ${terminalText(dir)} ${e instanceof UnsafeFileError ? why : `cannot be used: ${why}`}; not writing to it`,
-      "use a directory only you can write to (mode 0700)",
-    );
-  }
-  return dir;
-}
 
 /** --fsync: one of FSYNC_POLICIES (default batch). */
 /**

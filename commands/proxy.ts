@@ -8,14 +8,8 @@ import { redactTarget, redactValue } from "../src/redact/http.ts";
 import { http, runtime } from "../src/runtime/index.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
 import { print } from "./_out.ts";
-import {
-  actionFlags,
-  checkpointFlags,
-  fsyncFlag,
-  ledgerDirectory,
-  payloadsFlag,
-  RECORD_ARGS,
-} from "./_record-flags.ts";
+import { payloadsFlag } from "./_payloads.ts";
+import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory, RECORD_ARGS } from "./_record-flags.ts";
 
 const args = {
   upstream: {

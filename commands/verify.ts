@@ -16,9 +16,12 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { DEFAULT_MAX_LINE_BYTES, fileChunks, type VerifyReport } from "../src/verify/ledger-verifier.ts";
+import type { VerifyOptions } from "../src/verify/options.ts";
+import { PayloadCheck, type PayloadSource, withPayloads } from "../src/verify/payload-check.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { existingPayloadStore } from "./_payloads.ts";
 import { requireReadable } from "./_read.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
@@ -71,6 +74,12 @@ const args = {
     description: "client frames seam could not read as the server did are notes, not findings",
   },
   ...CHECKPOINT_ARGS,
+  payloads: {
+    type: "string",
+    description:
+      "also check each payload this store holds (seam wrap --payloads) against the digest its row names; count those erased or absent",
+    valueHint: "DIR",
+  },
   origin: {
     type: "string",
     description: "with a nats:// stream: verify only these origins (comma-separated)",
@@ -117,6 +126,7 @@ export default defineCommand({
       });
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
+    const store = existingPayloadStore(a.payloads, true);
     if (a["allow-unsealed"]) throw new UsageError("--allow-unsealed goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     requireReadable(paths);
@@ -134,6 +144,7 @@ export default defineCommand({
         setup,
         maxLineBytes,
         a["allow-unparsed"] === true,
+        store,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -155,11 +166,22 @@ async function verifyOne(
   setup: CheckpointSetup | null,
   maxLineBytes: number,
   allowUnparsed: boolean,
+  store?: PayloadSource,
+  onRow?: VerifyOptions["onRow"],
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
+  if (store !== undefined) {
+    // The payloads are checked once the whole file is read, against the digests its rows name.
+    const check = new PayloadCheck();
+    const done = await verifyOne(path, strict, progress, setup, maxLineBytes, allowUnparsed, undefined, (row, n) =>
+      check.row(row, n),
+    );
+    return { ...done, report: withPayloads(done.report, check.finish(store)) };
+  }
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
     const vopts = {
+      onRow,
       strict,
       allowUnparsed,
       isWriterAlive,

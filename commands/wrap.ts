@@ -7,7 +7,8 @@ import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
 import { serverLabel } from "../src/wrap/label.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
-import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory, payloadsFlag } from "./_record-flags.ts";
+import { payloadsFlag } from "./_payloads.ts";
+import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import type { RecorderPlain } from "./_threads.ts";
 import { WRAP_ARGS as args } from "./_wrap-args.ts";
 

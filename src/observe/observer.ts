@@ -29,6 +29,8 @@ import { type Answer, actionFields, answerStatus, answerValue, RequestRows } fro
 /** Where a request's payload lies in its message (--payloads): a call's arguments, a server request's params. */
 const ARGUMENTS = ["params", "arguments"] as const;
 const PARAMS = ["params"] as const;
+/** A call without arguments is digested as `{}` (src/observe/request-rows.ts): its payload is that. */
+const NO_ARGUMENTS = new TextEncoder().encode("{}");
 
 /** Where an answer's payload lies: its message, and its member that a row's result_digest is of. */
 interface AnswerAt {
@@ -354,7 +356,8 @@ export class McpObserver {
       const keeper = this.o.payloads;
       if (keeper !== undefined) {
         if (dir === "s2c") keeper.keep(p.digest, frame, index, PARAMS);
-        else if (method === "tools/call" || method === "prompts/get") keeper.keep(p.digest, frame, index, ARGUMENTS);
+        else if (method === "tools/call" || method === "prompts/get")
+          keeper.keep(p.digest, frame, index, ARGUMENTS, NO_ARGUMENTS);
       }
       return;
     }
@@ -553,7 +556,7 @@ export class McpObserver {
     const tool = getField(params ?? null, "name");
     this.counts.calls++;
     const digest = this.rows.argsDigest(params);
-    this.o.payloads?.keep(digest, frame, index, ARGUMENTS);
+    this.o.payloads?.keep(digest, frame, index, ARGUMENTS, NO_ARGUMENTS);
     this.o.rows.row("tool_call", {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: id,

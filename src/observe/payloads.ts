@@ -7,7 +7,7 @@
  * Keeping one never throws: what cannot be kept is counted (session_end's
  * `payloads_unwritten`) and said once.
  */
-import { digestJsonUtf8, RECIPES, type Recipe } from "../core/digest.ts";
+import { digestJsonUtf8, digestParts } from "../core/digest.ts";
 import { objectMembers, skipWs, valueEnd } from "../core/json-spans.ts";
 import { PayloadStore, payloadPath } from "../runtime/payload-store.ts";
 
@@ -101,17 +101,22 @@ export class PayloadKeeper {
   /**
    * Keeps the value at `path` of message `index` of `frame` as the payload of
    * `digest` (the row's), unless it is kept already. A value that is not in
-   * the frame (a call without arguments, digested as `{}`) has no payload.
+   * the frame has no payload, but for `absent`: what the row's digest is of then.
    */
-  keep(digest: string | undefined, frame: Uint8Array, index: number, path: readonly string[]): void {
+  keep(
+    digest: string | undefined,
+    frame: Uint8Array,
+    index: number,
+    path: readonly string[],
+    absent?: Uint8Array,
+  ): void {
     if (digest === undefined || payloadPath(digest) === null) return;
     try {
       if (this.sink.has(digest)) return;
-      const span = valueSpan(frame, index, path);
+      const span = valueSpan(frame, index, path) ?? absent ?? null;
       if (span === null) return;
-      const recipe = digest.split(":")[1] as Recipe;
       // A frame read leniently (src/observe/json-stacks.ts) can hold bytes whose strict digest is not the row's.
-      if (!RECIPES.includes(recipe) || digestJsonUtf8(span, recipe) !== digest) {
+      if (digestJsonUtf8(span, digestParts(digest)!.recipe) !== digest) {
         this.failed("its bytes do not digest to the row's digest");
         return;
       }

@@ -37,13 +37,14 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
+import { digestParts } from "../core/digest.ts";
 import { UnsafeFileError } from "./file.ts";
 
 /** The sub-directory and file name of a digest's payload, or null for a digest no payload is kept under. */
 export function payloadPath(digest: string): { dir: string; name: string } | null {
-  const m = /^sha256:(json-c14n|jcs):v1:([0-9a-f]{64})$/.exec(digest);
-  if (m === null) return null;
-  return { dir: m[1] === "json-c14n" ? "sha256" : "sha256-jcs", name: m[2]! };
+  const p = digestParts(digest);
+  if (p === null) return null;
+  return { dir: p.recipe === "json-c14n" ? "sha256" : "sha256-jcs", name: p.hex };
 }
 
 /** The digest a payload file stands for (the inverse of payloadPath), or null for a name that is no payload's. */
@@ -63,12 +64,12 @@ export type PayloadLookup =
   /** There is a file under its name that is no payload seam would read: a link, not a regular file, or unreadable. */
   | { kind: "refused"; why: string };
 
-/** Why `dir` may not hold payloads, or null when it may. */
-function unsafeDir(st: Stats): string | null {
+/** Why `dir` may not hold payloads, or null when it may (`anyOwner`: only read, so another user's will do). */
+function unsafeDir(st: Stats, anyOwner = false): string | null {
   const uid = process.getuid?.();
   if (st.isSymbolicLink()) return "is a symbolic link";
   if (!st.isDirectory()) return "is not a directory";
-  if (uid !== undefined && st.uid !== uid) return `belongs to another user (uid ${st.uid})`;
+  if (!anyOwner && uid !== undefined && st.uid !== uid) return `belongs to another user (uid ${st.uid})`;
   if ((st.mode & 0o022) !== 0) return `can be written by others (mode ${(st.mode & 0o777).toString(8)})`;
   return null;
 }
@@ -95,6 +96,18 @@ export class PayloadStore {
    */
   static open(dir: string): PayloadStore {
     safeDir(dir);
+    return new PayloadStore(dir);
+  }
+
+  /**
+   * The store at `dir` to read (verify) or remove from (erase), never made:
+   * throws the I/O error when it is missing, UnsafeFileError when it is a
+   * symlink, no directory, or open to others' writes (`anyOwner`: another
+   * user's will do).
+   */
+  static existing(dir: string, anyOwner = false): PayloadStore {
+    const why = unsafeDir(lstatSync(dir), anyOwner);
+    if (why !== null) throw new UnsafeFileError(dir, why);
     return new PayloadStore(dir);
   }
 

@@ -4,6 +4,7 @@
  */
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import type { OperationsSummary } from "./operation-check.ts";
+import type { PayloadSummary } from "./payload-check.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -46,6 +47,8 @@ export interface VerifyReport {
   /** The kind of each listed finding, in the same order. */
   finding_kinds: FindingKind[];
   notes: string[];
+  /** With --payloads: what the payload store holds of the digests rows name (src/verify/payload-check.ts). */
+  payloads?: PayloadSummary;
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
   lines: number;
