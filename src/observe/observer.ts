@@ -22,7 +22,6 @@ import type { Fields, ObserverCounts, ObserverOptions } from "./observer-options
 import { OperationBook } from "./operation-book.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
-import type { PayloadKeeper } from "./payloads.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
 import { type Answer, actionFields, answerStatus, answerValue, RequestRows } from "./request-rows.ts";
 
