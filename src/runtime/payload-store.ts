@@ -87,6 +87,8 @@ function safeDir(path: string): void {
 
 export class PayloadStore {
   private readonly ready = new Set<string>();
+  /** Writes a payload's bytes to its temporary file (a test makes it fail part way). */
+  writeBytes: (fd: number, bytes: Uint8Array) => void = writeAll;
 
   private constructor(readonly dir: string) {}
 
@@ -136,12 +138,7 @@ export class PayloadStore {
     const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
       try {
-        let done = 0;
-        while (done < bytes.length) {
-          const n = writeSync(fd, bytes, done, bytes.length - done);
-          if (n <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
-          done += n;
-        }
+        this.writeBytes(fd, bytes);
       } finally {
         closeSync(fd);
       }
@@ -219,6 +216,16 @@ export class PayloadStore {
         if (d !== null) yield d;
       }
     }
+  }
+}
+
+/** All of `bytes` to `fd`, over short writes. */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.length) {
+    const n = writeSync(fd, bytes, done, bytes.length - done);
+    if (n <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
+    done += n;
   }
 }
 
