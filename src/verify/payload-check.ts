@@ -12,7 +12,7 @@ import { digestJsonUtf8, digestParts } from "../core/digest.ts";
 import { getField, type Json, type JsonObject } from "../core/json.ts";
 import type { Break } from "../format/kinds.ts";
 import { isSeamsOwn } from "../format/row.ts";
-import type { VerifyReport } from "./verdict.ts";
+import type { PayloadSummary, VerifyReport } from "./verdict.ts";
 
 /** The digest fields whose values a payload is kept for. */
 export const PAYLOAD_FIELDS = ["args_digest", "result_digest", "params_digest", "first_result_digest"] as const;
@@ -25,18 +25,6 @@ export type PayloadFound =
 
 export interface PayloadSource {
   get(digest: string): PayloadFound;
-}
-
-/** What the check found, beside its breaks (`seam verify --json`: `payloads`). */
-export interface PayloadSummary {
-  /** Payloads present and checked (each digest once). */
-  checked: number;
-  /** Present and not giving their digest (each a break). */
-  mismatched: number;
-  /** Not present, named by an erasure row. */
-  erased: number;
-  /** Not present, named by no erasure row. */
-  absent: number;
 }
 
 /** The digests a row names a payload by (seam's own rows only). */

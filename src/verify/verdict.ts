@@ -4,7 +4,6 @@
  */
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import type { OperationsSummary } from "./operation-check.ts";
-import type { PayloadSummary } from "./payload-check.ts";
 
 export type Verdict = "ok" | "broken" | "inconclusive";
 export type VerifiedScope = "full" | "bounded_prechain_skipped" | "empty";
@@ -22,6 +21,18 @@ export interface SessionReport {
   complete: boolean;
   /** Present when the session holds 2026-07-28 operations (src/verify/operation-check.ts). */
   operations?: OperationsSummary;
+}
+
+/** What `seam verify --payloads` found of the payloads rows name (src/verify/payload-check.ts) (`seam verify --json`: `payloads`). */
+export interface PayloadSummary {
+  /** Payloads present and checked (each digest once). */
+  checked: number;
+  /** Present and not giving their digest (each a break). */
+  mismatched: number;
+  /** Not present, named by an erasure row. */
+  erased: number;
+  /** Not present, named by no erasure row. */
+  absent: number;
 }
 
 export interface VerifyReport {
