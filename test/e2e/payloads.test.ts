@@ -5,7 +5,7 @@
  * erase`, under each build.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -145,10 +145,40 @@ describe.each(VIAS.filter(built))("payloads via %s", (via) => {
     expectReferenceOk(ledger, v.report);
   }, 60_000);
 
+  test("a payload that cannot be written is counted and said once; the traffic is the same", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const store = join(dir, "store");
+    mkdirSync(store, { mode: 0o700 });
+    // Where the payloads' directory would go, a file: no payload can be written.
+    writeFileSync(join(store, "sha256"), "");
+    const argv = [...seamArgv(via), "wrap", "--ledger", ledger, "--payloads", store, "--", ...EVERYTHING];
+    const stderr: string[] = [];
+    const calls = async (transport: StdioClientTransport) => {
+      const c = await client(transport);
+      try {
+        return [
+          await c.callTool({ name: "echo", arguments: { message: "one" } }),
+          await c.callTool({ name: "echo", arguments: { message: "two" } }),
+        ];
+      } finally {
+        await c.close();
+      }
+    };
+    const direct = await calls(
+      new StdioClientTransport({ command: EVERYTHING[0]!, args: EVERYTHING.slice(1), stderr: "ignore" }),
+    );
+    const transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), stderr: "pipe" });
+    transport.stderr?.on("data", (d: Buffer) => stderr.push(d.toString("utf8")));
+    expect(await calls(transport)).toEqual(direct);
+    const end = ledgerRows(ledger).at(-1)!;
+    expect(getField(end, "payloads_unwritten")).toBe(payloadDigests(ledger).size);
+    expect(stderr.join("").match(/a payload could not be kept/g)?.length).toBe(1);
+  }, 60_000);
+
   test("a DIR others can write, or a symlinked one, stops wrap before the server starts", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
-    const { mkdirSync, chmodSync, symlinkSync } = await import("node:fs");
     mkdirSync(join(dir, "open"));
     chmodSync(join(dir, "open"), 0o777);
     symlinkSync(join(dir, "open"), join(dir, "link"));
