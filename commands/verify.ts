@@ -104,12 +104,14 @@ export default defineCommand({
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
     const checkProof = a["check-proof"];
+    if (a.payloads !== undefined && (checkProof !== undefined || a.prove !== undefined || paths.some(isStream)))
+      throw new UsageError("--payloads goes with ledger files", "seam verify LEDGER --payloads DIR");
     const setup = checkpointSetup({ ...a, checkProof }, paths);
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
-    if (paths.some((p) => p.startsWith("nats://"))) {
+    if (paths.some(isStream)) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
       const { verifyNatsStream } = await import("./_verify-stream.ts");
       const origins = (a.origin ?? "").split(",").filter(Boolean);
@@ -158,6 +160,8 @@ export default defineCommand({
     return worstExit(codes);
   },
 });
+
+const isStream = (p: string) => p.startsWith("nats://");
 
 async function verifyOne(
   path: string,
