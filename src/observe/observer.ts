@@ -175,6 +175,7 @@ export class McpObserver {
 
   /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
   endCounts(): Fields {
+    this.o.payloads?.flush();
     const c = this.counts;
     const ops = this.operations.counts;
     return {

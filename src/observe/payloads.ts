@@ -85,18 +85,35 @@ export function keeperFor(dir: string, warn: (message: string) => void): Payload
       },
     };
   }
-  return new PayloadKeeper(sink, warn);
+  return new PayloadKeeper(sink, warn, true);
 }
 
 export class PayloadKeeper {
   /** Payloads that could not be kept (session_end's `payloads_unwritten`). */
   unwritten = 0;
   private warned = false;
+  /** `defer`: the payloads of this turn, copied, to be written in the next (see the constructor). */
+  private pending = new Map<string, Uint8Array>();
 
+  /**
+   * `defer`: the recording runs on the thread that forwards (seam proxy;
+   * seam wrap under --write-ahead, --fail-closed, --map): payloads are
+   * copied and written after the turn that observed them (setImmediate), so
+   * that no call waits for them; `flush` writes what is left at the end.
+   */
   constructor(
     private readonly sink: PayloadSink,
     private readonly warn: (message: string) => void,
+    private readonly defer = false,
   ) {}
+
+  /** Writes the payloads still waiting (before session_end counts what was not kept). */
+  flush(): void {
+    const pending = this.pending;
+    if (pending.size === 0) return;
+    this.pending = new Map();
+    for (const [digest, bytes] of pending) this.store(digest, () => bytes);
+  }
 
   /**
    * Keeps the value at `path` of message `index` of `frame` as the payload of
@@ -111,9 +128,24 @@ export class PayloadKeeper {
     absent?: Uint8Array,
   ): void {
     if (digest === undefined || payloadPath(digest) === null) return;
+    const spanOf = () => valueSpan(frame, index, path) ?? absent ?? null;
+    if (!this.defer) {
+      this.store(digest, spanOf);
+      return;
+    }
+    if (this.pending.has(digest)) return;
+    const span = spanOf();
+    if (span === null) return;
+    if (this.pending.size === 0) setImmediate(() => this.flush());
+    // The frame's buffer may be reused once this turn is over.
+    this.pending.set(digest, span.slice());
+  }
+
+  /** Writes the payload of `digest` unless the store has it: the bytes `spanOf` finds, when they give that digest. */
+  private store(digest: string, spanOf: () => Uint8Array | null): void {
     try {
       if (this.sink.has(digest)) return;
-      const span = valueSpan(frame, index, path) ?? absent ?? null;
+      const span = spanOf();
       if (span === null) return;
       // A frame read leniently (src/observe/json-stacks.ts) can hold bytes whose strict digest is not the row's.
       if (digestJsonUtf8(span, digestParts(digest)!.recipe) !== digest) {

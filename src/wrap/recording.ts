@@ -10,6 +10,7 @@
  * moment they crossed, so a row's `ts` and `ms` are the same either way.
  */
 
+import { isMainThread } from "node:worker_threads";
 import type { ActionRecorder } from "../actions/recorder.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
@@ -125,7 +126,7 @@ export class Recording {
     let payloads: PayloadKeeper | undefined;
     try {
       if (init.payloads !== undefined)
-        payloads = new PayloadKeeper(PayloadStore.open(init.payloads), (m) => log.warn(m));
+        payloads = new PayloadKeeper(PayloadStore.open(init.payloads), (m) => log.warn(m), isMainThread);
     } catch (e) {
       return `payload directory ${(e as Error).message}`;
     }

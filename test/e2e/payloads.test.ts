@@ -152,7 +152,18 @@ describe.each(VIAS.filter(built))("payloads via %s", (via) => {
     mkdirSync(store, { mode: 0o700 });
     // Where the payloads' directory would go, a file: no payload can be written.
     writeFileSync(join(store, "sha256"), "");
-    const argv = [...seamArgv(via), "wrap", "--ledger", ledger, "--payloads", store, "--", ...EVERYTHING];
+    // Recorded inline (--write-ahead), where payloads are written a turn later: session_end still counts them all.
+    const argv = [
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      ledger,
+      "--payloads",
+      store,
+      "--write-ahead",
+      "--",
+      ...EVERYTHING,
+    ];
     const stderr: string[] = [];
     const calls = async (transport: StdioClientTransport) => {
       const c = await client(transport);

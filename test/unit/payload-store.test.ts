@@ -17,6 +17,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { digestJsonUtf8 } from "../../src/core/digest.ts";
+import { McpObserver } from "../../src/observe/observer.ts";
+import type { Fields } from "../../src/observe/observer-options.ts";
 import { PayloadKeeper, valueSpan } from "../../src/observe/payloads.ts";
 import { PayloadStore, payloadDigest, payloadPath } from "../../src/runtime/payload-store.ts";
 import { PayloadCheck, type PayloadFound, withPayloads } from "../../src/verify/payload-check.ts";
@@ -170,6 +172,20 @@ describe("PayloadKeeper", () => {
     expect(warned.length).toBe(1);
   });
 
+  test("deferred, a payload is copied now and written in a later turn, or by flush", async () => {
+    const kept = new Map<string, string>();
+    const keeper = new PayloadKeeper({ has: (d) => kept.has(d), put: (d, b) => kept.set(d, dec(b)!) }, () => {}, true);
+    const frame = enc('{"result":{"a":1}}');
+    keeper.keep(c14n('{"a":1}'), frame, -1, ["result"]);
+    frame.fill(0x20);
+    expect(kept.size).toBe(0);
+    await new Promise((r) => setImmediate(r));
+    expect([...kept.values()]).toEqual(['{"a":1}']);
+    keeper.keep(c14n("2"), enc('{"result":2}'), -1, ["result"]);
+    keeper.flush();
+    expect([...kept.values()]).toEqual(['{"a":1}', "2"]);
+  });
+
   test("a store that fails is counted, never thrown", () => {
     const keeper = new PayloadKeeper(
       {
@@ -182,6 +198,57 @@ describe("PayloadKeeper", () => {
     );
     keeper.keep(c14n("1"), enc('{"result":1}'), -1, ["result"]);
     expect(keeper.unwritten).toBe(1);
+  });
+});
+
+describe("the observer's payloads", () => {
+  test("every digest its rows hold has its payload, as the bytes that crossed, by session_end's counts", () => {
+    const kept = new Map<string, string>();
+    const rows: Fields[] = [];
+    const keeper = new PayloadKeeper({ has: (d) => kept.has(d), put: (d, b) => kept.set(d, dec(b)!) }, () => {}, true);
+    const o = new McpObserver({
+      rows: {
+        row: (_evt, f) => rows.push(f),
+        durable: async (_evt, f) => (rows.push(f), true),
+      },
+      raw: false,
+      writeAhead: false,
+      payloads: keeper,
+      now: () => 0,
+    });
+    const frames: [">" | "<", string][] = [
+      [">", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{ "b" : 2, "a": 1 }}}'],
+      ["<", '{"jsonrpc":"2.0","id":1,"result":{"content":[]  ,"isError":false}}'],
+      [
+        ">",
+        '[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}},{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","arguments":{"x":"é"}}}]',
+      ],
+      ["<", '[{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}},{"jsonrpc":"2.0","id":2,"result":{}}]'],
+      ["<", '{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"m": [1, 2]}}'],
+      [">", '{"jsonrpc":"2.0","id":9,"result":{"role":"assistant"}}'],
+      ["<", '{"jsonrpc":"2.0","id":1,"result":{"again":true}}'],
+    ];
+    for (const [dir, f] of frames) {
+      if (dir === ">") o.fromClient(enc(f));
+      else o.fromServer(enc(f));
+    }
+    o.finish("client_eof");
+    expect(kept.size).toBe(0);
+    const end = o.endCounts();
+    expect(end.payloads_unwritten).toBeUndefined();
+    const named = new Set(
+      rows.flatMap((r) =>
+        ["args_digest", "result_digest", "params_digest", "first_result_digest"]
+          .map((k) => r[k])
+          .filter((d): d is string => typeof d === "string"),
+      ),
+    );
+    expect(named.size).toBe(8);
+    expect([...kept.keys()].sort()).toEqual([...named].sort());
+    for (const [d, bytes] of kept) expect(c14n(bytes)).toBe(d);
+    expect(kept.get(c14n('{"a":1,"b":2}'))).toBe('{ "b" : 2, "a": 1 }');
+    expect(kept.get(c14n('{"m":[1,2]}'))).toBe('{"m": [1, 2]}');
+    expect(kept.get(c14n("{}"))).toBe("{}");
   });
 });
 
