@@ -46,6 +46,9 @@ const args = {
   json: { type: "boolean", description: "print what was erased as one JSON object" },
 } as const;
 
+/** The most digests one erasure row names (a row of them is under a megabyte). */
+const DIGESTS_PER_ROW = 10_000;
+
 /**
  * What a row must be for its payloads to be erased: its session, its ts
  * before a time, or its tool. The erasure row names it as `match`.
@@ -148,12 +151,15 @@ export default defineCommand({
         : "tool" in match
           ? ["tool", match.tool]
           : ["before", match.before];
-    const recorded = await writer.appendDurable("erasure", {
-      match: new Map([what]),
-      reason,
-      count: digests.length,
-      digests,
-    });
+    // Rows of at most DIGESTS_PER_ROW digests, each far below the line limit a reader parses.
+    const written: Promise<boolean>[] = [];
+    for (let i = 0; i < digests.length; i += DIGESTS_PER_ROW) {
+      const some = digests.slice(i, i + DIGESTS_PER_ROW);
+      written.push(
+        writer.appendDurable("erasure", { match: new Map([what]), reason, count: some.length, digests: some }),
+      );
+    }
+    const recorded = (await Promise.all(written)).every(Boolean);
     const ended = await writer.end({ reason: "erased", calls: 0 });
     if (!recorded || !ended) {
       log.error(`the erasure could not be recorded in ${terminalText(path)}: nothing was erased`);
