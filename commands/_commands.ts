@@ -12,6 +12,7 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   verify: () => import("./verify.ts").then((m) => m.default),
   "verify-release": () => import("./verify-release.ts").then((m) => m.default),
   digest: () => import("./digest.ts").then((m) => m.default),
+  erase: () => import("./erase.ts").then((m) => m.default),
   keygen: () => import("./keygen.ts").then((m) => m.default),
   witness: () => import("./witness.ts").then((m) => m.default),
   ship: () => import("./ship.ts").then((m) => m.default),

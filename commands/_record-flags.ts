@@ -63,6 +63,12 @@ const ACTION_ARGS = {
 
 export const RECORD_ARGS = {
   raw: { type: "boolean", description: "also record tool arguments and results, not only their digests" },
+  payloads: {
+    type: "string",
+    description:
+      "keep each argument, result and params value whose digest a row holds in this directory, as the bytes that crossed, named by its digest (DIR/sha256/<hex>)",
+    valueHint: "DIR",
+  },
   "max-frame": {
     type: "string",
     description:

@@ -9,6 +9,7 @@ import { http, runtime } from "../src/runtime/index.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
 import { parseListen } from "./_listen.ts";
 import { print } from "./_out.ts";
+import { payloadsFlag } from "./_payloads.ts";
 import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory, RECORD_ARGS } from "./_record-flags.ts";
 
 const args = {
@@ -132,6 +133,7 @@ export default defineCommand({
         ledger,
         server: (a.server as string | undefined) || upstream.host,
         raw: Boolean(a.raw),
+        payloads: payloadsFlag(a.payloads as string | undefined),
         maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
         maxHeld: intFlag(a.maxHeld as string | undefined, "--max-held", MAX_HELD_BYTES, 1),
         fsync,

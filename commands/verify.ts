@@ -17,9 +17,12 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { DEFAULT_MAX_LINE_BYTES, fileChunks, type VerifyReport } from "../src/verify/ledger-verifier.ts";
+import type { VerifyOptions } from "../src/verify/options.ts";
+import { PayloadCheck, type PayloadSource, withPayloads } from "../src/verify/payload-check.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../src/verify/verify-report.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { existingPayloadStore } from "./_payloads.ts";
 import { requireReadable } from "./_read.ts";
 
 /** The signed-checkpoint flags: what is sealed, the proofs, the witness and state. */
@@ -84,6 +87,12 @@ const args = {
     description: "client frames seam could not read as the server did are notes, not findings",
   },
   ...CHECKPOINT_ARGS,
+  payloads: {
+    type: "string",
+    description:
+      "also check each payload this store holds (seam wrap --payloads) against the digest its row names; count those erased or absent",
+    valueHint: "DIR",
+  },
   origin: {
     type: "string",
     description: "with a nats:// stream: verify only these origins (comma-separated)",
@@ -108,12 +117,14 @@ export default defineCommand({
     if (a.json && a.quiet) throw new UsageError("--json and --quiet do not go together");
     const paths = a._.map(String);
     const checkProof = a["check-proof"];
+    if (a.payloads !== undefined && (checkProof !== undefined || a.prove !== undefined || paths.some(isStream)))
+      throw new UsageError("--payloads goes with ledger files", "seam verify LEDGER --payloads DIR");
     const setup = checkpointSetup({ ...a, checkProof }, paths);
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
-    if (paths.some((p) => p.startsWith("nats://"))) {
+    if (paths.some(isStream)) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
       if (a.policy !== undefined) throw new UsageError("--policy goes with ledger files, not a nats:// stream");
       const { verifyNatsStream } = await import("./_verify-stream.ts");
@@ -131,6 +142,7 @@ export default defineCommand({
       });
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
+    const store = existingPayloadStore(a.payloads, true);
     if (a["allow-unsealed"]) throw new UsageError("--allow-unsealed goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     requireReadable(paths);
@@ -148,6 +160,7 @@ export default defineCommand({
         setup,
         maxLineBytes,
         a["allow-unparsed"] === true,
+        store,
       );
       codes.push(exitCodeFor(report));
       if (a.quiet || out.broken) continue;
@@ -162,6 +175,8 @@ export default defineCommand({
   },
 });
 
+const isStream = (p: string) => p.startsWith("nats://");
+
 async function verifyOne(
   path: string,
   strict: boolean,
@@ -169,11 +184,22 @@ async function verifyOne(
   setup: CheckpointSetup | null,
   maxLineBytes: number,
   allowUnparsed: boolean,
+  store?: PayloadSource,
+  onRow?: VerifyOptions["onRow"],
 ): Promise<{ report: VerifyReport; extra?: string[]; json?: Record<string, Json> }> {
+  if (store !== undefined) {
+    // The payloads are checked once the whole file is read, against the digests its rows name.
+    const check = new PayloadCheck();
+    const done = await verifyOne(path, strict, progress, setup, maxLineBytes, allowUnparsed, undefined, (row, n) =>
+      check.row(row, n),
+    );
+    return { ...done, report: withPayloads(done.report, check.finish(store)) };
+  }
   const source = path === "-" ? (process.stdin as AsyncIterable<Uint8Array>) : fileChunks(path);
   const meter = progress ? progressMeter(path) : undefined;
   try {
     const vopts = {
+      onRow,
       strict,
       allowUnparsed,
       isWriterAlive,

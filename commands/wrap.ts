@@ -7,6 +7,7 @@ import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
 import { serverLabel } from "../src/wrap/label.ts";
 import { runWrap } from "../src/wrap/session.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { payloadsFlag } from "./_payloads.ts";
 import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import type { RecorderPlain } from "./_threads.ts";
 import { WRAP_ARGS as args } from "./_wrap-args.ts";
@@ -52,6 +53,7 @@ export default defineCommand({
       throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);
     const maxFrame = intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1);
     ledgerDirectory(ledger, log);
+    const payloads = payloadsFlag(a.payloads as string | undefined);
     // Started by hand in a terminal, wrap seems to hang: it waits for an MCP client on its stdin.
     if (process.stdin.isTTY === true)
       log.info(
@@ -65,6 +67,7 @@ export default defineCommand({
         server: (a.server as string | undefined) || serverLabel(argv),
         session,
         raw: Boolean(a.raw),
+        payloads,
         maxFrame,
         fsync,
         writeAhead: Boolean(a.writeAhead),

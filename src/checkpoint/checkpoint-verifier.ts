@@ -105,7 +105,15 @@ export class CheckpointVerifier {
     private readonly opts: CheckpointCheckOptions,
   ) {
     // Three fields of most rows, read while onRow runs: lent, not parsed whole.
-    this.v = new LedgerVerifier({ ...vopts, onRow: (row, n) => this.row(row, n), rowsOnLoan: true });
+    const onRow = vopts.onRow;
+    this.v = new LedgerVerifier({
+      ...vopts,
+      onRow: (row, n, chained) => {
+        this.row(row, n);
+        onRow?.(row, n, chained);
+      },
+      rowsOnLoan: true,
+    });
     this.keyLabels = opts.keys.map((k) => keyLabel(k.name, k.id));
     this.rollback = new RollbackCheck(
       opts,

@@ -63,6 +63,12 @@ export function digestOfCanonical(text: string, recipe: Recipe = "json-c14n"): s
   return sha256Prefixed(`sha256:${recipe}:v1:`, text);
 }
 
+/** The recipe and hex of a `sha256:<recipe>:v1:<hex>` digest of a JSON value, or null for any other string. */
+export function digestParts(digest: string): { recipe: Recipe; hex: string } | null {
+  const m = /^sha256:(json-c14n|jcs):v1:([0-9a-f]{64})$/.exec(digest);
+  return m === null ? null : { recipe: m[1] as Recipe, hex: m[2]! };
+}
+
 export function digestBytes(bytes: Uint8Array): string {
   return sha256Prefixed("sha256:raw-bytes:v1:", bytes);
 }

@@ -33,6 +33,8 @@ export const BREAK_KINDS = {
   stream_conflict: "seam verify nats://: a line number published twice with different bytes",
   stream_unknown_origin: "seam verify nats://: a subject off seam's, or whose line 1 does not hash to its origin",
   stream_no_line: "seam verify nats://: a message without a valid Seam-Line header",
+  payload_mismatch:
+    "seam verify --payloads: a stored payload whose bytes do not give the digest its row holds (or that is no regular file)",
 } as const;
 
 export const FINDING_KINDS = {

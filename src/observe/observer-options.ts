@@ -4,6 +4,7 @@
  * defects `seam selftest` switches on to prove its checks can fail.
  */
 import type { Json, JsonObject } from "../core/json.ts";
+import type { PayloadKeeper } from "./payloads.ts";
 
 export type Fields = Record<string, Json | undefined>;
 
@@ -62,6 +63,8 @@ export interface ObserverOptions {
   /** Monotonic milliseconds. */
   now: () => number;
   faults?: ObserverFaults;
+  /** --payloads: where the values whose digests rows hold are kept (src/observe/payloads.ts). */
+  payloads?: PayloadKeeper;
   /** The seq the next row will get: an operation is named by its first row's seq (else a count from 1). */
   nextSeq?: () => number;
 }

@@ -25,6 +25,19 @@ import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } f
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
 import { type Answer, actionFields, answerStatus, answerValue, RequestRows } from "./request-rows.ts";
 
+/** Where a request's payload lies in its message (--payloads): a call's arguments, a server request's params. */
+const ARGUMENTS = ["params", "arguments"] as const;
+const PARAMS = ["params"] as const;
+/** A call without arguments is digested as `{}` (src/observe/request-rows.ts): its payload is that. */
+const NO_ARGUMENTS = new TextEncoder().encode("{}");
+
+/** Where an answer's payload lies: its message, and its member that a row's result_digest is of. */
+interface AnswerAt {
+  frame: Uint8Array;
+  index: number;
+  member: "result" | "error";
+}
+
 /** Server frames rowed as unparsed_frame at most, per session (the rest are counted). */
 const MAX_S2C_UNPARSED_ROWS = 100;
 
@@ -162,6 +175,7 @@ export class McpObserver {
 
   /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
   endCounts(): Fields {
+    this.o.payloads?.flush();
     const c = this.counts;
     const ops = this.operations.counts;
     return {
@@ -181,7 +195,13 @@ export class McpObserver {
       sse_ambiguous: c.sse_ambiguous || undefined,
       undecoded_bodies: c.undecoded_bodies || undefined,
       ambiguous_bodies: c.ambiguous_bodies || undefined,
+      payloads_unwritten: this.o.payloads?.unwritten || undefined,
     };
+  }
+
+  /** An answer's payload, kept under `digest` (--payloads). */
+  private keepAnswer(digest: string | undefined, at: AnswerAt): void {
+    this.o.payloads?.keep(digest, at.frame, at.index, [at.member]);
   }
 
   /** The session is over: every request still open gets its row, with `reason`. */
@@ -206,9 +226,9 @@ export class McpObserver {
     const msg = read.msg;
     if (Array.isArray(msg)) {
       if (msg.length === 0) this.unparsed(dir, frame, "an empty batch", false);
-      for (const m of msg) this.message(dir, m, frame);
+      for (let i = 0; i < msg.length; i++) this.message(dir, msg[i]!, frame, i);
     } else {
-      this.message(dir, msg, frame);
+      this.message(dir, msg, frame, -1);
     }
     this.rows.lenient = undefined;
   }
@@ -305,7 +325,8 @@ export class McpObserver {
     }
   }
 
-  private message(dir: Dir, m: Json, frame: Uint8Array): void {
+  /** Message `index` of `frame` (-1: the frame is that one message). */
+  private message(dir: Dir, m: Json, frame: Uint8Array, index: number): void {
     if (!isObject(m)) {
       this.unparsed(dir, frame, "not a JSON-RPC message", false);
       return;
@@ -317,13 +338,13 @@ export class McpObserver {
       const params = getField(m, "params");
       if (!hasId) {
         if (method === "notifications/cancelled") this.cancel(dir === "c2s" ? "c2s" : "s2c", params);
-        else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        else if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params, frame, index);
         else if (method === "notifications/tasks" && dir === "s2c") this.operations.taskNotice(params, this.o.now());
         return;
       }
       const key = requestKey(id);
       if (key === null) {
-        if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params);
+        if (method === "tools/call" && dir === "c2s") this.invalidCall(id, params, frame, index);
         return;
       }
       const p: OpenRequest = { from: dir, method, id: id!, params, seen: this.o.now() };
@@ -332,6 +353,12 @@ export class McpObserver {
       if (dir === "c2s") this.protocolOf(p);
       if (dir === "c2s" && method === "tools/call") this.requested(p);
       this.rows.keepOf(p);
+      const keeper = this.o.payloads;
+      if (keeper !== undefined) {
+        if (dir === "s2c") keeper.keep(p.digest, frame, index, PARAMS);
+        else if (method === "tools/call" || method === "prompts/get")
+          keeper.keep(p.digest, frame, index, ARGUMENTS, NO_ARGUMENTS);
+      }
       return;
     }
     if (!hasId) {
@@ -344,24 +371,27 @@ export class McpObserver {
     const answer = { error: getField(m, "error"), result: getField(m, "result") };
     // An answer no SDK reads (src/observe/answer-shape.ts) answers nothing for them: it stays unpaired.
     const shape = answerShape(m);
+    // Where a row holds this answer's digest, the answer's payload is kept (--payloads).
+    const at: AnswerAt = { frame, index, member: answer.error !== undefined ? "error" : "result" };
     if (shape === "dropped") {
-      this.answerUnread(dir, reqDir, id, answer);
+      this.answerUnread(dir, reqDir, id, answer, at);
       return;
     }
     let p = key === null ? undefined : this.table.take(reqDir, key);
     if (p !== undefined && shape === "disputed") {
-      this.answerAmbiguous(dir, p, id, answer, "disputed");
+      this.answerAmbiguous(dir, p, id, answer, "disputed", at);
       return;
     }
     if (p !== undefined) {
-      this.rows.rowFor(p, answer, this.o.now());
+      const rowed = this.rows.rowFor(p, answer, this.o.now());
       this.table.answer(p, this.rows.digest);
+      if (rowed && p.method !== "tools/list") this.keepAnswer(this.rows.digest, at);
       return;
     }
     // An answer seam's exact rule leaves unmatched may be one a client takes.
     p = this.o.faults?.exactIdsOnly ? undefined : this.table.takeCoerced(reqDir, id);
     if (p !== undefined) {
-      this.answerAmbiguous(dir, p, id, answer, "id");
+      this.answerAmbiguous(dir, p, id, answer, "id", at);
       return;
     }
     if (this.table.late(reqDir, key)) {
@@ -370,7 +400,7 @@ export class McpObserver {
     }
     const before = this.table.answeredBefore(reqDir, id);
     if (before !== undefined) {
-      this.answerDuplicate(dir, before, id, answer);
+      this.answerDuplicate(dir, before, id, answer, at);
       return;
     }
     this.counts.unmatched_responses++;
@@ -384,10 +414,18 @@ export class McpObserver {
    * answer's digest), and the answer has its own `answer_ambiguous` row. `p`
    * is closed: a later answer to it is an `answer_duplicate`.
    */
-  private answerAmbiguous(dir: Dir, p: OpenRequest, id: Json | undefined, answer: Answer, reason: string): void {
+  private answerAmbiguous(
+    dir: Dir,
+    p: OpenRequest,
+    id: Json | undefined,
+    answer: Answer,
+    reason: string,
+    at: AnswerAt,
+  ): void {
     this.counts.ambiguous_answers++;
     this.rows.rowFor(p, answer, this.o.now(), undefined, undefined, id);
     const digest = this.rows.digest;
+    this.keepAnswer(digest, at);
     this.table.answer(p, digest);
     this.o.rows.row("answer_ambiguous", {
       dir,
@@ -405,7 +443,7 @@ export class McpObserver {
    * nothing, as it closes nothing for them; an `answer_ambiguous` row
    * (`reason` "dropped") says a less strict reader might have taken it.
    */
-  private answerUnread(dir: Dir, reqDir: Dir, id: Json | undefined, answer: Answer): void {
+  private answerUnread(dir: Dir, reqDir: Dir, id: Json | undefined, answer: Answer, at: AnswerAt): void {
     const p = this.table.peek(reqDir, id);
     if (p === undefined) {
       // It names no open request: no reader would have taken it for one.
@@ -413,14 +451,16 @@ export class McpObserver {
       return;
     }
     this.counts.ambiguous_answers++;
+    const digest = answerDigest(answerValue(answer));
     this.o.rows.row("answer_ambiguous", {
       dir,
       method: p.method,
       rpc_id: p.id,
       answer_id: id,
       reason: "dropped",
-      result_digest: answerDigest(answerValue(answer)),
+      result_digest: digest,
     });
+    this.keepAnswer(digest, at);
   }
 
   /**
@@ -428,14 +468,16 @@ export class McpObserver {
    * client's rule): an `answer_duplicate` row with both digests. The SDK
    * clients keep the first; a client that waited for an exact id may not have.
    */
-  private answerDuplicate(dir: Dir, first: Answered, id: Json | undefined, answer: Answer): void {
+  private answerDuplicate(dir: Dir, first: Answered, id: Json | undefined, answer: Answer, at: AnswerAt): void {
     this.counts.duplicate_answers++;
+    const digest = answerDigest(answerValue(answer));
+    this.keepAnswer(digest, at);
     this.o.rows.row("answer_duplicate", {
       dir,
       method: first.method,
       rpc_id: first.id,
       answer_id: id,
-      result_digest: answerDigest(answerValue(answer)),
+      result_digest: digest,
       first_result_digest: first.digest,
       status: answerStatus(answer),
     });
@@ -510,13 +552,15 @@ export class McpObserver {
     });
   }
 
-  private invalidCall(id: Json | undefined, params: Json | undefined): void {
+  private invalidCall(id: Json | undefined, params: Json | undefined, frame: Uint8Array, index: number): void {
     const tool = getField(params ?? null, "name");
     this.counts.calls++;
+    const digest = this.rows.argsDigest(params);
+    this.o.payloads?.keep(digest, frame, index, ARGUMENTS, NO_ARGUMENTS);
     this.o.rows.row("tool_call", {
       tool: typeof tool === "string" ? tool : undefined,
       rpc_id: id,
-      args_digest: this.rows.argsDigest(params),
+      args_digest: digest,
       status: "invalid_id",
       args: this.o.raw ? this.rows.rawValue(getField(params ?? null, "arguments") ?? new Map()) : undefined,
     });

@@ -18,6 +18,8 @@ export interface RecordingSettings {
   fsync: FsyncPolicy;
   writeAhead: boolean;
   failClosed: boolean;
+  /** --payloads: the payload store's directory (src/runtime/payload-store.ts). */
+  payloads?: string;
 }
 
 export interface RecordingOptions extends RecordingSettings {
@@ -35,6 +37,7 @@ export function recorderFields(o: RecordingOptions): Record<string, Json | undef
     host: hostname(),
     runtime: o.runtime,
     raw_payloads: o.raw,
+    payload_store: o.payloads !== undefined || undefined,
     max_frame: o.maxFrame,
     fsync: o.fsync,
     write_ahead: o.writeAhead || o.failClosed || undefined,

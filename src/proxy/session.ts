@@ -17,6 +17,7 @@ import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, RowSink } from "../observe/observer-options.ts";
+import { keeperFor } from "../observe/payloads.ts";
 import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import type { Later } from "./deferred-recording.ts";
@@ -131,6 +132,7 @@ export class ProxySession {
     this.observer = new McpObserver({
       rows: this.rows,
       raw: o.raw,
+      payloads: o.payloads === undefined ? undefined : keeperFor(o.payloads, (m) => log.warn(m)),
       writeAhead: o.writeAhead || o.failClosed,
       failClosed: o.failClosed,
       actions: o.actions,

@@ -23,6 +23,18 @@ export interface SessionReport {
   operations?: OperationsSummary;
 }
 
+/** What `seam verify --payloads` found of the payloads rows name (src/verify/payload-check.ts) (`seam verify --json`: `payloads`). */
+export interface PayloadSummary {
+  /** Payloads present and checked (each digest once). */
+  checked: number;
+  /** Present and not giving their digest (each a break). */
+  mismatched: number;
+  /** Not present, named by an erasure row. */
+  erased: number;
+  /** Not present, named by no erasure row. */
+  absent: number;
+}
+
 export interface VerifyReport {
   verdict: Verdict;
   /** true = ok, false = broken, null = inconclusive. */
@@ -46,6 +58,8 @@ export interface VerifyReport {
   /** The kind of each listed finding, in the same order. */
   finding_kinds: FindingKind[];
   notes: string[];
+  /** With --payloads: what the payload store holds of the digests rows name (src/verify/payload-check.ts). */
+  payloads?: PayloadSummary;
   /** Bytes read and physical lines seen (progress and the human report). */
   bytes: number;
   lines: number;

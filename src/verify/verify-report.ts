@@ -39,6 +39,7 @@ export type JsonReport = { file: string } & Pick<
   | "findings"
   | "finding_kinds"
   | "notes"
+  | "payloads"
 > & {
     /** The first break's message, exactly as the format's reference verifier prints it ("line 3: chain mismatch"). */
     first_break: string | null;
@@ -77,6 +78,7 @@ export function jsonReport(file: string, r: VerifyReport): JsonReport {
     findings: r.findings,
     finding_kinds: r.finding_kinds,
     notes: r.notes,
+    payloads: r.payloads,
   };
 }
 
@@ -134,6 +136,11 @@ export function humanReport(
     for (const s of r.sessions.slice(0, SESSIONS_SHOWN)) out.push(`    ${sessionLine(s)}`);
     if (r.sessions.length > SESSIONS_SHOWN) out.push(`    … ${r.sessions.length - SESSIONS_SHOWN} more`);
   }
+  const p = r.payloads;
+  if (p !== undefined)
+    out.push(
+      `  payloads  ${p.checked} checked${p.mismatched > 0 ? ` (${p.mismatched} mismatched)` : ""}, ${p.erased} erased, ${p.absent} absent`,
+    );
   for (const l of opts.extra ?? []) out.push(terminalText(l));
   if (r.findings.length > 0) {
     out.push("  findings");

@@ -10,6 +10,7 @@
  * moment they crossed, so a row's `ts` and `ms` are the same either way.
  */
 
+import { isMainThread } from "node:worker_threads";
 import type { ActionRecorder } from "../actions/recorder.ts";
 import type { Log } from "../base/log.ts";
 import type { CheckpointConfig } from "../checkpoint/checkpoint-writer.ts";
@@ -19,7 +20,9 @@ import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, ObserverFaults, RowSink } from "../observe/observer-options.ts";
+import { PayloadKeeper } from "../observe/payloads.ts";
 import type { RecordingSettings } from "../observe/session-fields.ts";
+import { PayloadStore } from "../runtime/payload-store.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { Reclaimer } from "./reclaim.ts";
 
@@ -72,6 +75,7 @@ export class Recording {
     readonly ledger: LedgerWriter,
     init: RecordingInit,
     deps: RecordingDeps,
+    payloads: PayloadKeeper | undefined,
   ) {
     const rows: RowSink = {
       row(evt, fields) {
@@ -82,6 +86,7 @@ export class Recording {
     this.observer = new McpObserver({
       rows,
       raw: init.raw,
+      payloads,
       writeAhead: init.writeAhead || init.failClosed,
       failClosed: init.failClosed,
       actions: deps.actions,
@@ -118,6 +123,13 @@ export class Recording {
   static async open(rt: Runtime, init: RecordingInit, deps: RecordingDeps, log: Log): Promise<Recording | string> {
     let ledger: LedgerWriter;
     let recording: Recording | undefined;
+    let payloads: PayloadKeeper | undefined;
+    try {
+      if (init.payloads !== undefined)
+        payloads = new PayloadKeeper(PayloadStore.open(init.payloads), (m) => log.warn(m), isMainThread);
+    } catch (e) {
+      return `payload directory ${(e as Error).message}`;
+    }
     try {
       ledger = await LedgerWriter.open({
         path: init.ledger,
@@ -134,7 +146,7 @@ export class Recording {
     } catch (e) {
       return (e as Error).message;
     }
-    recording = new Recording(rt, ledger, init, deps);
+    recording = new Recording(rt, ledger, init, deps, payloads);
     void ledger.append("session_begin", init.begin);
     return recording;
   }

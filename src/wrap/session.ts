@@ -31,6 +31,8 @@ export interface WrapOptions {
   server: string;
   session?: string;
   raw: boolean;
+  /** --payloads: the payload store's directory. */
+  payloads?: string;
   maxFrame: number;
   fsync: FsyncPolicy;
   writeAhead: boolean;
@@ -85,6 +87,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     session: o.session ?? randomUUID(),
     server: o.server,
     raw: o.raw,
+    payloads: o.payloads,
     maxFrame: o.maxFrame,
     fsync: o.fsync,
     writeAhead: o.writeAhead,

@@ -102,6 +102,7 @@ const COMMANDS = [
   "verify",
   "verify-release",
   "digest",
+  "erase",
   "keygen",
   "witness",
   "ship",
