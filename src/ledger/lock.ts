@@ -55,6 +55,8 @@ export interface LockOptions {
   timeoutMs?: number;
   isAlive?: (pid: number) => boolean;
   now?: () => number;
+  /** Whose process facts judge the default liveness (src/runtime/alive.ts); this process's own by default. */
+  platform?: NodeJS.Platform;
 }
 
 export class LockTimeoutError extends SeamError {
@@ -130,15 +132,17 @@ const PROC = randomBytes(6).toString("hex");
  * The default liveness of a lock's holder: a live process that has the file
  * the lock guards open, as every writer has while it appends. A lock that
  * names some other live process (a forged one, or a pid reused since) is not
- * waited for. Where that cannot be told (no /proc), a live pid is enough.
+ * waited for. Where that cannot be told (no /proc: macOS, Windows), a live
+ * pid is enough, so there a lock naming a reused pid is waited out until it
+ * is `staleMs` old.
  */
-function writerAlive(lockPath: string): (pid: number) => boolean {
+function writerAlive(lockPath: string, platform: NodeJS.Platform): (pid: number) => boolean {
   let guard: { dev: bigint; ino: bigint } | null | undefined;
   return (pid) => {
     if (!pidAlive(pid)) return false;
     if (guard === undefined) guard = guardedFile(lockPath);
     if (guard === null) return true;
-    return holdsFileOpen(pid, guard.dev, guard.ino) !== false;
+    return holdsFileOpen(pid, guard.dev, guard.ino, platform) !== false;
   };
 }
 
@@ -222,7 +226,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const host = opts.host ?? hostname();
   const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
   const timeoutMs = opts.timeoutMs ?? 2 * staleMs;
-  const isAlive = opts.isAlive ?? writerAlive(lockPath);
+  const isAlive = opts.isAlive ?? writerAlive(lockPath, opts.platform ?? process.platform);
   const now = opts.now ?? Date.now;
   const started = now();
   const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map() };

@@ -1,0 +1,148 @@
+/**
+ * What seam does on each OS it ships for, run here on Linux: every function
+ * with an OS-specific answer takes the platform (or a facts object) as a
+ * parameter, and each table below has a row per OS. The linux rows run the
+ * real thing; the darwin and win32 rows state what those builds do without
+ * /proc, uids or POSIX mode bits (docs/install.md, "Platforms").
+ */
+import { afterAll, expect, test } from "bun:test";
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
+import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
+import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
+import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
+import { tempDir } from "../helpers/proc.ts";
+
+const dir = tempDir("seam-platforms-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A live process whose command line names seam's entry (a script called seam.mjs that waits). */
+function fakeSeam(): ChildProcess {
+  const script = join(dir, "seam.mjs");
+  writeFileSync(script, "setTimeout(() => {}, 60000);\n");
+  return spawn(process.execPath, [script], { stdio: "ignore" });
+}
+
+test("process facts: /proc on linux only; macOS and Windows cannot tell, so a writer is never 'still running'", async () => {
+  const child = fakeSeam();
+  try {
+    const pid = child.pid!;
+    // Until the child has exec'd its script, its command line is still the parent's.
+    for (let i = 0; i < 200 && !isSeamProcess(pid, "linux"); i++) await Bun.sleep(10);
+    const start = processStartTime(pid, "linux");
+    const file = join(dir, "held");
+    writeFileSync(file, "");
+    const fd = openSync(file, "r");
+    const st = statSync(file, { bigint: true });
+    try {
+      const rows = (["linux", "darwin", "win32"] as const).map((os) => ({
+        os,
+        startTime: processStartTime(pid, os) === null ? "none" : "known",
+        seam: isSeamProcess(pid, os),
+        alive: isWriterAlive(pid, hostname(), start, os),
+        holds: holdsFileOpen(process.pid, st.dev, st.ino, os),
+      }));
+      expect(rows).toEqual([
+        { os: "linux", startTime: "known", seam: true, alive: true, holds: true },
+        { os: "darwin", startTime: "none", seam: false, alive: false, holds: null },
+        { os: "win32", startTime: "none", seam: false, alive: false, holds: null },
+      ]);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    child.kill();
+  }
+});
+
+test("a lock naming a live pid that does not hold the ledger: broken on linux, waited for on macOS and Windows", async () => {
+  const rows: Record<string, string> = {};
+  for (const os of ["linux", "darwin", "win32"] as const) {
+    const ledger = join(dir, `lock-${os}.jsonl`);
+    writeFileSync(ledger, "");
+    // The parent of this test runner lives and does not have the ledger open.
+    writeFileSync(
+      `${ledger}.lock`,
+      `${JSON.stringify({ pid: process.ppid, host: hostname(), since: Date.now(), proc: "someone-else" })}\n`,
+    );
+    try {
+      const release = await acquireLock(`${ledger}.lock`, { pid: process.pid, timeoutMs: 300, platform: os });
+      await release();
+      rows[os] = "taken";
+    } catch (e) {
+      rows[os] = e instanceof LockTimeoutError ? "waited" : String(e);
+    }
+  }
+  expect(rows).toEqual({ linux: "taken", darwin: "waited", win32: "waited" });
+});
+
+test("the user's lock directory per OS", () => {
+  const facts = (platform: NodeJS.Platform, over: Partial<LockDirFacts> = {}): LockDirFacts => ({
+    platform,
+    uid: 501,
+    tmpdir: "/tmp",
+    home: "/home/ana",
+    env: { XDG_RUNTIME_DIR: "/run/user/501" },
+    ...over,
+  });
+  const rows = [
+    lockDirCandidates(facts("linux")),
+    lockDirCandidates(facts("darwin", { tmpdir: "/var/folders/x/T", home: "/Users/ana", env: {} })),
+    lockDirCandidates(
+      facts("win32", { uid: undefined, home: "C:\\Users\\ana", env: { LOCALAPPDATA: "D:\\Profiles\\ana\\Local" } }),
+    ),
+    lockDirCandidates(facts("win32", { uid: undefined, home: "C:\\Users\\ana", env: {} })),
+    lockDirCandidates(facts("win32", { uid: undefined, home: "", env: { LOCALAPPDATA: "relative" } })),
+    lockDirCandidates(facts("linux", { uid: undefined })),
+  ];
+  expect(rows).toEqual([
+    { dirs: ["/tmp/seam-501", "/run/user/501/seam", "/home/ana/.cache/seam/locks"], owner: 501 },
+    { dirs: ["/var/folders/x/T/seam-501", "/Users/ana/.cache/seam/locks"], owner: 501 },
+    { dirs: ["D:\\Profiles\\ana\\Local\\seam\\locks"], owner: undefined },
+    { dirs: ["C:\\Users\\ana\\AppData\\Local\\seam\\locks"], owner: undefined },
+    null,
+    null,
+  ]);
+});
+
+test("a lock directory open to others' writes: refused where there are uids, used on Windows (mode bits mean nothing)", async () => {
+  const open = join(dir, "open-locks");
+  expect(await ownDir(open, undefined, false)).toBeNull();
+  chmodSync(open, 0o777);
+  const uid = process.getuid!();
+  expect([await ownDir(open, uid, false), await ownDir(open, undefined, false)]).toEqual([
+    `${open} is writable by other users`,
+    null,
+  ]);
+  // macOS takes the same path as Linux, made for real here.
+  const mac = await userLockDir({ platform: "darwin", uid, tmpdir: dir, home: "", env: {} });
+  expect(mac).toBe(join(dir, `seam-${uid}`));
+  expect(statSync(mac as string).mode & 0o777).toBe(0o700);
+});
+
+test("a ledger file writable by others: refused on linux and macOS, appended to on Windows", async () => {
+  const rows: Record<string, string> = {};
+  for (const os of ["linux", "darwin", "win32"] as const) {
+    const ledger = join(dir, `mode-${os}.jsonl`);
+    writeFileSync(ledger, "");
+    chmodSync(ledger, 0o666);
+    try {
+      await (await openAppend(ledger, { platform: os })).close();
+      rows[os] = "opened";
+    } catch (e) {
+      rows[os] = e instanceof UnsafeFileError ? "refused" : String(e);
+    }
+  }
+  expect(rows).toEqual({ linux: "refused", darwin: "refused", win32: "opened" });
+  // Another user's file, as Windows cannot tell: only "not a regular file" is left there.
+  const foreign = { isFile: () => true, uid: 4242, mode: 0o100644 };
+  const fifo = { isFile: () => false, uid: 501, mode: 0o10600 };
+  expect([unsafeFile(foreign, "linux", 501), unsafeFile(foreign, "win32", 501), unsafeFile(fifo, "win32")]).toEqual([
+    "belongs to another user (uid 4242)",
+    null,
+    "is not a regular file",
+  ]);
+});
