@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
 import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
@@ -144,5 +145,55 @@ test("a ledger file writable by others: refused on linux and macOS, appended to 
     "belongs to another user (uid 4242)",
     null,
     "is not a regular file",
+  ]);
+});
+
+test("install's folders from each OS's environment (the per-client paths: test/e2e/install.test.ts)", () => {
+  const env = {
+    HOME: "/c/Users/ana",
+    USERPROFILE: "C:\\Users\\ana",
+    APPDATA: "C:\\Users\\ana\\AppData\\Roaming",
+    LOCALAPPDATA: "C:\\Users\\ana\\AppData\\Local",
+    XDG_CONFIG_HOME: "/xdg/config",
+  };
+  const rows = (["linux", "darwin", "win32", "freebsd"] as const).map((platform) => {
+    const e = pathEnvFromProcess(undefined, "/p", platform, env);
+    return {
+      platform,
+      os: e.os,
+      desktop: targetsFor("claude-desktop", "user", e)[0]!.file,
+      cursor: targetsFor("cursor", "user", e)[0]!.file,
+      ledger: defaultLedger("cursor", e),
+    };
+  });
+  expect(rows).toEqual([
+    {
+      platform: "linux",
+      os: "linux",
+      desktop: "/xdg/config/Claude/claude_desktop_config.json",
+      cursor: "/c/Users/ana/.cursor/mcp.json",
+      ledger: "/c/Users/ana/.local/share/seam/cursor.jsonl",
+    },
+    {
+      platform: "darwin",
+      os: "darwin",
+      desktop: "/c/Users/ana/Library/Application Support/Claude/claude_desktop_config.json",
+      cursor: "/c/Users/ana/.cursor/mcp.json",
+      ledger: "/c/Users/ana/Library/Application Support/seam/cursor.jsonl",
+    },
+    {
+      platform: "win32",
+      os: "win32",
+      desktop: "C:\\Users\\ana\\AppData\\Roaming\\Claude\\claude_desktop_config.json",
+      cursor: "C:\\Users\\ana\\.cursor\\mcp.json",
+      ledger: "C:\\Users\\ana\\AppData\\Local\\seam\\cursor.jsonl",
+    },
+    {
+      platform: "freebsd",
+      os: "linux",
+      desktop: "/xdg/config/Claude/claude_desktop_config.json",
+      cursor: "/c/Users/ana/.cursor/mcp.json",
+      ledger: "/c/Users/ana/.local/share/seam/cursor.jsonl",
+    },
   ]);
 });
