@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
 import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
+import { redactArgv } from "../../src/redact/argv.ts";
+import { REDACTED as R } from "../../src/redact/secret-values.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
 import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
 import { tempDir } from "../helpers/proc.ts";
@@ -196,4 +198,80 @@ test("install's folders from each OS's environment (the per-client paths: test/e
       ledger: "/c/Users/ana/.local/share/seam/cursor.jsonl",
     },
   ]);
+});
+
+test("command lines: Windows paths, program names and shells are Windows shapes on win32 only", () => {
+  // [argv, as recorded on linux and macOS, as recorded on Windows]
+  const rows: [string[], string[], string[]][] = [
+    [
+      ["srv", "-p", "C:\\data"],
+      ["srv", "-p", R],
+      ["srv", "-p", "C:\\data"],
+    ],
+    [
+      ["srv", "-pC:/data"],
+      ["srv", `-p${R}`],
+      ["srv", "-pC:/data"],
+    ],
+    [
+      ["srv", "-k", ".\\keys"],
+      ["srv", "-k", R],
+      ["srv", "-k", ".\\keys"],
+    ],
+    [
+      ["srv", "--pwd", "D:\\srv"],
+      ["srv", "--pwd", R],
+      ["srv", "--pwd", "D:\\srv"],
+    ],
+    [
+      ["srv", "--pwd=\\\\host\\share"],
+      ["srv", `--pwd=${R}`],
+      ["srv", "--pwd=\\\\host\\share"],
+    ],
+    [
+      ["srv", "-p", "%USERPROFILE%\\x"],
+      ["srv", "-p", R],
+      ["srv", "-p", "%USERPROFILE%\\x"],
+    ],
+    // A secret flag's value is the secret whatever it looks like.
+    [
+      ["srv", "--token=C:\\secret"],
+      ["srv", `--token=${R}`],
+      ["srv", `--token=${R}`],
+    ],
+    [
+      ["srv", "--api-key", "C:\\secret"],
+      ["srv", "--api-key", R],
+      ["srv", "--api-key", R],
+    ],
+    [
+      ["C:\\Program Files\\nodejs\\npx.cmd", "-p", "mcp-pkg", "srv"],
+      ["C:\\Program Files\\nodejs\\npx.cmd", "-p", R, "srv"],
+      ["C:\\Program Files\\nodejs\\npx.cmd", "-p", "mcp-pkg", "srv"],
+    ],
+    // A shell's script is redacted word by word: the server's name after the assignment stays.
+    [
+      ["C:\\Windows\\System32\\cmd.exe", "/c", "MY_PASSWORD=hunter2 srv"],
+      ["C:\\Windows\\System32\\cmd.exe", "/c", `MY_PASSWORD=${R}`],
+      ["C:\\Windows\\System32\\cmd.exe", "/c", `MY_PASSWORD=${R} srv`],
+    ],
+    [
+      ["pwsh.exe", "-Command", "MY_PASSWORD=hunter2 srv"],
+      ["pwsh.exe", "-Command", `MY_PASSWORD=${R}`],
+      ["pwsh.exe", "-Command", `MY_PASSWORD=${R} srv`],
+    ],
+    // POSIX shapes stay what they are on Windows too.
+    [
+      ["sh", "-c", "MY_PASSWORD=hunter2 srv -p /data"],
+      ["sh", "-c", `MY_PASSWORD=${R} srv -p /data`],
+      ["sh", "-c", `MY_PASSWORD=${R} srv -p /data`],
+    ],
+  ];
+  const got = rows.map(([argv]) => [
+    argv,
+    redactArgv(argv, "linux").argv,
+    redactArgv(argv, "darwin").argv,
+    redactArgv(argv, "win32").argv,
+  ]);
+  expect(got).toEqual(rows.map(([argv, posix, win]) => [argv, posix, posix, win]));
 });
