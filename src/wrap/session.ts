@@ -63,23 +63,47 @@ export interface WrapFault {
   corrupt?: Corruptor;
 }
 
-/** Signals seam passes on to the server, then waits for it to exit. */
-export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/** The signals wrap takes on one OS, and what it sends the server for each. */
+export interface WrapSignals {
+  take: readonly string[];
+  send(signal: string): string;
+}
+
+/**
+ * On Linux and macOS seam passes SIGINT, SIGTERM and SIGHUP on to the
+ * server as they came, then waits for it to exit. Windows has no signals to
+ * pass on: what Node and Bun raise there are the console's Ctrl+C (SIGINT),
+ * Ctrl+Break (SIGBREAK) and closing (SIGHUP, with about ten seconds left),
+ * and the only thing they can do to another process is end it at once
+ * (TerminateProcess, whichever signal is named). So on Windows seam takes
+ * those three and ends the server with SIGTERM; the server that shares the
+ * console has had the Ctrl+C itself. session_end names the signal seam got.
+ */
+export function wrapSignals(platform: NodeJS.Platform): WrapSignals {
+  if (platform === "win32") return { take: ["SIGINT", "SIGBREAK", "SIGHUP"], send: () => "SIGTERM" };
+  return { take: ["SIGINT", "SIGTERM", "SIGHUP"], send: (signal) => signal };
+}
 
 /** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
 const DRAIN_AFTER_EXIT_MS = 2000;
 
 /** Runs one session; resolves to seam's exit status (the child's own). */
-export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<number> {
+export async function runWrap(
+  rt: Runtime,
+  o: WrapOptions,
+  log: Log,
+  platform: NodeJS.Platform = process.platform,
+): Promise<number> {
+  const signals = wrapSignals(platform);
   // A signal that comes before the server runs is kept and passed on once it
   // does, so that even then the session ends with its session_end row.
   let early: string | undefined;
-  const stopEarly = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
+  const stopEarly = rt.onSignals(signals.take, (sig) => {
     early ??= sig;
   });
   const writeAhead = o.writeAhead || o.failClosed;
   if (o.fault) log.warn(`selftest fault ${o.fault.name} is on: traffic or rows are deliberately wrong`);
-  const redacted = redactArgv(o.argv);
+  const redacted = redactArgv(o.argv, platform);
   const init: RecordingInit = {
     ledger: o.ledger,
     session: o.session ?? randomUUID(),
@@ -124,7 +148,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     await recorder.spawnFailed(spawned.reason, EXIT.SPAWN_FAILED);
     return EXIT.SPAWN_FAILED;
   }
-  return relaySession(rt, spawned.child, o, recorder, writeAhead, early);
+  return relaySession(rt, spawned.child, o, recorder, writeAhead, early, signals);
 }
 
 /** Where the relay hands what crossed: the recording itself, or the link to its thread. */
@@ -137,13 +161,14 @@ async function relaySession(
   recorder: Recorder,
   writeAhead: boolean,
   early: string | undefined,
+  signals: WrapSignals,
 ): Promise<number> {
   let endReason: string | undefined;
   const forward = (sig: string) => {
     endReason ??= `signal:${sig}`;
-    child.kill(sig);
+    child.kill(signals.send(sig));
   };
-  const stopSignals = rt.onSignals(FORWARDED_SIGNALS, forward);
+  const stopSignals = rt.onSignals(signals.take, forward);
   if (early) forward(early);
 
   const stdout = rt.stdout();

@@ -13,10 +13,12 @@ import { join } from "node:path";
 import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
 import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
+import { stopSignals } from "../../src/proxy/run.ts";
 import { redactArgv } from "../../src/redact/argv.ts";
 import { REDACTED as R } from "../../src/redact/secret-values.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
 import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
+import { wrapSignals } from "../../src/wrap/session.ts";
 import { tempDir } from "../helpers/proc.ts";
 
 const dir = tempDir("seam-platforms-");
@@ -274,4 +276,31 @@ test("command lines: Windows paths, program names and shells are Windows shapes 
     redactArgv(argv, "win32").argv,
   ]);
   expect(got).toEqual(rows.map(([argv, posix, win]) => [argv, posix, posix, win]));
+});
+
+test("signals: passed on as they came on linux and macOS; on Windows the console's three end the server", () => {
+  const rows = (["linux", "darwin", "win32"] as const).map((os) => {
+    const w = wrapSignals(os);
+    return { os, wrapTakes: w.take, sends: w.take.map((s) => w.send(s)), proxyStops: stopSignals(os) };
+  });
+  expect(rows).toEqual([
+    {
+      os: "linux",
+      wrapTakes: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sends: ["SIGINT", "SIGTERM", "SIGHUP"],
+      proxyStops: ["SIGINT", "SIGTERM"],
+    },
+    {
+      os: "darwin",
+      wrapTakes: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sends: ["SIGINT", "SIGTERM", "SIGHUP"],
+      proxyStops: ["SIGINT", "SIGTERM"],
+    },
+    {
+      os: "win32",
+      wrapTakes: ["SIGINT", "SIGBREAK", "SIGHUP"],
+      sends: ["SIGTERM", "SIGTERM", "SIGTERM"],
+      proxyStops: ["SIGINT", "SIGBREAK", "SIGHUP"],
+    },
+  ]);
 });
