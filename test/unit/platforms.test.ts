@@ -304,3 +304,16 @@ test("signals: passed on as they came on linux and macOS; on Windows the console
     },
   ]);
 });
+
+test("a thread yields to the others on linux only (macOS and Windows have no per-thread nice value to set)", async () => {
+  const { Worker } = await import("node:worker_threads");
+  const rows: Record<string, string> = {};
+  for (const platform of ["linux", "darwin", "win32"] as const) {
+    const w = new Worker(join(import.meta.dir, "..", "fixtures", "yield-thread.ts"), { workerData: { platform } });
+    const said = await new Promise<{ thread: number; process: number }>((resolve) => w.once("message", resolve));
+    await w.terminate();
+    rows[platform] =
+      said.thread === said.process ? "kept" : said.thread === Math.min(19, said.process + 10) ? "lowered" : "?";
+  }
+  expect(rows).toEqual({ linux: "lowered", darwin: "kept", win32: "kept" });
+});
