@@ -10,6 +10,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+// @ts-expect-error: plain JavaScript, no declarations
+import { launcherSignals } from "../../npm/seam.mjs";
 import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
 import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
@@ -316,4 +318,13 @@ test("a thread yields to the others on linux only (macOS and Windows have no per
       said.thread === said.process ? "kept" : said.thread === Math.min(19, said.process + 10) ? "lowered" : "?";
   }
   expect(rows).toEqual({ linux: "lowered", darwin: "kept", win32: "kept" });
+});
+
+test("the npm launcher passes signals on to the executable on linux and macOS, none on Windows", () => {
+  const plan = launcherSignals as (platform: NodeJS.Platform) => { pass: string[]; ignore: string[] };
+  expect((["linux", "darwin", "win32"] as const).map((os) => [os, plan(os)])).toEqual([
+    ["linux", { pass: ["SIGTERM", "SIGHUP"], ignore: ["SIGINT"] }],
+    ["darwin", { pass: ["SIGTERM", "SIGHUP"], ignore: ["SIGINT"] }],
+    ["win32", { pass: [], ignore: ["SIGINT", "SIGBREAK", "SIGHUP"] }],
+  ]);
 });
