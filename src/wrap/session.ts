@@ -63,24 +63,27 @@ export interface WrapFault {
   corrupt?: Corruptor;
 }
 
-/** The signals wrap takes on one OS, and what it sends the server for each. */
+/** The signals wrap takes on one OS, and what it sends the server for one (null: nothing). */
 export interface WrapSignals {
   take: readonly string[];
-  send(signal: string): string;
+  /** `shared`: the first signal, come while the server ran (so it may have had its own). */
+  send(signal: string, shared: boolean): string | null;
 }
 
 /**
  * On Linux and macOS seam passes SIGINT, SIGTERM and SIGHUP on to the
  * server as they came, then waits for it to exit. Windows has no signals to
  * pass on: what Node and Bun raise there are the console's Ctrl+C (SIGINT),
- * Ctrl+Break (SIGBREAK) and closing (SIGHUP, with about ten seconds left),
- * and the only thing they can do to another process is end it at once
- * (TerminateProcess, whichever signal is named). So on Windows seam takes
- * those three and ends the server with SIGTERM; the server that shares the
- * console has had the Ctrl+C itself. session_end names the signal seam got.
+ * Ctrl+Break (SIGBREAK) and closing (SIGHUP, with seconds left), which the
+ * server sharing the console gets itself, and all they can do to another
+ * process is end it at once (TerminateProcess, whichever signal is named).
+ * So on Windows seam sends nothing for the first and lets the server stop
+ * as it does; a second, or one that came before the server ran, ends it
+ * (SIGTERM). session_end names the first signal seam got.
  */
 export function wrapSignals(platform: NodeJS.Platform): WrapSignals {
-  if (platform === "win32") return { take: ["SIGINT", "SIGBREAK", "SIGHUP"], send: () => "SIGTERM" };
+  if (platform === "win32")
+    return { take: ["SIGINT", "SIGBREAK", "SIGHUP"], send: (_signal, shared) => (shared ? null : "SIGTERM") };
   return { take: ["SIGINT", "SIGTERM", "SIGHUP"], send: (signal) => signal };
 }
 
@@ -164,12 +167,15 @@ async function relaySession(
   signals: WrapSignals,
 ): Promise<number> {
   let endReason: string | undefined;
-  const forward = (sig: string) => {
+  let first = true;
+  const forward = (sig: string, shared = first) => {
     endReason ??= `signal:${sig}`;
-    child.kill(signals.send(sig));
+    first = false;
+    const send = signals.send(sig, shared);
+    if (send !== null) child.kill(send);
   };
-  const stopSignals = rt.onSignals(signals.take, forward);
-  if (early) forward(early);
+  const stopSignals = rt.onSignals(signals.take, (sig) => forward(sig));
+  if (early) forward(early, false);
 
   const stdout = rt.stdout();
   const clientOut = new ClientOut(stdout);

@@ -280,28 +280,37 @@ test("command lines: Windows paths, program names and shells are Windows shapes 
   expect(got).toEqual(rows.map(([argv, posix, win]) => [argv, posix, posix, win]));
 });
 
-test("signals: passed on as they came on linux and macOS; on Windows the console's three end the server", () => {
+test("signals: passed on as they came on linux and macOS; on Windows the server has the first itself, a second (or an early one) ends it", () => {
   const rows = (["linux", "darwin", "win32"] as const).map((os) => {
     const w = wrapSignals(os);
-    return { os, wrapTakes: w.take, sends: w.take.map((s) => w.send(s)), proxyStops: stopSignals(os) };
+    return {
+      os,
+      wrapTakes: w.take,
+      sendsFirst: w.take.map((s) => w.send(s, true)),
+      sendsThen: w.take.map((s) => w.send(s, false)),
+      proxyStops: stopSignals(os),
+    };
   });
   expect(rows).toEqual([
     {
       os: "linux",
       wrapTakes: ["SIGINT", "SIGTERM", "SIGHUP"],
-      sends: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sendsFirst: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sendsThen: ["SIGINT", "SIGTERM", "SIGHUP"],
       proxyStops: ["SIGINT", "SIGTERM"],
     },
     {
       os: "darwin",
       wrapTakes: ["SIGINT", "SIGTERM", "SIGHUP"],
-      sends: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sendsFirst: ["SIGINT", "SIGTERM", "SIGHUP"],
+      sendsThen: ["SIGINT", "SIGTERM", "SIGHUP"],
       proxyStops: ["SIGINT", "SIGTERM"],
     },
     {
       os: "win32",
       wrapTakes: ["SIGINT", "SIGBREAK", "SIGHUP"],
-      sends: ["SIGTERM", "SIGTERM", "SIGTERM"],
+      sendsFirst: [null, null, null],
+      sendsThen: ["SIGTERM", "SIGTERM", "SIGTERM"],
       proxyStops: ["SIGINT", "SIGBREAK", "SIGHUP"],
     },
   ]);
