@@ -20,6 +20,7 @@ import { redactArgv } from "../../src/redact/argv.ts";
 import { REDACTED as R } from "../../src/redact/secret-values.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
 import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
+import { serverEnv } from "../../src/wrap/env.ts";
 import { wrapSignals } from "../../src/wrap/session.ts";
 import { tempDir } from "../helpers/proc.ts";
 
@@ -335,5 +336,27 @@ test("the npm launcher passes signals on to the executable on linux and macOS, n
     ["linux", { pass: ["SIGTERM", "SIGHUP"], ignore: ["SIGINT"] }],
     ["darwin", { pass: ["SIGTERM", "SIGHUP"], ignore: ["SIGINT"] }],
     ["win32", { pass: [], ignore: ["SIGINT", "SIGBREAK", "SIGHUP"] }],
+  ]);
+});
+
+test("the server's environment: seam's secret removed in any spelling on Windows, where names ignore case", () => {
+  const env = { Commitlayer_Api_Key: "k1", COMMITLAYER_API_KEY: "k2", db_password: "p", Path: "C:\\bin", KEEP: "1" };
+  const rows = (["linux", "darwin", "win32"] as const).map((os) => [
+    os,
+    Object.keys(serverEnv(env, { strip: ["DB_PASSWORD"] }, os)),
+    Object.keys(serverEnv(env, { strip: ["DB_PASSWORD"], pass: ["commitlayer_api_key"] }, os)),
+  ]);
+  expect(rows).toEqual([
+    [
+      "linux",
+      ["Commitlayer_Api_Key", "db_password", "Path", "KEEP"],
+      ["Commitlayer_Api_Key", "db_password", "Path", "KEEP"],
+    ],
+    [
+      "darwin",
+      ["Commitlayer_Api_Key", "db_password", "Path", "KEEP"],
+      ["Commitlayer_Api_Key", "db_password", "Path", "KEEP"],
+    ],
+    ["win32", ["Path", "KEEP"], ["Commitlayer_Api_Key", "COMMITLAYER_API_KEY", "Path", "KEEP"]],
   ]);
 });
