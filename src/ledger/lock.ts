@@ -18,8 +18,8 @@
  * name is read as hostile: opened without following a symlink and without
  * blocking (a FIFO), judged by fstat before a byte is read, and read up to
  * MAX_LOCK_BYTES only. Anything that is not a regular file of our own user
- * (a FIFO, a device, a symlink to /dev/zero, another user's file) is no
- * seam lock and is stale at once. Content that seam never writes (not one
+ * (a FIFO, a device, a symlink to /dev/zero, another user's file; Windows
+ * has no owner to compare) is no seam lock and is stale at once. Content that seam never writes (not one
  * line of our JSON, a `since` in the future, pid 1 or less on this host) is
  * stale once it has been seen unchanged for IMPLAUSIBLE_GRACE_MS: a writer's
  * lock is created whole (hard link), so even a torn read does not last.
@@ -43,6 +43,7 @@ import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { SeamError } from "../base/error.ts";
 import { holdsFileOpen } from "../runtime/alive.ts";
+import { userId } from "../runtime/user.ts";
 
 export type Release = () => Promise<void>;
 
@@ -55,7 +56,7 @@ export interface LockOptions {
   timeoutMs?: number;
   isAlive?: (pid: number) => boolean;
   now?: () => number;
-  /** Whose process facts judge the default liveness (src/runtime/alive.ts); this process's own by default. */
+  /** Whose process and file facts judge a lock (src/runtime/alive.ts, user.ts); this process's own by default. */
   platform?: NodeJS.Platform;
 }
 
@@ -86,7 +87,7 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * Reads what is at `path` without following a symlink, blocking on a FIFO or
  * reading more than MAX_LOCK_BYTES; null when nothing is there.
  */
-export async function readLockFile(path: string): Promise<Seen | null> {
+export async function readLockFile(path: string, platform: NodeJS.Platform = process.platform): Promise<Seen | null> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(path, READ_FLAGS);
@@ -98,7 +99,7 @@ export async function readLockFile(path: string): Promise<Seen | null> {
   try {
     const st = await fh.stat();
     if (!st.isFile()) return { kind: "alien", what: "not a regular file" };
-    const uid = process.getuid?.();
+    const uid = userId(platform);
     if (uid !== undefined && st.uid !== uid) return { kind: "alien", what: `owned by uid ${st.uid}` };
     const buf = new Uint8Array(MAX_LOCK_BYTES + 1);
     let got = 0;
@@ -229,14 +230,15 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const isAlive = opts.isAlive ?? writerAlive(lockPath, opts.platform ?? process.platform);
   const now = opts.now ?? Date.now;
   const started = now();
-  const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map() };
+  const platform = opts.platform ?? process.platform;
+  const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map(), platform };
   let delay = 1;
   for (;;) {
     const since = now();
     const mine = `${JSON.stringify({ pid: opts.pid, host, since, proc: PROC })}\n`;
     if (createExclusive(lockPath, mine)) return () => release(lockPath, mine, since, staleMs, now);
 
-    const seen = await readLockFile(lockPath);
+    const seen = await readLockFile(lockPath, platform);
     if (seen === null) continue; // released meanwhile: try again at once
     if (isStale(seen, judge)) {
       if (!(await breakStale(lockPath, seen, judge)) || now() - started > timeoutMs)
@@ -258,6 +260,7 @@ interface Judge {
   now: () => number;
   /** Implausible content → when this waiter first saw it (its grace runs from there, not from an mtime anyone can set). */
   implausible: Map<string, number>;
+  platform: NodeJS.Platform;
 }
 
 function isStale(seen: Seen, j: Judge): boolean {
@@ -307,7 +310,7 @@ async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boole
   }
   try {
     // Judged again under the break lock: another breaker may have replaced it with a live lock.
-    const current = await readLockFile(lockPath);
+    const current = await readLockFile(lockPath, j.platform);
     if (current === null || !sameSeen(current, seen) || !isStale(current, j)) return true;
     const aside = `${lockPath}.stale.${j.pid}.${randomBytes(4).toString("hex")}`;
     try {
@@ -317,7 +320,7 @@ async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boole
       return false;
     }
     // Only a holder releasing and someone relocking in that instant makes these differ: put theirs back.
-    if (!sameSeen(await readLockFile(aside), seen)) await link(aside, lockPath).catch(() => {});
+    if (!sameSeen(await readLockFile(aside, j.platform), seen)) await link(aside, lockPath).catch(() => {});
     await unlink(aside).catch(() => {});
     return true;
   } finally {

@@ -24,6 +24,7 @@ import { lstat, mkdir, realpath, stat } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, win32 } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
+import { userId } from "../runtime/user.ts";
 
 export interface LockPaths {
   /** The lock files, in the order they are taken. */
@@ -56,7 +57,7 @@ export interface LockDirFacts {
 export function lockDirFacts(): LockDirFacts {
   return {
     platform: process.platform,
-    uid: process.getuid?.(),
+    uid: userId(),
     tmpdir: tmpdir(),
     home: process.env.HOME || homedir(),
     env: { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR, LOCALAPPDATA: process.env.LOCALAPPDATA },

@@ -22,6 +22,7 @@ import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { SeamError } from "../base/error.ts";
 import type { AppendFile } from "./types.ts";
+import { userId } from "./user.ts";
 
 /**
  * Opens `path` read/write with O_APPEND, creating missing parent directories
@@ -73,7 +74,7 @@ export interface OpenOptions {
 export function unsafeFile(
   st: { isFile(): boolean; uid: number; mode: number },
   platform: NodeJS.Platform,
-  uid: number | undefined = process.getuid?.(),
+  uid: number | undefined = userId(platform),
 ): string | null {
   if (!st.isFile()) return "is not a regular file";
   if (platform === "win32") return null;

@@ -7,19 +7,20 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: plain JavaScript, no declarations
 import { launcherSignals } from "../../npm/seam.mjs";
 import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
-import { acquireLock, LockTimeoutError } from "../../src/ledger/lock.ts";
+import { acquireLock, LockTimeoutError, readLockFile } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
 import { stopSignals } from "../../src/proxy/run.ts";
 import { redactArgv } from "../../src/redact/argv.ts";
 import { REDACTED as R } from "../../src/redact/secret-values.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
 import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
+import { userId } from "../../src/runtime/user.ts";
 import { serverEnv } from "../../src/wrap/env.ts";
 import { wrapSignals } from "../../src/wrap/session.ts";
 import { tempDir } from "../helpers/proc.ts";
@@ -358,5 +359,22 @@ test("the server's environment: seam's secret removed in any spelling on Windows
       ["Commitlayer_Api_Key", "db_password", "Path", "KEEP"],
     ],
     ["win32", ["Path", "KEEP"], ["Commitlayer_Api_Key", "COMMITLAYER_API_KEY", "Path", "KEEP"]],
+  ]);
+});
+
+test("user ids: none on Windows, whatever the runtime offers; so no lock file is another user's there", async () => {
+  expect([userId("linux"), userId("darwin"), userId("win32")]).toEqual([
+    process.getuid!(),
+    process.getuid!(),
+    undefined,
+  ]);
+  // Only root can give a file to another user here.
+  if (process.getuid!() !== 0) return;
+  const lock = join(dir, "foreign.lock");
+  writeFileSync(lock, `${JSON.stringify({ pid: 2, host: "h", since: 1, proc: "p" })}\n`);
+  chownSync(lock, 4242, 4242);
+  expect([(await readLockFile(lock, "linux"))?.kind, (await readLockFile(lock, "win32"))?.kind]).toEqual([
+    "alien",
+    "file",
   ]);
 });
