@@ -227,10 +227,10 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const host = opts.host ?? hostname();
   const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
   const timeoutMs = opts.timeoutMs ?? 2 * staleMs;
-  const isAlive = opts.isAlive ?? writerAlive(lockPath, opts.platform ?? process.platform);
+  const platform = opts.platform ?? process.platform;
+  const isAlive = opts.isAlive ?? writerAlive(lockPath, platform);
   const now = opts.now ?? Date.now;
   const started = now();
-  const platform = opts.platform ?? process.platform;
   const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map(), platform };
   let delay = 1;
   for (;;) {
