@@ -12,6 +12,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: plain JavaScript, no declarations
 import { launcherSignals } from "../../npm/seam.mjs";
+import { createLog } from "../../src/base/log.ts";
+import { getField } from "../../src/core/json.ts";
 import { defaultLedger, pathEnvFromProcess, targetsFor } from "../../src/install/clients.ts";
 import { acquireLock, LockTimeoutError, readLockFile } from "../../src/ledger/lock.ts";
 import { type LockDirFacts, lockDirCandidates, ownDir, userLockDir } from "../../src/ledger/open.ts";
@@ -20,10 +22,11 @@ import { redactArgv } from "../../src/redact/argv.ts";
 import { REDACTED as R } from "../../src/redact/secret-values.ts";
 import { holdsFileOpen, isSeamProcess, isWriterAlive, processStartTime } from "../../src/runtime/alive.ts";
 import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.ts";
+import type { ByteSink, Child, ExitStatus, Runtime } from "../../src/runtime/types.ts";
 import { userId } from "../../src/runtime/user.ts";
 import { serverEnv } from "../../src/wrap/env.ts";
-import { wrapSignals } from "../../src/wrap/session.ts";
-import { tempDir } from "../helpers/proc.ts";
+import { runWrap, wrapSignals } from "../../src/wrap/session.ts";
+import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 const dir = tempDir("seam-platforms-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -377,4 +380,101 @@ test("user ids: none on Windows, whatever the runtime offers; so no lock file is
     "alien",
     "file",
   ]);
+});
+
+/**
+ * runWrap as on `platform`, with a runtime made for the test (as in
+ * test/e2e/wrap-core.test.ts): `early` signals come while the server starts,
+ * `later` ones one by one once it runs. What was listened for, what the
+ * server was sent, and how the session ended.
+ */
+async function wrapUnder(platform: NodeJS.Platform, early: string[], later: string[]) {
+  const ledger = join(tempDir("seam-platforms-wrap-"), "l.jsonl");
+  const handlers: ((signal: string) => void)[] = [];
+  const taken: string[][] = [];
+  const killed: string[] = [];
+  let exit!: (s: ExitStatus) => void;
+  const nullSink: ByteSink = { write: () => {}, end: async () => {} };
+  const child: Child = {
+    pid: 4242,
+    stdin: nullSink,
+    stdout: { async *[Symbol.asyncIterator]() {} },
+    exited: new Promise<ExitStatus>((r) => (exit = r)),
+    kill(signal) {
+      killed.push(signal);
+      exit({ code: null, signal });
+    },
+  };
+  const fire = (sig: string) => {
+    for (const h of [...handlers]) h(sig);
+  };
+  const rt: Runtime = {
+    name: "test",
+    async spawn() {
+      for (const sig of early) fire(sig);
+      later.forEach((sig, i) => setTimeout(() => fire(sig), 20 * (i + 1)));
+      // Nothing sent: the server stops on its own (it had the console's signal itself).
+      setTimeout(() => exit({ code: 0, signal: null }), 20 * (later.length + 2));
+      return { ok: true, child };
+    },
+    stdin: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }),
+    stdout: () => ({ ...nullSink, broken: false }),
+    openAppend,
+    onSignals(signals, handler) {
+      taken.push([...signals]);
+      handlers.push(handler);
+      return () => handlers.splice(handlers.indexOf(handler), 1);
+    },
+    selfArgv: () => [],
+    reclaim: () => {},
+  };
+  const o = {
+    ledger,
+    argv: ["server"],
+    server: "s",
+    raw: false,
+    maxFrame: 1024,
+    fsync: "batch" as const,
+    writeAhead: false,
+    failClosed: false,
+    cwd: "/",
+  };
+  const code = await runWrap(
+    rt,
+    o,
+    createLog(() => {}),
+    platform,
+  );
+  const end = ledgerRows(ledger).at(-1)!;
+  return { taken: taken[0], killed, code, reason: getField(end, "reason") };
+}
+
+test("seam wrap's signals as run: each passed on at once on linux; on Windows the first left to the server", async () => {
+  expect(await wrapUnder("linux", [], ["SIGINT"])).toEqual({
+    taken: ["SIGINT", "SIGTERM", "SIGHUP"],
+    killed: ["SIGINT"],
+    code: 130,
+    reason: "signal:SIGINT",
+  });
+  // The server stops by itself after the first.
+  expect(await wrapUnder("win32", [], ["SIGINT"])).toEqual({
+    taken: ["SIGINT", "SIGBREAK", "SIGHUP"],
+    killed: [],
+    code: 0,
+    reason: "signal:SIGINT",
+  });
+  // A second ends it.
+  expect(await wrapUnder("win32", [], ["SIGBREAK", "SIGINT"])).toEqual({
+    taken: ["SIGINT", "SIGBREAK", "SIGHUP"],
+    killed: ["SIGTERM"],
+    code: 143,
+    reason: "signal:SIGBREAK",
+  });
+  // One that came before the server ran: the server never had it.
+  expect(await wrapUnder("win32", ["SIGHUP"], [])).toEqual({
+    taken: ["SIGINT", "SIGBREAK", "SIGHUP"],
+    killed: ["SIGTERM"],
+    code: 143,
+    reason: "signal:SIGHUP",
+  });
 });
