@@ -19,10 +19,11 @@
  * blocking (a FIFO), judged by fstat before a byte is read, and read up to
  * MAX_LOCK_BYTES only. Anything that is not a regular file of our own user
  * (a FIFO, a device, a symlink to /dev/zero, another user's file; Windows
- * has no owner to compare) is no seam lock and is stale at once. Content that seam never writes (not one
- * line of our JSON, a `since` in the future, pid 1 or less on this host) is
- * stale once it has been seen unchanged for IMPLAUSIBLE_GRACE_MS: a writer's
- * lock is created whole (hard link), so even a torn read does not last.
+ * has no owner to compare) is no seam lock and is stale at once. Content
+ * that seam never writes (not one line of our JSON, a `since` in the
+ * future, pid 1 or less on this host) is stale once it has been seen
+ * unchanged for IMPLAUSIBLE_GRACE_MS: a writer's lock is created whole
+ * (hard link), so even a torn read does not last.
  * Every wait is bounded by `timeoutMs`; a stale lock that cannot be removed
  * (a sticky directory, another owner) rejects at once. Breaking a stale lock is itself serialized by
  * `<ledger>.lock.break`, and the lock is moved aside and compared before it is

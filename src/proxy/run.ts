@@ -16,7 +16,7 @@ import { McpProxy } from "./server.ts";
  * The signals that stop the proxy (every open session then ends with
  * `proxy_stopped`): SIGINT and SIGTERM on Linux and macOS; on Windows,
  * where SIGTERM is never raised, the console's Ctrl+C (SIGINT), Ctrl+Break
- * (SIGBREAK) and closing (SIGHUP, with about ten seconds left to finish).
+ * (SIGBREAK) and closing (SIGHUP, with seconds left to finish).
  */
 export function stopSignals(platform: NodeJS.Platform): readonly string[] {
   return platform === "win32" ? ["SIGINT", "SIGBREAK", "SIGHUP"] : ["SIGINT", "SIGTERM"];
