@@ -9,8 +9,7 @@
  *
  * The executable gets this process's stdio as they are (inherited, never
  * piped through here), its arguments unchanged, and its exit status or
- * signal back. SIGTERM and SIGHUP sent to this process are passed on; SIGINT
- * is not, because a terminal sends it to the whole process group already.
+ * signal back. Which signals are passed on: launcherSignals.
  */
 import { spawn } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
@@ -43,12 +42,28 @@ export function nativeExecutable() {
   return existsSync(exe) ? exe : null;
 }
 
+/**
+ * What this process does with each signal it takes, on `platform`, so that
+ * it outlives the executable and reports how that ended. On Linux and macOS
+ * SIGTERM and SIGHUP are passed on; SIGINT is not, because a terminal sends
+ * it to the whole process group already. On Windows nothing is passed on:
+ * the executable shares this console and gets its Ctrl+C (SIGINT),
+ * Ctrl+Break (SIGBREAK) and closing (SIGHUP) itself, while passing one on
+ * could only end it at once (Node's kill is TerminateProcess there), before
+ * it has finished its ledger.
+ */
+export function launcherSignals(platform) {
+  if (platform === "win32") return { pass: [], ignore: ["SIGINT", "SIGBREAK", "SIGHUP"] };
+  return { pass: ["SIGTERM", "SIGHUP"], ignore: ["SIGINT"] };
+}
+
 function main() {
   const exe = process.env.SEAM_NATIVE === "0" ? null : nativeExecutable();
   if (exe === null) return import("../dist/seam.mjs");
   const child = spawn(exe, process.argv.slice(2), { stdio: "inherit" });
-  for (const s of ["SIGTERM", "SIGHUP"]) process.on(s, () => child.kill(s));
-  process.on("SIGINT", () => {});
+  const signals = launcherSignals(process.platform);
+  for (const s of signals.pass) process.on(s, () => child.kill(s));
+  for (const s of signals.ignore) process.on(s, () => {});
   child.on("error", (e) => {
     process.stderr.write(`seam: error: cannot start ${exe}: ${e.message}\nseam: hint: SEAM_NATIVE=0 runs the Node bundle instead\n`);
     process.exit(127);

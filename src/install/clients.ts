@@ -150,12 +150,27 @@ export interface Target {
   folder?: { json: Container[] };
 }
 
-export function pathEnvFromProcess(configRoot?: string, cwd = process.cwd()): PathEnv {
-  const e = process.env;
-  const os: Os = process.platform === "win32" ? "win32" : process.platform === "darwin" ? "darwin" : "linux";
+/** The OS whose layout a platform follows: every other Unix (FreeBSD, …) keeps to Linux's XDG folders. */
+export function osOf(platform: NodeJS.Platform): Os {
+  return platform === "win32" ? "win32" : platform === "darwin" ? "darwin" : "linux";
+}
+
+/**
+ * The PathEnv of this process, or of `platform` with `e` for its environment.
+ * On Windows the home folder is %USERPROFILE% before $HOME: the clients find
+ * theirs as Windows does (a $HOME set by Git Bash or MSYS may be spelled
+ * `/c/Users/…`, or point elsewhere); elsewhere $HOME first.
+ */
+export function pathEnvFromProcess(
+  configRoot?: string,
+  cwd = process.cwd(),
+  platform: NodeJS.Platform = process.platform,
+  e: NodeJS.ProcessEnv = process.env,
+): PathEnv {
+  const os = osOf(platform);
   return {
     os,
-    home: e.HOME || e.USERPROFILE || "",
+    home: (os === "win32" ? e.USERPROFILE || e.HOME : e.HOME || e.USERPROFILE) || "",
     cwd,
     appData: e.APPDATA || undefined,
     localAppData: e.LOCALAPPDATA || undefined,

@@ -18,11 +18,12 @@
  * name is read as hostile: opened without following a symlink and without
  * blocking (a FIFO), judged by fstat before a byte is read, and read up to
  * MAX_LOCK_BYTES only. Anything that is not a regular file of our own user
- * (a FIFO, a device, a symlink to /dev/zero, another user's file) is no
- * seam lock and is stale at once. Content that seam never writes (not one
- * line of our JSON, a `since` in the future, pid 1 or less on this host) is
- * stale once it has been seen unchanged for IMPLAUSIBLE_GRACE_MS: a writer's
- * lock is created whole (hard link), so even a torn read does not last.
+ * (a FIFO, a device, a symlink to /dev/zero, another user's file; Windows
+ * has no owner to compare) is no seam lock and is stale at once. Content
+ * that seam never writes (not one line of our JSON, a `since` in the
+ * future, pid 1 or less on this host) is stale once it has been seen
+ * unchanged for IMPLAUSIBLE_GRACE_MS: a writer's lock is created whole
+ * (hard link), so even a torn read does not last.
  * Every wait is bounded by `timeoutMs`; a stale lock that cannot be removed
  * (a sticky directory, another owner) rejects at once. Breaking a stale lock is itself serialized by
  * `<ledger>.lock.break`, and the lock is moved aside and compared before it is
@@ -43,6 +44,7 @@ import { link, lstat, open, rename, rmdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { SeamError } from "../base/error.ts";
 import { holdsFileOpen } from "../runtime/alive.ts";
+import { userId } from "../runtime/user.ts";
 
 export type Release = () => Promise<void>;
 
@@ -55,6 +57,8 @@ export interface LockOptions {
   timeoutMs?: number;
   isAlive?: (pid: number) => boolean;
   now?: () => number;
+  /** Whose process and file facts judge a lock (src/runtime/alive.ts, user.ts); this process's own by default. */
+  platform?: NodeJS.Platform;
 }
 
 export class LockTimeoutError extends SeamError {
@@ -84,7 +88,7 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * Reads what is at `path` without following a symlink, blocking on a FIFO or
  * reading more than MAX_LOCK_BYTES; null when nothing is there.
  */
-export async function readLockFile(path: string): Promise<Seen | null> {
+export async function readLockFile(path: string, platform: NodeJS.Platform = process.platform): Promise<Seen | null> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(path, READ_FLAGS);
@@ -96,7 +100,7 @@ export async function readLockFile(path: string): Promise<Seen | null> {
   try {
     const st = await fh.stat();
     if (!st.isFile()) return { kind: "alien", what: "not a regular file" };
-    const uid = process.getuid?.();
+    const uid = userId(platform);
     if (uid !== undefined && st.uid !== uid) return { kind: "alien", what: `owned by uid ${st.uid}` };
     const buf = new Uint8Array(MAX_LOCK_BYTES + 1);
     let got = 0;
@@ -130,15 +134,17 @@ const PROC = randomBytes(6).toString("hex");
  * The default liveness of a lock's holder: a live process that has the file
  * the lock guards open, as every writer has while it appends. A lock that
  * names some other live process (a forged one, or a pid reused since) is not
- * waited for. Where that cannot be told (no /proc), a live pid is enough.
+ * waited for. Where that cannot be told (no /proc: macOS, Windows), a live
+ * pid is enough, so there a lock naming a reused pid is waited out until it
+ * is `staleMs` old.
  */
-function writerAlive(lockPath: string): (pid: number) => boolean {
+function writerAlive(lockPath: string, platform: NodeJS.Platform): (pid: number) => boolean {
   let guard: { dev: bigint; ino: bigint } | null | undefined;
   return (pid) => {
     if (!pidAlive(pid)) return false;
     if (guard === undefined) guard = guardedFile(lockPath);
     if (guard === null) return true;
-    return holdsFileOpen(pid, guard.dev, guard.ino) !== false;
+    return holdsFileOpen(pid, guard.dev, guard.ino, platform) !== false;
   };
 }
 
@@ -222,17 +228,18 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const host = opts.host ?? hostname();
   const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
   const timeoutMs = opts.timeoutMs ?? 2 * staleMs;
-  const isAlive = opts.isAlive ?? writerAlive(lockPath);
+  const platform = opts.platform ?? process.platform;
+  const isAlive = opts.isAlive ?? writerAlive(lockPath, platform);
   const now = opts.now ?? Date.now;
   const started = now();
-  const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map() };
+  const judge: Judge = { pid: opts.pid, host, staleMs, isAlive, now, implausible: new Map(), platform };
   let delay = 1;
   for (;;) {
     const since = now();
     const mine = `${JSON.stringify({ pid: opts.pid, host, since, proc: PROC })}\n`;
     if (createExclusive(lockPath, mine)) return () => release(lockPath, mine, since, staleMs, now);
 
-    const seen = await readLockFile(lockPath);
+    const seen = await readLockFile(lockPath, platform);
     if (seen === null) continue; // released meanwhile: try again at once
     if (isStale(seen, judge)) {
       if (!(await breakStale(lockPath, seen, judge)) || now() - started > timeoutMs)
@@ -254,6 +261,7 @@ interface Judge {
   now: () => number;
   /** Implausible content → when this waiter first saw it (its grace runs from there, not from an mtime anyone can set). */
   implausible: Map<string, number>;
+  platform: NodeJS.Platform;
 }
 
 function isStale(seen: Seen, j: Judge): boolean {
@@ -303,7 +311,7 @@ async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boole
   }
   try {
     // Judged again under the break lock: another breaker may have replaced it with a live lock.
-    const current = await readLockFile(lockPath);
+    const current = await readLockFile(lockPath, j.platform);
     if (current === null || !sameSeen(current, seen) || !isStale(current, j)) return true;
     const aside = `${lockPath}.stale.${j.pid}.${randomBytes(4).toString("hex")}`;
     try {
@@ -313,7 +321,7 @@ async function breakStale(lockPath: string, seen: Seen, j: Judge): Promise<boole
       return false;
     }
     // Only a holder releasing and someone relocking in that instant makes these differ: put theirs back.
-    if (!sameSeen(await readLockFile(aside), seen)) await link(aside, lockPath).catch(() => {});
+    if (!sameSeen(await readLockFile(aside, j.platform), seen)) await link(aside, lockPath).catch(() => {});
     await unlink(aside).catch(() => {});
     return true;
   } finally {

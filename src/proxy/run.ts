@@ -1,6 +1,6 @@
 /**
- * `seam proxy` from start to stop: listen, say where, record until SIGINT or
- * SIGTERM, then close every open session with `proxy_stopped`.
+ * `seam proxy` from start to stop: listen, say where, record until a stop
+ * signal (stopSignals), then close every open session with `proxy_stopped`.
  */
 
 import { EXIT } from "../base/exit.ts";
@@ -12,7 +12,15 @@ import { isLoopbackHost } from "./guard.ts";
 import type { ProxyOptions } from "./options.ts";
 import { McpProxy } from "./server.ts";
 
-export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+/**
+ * The signals that stop the proxy (every open session then ends with
+ * `proxy_stopped`): SIGINT and SIGTERM on Linux and macOS; on Windows,
+ * where SIGTERM is never raised, the console's Ctrl+C (SIGINT), Ctrl+Break
+ * (SIGBREAK) and closing (SIGHUP, with seconds left to finish).
+ */
+export function stopSignals(platform: NodeJS.Platform): readonly string[] {
+  return platform === "win32" ? ["SIGINT", "SIGBREAK", "SIGHUP"] : ["SIGINT", "SIGTERM"];
+}
 
 /** Why the ledger is refused (a message naming it), or null when it is not. */
 async function refusedLedger(o: ProxyOptions): Promise<string | null> {
@@ -31,13 +39,14 @@ export async function runProxy(
   o: ProxyOptions,
   log: Log,
   ready: (url: string) => Promise<void> | void,
+  platform: NodeJS.Platform = process.platform,
 ): Promise<number> {
   let stopSignal: string | undefined;
   let wake: () => void = () => {};
   const stopped = new Promise<void>((r) => {
     wake = r;
   });
-  const off = rt.onSignals(STOP_SIGNALS, (sig) => {
+  const off = rt.onSignals(stopSignals(platform), (sig) => {
     stopSignal ??= sig;
     wake();
   });

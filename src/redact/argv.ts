@@ -29,11 +29,50 @@
 import { isFlagOnlySecret, isSecretFlag, isSecretName, words } from "./secret-names.ts";
 import { REDACTED, Redactor } from "./secret-values.ts";
 
+/**
+ * The shapes of a command line that depend on the OS the server runs on. On
+ * Windows a path may also be `C:\dir`, `C:/dir`, `.\dir`, `\\host\share`
+ * or `%USERPROFILE%\dir`, a program is named with `\` and often an
+ * extension (`npx.cmd`, `bash.exe`), and `cmd /c SCRIPT`,
+ * `powershell -Command SCRIPT` carry command lines of their own. Elsewhere
+ * those are no path, no program name and no script flag (a `C:\x` value of
+ * `-p` stays hidden there), so Linux and macOS share the POSIX shapes.
+ */
+interface Shapes {
+  /** A value of -p/-k, or of a flag secret only as a flag, that is a path. */
+  path: RegExp;
+  /** Commands where -p names a package, not a password. */
+  packageRunners: RegExp;
+  /** Shells whose script flag's value is a command line of its own. */
+  shells: RegExp;
+  /** That script flag. */
+  scriptFlag: RegExp;
+}
+
+const POSIX_SHAPES: Shapes = {
+  path: /^(?:\/|\.{1,2}\/|~)/,
+  packageRunners: /(?:^|\/)(?:npx|npm|pnpm|pnpx|bunx|yarn|uvx|pipx)$/,
+  shells: /(?:^|\/)(?:sh|bash|zsh|dash|ash|ksh|mksh|fish|busybox)$/,
+  scriptFlag: /^-[a-z]*c$/,
+};
+
+const WIN32_SHAPES: Shapes = {
+  path: /^(?:\/|\.{1,2}[\\/]|~|[A-Za-z]:[\\/]|\\\\|%[A-Za-z_][A-Za-z0-9_]*%[\\/])/,
+  packageRunners: /(?:^|[\\/])(?:npx|npm|pnpm|pnpx|bunx|yarn|uvx|pipx)(?:\.cmd|\.exe|\.ps1)?$/i,
+  shells: /(?:^|[\\/])(?:sh|bash|zsh|dash|ash|ksh|mksh|fish|busybox|cmd|powershell|pwsh)(?:\.exe)?$/i,
+  scriptFlag: /^(?:-[a-z]*c|\/[ck]|-command)$/i,
+};
+
+/** The command-line shapes of a server on `platform`. */
+function shapesOf(platform: NodeJS.Platform): Shapes {
+  return platform === "win32" ? WIN32_SHAPES : POSIX_SHAPES;
+}
+
 /** A value a short flag like -p or -k takes that is no secret: a port or number, a path, a URL, an npm package. */
-function plainShortValue(v: string): boolean {
+function plainShortValue(v: string, shapes: Shapes): boolean {
   return (
     /^[\d.:/-]+(?:\/(?:tcp|udp))?$/i.test(v) ||
-    /^(?:\/|\.{1,2}\/|~)/.test(v) ||
+    shapes.path.test(v) ||
     /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(v) ||
     v.startsWith("@") ||
     v === REDACTED
@@ -44,8 +83,6 @@ function plainShortValue(v: string): boolean {
 const SECRET_SHORT = new Set(["p", "k"]);
 /** Flags whose `user:password` value hides what follows the first ":" (curl -u, --user). */
 const USER_FLAGS = new Set(["u", "user", "proxy-user", "basic-auth"]);
-/** Commands where -p names a package, not a password. */
-const PACKAGE_RUNNERS = /(?:^|\/)(?:npx|npm|pnpm|pnpx|bunx|yarn|uvx|pipx)$/;
 /** How deep words inside words (sh -c "env X=… srv --token …") are looked into. */
 const MAX_DEPTH = 3;
 
@@ -72,13 +109,14 @@ function shellWords(s: string): { word: string; at: number }[] {
  * argv, spaces kept. `full`: each word gets the whole value() pass too (a
  * shell's -c script, which no pass has seen as a whole yet).
  */
-function redactInside(r: Redactor, s: string, depth: number, full = false): string {
+function redactInside(r: Redactor, shapes: Shapes, s: string, depth: number, full = false): string {
   // Without a word that starts with "-" there is no flag to follow; value() has seen the rest.
   if (!full && !/(?:^|\s)-/.test(s)) return s;
   const ws = shellWords(s);
   if (ws.length < 2 && !full) return s;
   const redacted = redactWords(
     r,
+    shapes,
     ws.map((w) => w.word),
     depth,
     full,
@@ -93,20 +131,23 @@ function redactInside(r: Redactor, s: string, depth: number, full = false): stri
   return out + s.slice(pos);
 }
 
-/** Shells whose `-c SCRIPT` is a command line of its own. */
-const SHELLS = /(?:^|\/)(?:sh|bash|zsh|dash|ash|ksh|mksh|fish|busybox)$/;
-
-function redactWords(r: Redactor, argv: readonly string[], depth: number, full = depth === 0): string[] {
+function redactWords(
+  r: Redactor,
+  shapes: Shapes,
+  argv: readonly string[],
+  depth: number,
+  full = depth === 0,
+): string[] {
   const out: string[] = [];
-  const packages = PACKAGE_RUNNERS.test(argv[0] ?? "");
-  const shell = SHELLS.test(argv[0] ?? "");
+  const packages = shapes.packageRunners.test(argv[0] ?? "");
+  const shell = shapes.shells.test(argv[0] ?? "");
   /** A secret flag was followed by a short flag: the next plain value is the secret (`--token -t X`). */
   let owed = false;
   const plain = (arg: string): string => {
     // Inside an argument the whole string has been through value() already: only a
     // leading NAME=VALUE word (no space before it for value() to see) is left to look at.
     const v = full ? r.value(arg) : r.assignment(arg);
-    return depth < MAX_DEPTH && /\s/.test(v) ? redactInside(r, v, depth + 1) : v;
+    return depth < MAX_DEPTH && /\s/.test(v) ? redactInside(r, shapes, v, depth + 1) : v;
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -121,8 +162,8 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
       continue;
     }
     // sh -c SCRIPT: the script's words as an argv (`KEY=… exec srv --token …`).
-    if (shell && depth < MAX_DEPTH && i > 0 && /^-[a-z]*c$/.test(argv[i - 1]!)) {
-      out.push(redactInside(r, arg, depth + 1, true));
+    if (shell && depth < MAX_DEPTH && i > 0 && shapes.scriptFlag.test(argv[i - 1]!)) {
+      out.push(redactInside(r, shapes, arg, depth + 1, true));
       continue;
     }
     // -eNAME=VALUE (docker, env): the assignment after the short flag.
@@ -138,7 +179,7 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
     const isLong = longName !== undefined && isSecretName(longName) && (words(longName)[0]?.length ?? 0) > 1;
     if (joinedShort && !isLong && SECRET_SHORT.has(joinedShort[1]!) && !(packages && joinedShort[1] === "p")) {
       const v = joinedShort[2]!;
-      out.push(plainShortValue(v) || v.startsWith("=") ? plain(arg) : `-${joinedShort[1]}${r.hide(v)}`);
+      out.push(plainShortValue(v, shapes) || v.startsWith("=") ? plain(arg) : `-${joinedShort[1]}${r.hide(v)}`);
       continue;
     }
     const flag = /^(-{1,2}([A-Za-z][A-Za-z0-9_.-]*))(?:=([\s\S]*))?$/.exec(arg);
@@ -161,7 +202,7 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
     }
     if (head.length === 2 && SECRET_SHORT.has(name) && !(packages && name === "p")) {
       out.push(arg);
-      if (next !== undefined && !next.startsWith("-") && !plainShortValue(next)) {
+      if (next !== undefined && !next.startsWith("-") && !plainShortValue(next, shapes)) {
         out.push(r.hide(next));
         i++;
       }
@@ -170,7 +211,9 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
     // A flag secret as a flag only (`--refresh`, `--pwd`) keeps a plain value: `--refresh 30`, `--pwd /srv`.
     const plainAfter =
       isFlagOnlySecret(name) &&
-      (val !== undefined ? plainShortValue(val) : next === undefined || next.startsWith("-") || plainShortValue(next));
+      (val !== undefined
+        ? plainShortValue(val, shapes)
+        : next === undefined || next.startsWith("-") || plainShortValue(next, shapes));
     if (!isSecretFlag(name) || plainAfter) {
       out.push(val === undefined ? plain(arg) : `${r.value(head)}=${plain(val)}`);
       continue;
@@ -202,10 +245,14 @@ function redactWords(r: Redactor, argv: readonly string[], depth: number, full =
  * package; -u/--user hide the password of `user:password`. Every other
  * argument is searched for assignments, headers, URLs and token shapes, and
  * one with spaces in it (`sh -c "…"`) is split into words and redacted as an
- * argv of its own.
+ * argv of its own. What is a path, a package runner or a shell follows the
+ * command-line shapes of `platform` (Shapes).
  */
-export function redactArgv(argv: readonly string[]): { argv: string[]; redactions: number } {
+export function redactArgv(
+  argv: readonly string[],
+  platform: NodeJS.Platform = process.platform,
+): { argv: string[]; redactions: number } {
   const r = new Redactor();
-  const out = redactWords(r, argv, 0);
+  const out = redactWords(r, shapesOf(platform), argv, 0);
   return { argv: out, redactions: r.count };
 }

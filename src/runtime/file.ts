@@ -22,6 +22,7 @@ import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { SeamError } from "../base/error.ts";
 import type { AppendFile } from "./types.ts";
+import { userId } from "./user.ts";
 
 /**
  * Opens `path` read/write with O_APPEND, creating missing parent directories
@@ -46,12 +47,7 @@ async function openAppendHandle(path: string, opts: OpenOptions = {}): Promise<F
     throw e;
   }
   try {
-    const st = await fh.stat();
-    const uid = process.getuid?.();
-    let why: string | null = null;
-    if (!st.isFile()) why = "is not a regular file";
-    else if (uid !== undefined && st.uid !== uid) why = `belongs to another user (uid ${st.uid})`;
-    else if ((st.mode & 0o022) !== 0) why = `can be written by others (mode ${(st.mode & 0o777).toString(8)})`;
+    const why = unsafeFile(await fh.stat(), opts.platform ?? process.platform);
     if (why !== null) throw new UnsafeFileError(path, why);
   } catch (e) {
     await fh.close().catch(() => {});
@@ -63,6 +59,28 @@ async function openAppendHandle(path: string, opts: OpenOptions = {}): Promise<F
 export interface OpenOptions {
   /** Follow a symlink and accept a file of another owner or open to others' writes. */
   allowForeign?: boolean;
+  /** Whose file facts judge the file (unsafeFile); this process's own by default. */
+  platform?: NodeJS.Platform;
+}
+
+/**
+ * Why a ledger file is no safe one to append to, or null. On Windows only
+ * that it is not a regular file: there are no uids, and the mode bits Node
+ * reports there are made up from the read-only attribute (every writable
+ * file shows 0666), so they say nothing of who else may write; the ACLs
+ * that do are not read. O_NOFOLLOW does not exist there either, so a
+ * symlink at the ledger's name is followed.
+ */
+export function unsafeFile(
+  st: { isFile(): boolean; uid: number; mode: number },
+  platform: NodeJS.Platform,
+  uid: number | undefined = userId(platform),
+): string | null {
+  if (!st.isFile()) return "is not a regular file";
+  if (platform === "win32") return null;
+  if (uid !== undefined && st.uid !== uid) return `belongs to another user (uid ${st.uid})`;
+  if ((st.mode & 0o022) !== 0) return `can be written by others (mode ${(st.mode & 0o777).toString(8)})`;
+  return null;
 }
 
 /** A file seam will not append to unless told to (`code` EUNSAFE). */

@@ -93,14 +93,18 @@ export function threadRole(): ThreadRole | null {
  * Makes the calling thread yield to the process's other threads where they
  * compete for a core: on Linux it sets this thread's own nice value `by`
  * above the process's (a thread id is a pid to setpriority, found through
- * /proc/thread-self); elsewhere, or when that fails, nothing. Never throws.
+ * /proc/thread-self). Nothing elsewhere: macOS's setpriority sets the whole
+ * process's priority, and Node offers no thread priority on Windows, so
+ * there the thread keeps the process's priority; likewise on Linux when
+ * that fails. Never throws.
  */
-export function yieldToOtherThreads(by = 10): void {
+export function yieldToOtherThreads(by = 10, platform: NodeJS.Platform = process.platform): void {
+  if (platform !== "linux") return;
   try {
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
     if (Number.isSafeInteger(tid) && tid > 0 && tid !== process.pid)
       setPriority(tid, Math.min(19, getPriority(process.pid) + by));
   } catch {
-    // Not Linux, or not allowed: the thread keeps the process's priority.
+    // Not allowed: the thread keeps the process's priority.
   }
 }

@@ -65,23 +65,50 @@ export interface WrapFault {
   corrupt?: Corruptor;
 }
 
-/** Signals seam passes on to the server, then waits for it to exit. */
-export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/** The signals wrap takes on one OS, and what it sends the server for one (null: nothing). */
+export interface WrapSignals {
+  take: readonly string[];
+  /** `shared`: the first signal, come while the server ran (so it may have had its own). */
+  send(signal: string, shared: boolean): string | null;
+}
+
+/**
+ * On Linux and macOS seam passes SIGINT, SIGTERM and SIGHUP on to the
+ * server as they came, then waits for it to exit. Windows has no signals to
+ * pass on: what Node and Bun raise there are the console's Ctrl+C (SIGINT),
+ * Ctrl+Break (SIGBREAK) and closing (SIGHUP, with seconds left), which the
+ * server sharing the console gets itself, and all they can do to another
+ * process is end it at once (TerminateProcess, whichever signal is named).
+ * So on Windows seam sends nothing for the first and lets the server stop
+ * as it does; a second, or one that came before the server ran, ends it
+ * (SIGTERM). session_end names the first signal seam got.
+ */
+export function wrapSignals(platform: NodeJS.Platform): WrapSignals {
+  if (platform === "win32")
+    return { take: ["SIGINT", "SIGBREAK", "SIGHUP"], send: (_signal, shared) => (shared ? null : "SIGTERM") };
+  return { take: ["SIGINT", "SIGTERM", "SIGHUP"], send: (signal) => signal };
+}
 
 /** How long to keep reading the server's stdout after it exited (a grandchild may hold the pipe). */
 const DRAIN_AFTER_EXIT_MS = 2000;
 
 /** Runs one session; resolves to seam's exit status (the child's own). */
-export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<number> {
+export async function runWrap(
+  rt: Runtime,
+  o: WrapOptions,
+  log: Log,
+  platform: NodeJS.Platform = process.platform,
+): Promise<number> {
+  const signals = wrapSignals(platform);
   // A signal that comes before the server runs is kept and passed on once it
   // does, so that even then the session ends with its session_end row.
   let early: string | undefined;
-  const stopEarly = rt.onSignals(FORWARDED_SIGNALS, (sig) => {
+  const stopEarly = rt.onSignals(signals.take, (sig) => {
     early ??= sig;
   });
   const writeAhead = o.writeAhead || o.failClosed;
   if (o.fault) log.warn(`selftest fault ${o.fault.name} is on: traffic or rows are deliberately wrong`);
-  const redacted = redactArgv(o.argv);
+  const redacted = redactArgv(o.argv, platform);
   const init: RecordingInit = {
     ledger: o.ledger,
     session: o.session ?? randomUUID(),
@@ -127,7 +154,7 @@ export async function runWrap(rt: Runtime, o: WrapOptions, log: Log): Promise<nu
     await recorder.spawnFailed(spawned.reason, EXIT.SPAWN_FAILED);
     return EXIT.SPAWN_FAILED;
   }
-  return relaySession(rt, spawned.child, o, recorder, writeAhead, early);
+  return relaySession(rt, spawned.child, o, recorder, writeAhead, early, signals);
 }
 
 /** Where the relay hands what crossed: the recording itself, or the link to its thread. */
@@ -140,14 +167,18 @@ async function relaySession(
   recorder: Recorder,
   writeAhead: boolean,
   early: string | undefined,
+  signals: WrapSignals,
 ): Promise<number> {
   let endReason: string | undefined;
-  const forward = (sig: string) => {
+  let first = true;
+  const forward = (sig: string, shared = first) => {
     endReason ??= `signal:${sig}`;
-    child.kill(sig);
+    first = false;
+    const send = signals.send(sig, shared);
+    if (send !== null) child.kill(send);
   };
-  const stopSignals = rt.onSignals(FORWARDED_SIGNALS, forward);
-  if (early) forward(early);
+  const stopSignals = rt.onSignals(signals.take, (sig) => forward(sig));
+  if (early) forward(early, false);
 
   const stdout = rt.stdout();
   const clientOut = new ClientOut(stdout);
