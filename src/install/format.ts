@@ -31,6 +31,30 @@ export interface Planner {
   unwrap(ref: ServerRef, w: Wrapped): Edit[];
 }
 
+/**
+ * A Planner over a document parsed once, when its first edit is planned
+ * (`parse` throws EditError where the file does not parse): the edits of a
+ * format whose writers take the parsed document beside the text.
+ */
+export function lazyPlanner<D>(
+  text: string,
+  parse: (text: string) => D,
+  edits: {
+    wrap(text: string, doc: D, ref: ServerRef, seam: SeamCommand, o: WrapOptions): Edit[];
+    unwrap(text: string, doc: D, ref: ServerRef, w: Wrapped): Edit[];
+  },
+): Planner {
+  let doc: D | undefined;
+  const get = (): D => {
+    doc ??= parse(text);
+    return doc;
+  };
+  return {
+    wrap: (ref, seam, o) => edits.wrap(text, get(), ref, seam, o),
+    unwrap: (ref, w) => edits.unwrap(text, get(), ref, w),
+  };
+}
+
 export interface ConfigFormat {
   /** The servers of the given containers, or where the file fails to parse ("line L, column C: …"). */
   list(text: string, containers: Container[]): Listed;

@@ -39,6 +39,7 @@ import {
   type Edit,
   EditError,
   type Listed,
+  lazyPlanner,
   lineCol,
   type Planner,
   type ServerRef,
@@ -216,18 +217,12 @@ function value(text: string): unknown {
 
 /** One parse of the text for all the entries' edits (a large ~/.claude.json is parsed once, not once per entry). */
 function plan(text: string): Planner {
-  let root: Node | undefined;
-  const get = (): Node => {
-    if (root) return root;
-    const t = tree(text);
-    if (t.root === undefined || t.errors.length > 0) throw new EditError("the file does not parse");
-    root = t.root;
+  const parsed = (t: string): Node => {
+    const { root, errors } = tree(t);
+    if (root === undefined || errors.length > 0) throw new EditError("the file does not parse");
     return root;
   };
-  return {
-    wrap: (ref, seam, o) => wrap(text, get(), ref, seam, o),
-    unwrap: (ref, w) => unwrap(text, get(), ref, w),
-  };
+  return lazyPlanner(text, parsed, { wrap, unwrap });
 }
 
 export const jsonFormat: ConfigFormat = { list, plan, value };

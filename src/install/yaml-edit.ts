@@ -32,7 +32,15 @@ import {
   type Wrapped,
   wrapPrefix,
 } from "./entry.ts";
-import { type ConfigFormat, type Edit, EditError, type Listed, type Planner, type ServerRef } from "./format.ts";
+import {
+  type ConfigFormat,
+  type Edit,
+  EditError,
+  type Listed,
+  lazyPlanner,
+  type Planner,
+  type ServerRef,
+} from "./format.ts";
 
 /** Aliases expand: a document that expands into a great many nodes is refused rather than built. */
 const PARSE = { uniqueKeys: true, maxAliasCount: 100 } as const;
@@ -231,18 +239,12 @@ function lineEnd(text: string, at: number): number {
 }
 
 function plan(text: string): Planner {
-  let doc: Document.Parsed | undefined;
-  const get = (): Document.Parsed => {
-    if (doc) return doc;
-    const p = parse(text);
+  const parsed = (t: string): Document.Parsed => {
+    const p = parse(t);
     if ("error" in p) throw new EditError("the file does not parse");
-    doc = p.doc;
-    return doc;
+    return p.doc;
   };
-  return {
-    wrap: (ref, seam, o) => wrap(text, get(), ref, seam, o),
-    unwrap: (ref, w) => unwrap(text, get(), ref, w),
-  };
+  return lazyPlanner(text, parsed, { wrap, unwrap });
 }
 
 export const yamlFormat: ConfigFormat = { list, plan, value };

@@ -78,17 +78,14 @@ export class RequestRows {
     const status = answerId === undefined ? outcome : "ambiguous";
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
     const params = p.params ?? null;
+    // How it ended, in the order the rows of answered requests give it.
+    const ended = { result_digest: resultDigest, status, answer_id: answerId, ms, reason, error_code: errorCode };
     if (p.from === "s2c") {
       this.o.rows.row("server_request", {
         method: p.method,
         rpc_id: p.id,
         params_digest: p.digest,
-        result_digest: resultDigest,
-        status,
-        answer_id: answerId,
-        ms,
-        reason,
-        error_code: errorCode,
+        ...ended,
         params: raw ? this.rawValue(params) : undefined,
         result: raw ? this.rawValue(delivered) : undefined,
       });
@@ -183,12 +180,7 @@ export class RequestRows {
         this.o.rows.row("resource_read", {
           uri: typeof uri === "string" ? uri : undefined,
           rpc_id: p.id,
-          result_digest: resultDigest,
-          status,
-          answer_id: answerId,
-          ms,
-          reason,
-          error_code: errorCode,
+          ...ended,
           ...round.fields,
           ...eraFields(p, result),
           result: raw ? this.rawValue(delivered) : undefined,
