@@ -67,40 +67,46 @@ export function objectMembers(b: Uint8Array, i: number): { members: MemberSpan[]
   if (found === null) return null;
   const { at, count, end } = found;
   const members: MemberSpan[] = [];
-  for (let m = 0; m < count; m++)
-    members.push({
-      keyStart: at[4 * m]!,
-      keyEnd: at[4 * m + 1]!,
-      valueStart: at[4 * m + 2]!,
-      valueEnd: at[4 * m + 3]!,
-    });
+  for (let m = 0; m < count; m++) {
+    const keyStart = at[2 * m]!;
+    const keyEnd = stringEnd(b, keyStart);
+    members.push({ keyStart, keyEnd, valueStart: valueStartAfter(b, keyEnd), valueEnd: at[2 * m + 1]! });
+  }
   return { members, end };
 }
 
+/** Where the value of a member whose key ends at keyEnd begins (after the colon and any whitespace). */
+export function valueStartAfter(b: Uint8Array, keyEnd: number): number {
+  return skipWs(b, skipWs(b, keyEnd) + 1);
+}
+
 /**
- * The members of the object whose "{" is at i, four offsets each in `at`
- * (keyStart, keyEnd, valueStart, valueEnd of member m at 4m…4m+3), and the
- * index after its "}"; null where they cannot be found (then it is not
- * JSON). Offsets in one typed array: an object of millions of members costs
- * sixteen bytes each here, not an object each.
+ * The members of the object whose "{" is at i, two offsets each in `at`
+ * (where member m's key begins, at 2m, and where its value ends, at 2m+1),
+ * the bytes their keys take, and the index after its "}"; null where they
+ * cannot be found (then it is not JSON). Offsets in one typed array of just
+ * the size needed: an object of millions of members costs eight bytes each
+ * here, not an object each.
  */
-export function objectMemberOffsets(b: Uint8Array, i: number): { at: Int32Array; count: number; end: number } | null {
+export function objectMemberOffsets(
+  b: Uint8Array,
+  i: number,
+): { at: Int32Array; count: number; keyBytes: number; end: number } | null {
   // Counted first, then found into an array of just that size: no doubling for millions of members.
   const count = memberCount(b, i);
   if (count < 0) return null;
-  const at = new Int32Array(4 * count);
+  const at = new Int32Array(2 * count);
+  let keyBytes = 0;
   let j = skipWs(b, i + 1);
   for (let m = 0; m < count; m++) {
     const keyEnd = stringEnd(b, j);
-    const valueStart = skipWs(b, skipWs(b, keyEnd) + 1);
-    const end = valueEnd(b, valueStart);
-    at[4 * m] = j;
-    at[4 * m + 1] = keyEnd;
-    at[4 * m + 2] = valueStart;
-    at[4 * m + 3] = end;
+    const end = valueEnd(b, valueStartAfter(b, keyEnd));
+    at[2 * m] = j;
+    at[2 * m + 1] = end;
+    keyBytes += keyEnd - j;
     j = skipWs(b, skipWs(b, end) + 1);
   }
-  return { at, count, end: skipWs(b, count === 0 ? i + 1 : at[4 * count - 1]!) + 1 };
+  return { at, count, keyBytes, end: skipWs(b, count === 0 ? i + 1 : at[2 * count - 1]!) + 1 };
 }
 
 /** How many members the object whose "{" is at i has, or -1 where they cannot be found. */

@@ -26,7 +26,7 @@
 import { isUtf8 } from "node:buffer";
 import { guardStack, JsonParseError } from "../json-error.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
-import { objectMemberOffsets } from "../json-spans.ts";
+import { objectMemberOffsets, stringEnd, valueStartAfter } from "../json-spans.ts";
 import { firstInvalidUtf8 } from "../utf8.ts";
 import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
 import { ByteScalars } from "./from-bytes-scalars.ts";
@@ -307,14 +307,12 @@ class ByteCanonicalizer extends ByteScalars {
     const at = found.at;
     // Grown once to what this object needs: an object of millions of members is held at what they take.
     this.stackRoom(base + found.count);
-    let keyBytes = 0;
-    for (let k = 0; k < found.count; k++) keyBytes += at[4 * k + 1]! - at[4 * k]!;
-    this.keyRoom(keyBytes);
+    this.keyRoom(found.keyBytes);
     out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
     const mark = out.len;
     for (let k = 0; k < found.count; k++) {
       const t = this.push();
-      this.i = at[4 * k]!;
+      this.i = at[2 * k]!;
       this.keyStart[t] = this.keysLen;
       this.string(true);
       this.keyEnd[t] = this.keysLen;
@@ -326,20 +324,27 @@ class ByteCanonicalizer extends ByteScalars {
     const sorted = this.sorted(base, n);
     // A copy of the shared array a few members sort in: the members' own objects sort with it too.
     const idx = sorted === this.idx ? sorted.slice() : sorted;
-    /** Member m's offset `f` (0 keyStart, 2 valueStart, 3 valueEnd) in the input. */
-    const span = (m: number, f: number) => at[4 * (m - base) + f]!;
+    /** Where member m's key begins, and its value ends, in the input. */
+    const keyAt = (m: number) => at[2 * (m - base)]!;
+    const valueEndAt = (m: number) => at[2 * (m - base) + 1]!;
+    /** Reads and writes member m's value, which must fill its span exactly. */
+    const memberValue = (m: number) => {
+      this.i = valueStartAfter(this.b, stringEnd(this.b, keyAt(m)));
+      this.value();
+      if (this.i !== valueEndAt(m)) this.fail("expecting ',' or '}'");
+    };
     out.byte(123);
     let first = true;
     for (let j = 0; j < n; j++) {
       const m = idx[j]!;
       const repeated = j + 1 < n && this.sameKey(idx[j + 1]!, m);
-      if (repeated && this.jcs) this.fail("duplicate key", span(m, 0));
-      if (repeated) this.onRepeat?.(span(idx[j + 1]!, 0), span(idx[j + 1]!, 3));
+      if (repeated && this.jcs) this.fail("duplicate key", keyAt(m));
+      if (repeated) this.onRepeat?.(keyAt(idx[j + 1]!), valueEndAt(idx[j + 1]!));
       if (repeated || (this.depth === 1 && this.dropTopKey !== null && this.isDropped(m))) {
         const { valueErrors, lone } = this;
         const held = out.len;
         out.openObjects++;
-        this.memberValue(span(m, 2), span(m, 3));
+        memberValue(m);
         out.openObjects--;
         out.len = held;
         this.valueErrors = valueErrors;
@@ -348,23 +353,16 @@ class ByteCanonicalizer extends ByteScalars {
       }
       if (!first) this.comma();
       first = false;
-      this.i = span(m, 0);
+      this.i = keyAt(m);
       this.string(false);
       this.colon();
-      this.memberValue(span(m, 2), span(m, 3));
+      memberValue(m);
     }
     out.byte(125);
     this.top = base;
     this.keysLen = keysBase;
     this.depth--;
     this.i = found.end;
-  }
-
-  /** Reads and writes the value at [start, end) (a member's, of objectByMembers), which must fill it exactly. */
-  private memberValue(start: number, end: number): void {
-    this.i = start;
-    this.value();
-    if (this.i !== end) this.fail("expecting ',' or '}'");
   }
 
   /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when few. */
