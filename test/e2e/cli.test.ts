@@ -118,6 +118,7 @@ const COMMANDS = [
   "status",
   "diff",
   "report",
+  "mock",
   "fixture",
 ];
 
