@@ -9,7 +9,6 @@ import { defineCommand } from "citty";
 import { EXIT } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
-import { digestJsonUtf8, digestParts } from "../src/core/digest.ts";
 import { MockAnswers, runMock } from "../src/mock/mock-server.ts";
 import { Recording } from "../src/mock/recording.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
@@ -17,7 +16,7 @@ import { runtime } from "../src/runtime/index.ts";
 import { fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
-import { existingPayloadStore } from "./_payloads.ts";
+import { checkedPayloads, existingPayloadStore } from "./_payloads.ts";
 import { requireReadable } from "./_read.ts";
 
 const args = {
@@ -76,34 +75,15 @@ export default defineCommand({
     }
 
     // Every payload an answer needs, read once and checked: a changed one is never served.
-    const payloads = new Map<string, Uint8Array | null>();
-    let missing = 0;
-    for (const d of recording.digests()) {
-      const got = store.get(d);
-      if (got.kind === "refused") {
-        log.error(`the payload of ${d} ${got.why}; not serving ${terminalText(path)}`);
-        return EXIT.FAIL;
-      }
-      if (got.kind === "absent") {
-        missing++;
-        payloads.set(d, null);
-        continue;
-      }
-      let actual: string;
-      try {
-        actual = digestJsonUtf8(got.bytes, digestParts(d)!.recipe);
-      } catch {
-        actual = "not JSON";
-      }
-      if (actual !== d) {
-        log.error(
-          `the payload of ${d} does not give its digest: it was changed; not serving ${terminalText(path)}`,
-          `run 'seam verify ${path} --payloads ${a.payloads}' to see all of them`,
-        );
-        return EXIT.FAIL;
-      }
-      payloads.set(d, got.bytes);
+    const loaded = checkedPayloads(store, recording.digests());
+    if (!loaded.ok) {
+      log.error(
+        `the payload of ${loaded.digest} ${loaded.why}; not serving ${terminalText(path)}`,
+        `run 'seam verify ${path} --payloads ${a.payloads}' to see all of them`,
+      );
+      return EXIT.FAIL;
     }
+    const { payloads, missing } = loaded;
     if (missing > 0)
       log.warn(`${missing} recorded answers have no payload in the store (erased?): those requests get an error`);
 

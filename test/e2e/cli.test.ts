@@ -119,6 +119,7 @@ const COMMANDS = [
   "diff",
   "report",
   "mock",
+  "replay",
   "fixture",
 ];
 

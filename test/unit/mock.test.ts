@@ -4,10 +4,11 @@
  * lines the mock writes back.
  */
 import { describe, expect, test } from "bun:test";
-import { digestJsonUtf8 } from "../../src/core/digest.ts";
-import type { Json } from "../../src/core/json.ts";
+import { digestJson, digestJsonUtf8 } from "../../src/core/digest.ts";
+import { type Json, parseJson } from "../../src/core/json.ts";
 import { MockAnswers, type MockOptions, runMock } from "../../src/mock/mock-server.ts";
 import { Recording } from "../../src/mock/recording.ts";
+import { pointerTokens, withoutPointers } from "../../src/mock/replay.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dig = (json: string) => digestJsonUtf8(enc(json));
@@ -183,5 +184,28 @@ describe("seam mock answers", () => {
     for (const r of ROWS) rec.row(r);
     rec.row({ ...ROWS[3]!, session: "s2-long-id" });
     expect(rec.answers.map((a) => [a.session, a.label])).toEqual([["s2-long-id", 'tools/call "echo"']]);
+  });
+});
+
+describe("seam replay --ignore: JSON pointers taken out of an answer", () => {
+  const V = `{"content":[{"type":"text","text":"t"},{"a/b":1,"m~n":2}],"_meta":{"at":"now"},"isError":false}`;
+  const CASES: [string, string | null][] = [
+    ["/content/0/text", `{"content":[{"type":"text"},{"a/b":1,"m~n":2}],"_meta":{"at":"now"},"isError":false}`],
+    ["/content/0", `{"content":[null,{"a/b":1,"m~n":2}],"_meta":{"at":"now"},"isError":false}`],
+    ["/content/1/a~1b", `{"content":[{"type":"text","text":"t"},{"m~n":2}],"_meta":{"at":"now"},"isError":false}`],
+    ["/content/1/m~0n", `{"content":[{"type":"text","text":"t"},{"a/b":1}],"_meta":{"at":"now"},"isError":false}`],
+    ["/_meta", `{"content":[{"type":"text","text":"t"},{"a/b":1,"m~n":2}],"isError":false}`],
+    ["/content/7", V],
+    ["/content/01", V],
+    ["/nothing/here", V],
+    ["", "null"],
+    ["content", null],
+  ];
+  test.each(CASES)("%p", (pointer, want) => {
+    if (want === null) {
+      expect(pointerTokens(pointer)).toBeNull();
+      return;
+    }
+    expect(digestJson(withoutPointers(parseJson(V), [pointer]))).toBe(dig(want));
   });
 });
