@@ -28,6 +28,8 @@ export const SUBCOMMANDS: Record<string, Lazy> = {
   status: () => import("./status.ts").then((m) => m.default),
   diff: () => import("./diff.ts").then((m) => m.default),
   report: () => import("./report.ts").then((m) => m.default),
+  mock: () => import("./mock.ts").then((m) => m.default),
+  replay: () => import("./replay.ts").then((m) => m.default),
   // The built-in fixture server and scripted client that selftest and demo spawn (the documents run them too).
   fixture: () => import("./fixture.ts").then((m) => m.default),
 };

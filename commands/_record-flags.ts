@@ -66,7 +66,7 @@ export const RECORD_ARGS = {
   payloads: {
     type: "string",
     description:
-      "keep each argument, result and params value whose digest a row holds in this directory, as the bytes that crossed, named by its digest (DIR/sha256/<hex>)",
+      "keep each argument, result, params and tools-list value whose digest a row holds in this directory, as the bytes that crossed, named by its digest (DIR/sha256/<hex>)",
     valueHint: "DIR",
   },
   "max-frame": {

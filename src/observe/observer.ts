@@ -25,6 +25,8 @@ import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } f
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
 import { type Answer, actionFields, answerStatus, answerValue, RequestRows } from "./request-rows.ts";
 
+/** Where a tools/list answer's tools lie in its message: kept under the row's tools_digest (--payloads). */
+const TOOLS = ["result", "tools"] as const;
 /** Where a request's payload lies in its message (--payloads): a call's arguments, a server request's params. */
 const ARGUMENTS = ["params", "arguments"] as const;
 const PARAMS = ["params"] as const;
@@ -386,6 +388,8 @@ export class McpObserver {
       const rowed = this.rows.rowFor(p, answer, this.o.now());
       this.table.answer(p, this.rows.digest);
       if (rowed && p.method !== "tools/list") this.keepAnswer(this.rows.digest, at);
+      // A tools_list row names no result, but the digest of its tools: those are kept (what seam mock lists).
+      else if (rowed && at.member === "result") this.o.payloads?.keep(this.rows.toolsDigest, frame, index, TOOLS);
       return;
     }
     // An answer seam's exact rule leaves unmatched may be one a client takes.

@@ -47,6 +47,8 @@ export class RequestRows {
   private readonly serverMeta = new ServerMetaTracker();
   /** The result_digest of the last request rowFor was given (undefined when it had no answer). */
   digest: string | undefined;
+  /** The tools_digest of the last tools/list rowFor was given an answer with tools to (undefined otherwise). */
+  toolsDigest: string | undefined;
 
   constructor(
     private readonly o: ObserverOptions,
@@ -75,6 +77,7 @@ export class RequestRows {
     const delivered = answer ? answerValue(answer) : undefined;
     const resultDigest = delivered === undefined ? undefined : answerDigest(delivered);
     this.digest = resultDigest;
+    this.toolsDigest = undefined;
     const status = answerId === undefined ? outcome : "ambiguous";
     const errorCode = answer?.error !== undefined ? getField(answer.error, "code") : undefined;
     const params = p.params ?? null;
@@ -157,13 +160,14 @@ export class RequestRows {
           : undefined;
         const cursor = getField(params, "cursor");
         const next = result === undefined ? undefined : getField(result, "nextCursor");
+        this.toolsDigest = tools === undefined ? undefined : digestJson(tools);
         this.o.rows.row("tools_list", {
           rpc_id: p.id,
           status,
           answer_id: answerId,
           tools: names,
           tool_count: Array.isArray(tools) ? tools.length : undefined,
-          tools_digest: tools === undefined ? undefined : digestJson(tools),
+          tools_digest: this.toolsDigest,
           ...toolDigestFields(tools),
           cursor: typeof cursor === "string" ? cursor : undefined,
           next_cursor: typeof next === "string" ? next : undefined,

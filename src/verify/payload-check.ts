@@ -15,7 +15,13 @@ import { isSeamsOwn } from "../format/row.ts";
 import type { PayloadSummary, VerifyReport } from "./verdict.ts";
 
 /** The digest fields whose values a payload is kept for. */
-export const PAYLOAD_FIELDS = ["args_digest", "result_digest", "params_digest", "first_result_digest"] as const;
+export const PAYLOAD_FIELDS = [
+  "args_digest",
+  "result_digest",
+  "params_digest",
+  "first_result_digest",
+  "tools_digest",
+] as const;
 
 /** What looking a payload up found (src/runtime/payload-store.ts, PayloadStore.get). */
 export type PayloadFound =

@@ -118,6 +118,8 @@ const COMMANDS = [
   "status",
   "diff",
   "report",
+  "mock",
+  "replay",
   "fixture",
 ];
 

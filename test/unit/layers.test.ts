@@ -52,6 +52,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   api: ["base", "core", "format", "verify", "checkpoint", "actions"],
   release: ["base", "core", "runtime", "checkpoint"],
   witness: ["base", "core", "runtime", "checkpoint"],
+  mock: ["base", "core", "format", "runtime", "observe"],
   commands: [
     "base",
     "core",
@@ -72,6 +73,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "report",
     "release",
     "witness",
+    "mock",
   ],
 };
 

@@ -227,6 +227,8 @@ describe("the observer's payloads", () => {
       ["<", '{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"m": [1, 2]}}'],
       [">", '{"jsonrpc":"2.0","id":9,"result":{"role":"assistant"}}'],
       ["<", '{"jsonrpc":"2.0","id":1,"result":{"again":true}}'],
+      [">", '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'],
+      ["<", '{"jsonrpc":"2.0","id":4,"result":{"tools":[ {"name":"t"} ],"nextCursor":"n"}}'],
     ];
     for (const [dir, f] of frames) {
       if (dir === ">") o.fromClient(enc(f));
@@ -238,17 +240,19 @@ describe("the observer's payloads", () => {
     expect(end.payloads_unwritten).toBeUndefined();
     const named = new Set(
       rows.flatMap((r) =>
-        ["args_digest", "result_digest", "params_digest", "first_result_digest"]
+        ["args_digest", "result_digest", "params_digest", "first_result_digest", "tools_digest"]
           .map((k) => r[k])
           .filter((d): d is string => typeof d === "string"),
       ),
     );
-    expect(named.size).toBe(8);
+    expect(named.size).toBe(9);
     expect([...kept.keys()].sort()).toEqual([...named].sort());
     for (const [d, bytes] of kept) expect(c14n(bytes)).toBe(d);
     expect(kept.get(c14n('{"a":1,"b":2}'))).toBe('{ "b" : 2, "a": 1 }');
     expect(kept.get(c14n('{"m":[1,2]}'))).toBe('{"m": [1, 2]}');
     expect(kept.get(c14n("{}"))).toBe("{}");
+    // A tools/list answer: its tools, under the row's tools_digest (the row names no result).
+    expect(kept.get(c14n('[{"name":"t"}]'))).toBe('[ {"name":"t"} ]');
   });
 });
 
@@ -259,16 +263,19 @@ describe("PayloadCheck", () => {
     const bad = c14n('{"a":2}');
     const gone = c14n('{"a":3}');
     const erased = c14n('{"a":4}');
+    const tools = c14n('[{"name":"t"}]');
     const rows = [
       row(`"args_digest": "${good}", "result_digest": "${bad}"`),
       row(`"args_digest": "${bad}", "result_digest": "${gone}"`),
       row(`"params_digest": "${erased}"`),
       `{"evt": "erasure", "seam": "mcp-stdio", "digests": ["${erased}"]}`,
       `{"evt": "tool_call", "seam": "another", "args_digest": "${bad}"}`,
+      `{"evt": "tools_list", "seam": "mcp-stdio", "tools_digest": "${tools}"}`,
     ];
     const stored = new Map([
       [good, '{ "a": 1 }'],
       [bad, '{"a": 1}'],
+      [tools, '[{"name":"u"}]'],
     ]);
     const check = new PayloadCheck();
     rows.forEach((r, i) => {
@@ -277,13 +284,16 @@ describe("PayloadCheck", () => {
     const found = check.finish({
       get: (d): PayloadFound => (stored.has(d) ? { kind: "present", bytes: enc(stored.get(d)!) } : { kind: "absent" }),
     });
-    expect(found.summary).toEqual({ checked: 2, mismatched: 1, erased: 1, absent: 1 });
-    expect(found.breaks.map((b) => [b.line, b.kind])).toEqual([[1, "payload_mismatch"]]);
+    expect(found.summary).toEqual({ checked: 3, mismatched: 2, erased: 1, absent: 1 });
+    expect(found.breaks.map((b) => [b.line, b.kind])).toEqual([
+      [1, "payload_mismatch"],
+      [6, "payload_mismatch"],
+    ]);
     const report = withPayloads(verifyBytes(enc("")), found);
     expect([report.verdict, report.breaks, report.break_kinds, report.first_break?.line]).toEqual([
       "broken",
-      1,
-      { payload_mismatch: 1 },
+      2,
+      { payload_mismatch: 2 },
       1,
     ]);
   });

@@ -1,0 +1,196 @@
+/**
+ * seam replay LEDGER --payloads DIR [--session ID] [--ignore POINTER]…
+ * [--json] [--timeout-ms MS] -- CMD [ARGS…]: each recorded session's calls
+ * sent again to a server started afresh for it, and each answer compared
+ * with the recorded one by digest (src/mock/replay.ts).
+ *
+ * Output: one line per call (its ledger line, session, tool, and same,
+ * different, missing or no payload), then a count; with --json one object:
+ *   {"ledger":"l.jsonl","calls":[{"session":…,"line":7,"tool":"echo","verdict":"same",
+ *    "recorded":"sha256:…","replayed":"sha256:…"}],"same":1,"different":0,"missing":0,"no_payload":0}
+ * Exit 0 every call the same, 1 a difference (or a call with no answer, or a
+ * ledger or payload that does not verify), 3 a call that could not be
+ * replayed (its payload is not in the store), 127 the server would not start.
+ */
+import { defineCommand } from "citty";
+import { EXIT, UsageError } from "../src/base/exit.ts";
+import { createLog } from "../src/base/log.ts";
+import { terminalText } from "../src/base/terminal-text.ts";
+import type { Json } from "../src/core/json.ts";
+import { type CallOutcome, pointerTokens, ReplayPlan, replaySession, type Verdict } from "../src/mock/replay.ts";
+import { jsonText } from "../src/read/format.ts";
+import { isWriterAlive } from "../src/runtime/alive.ts";
+import { runtime } from "../src/runtime/index.ts";
+import type { Child } from "../src/runtime/types.ts";
+import { fileChunks } from "../src/verify/ledger-verifier.ts";
+import { verifyLedger } from "../src/verify/verify-ledger.ts";
+import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { print } from "./_out.ts";
+import { checkedPayloads, existingPayloadStore } from "./_payloads.ts";
+import { repeated, requireReadable } from "./_read.ts";
+
+const args = {
+  path: { type: "positional", description: "the ledger whose calls to replay", required: true, valueHint: "PATH" },
+  payloads: {
+    type: "string",
+    description: "the payload store it was recorded with (seam wrap --payloads DIR)",
+    valueHint: "DIR",
+    required: true,
+  },
+  session: { type: "string", description: "replay only this session (an id prefix will do)", valueHint: "ID" },
+  ignore: {
+    type: "string",
+    description:
+      "leave this field of each answer out of the comparison (a JSON pointer, e.g. /content/0/text; repeatable)",
+    valueHint: "POINTER",
+  },
+  json: { type: "boolean", description: "print the outcome as one JSON object" },
+  "timeout-ms": { type: "string", description: "wait this long for each answer (default 30000)", valueHint: "MS" },
+} as const;
+
+const WORDS: Record<Verdict, string> = {
+  same: "same",
+  different: "different",
+  missing: "missing",
+  no_payload: "no payload",
+};
+
+/** The table, laid out in 80 columns: line, session (its first 8 characters), tool, verdict. */
+function table(outcomes: CallOutcome[]): string {
+  const TOOL = 50;
+  const cut = (s: string, n: number) => ([...s].length > n ? `${[...s].slice(0, n - 1).join("")}…` : s.padEnd(n));
+  const lines = [`${"line".padStart(6)}  ${"session".padEnd(8)}  ${"tool".padEnd(TOOL)}  replayed`];
+  const notes: string[] = [];
+  for (const o of outcomes) {
+    const tool = terminalText(o.tool);
+    lines.push(
+      `${String(o.line).padStart(6)}  ${terminalText(o.session).slice(0, 8).padEnd(8)}  ${cut(tool, TOOL)}  ${WORDS[o.verdict]}`,
+    );
+    if (o.why !== undefined) notes.push(`line ${o.line}: ${o.why}`);
+  }
+  return `${[...lines, ...notes].map((l) => l.trimEnd()).join("\n")}\n`;
+}
+
+function counts(outcomes: CallOutcome[]): Record<Verdict, number> {
+  const c: Record<Verdict, number> = { same: 0, different: 0, missing: 0, no_payload: 0 };
+  for (const o of outcomes) c[o.verdict]++;
+  return c;
+}
+
+/** Ends a server whose session is over: its stdin closed, then SIGTERM, then SIGKILL. */
+async function stop(child: Child): Promise<void> {
+  await child.stdin.end();
+  const wait = (ms: number) =>
+    Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  if (await wait(2000)) return;
+  child.kill("SIGTERM");
+  if (await wait(2000)) return;
+  child.kill("SIGKILL");
+  await child.exited;
+}
+
+export default defineCommand({
+  meta: {
+    name: "replay",
+    description:
+      "send a recording's calls to a server again and compare each answer with the recorded one (exit 0 all the same, 1 a difference, 3 a call not replayable)",
+    usage: ["PATH --payloads DIR [--session ID] [--ignore POINTER]… [--json] -- CMD [ARGS…]"],
+  },
+  args,
+  async run({ args: a, rawArgs }) {
+    rejectUnknownFlags(rawArgs, args, "replay");
+    rejectEmptyValues(a, args);
+    const dd = rawArgs.indexOf("--");
+    const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
+    if (argv.length === 0)
+      throw new UsageError("say which server to replay to", "seam replay PATH --payloads DIR -- CMD [ARGS…]");
+    const path = String(a._[0] ?? a.path);
+    const ignore = repeated(rawArgs, "ignore");
+    const bad = ignore.find((p) => pointerTokens(p) === null);
+    if (bad !== undefined)
+      throw new UsageError(
+        `--ignore takes a JSON pointer, not ${JSON.stringify(bad)}`,
+        "e.g. --ignore /content/0/text",
+      );
+    const timeoutMs = intFlag(a["timeout-ms"], "--timeout-ms", 30_000, 1);
+    requireReadable([path]);
+    const store = existingPayloadStore(a.payloads, true)!;
+    const log = createLog();
+
+    const plan = new ReplayPlan(a.session);
+    const report = await verifyLedger(fileChunks(path), { isWriterAlive, onRow: (row, line) => plan.row(row, line) });
+    if (report.verdict !== "ok") {
+      const why =
+        report.first_break !== null
+          ? `broken (${report.first_break.message})`
+          : `${report.verdict} (${report.findings[0] ?? report.notes[0] ?? "not everything could be proven"})`;
+      log.error(
+        `${terminalText(path)} does not verify: ${why}; not replaying it`,
+        `run 'seam verify ${path}' to see why`,
+      );
+      return EXIT.FAIL;
+    }
+    const sessions = plan.replayable();
+    if (sessions.length === 0) {
+      log.error(
+        `${terminalText(path)} holds no answered tools/call${a.session === undefined ? "" : ` in session ${a.session}`} to replay`,
+      );
+      return EXIT.FAIL;
+    }
+    const needed = sessions.flatMap((s) =>
+      s.calls.flatMap((c) => (ignore.length > 0 ? [c.argsDigest, c.resultDigest] : [c.argsDigest])),
+    );
+    const loaded = checkedPayloads(store, needed);
+    if (!loaded.ok) {
+      log.error(
+        `the payload of ${loaded.digest} ${loaded.why}; not replaying ${terminalText(path)}`,
+        `run 'seam verify ${path} --payloads ${a.payloads}' to see all of them`,
+      );
+      return EXIT.FAIL;
+    }
+
+    const outcomes: CallOutcome[] = [];
+    for (const s of sessions) {
+      const spawned = await runtime.spawn(argv);
+      if (!spawned.ok) {
+        log.error(`cannot start ${terminalText(argv[0]!)}: ${spawned.reason}`, spawned.hint);
+        return EXIT.SPAWN_FAILED;
+      }
+      try {
+        outcomes.push(
+          ...(await replaySession(s, spawned.child, {
+            payload: (d) => loaded.payloads.get(d) ?? null,
+            ignore,
+            timeoutMs,
+          })),
+        );
+      } finally {
+        await stop(spawned.child);
+      }
+    }
+
+    const c = counts(outcomes);
+    if (a.json) {
+      const calls = outcomes.map(
+        (o) =>
+          new Map<string, Json>([
+            ["session", o.session],
+            ["line", o.line],
+            ["tool", o.tool],
+            ["verdict", o.verdict],
+            ["recorded", o.recorded],
+            ["replayed", o.replayed],
+            ...(o.why === undefined ? [] : [["why", o.why] as [string, Json]]),
+          ]),
+      );
+      await print(`${jsonText(new Map<string, Json>([["ledger", path], ["calls", calls], ...Object.entries(c)]))}\n`);
+    } else {
+      await print(table(outcomes));
+      await print(
+        `${outcomes.length} call${outcomes.length === 1 ? "" : "s"} replayed: ${c.same} same, ${c.different} different, ${c.missing} missing, ${c.no_payload} with no payload\n`,
+      );
+    }
+    if (c.different > 0 || c.missing > 0) return EXIT.FAIL;
+    return c.no_payload > 0 ? EXIT.INCONCLUSIVE : EXIT.OK;
+  },
+});

@@ -1,0 +1,95 @@
+/**
+ * seam replay with real parts: the official SDK client records
+ * server-everything over stdio through `seam wrap --payloads`; the calls are
+ * then replayed to a fresh server-everything and compared. Its get-env tool
+ * answers with the environment, so a replay under another environment
+ * differs there and only there. Under each build.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getField } from "../../src/core/json.ts";
+import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { ledgerRows, tempDir } from "../helpers/proc.ts";
+
+const EVERYTHING = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"];
+
+describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
+  test("same, different, missing and no payload; --ignore; a changed ledger is refused", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const store = join(dir, "store");
+    const argv = [...seamArgv(via), "wrap", "--ledger", ledger, "--payloads", store, "--", ...EVERYTHING];
+    const env = { ...process.env, SEAM_REPLAY_TEST: "recorded" } as Record<string, string>;
+    const c = new Client({ name: "seam-replay-test", version: "1.0.0" });
+    await c.connect(new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), env, stderr: "ignore" }));
+    await c.callTool({ name: "echo", arguments: { message: "héllo 🔒" } });
+    await c.callTool({ name: "get-sum", arguments: { a: 2, b: 40 } });
+    await c.callTool({ name: "get-env", arguments: {} });
+    await c.close();
+    const rows = ledgerRows(ledger);
+    const calls = rows.filter((r) => getField(r, "evt") === "tool_call");
+    const lineOf = (tool: string) => rows.findIndex((r) => getField(r, "tool") === tool) + 1;
+    const session = (getField(calls[0]!, "session") as string).slice(0, 8);
+    const replay = (more: string[], server = EVERYTHING) =>
+      runCli(via, ["replay", ledger, "--payloads", store, ...more, "--", ...server], {
+        env: { SEAM_REPLAY_TEST: "replayed" },
+      });
+
+    // Another environment: get-env differs, the rest is the same.
+    let r = await replay([]);
+    const row = (tool: string, verdict: string) =>
+      `${String(lineOf(tool)).padStart(6)}  ${session}  ${tool.padEnd(50)}  ${verdict}`.trimEnd();
+    expect([r.code, r.stdout.toString()]).toEqual([
+      1,
+      [
+        `${"line".padStart(6)}  session   ${"tool".padEnd(50)}  replayed`,
+        row("echo", "same"),
+        row("get-sum", "same"),
+        row("get-env", "different"),
+        "3 calls replayed: 2 same, 1 different, 0 missing, 0 with no payload",
+        "",
+      ].join("\n"),
+    ]);
+    for (const l of r.stdout.toString().split("\n")) expect([...l].length).toBeLessThanOrEqual(80);
+
+    // The field that varies left out: all the same; each answer's own digest is still reported.
+    r = await replay(["--ignore", "/content/0/text", "--json"]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout.toString());
+    expect([out.same, out.different, out.missing, out.no_payload]).toEqual([3, 0, 0, 0]);
+    expect(out.calls.map((x: { tool: string; line: number }) => [x.tool, x.line])).toEqual(
+      ["echo", "get-sum", "get-env"].map((t) => [t, lineOf(t)]),
+    );
+    for (const [i, x] of (out.calls as { recorded: string; replayed: string }[]).entries()) {
+      expect(x.recorded).toBe(getField(calls[i]!, "result_digest") as string);
+      if (i < 2) expect(x.replayed).toBe(x.recorded);
+      else expect(x.replayed).not.toBe(x.recorded);
+    }
+
+    // A server that answers nothing: every call is missing.
+    r = await replay([], ["node", "-e", "process.exit(0)"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.toString()).toContain("3 calls replayed: 0 same, 0 different, 3 missing, 0 with no payload");
+    expect(r.stdout.toString()).toContain(`line ${lineOf("echo")}: initialize: the server closed its stdout`);
+
+    // The echo call's payloads erased: it cannot be replayed (exit 3), the others still are.
+    expect((await runCli(via, ["erase", ledger, "--payloads", store, "--tool", "echo", "--reason", "test"])).code).toBe(
+      0,
+    );
+    r = await replay(["--ignore", "/content/0/text"]);
+    expect(r.code).toBe(3);
+    expect(r.stdout.toString()).toContain(row("echo", "no payload"));
+    expect(r.stdout.toString()).toContain(`line ${lineOf("echo")}: its arguments are not in the payload store`);
+    expect(r.stdout.toString()).toContain("3 calls replayed: 2 same, 0 different, 0 missing, 1 with no payload");
+
+    // A changed row: refused before any server is started.
+    writeFileSync(ledger, readFileSync(ledger, "utf8").replace(`"tool": "get-sum"`, `"tool": "get-sun"`));
+    r = await replay([]);
+    expect([r.code, r.stdout.length]).toEqual([1, 0]);
+    expect(r.stderr).toMatch(/^seam: error: .*l\.jsonl does not verify: broken \(.*\); not replaying it\n/);
+    expect(r.stderr).toContain("seam: hint: run 'seam verify");
+  }, 120_000);
+});
