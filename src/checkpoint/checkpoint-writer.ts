@@ -28,6 +28,7 @@ import type { AppendFile } from "../runtime/types.ts";
 import { checkpointText, ledgerOrigin, parseCheckpointText, witnessLine } from "./checkpoint.ts";
 import { LineTree } from "./merkle.ts";
 import { encodeBase64, type Signer, signNote } from "./note.ts";
+import type { WitnessSubmitter } from "./submit.ts";
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -41,6 +42,8 @@ export interface CheckpointConfig {
   intervalMs: number;
   /** A file that also receives every checkpoint (one JSON line each; see witnessLine). */
   witness?: string;
+  /** --witness-url: sends every checkpoint to witnesses, whose cosignatures become rows (src/checkpoint/submit.ts). */
+  submitter?: WitnessSubmitter;
 }
 
 interface CheckpointerDeps {
