@@ -240,10 +240,15 @@ export class WitnessSubmitter {
     this.deps.info(`witness ${w.url} cosigns again`);
   }
 
-  /** Leaves below every witness's size are needed for no proof. */
+  /**
+   * Leaves below the size of every witness that answers are needed for no
+   * proof. One that is failing holds nothing back: should it come back from
+   * below, its proof reads the file again (src/checkpoint/ledger-proofs.ts).
+   */
   private forgetBelowAll(): void {
-    if (this.witnesses.some((w) => w.size === 0)) return;
-    this.proofs?.forget(Math.min(...this.witnesses.map((w) => w.size)));
+    const live = this.witnesses.filter((w) => !w.failing);
+    if (live.length === 0 || live.some((w) => w.size === 0)) return;
+    this.proofs?.forget(Math.min(...live.map((w) => w.size)));
   }
 
   /** One request; status 0 when there was no answer (`body` then says why). */
