@@ -5,11 +5,14 @@
  * `seam verify --policy` counts them toward a quorum of two, a ledger
  * rewritten and re-signed with the same key loses that cover (and the
  * witnesses' cosignatures of the old roots say so), and a witness that is
- * down is counted, not waited for.
+ * down is counted, not waited for. `seam proxy --witness-url` the same way,
+ * its MCP sessions' checkpoints through one client.
  */
-import { describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { checkpointText, parseCheckpointText } from "../../src/checkpoint/checkpoint.ts";
 import { CompactRange, leafHash } from "../../src/checkpoint/merkle.ts";
 import { newSigner, signNote } from "../../src/checkpoint/note.ts";
@@ -18,10 +21,18 @@ import { getField, type Json, type JsonObject, parseJson } from "../../src/core/
 import { flipArgsDigest, rechainLines } from "../../src/selftest/tamper.ts";
 import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { run, tempDir } from "../helpers/proc.ts";
-import { freePort, type Running, startServing } from "../helpers/proxy-helpers.ts";
+import { freePort, type Running, startEverything, startProxy, startServing } from "../helpers/proxy-helpers.ts";
 import { HAVE_PYTHON, reference } from "../helpers/verify-helpers.ts";
 
 const fixture = [...seamArgv("bun"), "fixture"];
+
+let everything: Running;
+beforeAll(async () => {
+  everything = await startEverything();
+});
+afterAll(async () => {
+  await everything?.stop("SIGKILL");
+});
 
 function announcedKey(w: Running): string {
   const m = /its cosignature key: (\S+)\n/.exec(w.stderr());
@@ -172,4 +183,72 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       await w2.stop();
     }
   }, 180_000);
+
+  test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
+    const dir = tempDir();
+    const p = (s: string) => join(dir, s);
+    const logKey = (await runCli(via, ["keygen", "--name", "log.test", "--out", p("log.key")])).stdout
+      .toString()
+      .trimEnd();
+    await runCli(via, ["keygen", "--name", "w1.test", "--out", p("w1.key")]);
+    // The witness needs the ledger's origin: a first session (wrapped, unwitnessed) writes its first line.
+    const seeded = await run([
+      ...fixture,
+      "client",
+      "--script",
+      "demo",
+      "--",
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      p("l.jsonl"),
+      "--sign",
+      p("log.key"),
+      "--",
+      ...fixture,
+      "server",
+    ]);
+    expect(seeded.code).toBe(0);
+    const note = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
+    writeFileSync(p("logs.txt"), `log ${note.split("\n")[0]} ${logKey}\n`);
+    const w1 = await startServing(via, ["witness", "--key", p("w1.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    const proxy = await startProxy(via, [
+      "--upstream",
+      everything.url,
+      "--ledger",
+      p("l.jsonl"),
+      "--sign",
+      p("log.key"),
+      "--checkpoint-every",
+      "2",
+      "--witness-url",
+      w1.url,
+    ]);
+    try {
+      for (const message of ["one", "two"]) {
+        const client = new Client({ name: "witness-test", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(proxy.url));
+        await client.connect(transport);
+        await client.callTool({ name: "echo", arguments: { message } });
+        await transport.terminateSession();
+        await client.close();
+      }
+      expect(await proxy.stop()).toBe(0);
+      expect(proxy.stderr()).not.toContain("witness");
+      const rows = rowsOf(p("l.jsonl"));
+      const cosigs = rows.filter((r) => evt(r) === "cosignature");
+      expect(cosigs.length).toBeGreaterThan(0);
+      expect(new Set(cosigs.map((c) => getField(c, "seam")))).toEqual(new Set(["mcp-http"]));
+      const last = rows.filter((r) => evt(r) === "checkpoint").at(-1)!;
+      writeFileSync(p("policy"), `log ${logKey}\nwitness W1 ${announcedKey(w1)}\nquorum W1\n`);
+      const v = await runCli(via, ["verify", "--json", p("l.jsonl"), "--policy", p("policy")]);
+      expect([v.code, JSON.parse(v.stdout.toString()).seal.witnessed]).toEqual([
+        0,
+        { quorum: "W1", through: getField(last, "size"), by: ["W1"] },
+      ]);
+    } finally {
+      await proxy.stop();
+      await w1.stop();
+    }
+  }, 120_000);
 });
