@@ -185,6 +185,9 @@ export function checkpointFlags(
       );
   }
   if (new Set(witnessUrls).size !== witnessUrls.length) throw new UsageError("--witness-url names a witness twice");
+  // The URL goes into stderr and every cosignature row.
+  if (witnessUrls.some((u) => new URL(u).username !== "" || new URL(u).password !== ""))
+    throw new UsageError("--witness-url must not carry credentials (user:password@): it is written into the ledger");
   let key: ReturnType<typeof readSignerFile>;
   try {
     key = readSignerFile(sign);

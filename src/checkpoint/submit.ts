@@ -173,8 +173,13 @@ export class WitnessSubmitter {
     // A witness that is failing gets one try per checkpoint, not a round of retries.
     const attempts = w.failing ? 1 : ATTEMPTS;
     for (let attempt = 1; !this.closed; ) {
-      // The witness has a larger checkpoint already (another writer's): this one adds nothing.
-      if (c.size < w.size) return;
+      // The witness has a larger checkpoint already: this one cannot extend it.
+      if (c.size < w.size)
+        return this.failed(
+          w,
+          s,
+          `it has cosigned size ${w.size}, beyond this checkpoint's ${c.size} (another writer's checkpoint, or the ledger was cut back)`,
+        );
       let body: string;
       try {
         const proof = await this.proofs!.consistency(w.size, c.size);
@@ -197,7 +202,7 @@ export class WitnessSubmitter {
         s.report({ kind: "cosigned", cosignatures: lines });
         return;
       }
-      if (r.status === 409 && r.type === SIZE_TYPE) {
+      if (r.status === 409 && (r.type ?? "").split(";")[0]!.trim().toLowerCase() === SIZE_TYPE) {
         const size = r.body.endsWith("\n") ? parseDecimal(r.body.slice(0, -1)) : null;
         if (size !== null && size !== w.size && ++resyncs <= RESYNCS) {
           w.size = size;
@@ -211,7 +216,7 @@ export class WitnessSubmitter {
             : `409 with ${JSON.stringify(r.body.slice(0, 40))}`,
         );
       }
-      const retry = r.status === 0 || r.status >= 500;
+      const retry = (r.status === 0 && !r.final) || r.status >= 500;
       const why = r.status === 0 ? r.body : `HTTP ${r.status}${firstLine(r.body)}`;
       if (!retry || attempt >= attempts) return this.failed(w, s, why);
       s.report({ kind: "failed", url: w.url, why });
@@ -251,8 +256,11 @@ export class WitnessSubmitter {
     this.proofs?.forget(Math.min(...live.map((w) => w.size)));
   }
 
-  /** One request; status 0 when there was no answer (`body` then says why). */
-  private async post(w: Witness, body: string): Promise<{ status: number; type: string | null; body: string }> {
+  /** One request; status 0 when there was no answer or no usable one (`body` then says why; `final`: not worth a retry). */
+  private async post(
+    w: Witness,
+    body: string,
+  ): Promise<{ status: number; type: string | null; body: string; final?: boolean }> {
     const abort = new AbortController();
     w.abort = abort;
     const timer = setTimeout(() => abort.abort(new Error("no answer within 10 s")), REQUEST_MS);
@@ -266,7 +274,7 @@ export class WitnessSubmitter {
         signal: abort.signal,
       });
       const text = await readCapped(res);
-      if (text === null) return { status: 0, type: null, body: `an answer over ${MAX_ANSWER} bytes` };
+      if (text === null) return { status: 0, type: null, body: `an answer over ${MAX_ANSWER} bytes`, final: true };
       return { status: res.status, type: res.headers.get("content-type"), body: text };
     } catch (e) {
       return { status: 0, type: null, body: describeFetchError(e) };

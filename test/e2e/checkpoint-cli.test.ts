@@ -222,6 +222,10 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
         "seam: error: --witness-url names a witness twice\nseam: hint: run 'seam wrap --help' for usage\n",
       ],
       [
+        ["wrap", "--ledger", "l", "--sign", good, "--witness-url", "https://u:secret@w.example", "--", "true"],
+        "seam: error: --witness-url must not carry credentials (user:password@): it is written into the ledger\nseam: hint: run 'seam wrap --help' for usage\n",
+      ],
+      [
         ["wrap", "--ledger", "l", "--witness", "w", "--", "true"],
         "seam: error: --witness needs --sign KEYFILE\nseam: hint: make a key with: seam keygen --out seam.key\n",
       ],
