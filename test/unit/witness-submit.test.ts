@@ -49,6 +49,12 @@ const cases: [what: string, answers: Answer[], olds: number[], outcomes: string[
     ['failed HTTP 503 ("busy")', "cosigned w.test"],
   ],
   [
+    "a 503 every time: four tries, said once",
+    Array(4).fill([503, "text/plain", "busy\n"]),
+    [0, 0, 0, 0],
+    Array(4).fill('failed HTTP 503 ("busy")'),
+  ],
+  [
     "a 422 is a refusal",
     [[422, "text/plain", "the consistency proof does not hold\n"]],
     [0],
