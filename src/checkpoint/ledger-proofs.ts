@@ -10,9 +10,10 @@
  * since the previous one, not a pass over the file. What is kept: the
  * compact range of the lines before `keepFrom` (at most 64 hashes) and the
  * leaf hashes from there on, 32 bytes a line. `keepFrom` follows the
- * smallest size a witness still needs proofs from (`forget`); a proof from a
- * size below it (a witness that went back, or one first heard of) reads the
- * file again from its start.
+ * smallest size a witness still needs proofs from (`forget`), and at most
+ * MAX_KEPT leaves are kept; a proof from a size below it (a witness that
+ * went back, one first heard of, or one left behind) reads the file again
+ * from its start.
  *
  * Every proof element is the MTH of a range wholly below m or wholly at or
  * above m. One below m is a perfect subtree of the tree of n that ends at or
@@ -22,9 +23,11 @@
  */
 import { createHash, type Hash as Hasher } from "node:crypto";
 import { open } from "node:fs/promises";
-import { CompactRange, consistencyRanges, HASH_BYTES, type Hash, leafHash, nodeHash } from "./merkle.ts";
+import { CompactRange, consistencyRanges, HASH_BYTES, type Hash, leafHash } from "./merkle.ts";
 
 const READ_CHUNK = 1 << 20;
+/** Leaf hashes kept at most (32 MiB): past it, those below the proof just made are folded away. */
+const MAX_KEPT = 1 << 20;
 const LEAF_PREFIX = new Uint8Array([0x00]);
 
 export class LedgerProofs {
@@ -39,7 +42,15 @@ export class LedgerProofs {
   /** One reading or proof at a time (several witnesses ask at once). */
   private turn: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly maxKept = MAX_KEPT,
+  ) {}
+
+  /** Leaf hashes kept now. */
+  get kept(): number {
+    return this.lines - this.keepFrom;
+  }
 
   /** PROOF(m, D[n]) from the file's first n lines; [] for m = 0 or m = n. Rejects when the file cannot give them. */
   consistency(m: number, n: number): Promise<Hash[]> {
@@ -50,12 +61,14 @@ export class LedgerProofs {
 
   /** No proof from below `size` will be asked for again: the leaves before it are folded away. */
   forget(size: number): void {
-    this.turn = this.turn.then(() => {
-      if (size <= this.keepFrom || size > this.lines) return;
-      for (let i = this.keepFrom; i < size; i++) this.base.append(this.leaf(i));
-      this.leaves = this.leaves.slice((size - this.keepFrom) * HASH_BYTES, (this.lines - this.keepFrom) * HASH_BYTES);
-      this.keepFrom = size;
-    });
+    this.turn = this.turn.then(() => this.fold(size));
+  }
+
+  private fold(size: number): void {
+    if (size <= this.keepFrom || size > this.lines) return;
+    for (let i = this.keepFrom; i < size; i++) this.base.append(this.leaf(i));
+    this.leaves = this.leaves.slice((size - this.keepFrom) * HASH_BYTES, (this.lines - this.keepFrom) * HASH_BYTES);
+    this.keepFrom = size;
   }
 
   private leaf(i: number): Hash {
@@ -89,7 +102,7 @@ export class LedgerProofs {
         start += bit;
       }
     }
-    return consistencyRanges(m, n).map(([lo, hi]) => {
+    const proof = consistencyRanges(m, n).map(([lo, hi]) => {
       if (hi <= m) {
         const part = parts.find((p) => p.start === lo && p.end === hi);
         if (part === undefined) throw new Error(`leaves ${lo}..${hi} are no subtree of the tree of ${m}`);
@@ -99,6 +112,9 @@ export class LedgerProofs {
       for (let i = lo; i < hi; i++) r.append(this.leaf(i));
       return r.root();
     });
+    // A witness that never catches up must not make memory grow with the ledger: it costs a reading instead.
+    if (this.lines - this.keepFrom > this.maxKept) this.fold(m);
+    return proof;
   }
 
   /** Hashes the file's lines until there are n of them; the file ending before is an error. */

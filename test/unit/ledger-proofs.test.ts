@@ -66,4 +66,22 @@ describe("LedgerProofs", () => {
     }
     await expect(proofs.consistency(3, N + 1)).rejects.toThrow(`the ledger has fewer than ${N + 1} lines`);
   });
+
+  test("with few leaf hashes kept, a proof from below them reads the file again and is still right", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    writeFileSync(path, lines.map((l) => `${l}\n`).join(""));
+    const proofs = new LedgerProofs(path, 4);
+    const sizes: [number, number][] = [
+      [3, 20],
+      [2, 20],
+      [20, 30],
+      [25, 37],
+      [3, 37],
+      [36, 37],
+    ];
+    for (const [m, n] of sizes)
+      expect([m, n, await proofs.consistency(m, n)]).toEqual([m, n, consistencyProof(leaves, m, n)]);
+    // Past the cap, what lies below the last proof's old size is folded away.
+    expect(proofs.kept).toBe(1);
+  });
 });
