@@ -19,8 +19,8 @@
  * checkpoint (default 1000), when `intervalMs` passed (default 60 s) and
  * rows came meanwhile, and after session_end. Checkpoint rows are fsynced
  * before they count (unless --fsync never), and only then appended to the
- * witness file, so a witness never holds a checkpoint the ledger can lose
- * to a crash.
+ * witness file (and sent to witnesses, src/checkpoint/submit.ts), so a
+ * witness never holds a checkpoint the ledger can lose to a crash.
  */
 
 import type { Json, JsonObject } from "../core/json.ts";

@@ -14,6 +14,9 @@
  * --fsync policy (src/ledger/file-sync.ts); `appendDurable` rows are fsynced
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/checkpoint-writer.ts says when they come.
+ * With witnesses (--witness-url), each checkpoint written is handed to
+ * src/checkpoint/submit.ts, and the cosignatures it brings back join the
+ * queue as `cosignature` rows whenever they come.
  */
 
 import { describeIoError } from "../base/io-error.ts";
