@@ -151,6 +151,10 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
         { quorum: "both", through: getField(last, "size"), by: ["W1", "W2"] },
       ]);
       if (HAVE_PYTHON) expect(reference([readFileSync(p("l.jsonl"))])[0]!.verdict).toBe("ok");
+      // seam log names them as what they are.
+      const logged = (await runCli(via, ["log", "--json", p("l.jsonl")])).stdout.toString().trimEnd().split("\n");
+      const named = logged.map((l) => JSON.parse(l)).filter((o) => o.kind === "cosignature");
+      expect(named.map((o) => o.name)).toEqual(cosigs.map((c) => `cosignature ${getField(c, "witness")}`));
 
       // Rewritten after it was witnessed: a call's row of the first session changed, re-chained, every
       // later checkpoint re-signed; none of the cosigned ones holds any more.
