@@ -14,9 +14,11 @@
  * writer of a process (seam proxy has one per MCP session), so each witness
  * sees one client.
  *
- * Per witness one request at a time, always for the newest checkpoint
- * handed over: one overtaken while another was in flight is not sent (the
- * newer one's cosignature vouches for the lines it sealed too). A 409 with
+ * Per witness one request at a time, always for the largest checkpoint
+ * handed over: one overtaken while another was in flight, or smaller than
+ * one cosigned already (seam proxy's writers may hand theirs over out of
+ * order), is not sent (the larger one's cosignature vouches for the lines
+ * it sealed too). A 409 with
  * the witness's size (text/x.tlog.size) resyncs to that size and resends
  * with a proof from there; a failed connection, a timeout or a 5xx is
  * retried with backoff; any other answer is a refusal. A witness that fails
@@ -76,6 +78,8 @@ interface Witness {
   url: string;
   /** The size it last cosigned, as far as we know (0: nothing, or not known yet). */
   size: number;
+  /** The largest checkpoint it cosigned for this client: smaller ones handed over later add nothing. */
+  cosigned: number;
   next: Submission | null;
   running: Promise<void> | null;
   failing: boolean;
@@ -102,6 +106,7 @@ export class WitnessSubmitter {
     this.witnesses = urls.map((url) => ({
       url: url.replace(/\/+$/, ""),
       size: 0,
+      cosigned: 0,
       next: null,
       running: null,
       failing: false,
@@ -115,7 +120,8 @@ export class WitnessSubmitter {
     if (this.closed) return;
     if (this.proofs === null || this.proofs.path !== s.path) this.proofs = new LedgerProofs(s.path);
     for (const w of this.witnesses) {
-      w.next = s;
+      // Writers of one file (seam proxy's sessions) may hand checkpoints over out of order: the largest is sent.
+      if (w.next === null || s.checkpoint.size > w.next.checkpoint.size) w.next = s;
       w.running ??= this.run(w).finally(() => {
         w.running = null;
       });
@@ -173,7 +179,8 @@ export class WitnessSubmitter {
     // A witness that is failing gets one try per checkpoint, not a round of retries.
     const attempts = w.failing ? 1 : ATTEMPTS;
     for (let attempt = 1; !this.closed; ) {
-      // The witness has a larger checkpoint already: this one cannot extend it.
+      if (c.size <= w.cosigned) return;
+      // The witness has a larger checkpoint already, not from us: this one cannot extend it.
       if (c.size < w.size)
         return this.failed(
           w,
@@ -197,6 +204,7 @@ export class WitnessSubmitter {
           return this.failed(w, s, (e as Error).message);
         }
         w.size = c.size;
+        w.cosigned = c.size;
         this.recovered(w);
         this.forgetBelowAll();
         s.report({ kind: "cosigned", cosignatures: lines });

@@ -122,4 +122,44 @@ describe("WitnessSubmitter", () => {
       server.close();
     }
   });
+
+  test("a smaller checkpoint handed over after a larger one is not sent", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    writeFileSync(path, lines.map((l) => `${l}\n`).join(""));
+    let requests = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        requests++;
+        res.writeHead(200, { "content-type": "text/plain" }).end(cosigned);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const reports: SubmitOutcome[] = [];
+    const submitter = new WitnessSubmitter([url], { warn: () => {}, info: () => {} });
+    const seven = { origin, size: 7, root: rootOf(leaves.slice(0, 7)) };
+    try {
+      submitter.submit({ path, checkpoint, note, report: (o) => reports.push(o) });
+      // While 12 is in flight, 7 waits behind it, then is passed over; after 12 is cosigned, 7 is not sent either.
+      submitter.submit({
+        path,
+        checkpoint: seven,
+        note: signNote(checkpointText(seven), [log]),
+        report: (o) => reports.push(o),
+      });
+      await submitter.settled(10_000);
+      submitter.submit({
+        path,
+        checkpoint: seven,
+        note: signNote(checkpointText(seven), [log]),
+        report: (o) => reports.push(o),
+      });
+      await submitter.settled(10_000);
+      expect([requests, reports.map((o) => o.kind)]).toEqual([1, ["cosigned"]]);
+    } finally {
+      submitter.close();
+      server.close();
+    }
+  });
 });
