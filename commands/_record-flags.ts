@@ -18,9 +18,11 @@ import {
   DEFAULT_CHECKPOINT_INTERVAL_MS,
 } from "../src/checkpoint/checkpoint-writer.ts";
 import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { WitnessSubmitter } from "../src/checkpoint/submit.ts";
 import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
+import { repeated } from "./_read.ts";
 
 /** --map and its companions, each of which needs a mapping. */
 const ACTION_ARGS = {
@@ -106,6 +108,12 @@ export const RECORD_ARGS = {
       "also append each checkpoint to this file, kept where the ledger's writer cannot roll it back (needs --sign)",
     valueHint: "PATH",
   },
+  "witness-url": {
+    type: "string",
+    description:
+      "send each checkpoint to this C2SP tlog-witness (its URL, without /add-checkpoint; repeatable) in the background; its cosignatures become cosignature rows (needs --sign)",
+    valueHint: "URL",
+  },
 } as const;
 
 /** --fsync: one of FSYNC_POLICIES (default batch). */
@@ -141,23 +149,45 @@ export function fsyncFlag(value: string | undefined): FsyncPolicy {
   return fsync;
 }
 
-/** --sign and its companions; a key file that cannot be used stops seam before the server starts. */
+/**
+ * --sign and its companions; a key file that cannot be used stops seam
+ * before the server starts. With --witness-url, `submitter` sends
+ * checkpoints to the witnesses (a recorder thread makes its own from
+ * `witnessUrls`).
+ */
 export function checkpointFlags(
+  rawArgs: readonly string[],
   a: Record<string, unknown>,
   log: Log,
-): (CheckpointConfig & { keyText: string }) | undefined {
+): (CheckpointConfig & { keyText: string; witnessUrls: string[] }) | undefined {
   const sign = a.sign as string | undefined;
   const every = a.checkpointEvery as string | undefined;
   const witness = a.witness as string | undefined;
+  const witnessUrls = repeated(rawArgs, "witness-url");
   if (sign === "" || witness === "") throw new UsageError(`--${sign === "" ? "sign" : "witness"} must not be empty`);
   if (sign === undefined) {
-    if (every !== undefined || witness !== undefined)
+    if (every !== undefined || witness !== undefined || witnessUrls.length > 0)
       throw new UsageError(
-        `--${every !== undefined ? "checkpoint-every" : "witness"} needs --sign KEYFILE`,
+        `--${every !== undefined ? "checkpoint-every" : witness !== undefined ? "witness" : "witness-url"} needs --sign KEYFILE`,
         "make a key with: seam keygen --out seam.key",
       );
     return undefined;
   }
+  for (const u of witnessUrls) {
+    let url: URL | null = null;
+    try {
+      url = new URL(u);
+    } catch {}
+    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "")
+      throw new UsageError(
+        `--witness-url takes a witness's http:// or https:// URL, not ${JSON.stringify(u)}`,
+        "give the URL seam witness prints (requests go to URL/add-checkpoint)",
+      );
+  }
+  if (new Set(witnessUrls).size !== witnessUrls.length) throw new UsageError("--witness-url names a witness twice");
+  // The URL goes into stderr and every cosignature row.
+  if (witnessUrls.some((u) => new URL(u).username !== "" || new URL(u).password !== ""))
+    throw new UsageError("--witness-url must not carry credentials (user:password@): it is written into the ledger");
   let key: ReturnType<typeof readSignerFile>;
   try {
     key = readSignerFile(sign);
@@ -173,7 +203,14 @@ export function checkpointFlags(
     every: intFlag(every, "--checkpoint-every", DEFAULT_CHECKPOINT_EVERY, 1),
     intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
     witness,
+    witnessUrls,
+    submitter: witnessUrls.length > 0 ? witnessSubmitter(witnessUrls, log) : undefined,
   };
+}
+
+/** The submitter of --witness-url (one per process: every writer's checkpoints go through it). */
+export function witnessSubmitter(urls: readonly string[], log: Pick<Log, "warn" | "info">): WitnessSubmitter {
+  return new WitnessSubmitter(urls, { warn: (m) => log.warn(m), info: (m) => log.info(m) });
 }
 
 /**

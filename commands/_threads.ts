@@ -14,7 +14,7 @@ import type { RecorderData } from "../src/wrap/recorder-protocol.ts";
 /** What commands/wrap.ts hands the recorder thread. */
 export interface RecorderPlain {
   fault?: Fault;
-  checkpoints?: { keyText: string; every: number; intervalMs: number; witness?: string };
+  checkpoints?: { keyText: string; every: number; intervalMs: number; witness?: string; witnessUrls?: string[] };
 }
 
 /** The roles, by the names their protocols give them; each loads its code when served. */
@@ -46,24 +46,37 @@ export async function serveThread(role: ThreadRole): Promise<boolean> {
  * checkpoint signer, a selftest fault), as the command line did on the other side.
  */
 async function serveRecorderThread(role: ThreadRole): Promise<void> {
-  const [{ createLog }, { newSigner }, { runtime }, { wrapFault }, { serveRecorder, threadLog }] = await Promise.all([
-    import("../src/base/log.ts"),
-    import("../src/checkpoint/note.ts"),
-    import("../src/runtime/index.ts"),
-    import("../src/selftest/faults.ts"),
-    import("../src/wrap/recorder-thread.ts"),
-  ]);
+  const [{ createLog }, { newSigner }, { runtime }, { wrapFault }, { serveRecorder, threadLog }, { WitnessSubmitter }] =
+    await Promise.all([
+      import("../src/base/log.ts"),
+      import("../src/checkpoint/note.ts"),
+      import("../src/runtime/index.ts"),
+      import("../src/selftest/faults.ts"),
+      import("../src/wrap/recorder-thread.ts"),
+      import("../src/checkpoint/submit.ts"),
+    ]);
   const data = role.data as RecorderData;
   const plain = data.plain as RecorderPlain;
   const c = plain.checkpoints;
+  const log = threadLog(role.port, createLog);
+  const urls = c?.witnessUrls ?? [];
   await serveRecorder(
     runtime,
     role.port,
     data,
     {
       faults: plain.fault === undefined ? undefined : wrapFault(plain.fault).observer,
-      checkpoints: c && { signer: newSigner(c.keyText), every: c.every, intervalMs: c.intervalMs, witness: c.witness },
+      checkpoints: c && {
+        signer: newSigner(c.keyText),
+        every: c.every,
+        intervalMs: c.intervalMs,
+        witness: c.witness,
+        submitter:
+          urls.length > 0
+            ? new WitnessSubmitter(urls, { warn: (m) => log.warn(m), info: (m) => log.info(m) })
+            : undefined,
+      },
     },
-    threadLog(role.port, createLog),
+    log,
   );
 }

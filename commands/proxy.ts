@@ -117,7 +117,7 @@ export default defineCommand({
       throw new UsageError(`--session-idle takes at most ${MAX_IDLE_S} seconds (24 days), or 0 for never`);
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
-    const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
+    const checkpoints = checkpointFlags(rawArgs, a as Record<string, unknown>, log);
     ledgerDirectory(ledger, log);
     const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
     return runProxy(

@@ -45,7 +45,7 @@ export default defineCommand({
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log, true);
-    const checkpoints = checkpointFlags(a as Record<string, unknown>, log);
+    const checkpoints = checkpointFlags(rawArgs, a as Record<string, unknown>, log);
     const strip = repeatedFlag(before, "strip-env");
     const pass = repeatedFlag(before, "pass-env");
     const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
@@ -86,6 +86,7 @@ export default defineCommand({
               every: checkpoints.every,
               intervalMs: checkpoints.intervalMs,
               witness: checkpoints.witness,
+              witnessUrls: checkpoints.witnessUrls,
             },
           } satisfies RecorderPlain,
         },

@@ -8,7 +8,7 @@
  * Each `checkpoint` row (of either transport, mcp-stdio or mcp-http) on line L must hold as docs/ledger-format.md
  * ("Checkpoints") says, or it is a break at line L. The latest checkpoint
  * that holds seals the file through its size: the report says `sealed through line X; unsealed tail: Y rows` (Y counts the
- * object rows after line X, checkpoint rows not included). With a key, a
+ * object rows after line X, checkpoint and cosignature rows not included). With a key, a
  * file where no checkpoint holds is a finding (inconclusive), and so is a
  * session whose session_begin names one of the keys (`checkpoint_key`, as
  * `wrap --sign` writes it) without a holding checkpoint of its own.
@@ -23,10 +23,10 @@ import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
 import { isSeamsOwn } from "../format/row.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
-import { type Checkpoint, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
-import { equalHash, LineTree } from "./merkle.ts";
-import { encodeBase64, keyLabel, noteProblem, openNote, parseNote, type Verifier } from "./note.ts";
-import { type Policy, quorumOn } from "./policy.ts";
+import { type Checkpoint, checkpointText, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
+import { equalHash, HASH_BYTES, LineTree } from "./merkle.ts";
+import { decodeBase64, encodeBase64, keyLabel, noteProblem, openNote, parseNote, type Verifier } from "./note.ts";
+import { cosignersOn, type Policy, quorumHolds } from "./policy.ts";
 import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
 
 export interface CheckpointCheckOptions {
@@ -58,7 +58,7 @@ export interface CheckpointReport {
   valid: number;
   /** Lines the latest holding checkpoint seals; 0 when none. */
   sealed_through: number;
-  /** Object rows after that line, checkpoint rows not counted. */
+  /** Object rows after that line, checkpoint and cosignature rows not counted. */
   unsealed_rows: number;
   latest: LedgerCheckpoint | null;
   /** The given keys, as name+id. */
@@ -88,6 +88,8 @@ export class CheckpointVerifier {
   /** The witness and the remembered state, which the ledger must extend. */
   private readonly rollback: RollbackCheck;
   private readonly bySize = new Map<number, LedgerCheckpoint>();
+  /** With --policy: the policy witnesses whose cosignature rows hold, by the size of the checkpoint they cosign. */
+  private readonly cosignedBy = new Map<number, Set<string>>();
   private latest: LedgerCheckpoint | null = null;
   private checkpoints = 0;
   private valid = 0;
@@ -170,6 +172,7 @@ export class CheckpointVerifier {
   private row(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
     const evt = getField(row, "evt");
     const session = getField(row, "session");
+    if (evt === "cosignature" && isSeamsOwn(getField(row, "seam"))) return this.cosignature(row, n);
     if (evt !== "checkpoint" || !isSeamsOwn(getField(row, "seam"))) {
       this.unsealed++;
       const key = getField(row, "checkpoint_key");
@@ -186,6 +189,42 @@ export class CheckpointVerifier {
     const problem = this.checkCheckpoint(row, n);
     if (problem !== null) this.breaks.push({ line: n, kind: problem.kind, message: `line ${n}: ${problem.message}` });
     else if (typeof session === "string" && this.announced.has(session)) this.announced.set(session, true);
+  }
+
+  /**
+   * A cosignature row (docs/ledger-format.md, "Cosignature row"), judged
+   * only under --policy: its line, appended to the note of the checkpoint
+   * that holds at its size with its root, counts for the policy witnesses it
+   * verifies for. A policy witness's valid cosignature of another root at
+   * that size is a break: the witness saw lines that are not these.
+   */
+  private cosignature(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
+    const policy = this.opts.policy;
+    const size = getField(row, "size");
+    const root = getField(row, "root");
+    const line = getField(row, "cosignature");
+    if (policy === undefined || typeof size !== "number" || typeof root !== "string" || typeof line !== "string")
+      return;
+    if (line.includes("\n")) return;
+    const held = this.bySize.get(size);
+    if (held === undefined) return;
+    if (held.root === root) {
+      const by = cosignersOn(policy, `${held.note}${line}\n`);
+      if (by.length === 0) return;
+      const set = this.cosignedBy.get(size) ?? new Set<string>();
+      for (const w of by) set.add(w);
+      this.cosignedBy.set(size, set);
+      return;
+    }
+    const other = decodeBase64(root);
+    if (other === null || other.length !== HASH_BYTES || this.origin === null) return;
+    const by = cosignersOn(policy, `${checkpointText({ origin: this.origin, size, root: other })}\n${line}\n`);
+    if (by.length > 0)
+      this.breaks.push({
+        line: n,
+        kind: "cosignature_fork",
+        message: `line ${n}: ${by.join(", ")} cosigned another root for size ${size} than the checkpoint on line ${held.line}: the lines it witnessed are not these`,
+      });
   }
 
   /** null when the checkpoint row on line n holds; else what does not. */
@@ -248,7 +287,11 @@ export class CheckpointVerifier {
   private witnessed(): CheckpointReport["witnessed"] {
     const policy = this.opts.policy;
     if (policy === undefined) return null;
-    const notes: { size: number; note: string }[] = [...this.bySize.values()];
+    const notes: { size: number; note: string; rows?: Set<string> }[] = [...this.bySize.values()].map((c) => ({
+      size: c.size,
+      note: c.note,
+      rows: this.cosignedBy.get(c.size),
+    }));
     if (!this.failed)
       for (const w of this.rollback.witnessed)
         if (w.checkpoint.origin === this.origin && this.rollback.extendedTo(w.checkpoint))
@@ -256,8 +299,14 @@ export class CheckpointVerifier {
     let best = { quorum: policy.quorumName, through: 0, by: [] as string[] };
     for (const n of notes) {
       if (n.size <= best.through) continue;
-      const q = quorumOn(policy, n.note);
-      if (q.ok) best = { quorum: policy.quorumName, through: n.size, by: q.by };
+      // Cosignatures in the note itself (a --cosignatures file's) and in cosignature rows count together.
+      const by = new Set([...cosignersOn(policy, n.note), ...(n.rows ?? [])]);
+      if (quorumHolds(policy, by))
+        best = {
+          quorum: policy.quorumName,
+          through: n.size,
+          by: policy.witnesses.map((w) => w.name).filter((w) => by.has(w)),
+        };
     }
     return best;
   }

@@ -19,8 +19,8 @@
  * checkpoint (default 1000), when `intervalMs` passed (default 60 s) and
  * rows came meanwhile, and after session_end. Checkpoint rows are fsynced
  * before they count (unless --fsync never), and only then appended to the
- * witness file, so a witness never holds a checkpoint the ledger can lose
- * to a crash.
+ * witness file (and sent to witnesses, src/checkpoint/submit.ts), so a
+ * witness never holds a checkpoint the ledger can lose to a crash.
  */
 
 import type { Json, JsonObject } from "../core/json.ts";
@@ -28,6 +28,7 @@ import type { AppendFile } from "../runtime/types.ts";
 import { checkpointText, ledgerOrigin, parseCheckpointText, witnessLine } from "./checkpoint.ts";
 import { LineTree } from "./merkle.ts";
 import { encodeBase64, type Signer, signNote } from "./note.ts";
+import type { WitnessSubmitter } from "./submit.ts";
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -41,6 +42,8 @@ export interface CheckpointConfig {
   intervalMs: number;
   /** A file that also receives every checkpoint (one JSON line each; see witnessLine). */
   witness?: string;
+  /** --witness-url: sends every checkpoint to witnesses, whose cosignatures become rows (src/checkpoint/submit.ts). */
+  submitter?: WitnessSubmitter;
 }
 
 interface CheckpointerDeps {

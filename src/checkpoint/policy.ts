@@ -141,26 +141,33 @@ function holds(m: Member, cosigned: ReadonlySet<string>): boolean {
   return n >= m.k;
 }
 
+/** Whether the witnesses named `by` (as the policy names them) make its quorum. */
+export function quorumHolds(p: Policy, by: ReadonlySet<string>): boolean {
+  return p.quorum === null || holds(p.quorum, by);
+}
+
 /**
- * The policy's witnesses whose cosignatures on `note` verify, and whether
- * they make the quorum. A witness's cosignature that does not verify makes
- * the note count for none (openNote's rule: a known key's bad signature
- * rejects the note).
+ * The policy's witnesses whose cosignatures on `note` verify. A witness's
+ * cosignature that does not verify makes the note count for none
+ * (openNote's rule: a known key's bad signature rejects the note).
  */
-export function quorumOn(p: Policy, note: string): { ok: boolean; by: string[] } {
-  let by: string[] = [];
-  if (p.witnesses.length > 0) {
-    try {
-      const labels = new Set(
-        openNote(
-          note,
-          p.witnesses.map((w) => w.verifier),
-        ).verified.map((s) => keyLabel(s.name, s.id)),
-      );
-      by = p.witnesses.filter((w) => labels.has(keyLabel(w.verifier.name, w.verifier.id))).map((w) => w.name);
-    } catch {
-      by = [];
-    }
+export function cosignersOn(p: Policy, note: string): string[] {
+  if (p.witnesses.length === 0) return [];
+  try {
+    const labels = new Set(
+      openNote(
+        note,
+        p.witnesses.map((w) => w.verifier),
+      ).verified.map((s) => keyLabel(s.name, s.id)),
+    );
+    return p.witnesses.filter((w) => labels.has(keyLabel(w.verifier.name, w.verifier.id))).map((w) => w.name);
+  } catch {
+    return [];
   }
-  return { ok: p.quorum === null || holds(p.quorum, new Set(by)), by };
+}
+
+/** The policy's witnesses whose cosignatures on `note` verify, and whether they make the quorum. */
+export function quorumOn(p: Policy, note: string): { ok: boolean; by: string[] } {
+  const by = cosignersOn(p, note);
+  return { ok: quorumHolds(p, new Set(by)), by };
 }

@@ -142,7 +142,11 @@ export function sessionEndFields(
   };
   for (const [k, v] of given) {
     if (k === "calls") place("rows_before_end");
-    if (k === "bytes" || k === "stream_digests") place("rows_unlogged");
+    if (k === "bytes" || k === "stream_digests") {
+      place("rows_unlogged");
+      place("witness_cosigned");
+      place("witness_failed");
+    }
     entries.push([k, k in counters ? counters[k] : v]);
   }
   for (const k of pending) entries.push([k, counters[k]]);

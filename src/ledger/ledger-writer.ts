@@ -14,16 +14,21 @@
  * --fsync policy (src/ledger/file-sync.ts); `appendDurable` rows are fsynced
  * whatever the policy. With `checkpoints` (wrap --sign), signed `checkpoint`
  * rows join the queue too; src/checkpoint/checkpoint-writer.ts says when they come.
+ * With witnesses (--witness-url), each checkpoint written is handed to
+ * src/checkpoint/submit.ts, and the cosignatures it brings back join the
+ * queue as `cosignature` rows whenever they come.
  */
 
 import { describeIoError } from "../base/io-error.ts";
 import { VERSION } from "../base/version.ts";
+import { parseCheckpointText } from "../checkpoint/checkpoint.ts";
 import {
   type CheckpointConfig,
   Checkpointer,
   type CheckpointSeeds,
   type TreeMark,
 } from "../checkpoint/checkpoint-writer.ts";
+import type { SubmitOutcome } from "../checkpoint/submit.ts";
 import { LF } from "../core/ascii.ts";
 import { GENESIS } from "../core/chain.ts";
 import type { Json, JsonObject } from "../core/json.ts";
@@ -105,6 +110,16 @@ export function refusedLedgerMessage(why: string): string {
 }
 export const REFUSED_LEDGER_HINT = "use a ledger in a directory only you can write to";
 
+/**
+ * How long the end of a session waits for witnesses (the traffic is over by
+ * then, but a client that stops seam may not wait long for it): for requests
+ * in flight before session_end, which counts what they came to, and for the
+ * answers to its last checkpoint, which follows session_end (a witness that
+ * is down is not retried at length: src/checkpoint/submit.ts).
+ */
+const WITNESS_QUIET_MS = 1000;
+const WITNESS_END_WAIT_MS = 3000;
+
 /** The outcome of a row added with `add`. */
 function ignoreOutcome(_written: boolean): void {}
 
@@ -151,6 +166,10 @@ export class LedgerWriter {
   private checkpointsWritten = 0;
   /** The promise of the checkpoint last queued. */
   private pendingCheckpoint: Promise<boolean> | null = null;
+  /** --witness-url: cosignatures received (each one a row) and requests to witnesses that failed. */
+  private witnessCosigned = 0;
+  private witnessFailed = 0;
+  private closed = false;
 
   private constructor(
     private readonly cfg: LedgerConfig,
@@ -275,9 +294,16 @@ export class LedgerWriter {
   async end(fields: RowFields): Promise<boolean> {
     if (this.ended) return false;
     while (this.draining) await this.draining;
+    const witnessed = this.cfg.checkpoints?.submitter !== undefined;
+    if (witnessed) {
+      await this.cfg.checkpoints!.submitter!.quiet(WITNESS_QUIET_MS);
+      while (this.draining) await this.draining;
+    }
     const entries = sessionEndFields(fields, {
       rows_before_end: this.written,
       rows_unlogged: this.unlogged || undefined,
+      witness_cosigned: witnessed ? this.witnessCosigned : undefined,
+      witness_failed: witnessed ? this.witnessFailed : undefined,
     });
     const done = new Promise<boolean>((resolve) =>
       this.enqueue("session_end", entries, this.cfg.fsync !== "never", resolve),
@@ -287,8 +313,59 @@ export class LedgerWriter {
     const ok = await done;
     await sealed;
     while (this.draining) await this.draining;
+    // The witnesses' answers for the last checkpoint become rows after session_end, like that checkpoint.
+    if (witnessed) {
+      await this.cfg.checkpoints!.submitter!.settled(WITNESS_END_WAIT_MS);
+      while (this.draining) await this.draining;
+    }
     await this.close();
     return ok;
+  }
+
+  /**
+   * A witness's answer for one of this writer's checkpoints: each
+   * cosignature is a `cosignature` row (no seq, like a checkpoint's), a
+   * failed request is counted for session_end. Taken after session_end too,
+   * until the writer closes.
+   */
+  private witnessReport(o: SubmitOutcome): void {
+    if (o.kind === "failed") {
+      this.witnessFailed++;
+      return;
+    }
+    for (const c of o.cosignatures) {
+      if (this.closed) return;
+      this.witnessCosigned++;
+      this.queue.push({
+        env: this.envelope("cosignature", null),
+        fields: {
+          witness: c.witness,
+          key_id: c.keyId.toString(16).padStart(8, "0"),
+          url: c.url,
+          size: c.size,
+          root: c.root,
+          cosignature: c.line,
+        },
+        durable: false,
+        resolve: ignoreOutcome,
+      });
+      this.draining ??= this.drain();
+    }
+  }
+
+  /** Hands the checkpoints just written (and fsynced) to the witnesses, if there are any. */
+  private submit(rows: readonly JsonObject[]): void {
+    const submitter = this.cfg.checkpoints?.submitter;
+    if (submitter === undefined) return;
+    for (const row of rows) {
+      const note = row.get("note") as string;
+      submitter.submit({
+        path: this.cfg.path,
+        checkpoint: parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1)),
+        note,
+        report: (o) => this.witnessReport(o),
+      });
+    }
   }
 
   // ---- internals ----
@@ -371,7 +448,9 @@ export class LedgerWriter {
   /** `inFile`: the row's line is in the file (counted written, else unlogged); `result`: what its promise says. */
   private settle(p: Queued, inFile: boolean, result: boolean): void {
     if (p.checkpoint) this.checkpointsWritten += inFile ? 1 : 0;
-    else if (inFile) this.written++;
+    else if (p.env.seq === null) {
+      // A cosignature row: seam's own, in no session's count.
+    } else if (inFile) this.written++;
     else this.unlogged++;
     p.resolve(result);
   }
@@ -484,13 +563,17 @@ export class LedgerWriter {
     }
     const mustSync = this.cfg.fsync === "always" || rows.some((p) => p.durable);
     const synced = mustSync ? await this.fsync.sync() : true;
-    if (this.checkpointer && synced)
-      await this.checkpointer.witness(rows.flatMap((p) => (p.checkpoint ? [p.row!] : [])));
+    if (this.checkpointer && synced) {
+      const checkpoints = rows.flatMap((p) => (p.checkpoint ? [p.row!] : []));
+      await this.checkpointer.witness(checkpoints);
+      this.submit(checkpoints);
+    }
     for (const p of rows) this.settle(p, true, synced || (this.cfg.fsync !== "always" && !p.durable));
     if (!mustSync && this.cfg.fsync === "batch") this.fsync.schedule();
   }
 
   private async close(): Promise<void> {
+    this.closed = true;
     await this.lock.letGo();
     await this.fsync.close(this.cfg.fsync === "batch");
     const file = this.file;

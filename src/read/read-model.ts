@@ -35,6 +35,7 @@ export type OpKind =
   | "prompt_get"
   | "server_request"
   | "checkpoint"
+  | "cosignature"
   | "ledger_repair"
   /** A seam row with an evt this reader does not know. */
   | "other"
@@ -103,6 +104,7 @@ const KIND_OF: Record<string, OpKind> = {
   prompt_get: "prompt_get",
   server_request: "server_request",
   checkpoint: "checkpoint",
+  cosignature: "cosignature",
   ledger_repair: "ledger_repair",
 };
 
@@ -356,6 +358,8 @@ function nameOf(kind: OpKind, row: Json, pick: (k: string) => Json | undefined):
       return "session end";
     case "checkpoint":
       return "checkpoint";
+    case "cosignature":
+      return str(pick("witness")) === null ? "cosignature" : `cosignature ${str(pick("witness"))}`;
     case "ledger_repair":
       return "ledger repair";
     default: {

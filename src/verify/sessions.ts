@@ -3,7 +3,7 @@
  * (src/verify/ledger-verifier.ts) and judged at the end of the file.
  *
  * Per session (rows with seam == "mcp-stdio" or "mcp-http"): seq dense from 1 in file
- * order (ledger_repair and checkpoint rows have none and are exempt), session_begin first,
+ * order (ledger_repair, checkpoint and cosignature rows have none and are exempt), session_begin first,
  * session_end present and last, its rows_before_end and calls equal to the
  * rows and tool_call rows before it, and every tool_call_intent followed by
  * a tool_call with the same rpc_id (exactly: 1 and "1" differ).
@@ -108,7 +108,7 @@ export class SessionCheck {
     }
     this.last = s;
     s.rows++;
-    if (evt === "ledger_repair" || evt === "checkpoint") return;
+    if (evt === "ledger_repair" || evt === "checkpoint" || evt === "cosignature") return;
 
     if (s.endLine !== null) this.find(s, n, "row_after_end", `line ${n}: row after session_end (line ${s.endLine})`);
     if (s.counted === 0) {

@@ -26,19 +26,18 @@ import type { Log } from "../base/log.ts";
 import { type Checkpoint, parseCheckpointText, parseDecimal } from "../checkpoint/checkpoint.ts";
 import type { Cosigner } from "../checkpoint/cosignature.ts";
 import { EMPTY_ROOT, equalHash, HASH_BYTES, type Hash, verifyConsistency } from "../checkpoint/merkle.ts";
-import { decodeBase64, encodeBase64, keyLabel, NoteError, openNote, parseNote } from "../checkpoint/note.ts";
+import { decodeBase64, keyLabel, NoteError, openNote, parseNote } from "../checkpoint/note.ts";
+import { ADD_CHECKPOINT, SIZE_TYPE } from "../checkpoint/submit.ts";
 import { plain, sendWhole } from "../runtime/http-replies.ts";
 import type { HttpRuntime, InboundRequest, Listener, Reply } from "../runtime/http-types.ts";
 import type { WitnessedLogs } from "./config.ts";
 import type { WitnessState } from "./state.ts";
 
-export const ADD_CHECKPOINT = "/add-checkpoint";
 /** A request is an old size, at most 63 hashes and a checkpoint note: far below this. */
 export const MAX_BODY = 64 * 1024;
 /** A body not whole by then is dropped (a client that trickles it ties up nothing for long). */
 const BODY_MS = 10_000;
 const MAX_PROOF = 63;
-export const SIZE_TYPE = "text/x.tlog.size";
 
 export type AddKind =
   | "cosigned"
@@ -70,16 +69,14 @@ export interface WitnessOptions {
   now: () => number;
 }
 
+// The request's form and the 409's type are the client's too (src/checkpoint/submit.ts): one definition.
+export { ADD_CHECKPOINT, formatAddCheckpoint, SIZE_TYPE } from "../checkpoint/submit.ts";
+
 const TEXT = "text/plain; charset=utf-8";
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function refuse(status: number, kind: AddKind, problem: string, checkpoint: Checkpoint | null = null): AddOutcome {
   return { status, kind, body: `${problem}\n`, type: TEXT, problem, checkpoint };
-}
-
-/** An add-checkpoint request body: what a log sends (parseRequest reads it). */
-export function formatAddCheckpoint(old: number, proof: readonly Hash[], note: string): string {
-  return `old ${old}\n${proof.map((h) => `${encodeBase64(h)}\n`).join("")}\n${note}`;
 }
 
 /** Splits a request body into its old size, proof and note; a string says what is malformed. */

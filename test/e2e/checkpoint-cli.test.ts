@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { generateKey } from "../../src/checkpoint/note.ts";
 import { getField } from "../../src/core/json.ts";
 import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, run, tempDir } from "../helpers/proc.ts";
@@ -184,7 +185,46 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
   test("usage errors: companions without --sign or --key, an unusable key, --check-proof with a ledger", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "bad.key"), "not a key\n");
+    writeFileSync(join(dir, "good.key"), `${generateKey("cli").privateKey}\n`, { mode: 0o600 });
+    const good = join(dir, "good.key");
+    const urlHint = "seam: hint: give the URL seam witness prints (requests go to URL/add-checkpoint)\n";
     const table: [string[], string][] = [
+      [
+        ["wrap", "--ledger", "l", "--witness-url", "http://127.0.0.1:1", "--", "true"],
+        "seam: error: --witness-url needs --sign KEYFILE\nseam: hint: make a key with: seam keygen --out seam.key\n",
+      ],
+      [
+        ["proxy", "--ledger", "l", "--upstream", "http://127.0.0.1:1/mcp", "--witness-url", "http://127.0.0.1:1"],
+        "seam: error: --witness-url needs --sign KEYFILE\nseam: hint: make a key with: seam keygen --out seam.key\n",
+      ],
+      [
+        ["wrap", "--ledger", "l", "--sign", good, "--witness-url", "ftp://w.example", "--", "true"],
+        `seam: error: --witness-url takes a witness's http:// or https:// URL, not "ftp://w.example"\n${urlHint}`,
+      ],
+      [
+        ["wrap", "--ledger", "l", "--sign", good, "--witness-url=http://w.example/?x=1", "--", "true"],
+        `seam: error: --witness-url takes a witness's http:// or https:// URL, not "http://w.example/?x=1"\n${urlHint}`,
+      ],
+      [
+        [
+          "wrap",
+          "--ledger",
+          "l",
+          "--sign",
+          good,
+          "--witness-url",
+          "http://w.example",
+          "--witness-url",
+          "http://w.example",
+          "--",
+          "true",
+        ],
+        "seam: error: --witness-url names a witness twice\nseam: hint: run 'seam wrap --help' for usage\n",
+      ],
+      [
+        ["wrap", "--ledger", "l", "--sign", good, "--witness-url", "https://u:secret@w.example", "--", "true"],
+        "seam: error: --witness-url must not carry credentials (user:password@): it is written into the ledger\nseam: hint: run 'seam wrap --help' for usage\n",
+      ],
       [
         ["wrap", "--ledger", "l", "--witness", "w", "--", "true"],
         "seam: error: --witness needs --sign KEYFILE\nseam: hint: make a key with: seam keygen --out seam.key\n",

@@ -1,0 +1,258 @@
+/**
+ * `seam wrap --sign --witness-url` as real processes (from source under Bun,
+ * as the Node bundle and as the compiled executable) against two real
+ * `seam witness` processes: the cosignatures come back as cosignature rows,
+ * `seam verify --policy` counts them toward a quorum of two, a ledger
+ * rewritten and re-signed with the same key loses that cover (and the
+ * witnesses' cosignatures of the old roots say so), and a witness that is
+ * down is counted, not waited for. `seam proxy --witness-url` the same way,
+ * its MCP sessions' checkpoints through one client.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { checkpointText, parseCheckpointText } from "../../src/checkpoint/checkpoint.ts";
+import { CompactRange, leafHash } from "../../src/checkpoint/merkle.ts";
+import { newSigner, signNote } from "../../src/checkpoint/note.ts";
+import { lineForm } from "../../src/core/canonical/index.ts";
+import { getField, type Json, type JsonObject, parseJson } from "../../src/core/json.ts";
+import { flipArgsDigest, rechainLines } from "../../src/selftest/tamper.ts";
+import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { run, tempDir } from "../helpers/proc.ts";
+import { freePort, type Running, startEverything, startProxy, startServing } from "../helpers/proxy-helpers.ts";
+import { HAVE_PYTHON, reference } from "../helpers/verify-helpers.ts";
+
+const fixture = [...seamArgv("bun"), "fixture"];
+
+let everything: Running;
+beforeAll(async () => {
+  everything = await startEverything();
+});
+afterAll(async () => {
+  await everything?.stop("SIGKILL");
+});
+
+function announcedKey(w: Running): string {
+  const m = /its cosignature key: (\S+)\n/.exec(w.stderr());
+  if (!m) throw new Error(`no cosignature key announced: ${w.stderr()}`);
+  return m[1]!;
+}
+
+const rowsOf = (path: string): Json[] =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => parseJson(l));
+const evt = (r: Json) => getField(r, "evt");
+
+/**
+ * The ledger as someone holding the log key would rewrite it: line `at`
+ * changed, every checkpoint row from there on given the root of the lines
+ * now before it and signed anew, everything re-chained.
+ */
+function rewrite(lines: readonly string[], at: number, change: (l: string) => string, sign: (t: string) => string) {
+  let out = lines.slice();
+  out[at] = change(out[at]!);
+  out = rechainLines(out, at);
+  for (let i = at + 1; i < out.length; i++) {
+    if (getField(parseJson(out[i]!), "evt") !== "checkpoint") continue;
+    const row = new Map(parseJson(out[i]!) as JsonObject);
+    const note = row.get("note") as string;
+    const c = parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1));
+    const tree = new CompactRange();
+    for (const l of out.slice(0, c.size)) tree.append(leafHash(Buffer.from(l)));
+    c.root = tree.root();
+    row.set("root", Buffer.from(c.root).toString("base64"));
+    row.set("note", sign(checkpointText(c)));
+    out[i] = lineForm(row);
+    out = rechainLines(out, i);
+  }
+  return out;
+}
+
+describe.each(VIAS.filter(built))("via %s", (via) => {
+  test("wrap --witness-url: cosignature rows, verify --policy covered by two witnesses; a rewrite loses it; a down witness is counted", async () => {
+    const dir = tempDir();
+    const p = (s: string) => join(dir, s);
+    const keygen = async (name: string, out: string) =>
+      (await runCli(via, ["keygen", "--name", name, "--out", p(out)])).stdout.toString().trimEnd();
+    const logKey = await keygen("log.test", "log.key");
+    await keygen("w1.test", "w1.key");
+    await keygen("w2.test", "w2.key");
+    const wrap = (ledger: string, urls: string[]) =>
+      run([
+        ...fixture,
+        "client",
+        "--script",
+        "demo",
+        "--",
+        ...seamArgv(via),
+        "wrap",
+        "--ledger",
+        p(ledger),
+        "--sign",
+        p("log.key"),
+        "--checkpoint-every",
+        "3",
+        ...urls.flatMap((u) => ["--witness-url", u]),
+        "--",
+        ...fixture,
+        "server",
+      ]);
+
+    // A witness is configured with the ledger's origin, which its first line gives: a first session makes it.
+    const first = await wrap("l.jsonl", []);
+    expect([first.code, first.stderr]).toEqual([0, ""]);
+    const origin = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
+    writeFileSync(p("logs.txt"), `log ${origin.split("\n")[0]} ${logKey}\n`);
+    const flags = (w: string) => ["witness", "--key", p(`${w}.key`), "--config", p("logs.txt"), "--state", p(`${w}-s`)];
+    const w1 = await startServing(via, flags("w1"));
+    const w2 = await startServing(via, flags("w2"));
+    try {
+      const before = rowsOf(p("l.jsonl")).length;
+      const second = await wrap("l.jsonl", [w1.url, `${w2.url}/`]);
+      expect([second.code, second.stderr]).toEqual([0, ""]);
+      const rows = rowsOf(p("l.jsonl"));
+      const cosigs = rows.filter((r) => evt(r) === "cosignature");
+      const end = rows.filter((r) => evt(r) === "session_end").at(-1)!;
+      // Every cosignature follows the checkpoint it cosigns, with its size and root.
+      for (const c of cosigs) {
+        const at = rows.indexOf(c);
+        const cp = rows
+          .slice(0, at)
+          .find((r) => evt(r) === "checkpoint" && getField(r, "size") === getField(c, "size"));
+        expect([getField(c, "root"), at > before]).toEqual([getField(cp!, "root"), true]);
+      }
+      const last = rows.filter((r) => evt(r) === "checkpoint").at(-1)!;
+      const onLast = cosigs
+        .filter((c) => getField(c, "size") === getField(last, "size"))
+        .map((c) => getField(c, "witness"));
+      expect(onLast.sort()).toEqual(["w1.test", "w2.test"]);
+      // session_end counts the cosignatures that came before it (those of the last checkpoint follow it).
+      const endAt = rows.lastIndexOf(end);
+      expect([getField(end, "witness_cosigned"), getField(end, "witness_failed")]).toEqual([
+        cosigs.filter((c) => rows.indexOf(c) < endAt).length,
+        0,
+      ]);
+
+      const policy = `log ${logKey}\nwitness W1 ${announcedKey(w1)}\nwitness W2 ${announcedKey(w2)}\n`;
+      writeFileSync(p("both"), `${policy}group both all W1 W2\nquorum both\n`);
+      writeFileSync(p("one"), `${policy}quorum W1\n`);
+      const verify = async (ledger: string, pol: string) => {
+        const v = await runCli(via, ["verify", "--json", p(ledger), "--policy", p(pol)]);
+        const j = JSON.parse(v.stdout.toString());
+        return { code: v.code, witnessed: j.seal.witnessed, kinds: j.break_kinds, findings: j.finding_kinds };
+      };
+      const covered = await verify("l.jsonl", "both");
+      expect([covered.code, covered.witnessed]).toEqual([
+        0,
+        { quorum: "both", through: getField(last, "size"), by: ["W1", "W2"] },
+      ]);
+      if (HAVE_PYTHON) expect(reference([readFileSync(p("l.jsonl"))])[0]!.verdict).toBe("ok");
+      // seam log names them as what they are.
+      const logged = (await runCli(via, ["log", "--json", p("l.jsonl")])).stdout.toString().trimEnd().split("\n");
+      const named = logged.map((l) => JSON.parse(l)).filter((o) => o.kind === "cosignature");
+      expect(named.map((o) => o.name)).toEqual(cosigs.map((c) => `cosignature ${getField(c, "witness")}`));
+
+      // Rewritten after it was witnessed: a call's row of the first session changed, re-chained, every
+      // later checkpoint re-signed; none of the cosigned ones holds any more.
+      const lines = readFileSync(p("l.jsonl"), "utf8").split("\n").slice(0, -1);
+      const call = lines.findIndex((l) => l.includes('"evt": "tool_call"'));
+      const logSigner = newSigner(readFileSync(p("log.key"), "utf8").trim());
+      const forged = rewrite(lines, call, flipArgsDigest, (t) => signNote(t, [logSigner]));
+      writeFileSync(p("forged.jsonl"), forged.map((l) => `${l}\n`).join(""));
+      const keyOnly = await runCli(via, ["verify", p("forged.jsonl"), "--key", logKey]);
+      expect(keyOnly.code).toBe(0); // the writer's key alone cannot tell
+      const caught = await verify("forged.jsonl", "both");
+      expect([caught.code, caught.witnessed.through, caught.kinds.cosignature_fork > 0]).toEqual([1, 0, true]);
+
+      // A witness that is down: the session runs as ever, the other witness cosigns, the failures are counted.
+      const down = `http://127.0.0.1:${await freePort()}`;
+      const third = await wrap("l.jsonl", [w1.url, down]);
+      expect(third.code).toBe(0);
+      expect(third.stderr.split(`witness ${down}: cannot connect`).length - 1).toBe(1);
+      const after = rowsOf(p("l.jsonl"));
+      const end3 = after.filter((r) => evt(r) === "session_end").at(-1)!;
+      expect(getField(end3, "calls")).toBe(getField(end, "calls"));
+      expect(getField(end3, "witness_failed")).toBeGreaterThan(0);
+      const last3 = after.filter((r) => evt(r) === "checkpoint").at(-1)!;
+      const w1Only = await verify("l.jsonl", "one");
+      expect([w1Only.code, w1Only.witnessed.through]).toEqual([0, getField(last3, "size")]);
+      // Quorum both still stands where both cosigned: the second session's last checkpoint.
+      expect((await verify("l.jsonl", "both")).witnessed.through).toBe(getField(last, "size"));
+    } finally {
+      await w1.stop();
+      await w2.stop();
+    }
+  }, 180_000);
+
+  test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
+    const dir = tempDir();
+    const p = (s: string) => join(dir, s);
+    const logKey = (await runCli(via, ["keygen", "--name", "log.test", "--out", p("log.key")])).stdout
+      .toString()
+      .trimEnd();
+    await runCli(via, ["keygen", "--name", "w1.test", "--out", p("w1.key")]);
+    // The witness needs the ledger's origin: a first session (wrapped, unwitnessed) writes its first line.
+    const seeded = await run([
+      ...fixture,
+      "client",
+      "--script",
+      "demo",
+      "--",
+      ...seamArgv(via),
+      "wrap",
+      "--ledger",
+      p("l.jsonl"),
+      "--sign",
+      p("log.key"),
+      "--",
+      ...fixture,
+      "server",
+    ]);
+    expect(seeded.code).toBe(0);
+    const note = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
+    writeFileSync(p("logs.txt"), `log ${note.split("\n")[0]} ${logKey}\n`);
+    const w1 = await startServing(via, ["witness", "--key", p("w1.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    const proxy = await startProxy(via, [
+      "--upstream",
+      everything.url,
+      "--ledger",
+      p("l.jsonl"),
+      "--sign",
+      p("log.key"),
+      "--checkpoint-every",
+      "2",
+      "--witness-url",
+      w1.url,
+    ]);
+    try {
+      for (const message of ["one", "two"]) {
+        const client = new Client({ name: "witness-test", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(proxy.url));
+        await client.connect(transport);
+        await client.callTool({ name: "echo", arguments: { message } });
+        await transport.terminateSession();
+        await client.close();
+      }
+      expect(await proxy.stop()).toBe(0);
+      expect(proxy.stderr()).not.toContain("witness");
+      const rows = rowsOf(p("l.jsonl"));
+      const cosigs = rows.filter((r) => evt(r) === "cosignature");
+      expect(cosigs.length).toBeGreaterThan(0);
+      expect(new Set(cosigs.map((c) => getField(c, "seam")))).toEqual(new Set(["mcp-http"]));
+      const last = rows.filter((r) => evt(r) === "checkpoint").at(-1)!;
+      writeFileSync(p("policy"), `log ${logKey}\nwitness W1 ${announcedKey(w1)}\nquorum W1\n`);
+      const v = await runCli(via, ["verify", "--json", p("l.jsonl"), "--policy", p("policy")]);
+      expect([v.code, JSON.parse(v.stdout.toString()).seal.witnessed]).toEqual([
+        0,
+        { quorum: "W1", through: getField(last, "size"), by: ["W1"] },
+      ]);
+    } finally {
+      await proxy.stop();
+      await w1.stop();
+    }
+  }, 120_000);
+});
