@@ -33,6 +33,9 @@ export interface MockOptions {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** Methods answered `{}` by any server (MCP's EmptyResult): the mock answers them so, recorded or not. */
+const EMPTY_ANSWERED: ReadonlySet<string> = new Set(["ping", "logging/setLevel"]);
+
 export class MockAnswers {
   private readonly byKey = new Map<string, Recorded[]>();
   private readonly asked = new Map<string, number>();
@@ -65,7 +68,9 @@ export class MockAnswers {
     if (typeof method !== "string" || idBytes === null) return null;
     const id = decoder.decode(idBytes);
     const params = getField(m, "params");
-    if (method === "ping") return `{"jsonrpc":"2.0","id":${id},"result":{}}`;
+    // Requests whose answer is empty whatever the server: a client sends them while it connects (the MCP
+    // inspector sets the log level of a server that declares logging), and no recording keeps them.
+    if (EMPTY_ANSWERED.has(method)) return `{"jsonrpc":"2.0","id":${id},"result":{}}`;
     const fail = (code: number, message: string) =>
       `{"jsonrpc":"2.0","id":${id},"error":{"code":${code},"message":${JSON.stringify(`seam mock: ${message}`)}}}`;
     const args =

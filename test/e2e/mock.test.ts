@@ -2,8 +2,8 @@
  * seam mock with real parts: the official SDK client records
  * server-everything over stdio through `seam wrap --payloads`, then gets
  * the same answers from `seam mock` with no server at all; a request never
- * recorded gets an error naming it; a changed ledger or payload is refused.
- * Under each build.
+ * recorded gets an error naming it; the MCP inspector's CLI lists and calls
+ * its tools; a changed ledger or payload is refused. Under each build.
  *
  * What varies between two live runs of server-everything: the dynamic text
  * resource (it carries the time it was read). The mock serves what was
@@ -20,6 +20,17 @@ import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 const EVERYTHING = ["node", `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"];
+/** The MCP inspector's command-line client (its own JSON on stdout); it finds its package.json from its build folder. */
+const INSPECTOR_BUILD = `${ROOT}node_modules/@modelcontextprotocol/inspector-cli/build`;
+
+/** What the inspector CLI prints for one request to the server `command` starts. */
+async function inspect(command: string[], request: string[]): Promise<unknown> {
+  const argv = ["node", `${INSPECTOR_BUILD}/index.js`, command[0]!, ...request, "--", ...command.slice(1)];
+  const p = Bun.spawn(argv, { cwd: INSPECTOR_BUILD, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`inspector exited ${code}: ${err}`);
+  return JSON.parse(out);
+}
 
 /** What the client asks, by name; `varies`: its answer is not the same from one live run to the next. */
 const ASKED: { name: string; varies?: true; ask: (c: Client) => Promise<unknown> }[] = [
@@ -84,6 +95,12 @@ describe.each(VIAS.filter(built))("seam mock via %s", (via) => {
     } finally {
       await mock.client.close();
     }
+    // The MCP inspector's CLI lists the mock's tools and calls one, as it would the server.
+    const mockCommand = [...seam, "mock", ledger, "--payloads", store];
+    expect(await inspect(mockCommand, ["--method", "tools/list"])).toEqual(live.answers[0]);
+    expect(
+      await inspect(mockCommand, ["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=héllo 🔒"]),
+    ).toEqual(live.answers[1]);
 
     // The deterministic answers are those of a fresh run of the server itself.
     const direct = await session(EVERYTHING);

@@ -129,11 +129,12 @@ describe("seam mock answers", () => {
       ],
     ],
     [
-      "a resource; a prompt whose payload is not in the store; ping; a batch; a frame that is not JSON",
+      "a resource; a prompt whose payload is not in the store; ping, logging/setLevel; a batch; a frame that is not JSON",
       [
         `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://1"}}`,
         `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p"}}`,
         `{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+        `{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"debug"}}`,
         `[${call("4", "sum", `{"a":2,"b":40}`)},{"jsonrpc":"2.0","method":"notifications/x"},${call("5", "nope")}]`,
         "{not json",
         `{"jsonrpc":"2.0","id":6,"result":{}}`,
@@ -142,6 +143,7 @@ describe("seam mock answers", () => {
         ok("1", P.res),
         fail("2", -32001, `the recorded answer to prompts/get "p" is not in the payload store (${D.gone})`),
         ok("3", "{}"),
+        ok("7", "{}"),
         `[${ok("4", P.sum)},{"jsonrpc":"2.0","id":5,"error":${P.err}}]`,
         `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"seam mock: the frame is not JSON"}}`,
       ],
