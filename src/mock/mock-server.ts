@@ -122,6 +122,15 @@ function labelOf(method: string, params: Json | undefined): string {
     : method;
 }
 
+/** A frame's JSON, or undefined when it is not JSON (a peer's frames are read as they come). */
+export function frameJson(bytes: Uint8Array): Json | undefined {
+  try {
+    return parseJson(decoder.decode(bytes));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Serves `answers` on stdin/stdout until stdin ends: one answer line for
  * each request, a batch answered with a batch, in the order they came.
@@ -130,10 +139,8 @@ export async function runMock(stdin: ByteSource, stdout: ByteSink, answers: Mock
   const out: string[] = [];
   const frames = new FrameSplitter(Number.MAX_SAFE_INTEGER, {
     frame(bytes) {
-      let m: Json;
-      try {
-        m = parseJson(decoder.decode(bytes));
-      } catch {
+      const m = frameJson(bytes);
+      if (m === undefined) {
         out.push(decoder.decode(errorLine(null, PARSE_ERROR_CODE, "seam mock: the frame is not JSON")));
         return;
       }

@@ -10,11 +10,12 @@
  * `ping` with `{}`.
  */
 import { digestJson, digestJsonUtf8, digestParts } from "../core/digest.ts";
-import { getField, isObject, type Json, type JsonObject, parseJson } from "../core/json.ts";
+import { getField, isObject, type Json, type JsonObject } from "../core/json.ts";
 import { isSeamsOwn } from "../format/row.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { valueSpan } from "../observe/payloads.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
+import { frameJson } from "./mock-server.ts";
 
 /** One call to replay, as its tool_call row recorded it. */
 export interface PlannedCall {
@@ -118,12 +119,8 @@ export async function replaySession(s: PlannedSession, server: ServerPipes, o: R
   const pending: string[] = [];
   const frames = new FrameSplitter(Number.MAX_SAFE_INTEGER, {
     frame(bytes) {
-      let m: Json;
-      try {
-        m = parseJson(decoder.decode(bytes));
-      } catch {
-        return;
-      }
+      const m = frameJson(bytes);
+      if (m === undefined) return;
       const batch = Array.isArray(m);
       const messages = Array.isArray(m) ? m : [m];
       for (let k = 0; k < messages.length; k++) {
@@ -220,8 +217,8 @@ export async function replaySession(s: PlannedSession, server: ServerPipes, o: R
     const same =
       recorded === undefined
         ? now === c.resultDigest
-        : digestJson(withoutPointers(parseOr(got), o.ignore), recipe) ===
-          digestJson(withoutPointers(parseOr(recorded), o.ignore), recipe);
+        : digestJson(withoutPointers(frameJson(got) ?? null, o.ignore), recipe) ===
+          digestJson(withoutPointers(frameJson(recorded) ?? null, o.ignore), recipe);
     out.push({ ...base, verdict: same ? "same" : "different", replayed: now });
   }
   return out;
@@ -237,14 +234,6 @@ function digestOf(bytes: Uint8Array, recipe: "json-c14n" | "jcs"): string {
     return digestJsonUtf8(bytes, recipe);
   } catch {
     return "undigestible";
-  }
-}
-
-function parseOr(bytes: Uint8Array): Json {
-  try {
-    return parseJson(decoder.decode(bytes));
-  } catch {
-    return null;
   }
 }
 
