@@ -1,6 +1,6 @@
 /**
  * seam replay LEDGER --payloads DIR [--session ID] [--ignore POINTER]…
- * [--json] [--timeout-ms MS] -- CMD [ARGS…]: each recorded session's calls
+ * [--json] [--junit FILE] [--timeout-ms MS] -- CMD [ARGS…]: each recorded session's calls
  * sent again to a server started afresh for it, and each answer compared
  * with the recorded one by digest (src/mock/replay.ts).
  *
@@ -12,12 +12,15 @@
  * ledger or payload that does not verify), 3 a call that could not be
  * replayed (its payload is not in the store), 127 the server would not start.
  */
+import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
+import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
 import type { Json } from "../src/core/json.ts";
 import { type CallOutcome, pointerTokens, ReplayPlan, replaySession, type Verdict } from "../src/mock/replay.ts";
+import { junitXml, type RuleResult } from "../src/read/check.ts";
 import { jsonText } from "../src/read/format.ts";
 import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
@@ -45,6 +48,11 @@ const args = {
     valueHint: "POINTER",
   },
   json: { type: "boolean", description: "print the outcome as one JSON object" },
+  junit: {
+    type: "string",
+    description: "also write a JUnit XML report to FILE: a test case per call, a failure for each not the same",
+    valueHint: "FILE",
+  },
   "timeout-ms": { type: "string", description: "wait this long for each answer (default 30000)", valueHint: "MS" },
 } as const;
 
@@ -94,7 +102,7 @@ export default defineCommand({
     name: "replay",
     description:
       "send a recording's calls to a server again and compare each answer with the recorded one (exit 0 all the same, 1 a difference, 3 a call not replayable)",
-    usage: ["PATH --payloads DIR [--session ID] [--ignore POINTER]… [--json] -- CMD [ARGS…]"],
+    usage: ["PATH --payloads DIR [--session ID] [--ignore POINTER]… [--json] [--junit FILE] -- CMD [ARGS…]"],
   },
   args,
   async run({ args: a, rawArgs }) {
@@ -149,6 +157,7 @@ export default defineCommand({
       return EXIT.FAIL;
     }
 
+    const t0 = performance.now();
     const outcomes: CallOutcome[] = [];
     for (const s of sessions) {
       const spawned = await runtime.spawn(argv);
@@ -170,6 +179,22 @@ export default defineCommand({
     }
 
     const c = counts(outcomes);
+    if (a.junit !== undefined) {
+      const cases: RuleResult[] = outcomes.map((o) => ({
+        kind: "replay",
+        rule: `line ${o.line}: ${o.tool}`,
+        ok: o.verdict === "same",
+        observed: o.why === undefined ? WORDS[o.verdict] : `${WORDS[o.verdict]}: ${o.why}`,
+        where: [],
+        more: 0,
+      }));
+      try {
+        writeFileSync(a.junit, junitXml(cases, (performance.now() - t0) / 1000, "replay"));
+      } catch (e) {
+        log.error(`cannot write ${a.junit}: ${describeIoError(e)}`);
+        return EXIT.FAIL;
+      }
+    }
     if (a.json) {
       const calls = outcomes.map(
         (o) =>

@@ -371,20 +371,25 @@ export function ruleLine(r: RuleResult): string {
   return [head, ...lines, ...(more > 0 ? [`      and ${more} more`] : [])].join("\n");
 }
 
-/** A JUnit XML report: one test suite, one test case per rule, a <failure> for each rule that does not hold. */
-export function junitXml(results: readonly RuleResult[], seconds = 0): string {
+/**
+ * A JUnit XML report: one test suite, one test case per rule, a <failure>
+ * for each rule that does not hold. `command`: the seam command whose
+ * report it is (`check`; `replay`, a test case per call).
+ */
+export function junitXml(results: readonly RuleResult[], seconds = 0, command = "check"): string {
   const failures = results.filter((r) => !r.ok).length;
+  const suite = `seam ${command}`;
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="seam check" tests="${results.length}" failures="${failures}" errors="0" time="${seconds.toFixed(3)}">`,
-    `  <testsuite name="seam check" tests="${results.length}" failures="${failures}" errors="0" skipped="0" time="${seconds.toFixed(3)}">`,
+    `<testsuites name="${suite}" tests="${results.length}" failures="${failures}" errors="0" time="${seconds.toFixed(3)}">`,
+    `  <testsuite name="${suite}" tests="${results.length}" failures="${failures}" errors="0" skipped="0" time="${seconds.toFixed(3)}">`,
   ];
   for (const r of results) {
     const name = xml(r.rule);
     if (r.ok) {
-      lines.push(`    <testcase classname="seam.check" name="${name}"/>`);
+      lines.push(`    <testcase classname="seam.${command}" name="${name}"/>`);
     } else {
-      lines.push(`    <testcase classname="seam.check" name="${name}">`);
+      lines.push(`    <testcase classname="seam.${command}" name="${name}">`);
       lines.push(`      <failure message="${xml(r.observed)}" type="rule">${xml(ruleLine(r))}</failure>`);
       lines.push("    </testcase>");
     }

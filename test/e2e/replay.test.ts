@@ -39,7 +39,8 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
       });
 
     // Another environment: get-env differs, the rest is the same.
-    let r = await replay([]);
+    const junit = join(tempDir(), "replay.xml");
+    let r = await replay(["--junit", junit]);
     const row = (tool: string, verdict: string) =>
       `${String(lineOf(tool)).padStart(6)}  ${session}  ${tool.padEnd(50)}  ${verdict}`.trimEnd();
     expect([r.code, r.stdout.toString()]).toEqual([
@@ -54,6 +55,13 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
       ].join("\n"),
     ]);
     for (const l of r.stdout.toString().split("\n")) expect([...l].length).toBeLessThanOrEqual(80);
+    // The JUnit report: a test case per call, the different one failed.
+    const xml = readFileSync(junit, "utf8");
+    expect(xml).toContain('<testsuite name="seam replay" tests="3" failures="1"');
+    expect(xml).toContain(`<testcase classname="seam.replay" name="line ${lineOf("echo")}: echo"/>`);
+    expect(xml).toContain(
+      `<failure message="different" type="rule">FAIL  line ${lineOf("get-env")}: get-env: different</failure>`,
+    );
 
     // The field that varies left out: all the same; each answer's own digest is still reported.
     r = await replay(["--ignore", "/content/0/text", "--json"]);
