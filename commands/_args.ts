@@ -127,3 +127,18 @@ function kebab(s: string): string {
 function camel(s: string): string {
   return s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
+
+/** Every value of a flag that may be given more than once (`--f V` and `--f=V`), before any `--`. */
+export function repeated(rawArgs: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    if (a === "--") break;
+    if (a === `--${name}`) {
+      const v = rawArgs[i + 1];
+      if (v !== undefined) out.push(v);
+      i++;
+    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+  }
+  return out;
+}

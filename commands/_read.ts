@@ -10,7 +10,7 @@ import { terminalText } from "../src/base/terminal-text.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
 import type { Verifier } from "../src/checkpoint/note.ts";
 import { type Filters, KNOWN_STATUSES, knownStatus, parseWhen } from "../src/read/filters.ts";
-import { unknownValue } from "./_args.ts";
+import { repeated, unknownValue } from "./_args.ts";
 
 /** The filters that may be given more than once (citty keeps the last: see `repeated`). */
 export const repeatableFilterArgs = {
@@ -47,21 +47,6 @@ export function givenFilters(rawArgs: readonly string[], a: Record<string, unkno
     if (a[name] !== undefined) given.push(`--${name} ${a[name]}`);
   }
   return given;
-}
-
-/** Every value of a flag that may be given more than once (`--f V` and `--f=V`), before any `--`. */
-export function repeated(rawArgs: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i]!;
-    if (a === "--") break;
-    if (a === `--${name}`) {
-      const v = rawArgs[i + 1];
-      if (v !== undefined) out.push(v);
-      i++;
-    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
-  }
-  return out;
 }
 
 /** The filters from the command line; `now` anchors durations. */

@@ -21,8 +21,7 @@ import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
 import { WitnessSubmitter } from "../src/checkpoint/submit.ts";
 import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
-import { booleanFlags, intFlag, rejectEmptyValues, valueFlags } from "./_args.ts";
-import { repeated } from "./_read.ts";
+import { booleanFlags, intFlag, rejectEmptyValues, repeated, valueFlags } from "./_args.ts";
 
 /** --map and its companions, each of which needs a mapping. */
 const ACTION_ARGS = {

@@ -23,8 +23,8 @@ import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { exitCodeFor, worstExit } from "../src/verify/verify-report.ts";
-import { rejectUnknownFlags } from "./_args.ts";
-import { filterArgs, filtersFrom, givenFilters, keysFrom, repeated, requireReadable } from "./_read.ts";
+import { rejectUnknownFlags, repeated } from "./_args.ts";
+import { filterArgs, filtersFrom, givenFilters, keysFrom, requireReadable } from "./_read.ts";
 
 const args = {
   path: { type: "positional", description: "ledger file(s); '-' reads stdin", required: true, valueHint: "PATH…" },

@@ -27,10 +27,10 @@ import { runtime } from "../src/runtime/index.ts";
 import type { Child } from "../src/runtime/types.ts";
 import { fileChunks } from "../src/verify/ledger-verifier.ts";
 import { verifyLedger } from "../src/verify/verify-ledger.ts";
-import { intFlag, rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
+import { intFlag, rejectEmptyValues, rejectUnknownFlags, repeated } from "./_args.ts";
 import { print } from "./_out.ts";
 import { checkedPayloads, existingPayloadStore } from "./_payloads.ts";
-import { repeated, requireReadable } from "./_read.ts";
+import { requireReadable } from "./_read.ts";
 
 const args = {
   path: { type: "positional", description: "the ledger whose calls to replay", required: true, valueHint: "PATH" },

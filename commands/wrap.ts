@@ -3,10 +3,10 @@ import { UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { FAULT_ENV, parseFault, wrapFault } from "../src/selftest/faults.ts";
-import { repeatedFlag, serverEnv } from "../src/wrap/env.ts";
+import { serverEnv } from "../src/wrap/env.ts";
 import { serverLabel } from "../src/wrap/label.ts";
 import { runWrap } from "../src/wrap/session.ts";
-import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";
+import { intFlag, rejectUnknownFlags, repeated, valueFlags } from "./_args.ts";
 import { payloadsFlag } from "./_payloads.ts";
 import { actionFlags, checkpointFlags, fsyncFlag, ledgerDirectory } from "./_record-flags.ts";
 import type { RecorderPlain } from "./_threads.ts";
@@ -46,8 +46,8 @@ export default defineCommand({
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log, true);
     const checkpoints = checkpointFlags(rawArgs, a as Record<string, unknown>, log);
-    const strip = repeatedFlag(before, "strip-env");
-    const pass = repeatedFlag(before, "pass-env");
+    const strip = repeated(before, "strip-env");
+    const pass = repeated(before, "pass-env");
     const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
     if (badName !== undefined)
       throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);

@@ -28,14 +28,3 @@ export function serverEnv(
   for (const name of Object.keys(out)) if (strip.has(key(name))) delete out[name];
   return out;
 }
-
-/** Every value of a repeatable flag `--NAME VALUE` / `--NAME=VALUE` among seam's own arguments. */
-export function repeatedFlag(own: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < own.length; i++) {
-    const w = own[i]!;
-    if (w === `--${name}` && i + 1 < own.length) out.push(own[++i]!);
-    else if (w.startsWith(`--${name}=`)) out.push(w.slice(name.length + 3));
-  }
-  return out;
-}
