@@ -3,7 +3,7 @@
  * figures and the goals they are held to, also written to
  * bench/results/latest.json (each script's own result beside it).
  *
- *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,fleet,proxy,memory,footprint,report]
+ *   bun bench/run.ts [--smoke] [--only micro,ledger,relay,verify,read,digest,checkpoint,fleet,proxy,memory,footprint,report,mock]
  *                    [--rows N] [--mb N] [--calls N] [--large-mib N] [--rt-calls N] [--rt-warmup N] [--starts N]
  *
  * The defaults fit in ten minutes on a 2-core machine. --smoke runs every
@@ -39,6 +39,7 @@ const SCRIPTS: { name: string; file: string; takes: string[] }[] = [
   { name: "memory", file: "memory.ts", takes: [] },
   { name: "footprint", file: "footprint.ts", takes: ["--starts"] },
   { name: "report", file: "report.ts", takes: ["--rows"] },
+  { name: "mock", file: "mock.ts", takes: [] },
 ];
 const only = flags.string("--only")?.split(",");
 
