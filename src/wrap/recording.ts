@@ -43,6 +43,8 @@ export interface RecordingDeps {
   actions?: ActionRecorder;
   checkpoints?: CheckpointConfig;
   faults?: ObserverFaults;
+  /** The process's resident size in bytes, for when to reclaim (src/wrap/reclaim.ts); the tests give their own. */
+  rss?: () => number;
 }
 
 /** When bytes crossed: wall-clock ms (a row's ts) and monotonic ms (its durations). */
@@ -94,7 +96,7 @@ export class Recording {
       faults: deps.faults,
       nextSeq: () => ledger.lastSeq + 1,
     });
-    this.reclaimer = new Reclaimer(() => rt.reclaim());
+    this.reclaimer = new Reclaimer(() => rt.reclaim(), deps.rss);
     const observer = this.observer;
     this.frames = {
       s2c: new FrameSplitter(init.maxFrame, {
