@@ -7,7 +7,6 @@ import { resolve } from "node:path";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
-import { digestJsonUtf8, digestParts } from "../src/core/digest.ts";
 import { UnsafeFileError } from "../src/runtime/file.ts";
 import { PayloadStore } from "../src/runtime/payload-store.ts";
 
@@ -48,39 +47,4 @@ export function existingPayloadStore(value: string | undefined, anyOwner: boolea
     if (e instanceof UnsafeFileError) throw new UsageError(`payload directory ${terminalText(dir)} ${e.why}`, HINT);
     throw new UsageError(`cannot read the payload directory ${terminalText(dir)}: ${describeIoError(e)}`);
   }
-}
-
-/**
- * The payloads of `digests` read from `store` (null: not there), each checked
- * against its digest; a changed payload, or a file seam will not read, is
- * `refused` (seam mock and seam replay serve or send none of a store that
- * does not hold).
- */
-export function checkedPayloads(
-  store: PayloadStore,
-  digests: Iterable<string>,
-):
-  | { ok: true; payloads: Map<string, Uint8Array | null>; missing: number }
-  | { ok: false; digest: string; why: string } {
-  const payloads = new Map<string, Uint8Array | null>();
-  let missing = 0;
-  for (const d of digests) {
-    if (payloads.has(d)) continue;
-    const got = store.get(d);
-    if (got.kind === "refused") return { ok: false, digest: d, why: got.why };
-    if (got.kind === "absent") {
-      missing++;
-      payloads.set(d, null);
-      continue;
-    }
-    let actual: string;
-    try {
-      actual = digestJsonUtf8(got.bytes, digestParts(d)!.recipe);
-    } catch {
-      actual = "not JSON";
-    }
-    if (actual !== d) return { ok: false, digest: d, why: "does not give its digest: it was changed" };
-    payloads.set(d, got.bytes);
-  }
-  return { ok: true, payloads, missing };
 }

@@ -11,13 +11,11 @@ import { createLog } from "../src/base/log.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
 import { MockAnswers, runMock } from "../src/mock/mock-server.ts";
 import { Recording } from "../src/mock/recording.ts";
-import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
-import { fileChunks } from "../src/verify/ledger-verifier.ts";
-import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";
-import { checkedPayloads, existingPayloadStore } from "./_payloads.ts";
+import { existingPayloadStore } from "./_payloads.ts";
 import { requireReadable } from "./_read.ts";
+import { recordingPayloads, verifiedRecording } from "./_recorded.ts";
 
 const args = {
   path: { type: "positional", description: "the ledger whose answers to serve", required: true, valueHint: "PATH" },
@@ -51,21 +49,7 @@ export default defineCommand({
     const log = createLog();
 
     const recording = new Recording(a.session);
-    const report = await verifyLedger(fileChunks(path), {
-      isWriterAlive,
-      onRow: (row) => recording.row(row),
-    });
-    if (report.verdict !== "ok") {
-      const why =
-        report.first_break !== null
-          ? `broken (${report.first_break.message})`
-          : `${report.verdict} (${report.findings[0] ?? report.notes[0] ?? "not everything could be proven"})`;
-      log.error(
-        `${terminalText(path)} does not verify: ${why}; not serving it`,
-        `run 'seam verify ${path}' to see why`,
-      );
-      return EXIT.FAIL;
-    }
+    if (!(await verifiedRecording(path, (row) => recording.row(row), "serving", log))) return EXIT.FAIL;
     if (recording.answers.length === 0) {
       log.error(
         `${terminalText(path)} holds no answered request${a.session === undefined ? "" : ` in session ${a.session}`} to serve`,
@@ -75,14 +59,8 @@ export default defineCommand({
     }
 
     // Every payload an answer needs, read once and checked: a changed one is never served.
-    const loaded = checkedPayloads(store, recording.digests());
-    if (!loaded.ok) {
-      log.error(
-        `the payload of ${loaded.digest} ${loaded.why}; not serving ${terminalText(path)}`,
-        `run 'seam verify ${path} --payloads ${a.payloads}' to see all of them`,
-      );
-      return EXIT.FAIL;
-    }
+    const loaded = recordingPayloads(store, recording.digests(), path, a.payloads, "serving", log);
+    if (loaded === null) return EXIT.FAIL;
     const { payloads, missing } = loaded;
     if (missing > 0)
       log.warn(`${missing} recorded answers have no payload in the store (erased?): those requests get an error`);

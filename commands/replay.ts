@@ -22,15 +22,13 @@ import type { Json } from "../src/core/json.ts";
 import { type CallOutcome, pointerTokens, ReplayPlan, replaySession, type Verdict } from "../src/mock/replay.ts";
 import { junitXml, type RuleResult } from "../src/read/check.ts";
 import { jsonText } from "../src/read/format.ts";
-import { isWriterAlive } from "../src/runtime/alive.ts";
 import { runtime } from "../src/runtime/index.ts";
 import type { Child } from "../src/runtime/types.ts";
-import { fileChunks } from "../src/verify/ledger-verifier.ts";
-import { verifyLedger } from "../src/verify/verify-ledger.ts";
 import { intFlag, rejectEmptyValues, rejectUnknownFlags, repeated } from "./_args.ts";
 import { print } from "./_out.ts";
-import { checkedPayloads, existingPayloadStore } from "./_payloads.ts";
+import { existingPayloadStore } from "./_payloads.ts";
 import { requireReadable } from "./_read.ts";
+import { recordingPayloads, verifiedRecording } from "./_recorded.ts";
 
 const args = {
   path: { type: "positional", description: "the ledger whose calls to replay", required: true, valueHint: "PATH" },
@@ -126,18 +124,7 @@ export default defineCommand({
     const log = createLog();
 
     const plan = new ReplayPlan(a.session);
-    const report = await verifyLedger(fileChunks(path), { isWriterAlive, onRow: (row, line) => plan.row(row, line) });
-    if (report.verdict !== "ok") {
-      const why =
-        report.first_break !== null
-          ? `broken (${report.first_break.message})`
-          : `${report.verdict} (${report.findings[0] ?? report.notes[0] ?? "not everything could be proven"})`;
-      log.error(
-        `${terminalText(path)} does not verify: ${why}; not replaying it`,
-        `run 'seam verify ${path}' to see why`,
-      );
-      return EXIT.FAIL;
-    }
+    if (!(await verifiedRecording(path, (row, line) => plan.row(row, line), "replaying", log))) return EXIT.FAIL;
     const sessions = plan.replayable();
     if (sessions.length === 0) {
       log.error(
@@ -148,14 +135,8 @@ export default defineCommand({
     const needed = sessions.flatMap((s) =>
       s.calls.flatMap((c) => (ignore.length > 0 ? [c.argsDigest, c.resultDigest] : [c.argsDigest])),
     );
-    const loaded = checkedPayloads(store, needed);
-    if (!loaded.ok) {
-      log.error(
-        `the payload of ${loaded.digest} ${loaded.why}; not replaying ${terminalText(path)}`,
-        `run 'seam verify ${path} --payloads ${a.payloads}' to see all of them`,
-      );
-      return EXIT.FAIL;
-    }
+    const loaded = recordingPayloads(store, needed, path, a.payloads, "replaying", log);
+    if (loaded === null) return EXIT.FAIL;
 
     const t0 = performance.now();
     const outcomes: CallOutcome[] = [];
