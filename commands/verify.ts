@@ -238,19 +238,19 @@ function progressMeter(path: string) {
   };
 }
 
+/** The checkpoint flags as given. */
+type CheckpointFlags = {
+  key?: string;
+  witness?: string;
+  state?: string;
+  prove?: string;
+  checkProof?: string;
+  policy?: string;
+  cosignatures?: string;
+};
+
 /** The checkpoint flags; null when none is given (a plain chain check). */
-function checkpointSetup(
-  a: {
-    key?: string;
-    witness?: string;
-    state?: string;
-    prove?: string;
-    checkProof?: string;
-    policy?: string;
-    cosignatures?: string;
-  },
-  paths: string[],
-): CheckpointSetup | null {
+function checkpointSetup(a: CheckpointFlags, paths: string[]): CheckpointSetup | null {
   rejectEmptyValues(a, CHECKPOINT_ARGS);
   if (a.policy !== undefined) return policySetup({ ...a, policy: a.policy }, paths);
   if (a.cosignatures !== undefined)
@@ -295,18 +295,7 @@ function checkpointSetup(
 }
 
 /** --policy FILE: its log keys check the checkpoints, its quorum the cosignatures (of rows, and of --cosignatures or --witness). */
-function policySetup(
-  a: {
-    key?: string;
-    witness?: string;
-    state?: string;
-    prove?: string;
-    checkProof?: string;
-    policy: string;
-    cosignatures?: string;
-  },
-  paths: string[],
-): CheckpointSetup {
+function policySetup(a: CheckpointFlags & { policy: string }, paths: string[]): CheckpointSetup {
   if (a.key !== undefined)
     throw new UsageError(
       "--policy carries the log keys: give it without --key",
