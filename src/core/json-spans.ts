@@ -93,27 +93,34 @@ export function objectMemberOffsets(
   i: number,
 ): { at: Int32Array; count: number; keyBytes: number; end: number } | null {
   // Counted first, then found into an array of just that size: no doubling for millions of members.
-  const count = memberCount(b, i);
-  if (count < 0) return null;
+  let count = 0;
+  const end = eachMember(b, i, () => count++);
+  if (end < 0) return null;
   const at = new Int32Array(2 * count);
   let keyBytes = 0;
-  let j = skipWs(b, i + 1);
-  for (let m = 0; m < count; m++) {
-    const keyEnd = stringEnd(b, j);
-    const end = valueEnd(b, valueStartAfter(b, keyEnd));
-    at[2 * m] = j;
-    at[2 * m + 1] = end;
-    keyBytes += keyEnd - j;
-    j = skipWs(b, skipWs(b, end) + 1);
-  }
-  return { at, count, keyBytes, end: skipWs(b, count === 0 ? i + 1 : at[2 * count - 1]!) + 1 };
+  let m = 0;
+  eachMember(b, i, (keyStart, keyEnd, _valueStart, valueEnd) => {
+    at[2 * m] = keyStart;
+    at[2 * m + 1] = valueEnd;
+    keyBytes += keyEnd - keyStart;
+    m++;
+  });
+  return { at, count, keyBytes, end };
 }
 
-/** How many members the object whose "{" is at i has, or -1 where they cannot be found. */
-function memberCount(b: Uint8Array, i: number): number {
-  let count = 0;
+/**
+ * Visits each member of the object whose "{" is at i, in order: where its
+ * key begins and ends (after the closing quote), where its value begins and
+ * ends. Returns the index after the object's "}", or -1 where its members
+ * cannot be found (then it is not JSON; members before that were visited).
+ */
+export function eachMember(
+  b: Uint8Array,
+  i: number,
+  visit: (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void,
+): number {
   let j = skipWs(b, i + 1);
-  if (b[j] === 0x7d) return 0;
+  if (b[j] === 0x7d) return j + 1;
   for (;;) {
     if (b[j] !== 0x22) return -1;
     const keyEnd = stringEnd(b, j);
@@ -123,12 +130,12 @@ function memberCount(b: Uint8Array, i: number): number {
     const valueStart = skipWs(b, colon + 1);
     const end = valueEnd(b, valueStart);
     if (end <= valueStart) return -1;
-    count++;
+    visit(j, keyEnd, valueStart, end);
     j = skipWs(b, end);
     if (b[j] === 0x2c) {
       j = skipWs(b, j + 1);
       continue;
     }
-    return b[j] === 0x7d ? count : -1;
+    return b[j] === 0x7d ? j + 1 : -1;
   }
 }

@@ -68,8 +68,6 @@ export class LedgerVerifier {
   private readonly duplicateBreaks: boolean;
   /** The first repeated key of the line being parsed. */
   private dupKey: string | undefined;
-  /** The chain of the line being read, when it was computed from its bytes (src/verify/shallow-row.ts). */
-  private shallowChain: string | null = null;
   private readonly onDuplicate = (key: string) => {
     this.dupKey ??= key;
   };
@@ -219,6 +217,8 @@ export class LedgerVerifier {
     let row: Json | undefined;
     // The line was looked at for its chain form already (then a parsed row is known not to be in it).
     let formTried = false;
+    // The row's chain, when it was computed from the line's bytes (src/verify/shallow-row.ts).
+    let computedChain: string | null = null;
     if (input instanceof Uint8Array) {
       this.dupKey = undefined;
       // A line in chain form is read member by member as the checks ask, unless the row is
@@ -240,7 +240,7 @@ export class LedgerVerifier {
       else if (shallow?.kind === "row") {
         row = shallow.row;
         this.dupKey = shallow.dupKey;
-        this.shallowChain = shallow.chain;
+        computedChain = shallow.chain;
         if (shallow.left > 0)
           this.notes.push(
             `line ${n}: ${input.length} bytes, not in chain form: its chain computed from its bytes; ${shallow.left} of its members (${shallow.leftKeys.map((k) => show(k)).join(", ")}${shallow.left > shallow.leftKeys.length ? ", …" : ""}) not read by the session checks (over ${SHALLOW_VALUE_MAX} bytes, or past the first ${SHALLOW_MEMBERS_MAX})`,
@@ -279,8 +279,7 @@ export class LedgerVerifier {
       return;
     }
     this.settleUnjudged(row);
-    this.row(row, n, this.dupKey, input instanceof Uint8Array && !formTried ? input : undefined);
-    this.shallowChain = null;
+    this.row(row, n, this.dupKey, input instanceof Uint8Array && !formTried ? input : undefined, computedChain);
     // A whole row without its newline verifies, but the next writer to open the ledger takes it for a torn
     // line and cuts it off (recording it in a ledger_repair row): said, so that it is not a surprise.
     if (!terminated)
@@ -305,8 +304,17 @@ export class LedgerVerifier {
     this.addBreak(p.line, "unparseable", `line ${p.line}: unparseable`);
   }
 
-  /** `line`: the row's bytes, when its chain may still be read off them (chainFromLine). */
-  private row(row: Json, n: number, dupKey: string | undefined, line: Uint8Array | undefined): void {
+  /**
+   * `line`: the row's bytes, when its chain may still be read off them
+   * (chainFromLine); `computedChain`: its chain, when already computed from them.
+   */
+  private row(
+    row: Json,
+    n: number,
+    dupKey: string | undefined,
+    line: Uint8Array | undefined,
+    computedChain: string | null = null,
+  ): void {
     this.rows++;
     const claim = chainClaim(row);
     if (claim.kind === "not_object" || !isObject(row)) {
@@ -332,8 +340,8 @@ export class LedgerVerifier {
         if (row instanceof FormRow) {
           computed = row.chain(this.prev) ?? expectedChain(this.prev, row.model());
           if (this.onRow !== undefined) row.dropChain(); // as expectedChain leaves a parsed row
-        } else if (this.shallowChain !== null) {
-          computed = this.shallowChain;
+        } else if (computedChain !== null) {
+          computed = computedChain;
           (row as JsonObject).delete("chain"); // as expectedChain leaves a parsed row
         } else computed = expectedChain(this.prev, row, line);
       } catch (err) {

@@ -12,7 +12,7 @@
  */
 import { type Json, type JsonObject, parseJson } from "../core/json.ts";
 import { JsonParseError } from "../core/json-error.ts";
-import { skipWs, stringEnd, valueEnd } from "../core/json-spans.ts";
+import { eachMember, skipWs, stringEnd } from "../core/json-spans.ts";
 import { chainFromJsonLine, REFERENCE_MAX_DEPTH } from "../format/line.ts";
 import { ENVELOPE_KEYS } from "../format/row.ts";
 
@@ -86,16 +86,14 @@ export function readShallow(line: Uint8Array, prev: string): ShallowLine {
   const leftKeys: string[] = [];
   let left = 0;
   let members = 0;
-  let i = skipWs(line, start + 1);
-  while (line[i] === 0x22) {
-    const keyEnd = stringEnd(line, i);
-    const valueStart = skipWs(line, skipWs(line, keyEnd) + 1);
-    const end = valueEnd(line, valueStart);
+  eachMember(line, start, (keyStart, keyEnd, valueStart, end) => {
     members++;
     // Of a key repeated past the first members, the row keeps the value seen last among them: the
     // repeat is a duplicate_key break all the same.
     const key =
-      members <= SHALLOW_MEMBERS_MAX || mayBeEnvelope(line, i, keyEnd) ? (parseSpan(line, i, keyEnd) as string) : null;
+      members <= SHALLOW_MEMBERS_MAX || mayBeEnvelope(line, keyStart, keyEnd)
+        ? (parseSpan(line, keyStart, keyEnd) as string)
+        : null;
     // The chain it claims is always read: what the chain check compares.
     if (
       key !== null &&
@@ -107,10 +105,8 @@ export function readShallow(line: Uint8Array, prev: string): ShallowLine {
       // Of a repeated key the last value counts: one kept before no longer stands.
       if (key !== null) row.delete(key);
       left++;
-      if (leftKeys.length < 3) leftKeys.push(key ?? (parseSpan(line, i, keyEnd) as string));
+      if (leftKeys.length < 3) leftKeys.push(key ?? (parseSpan(line, keyStart, keyEnd) as string));
     }
-    i = skipWs(line, end);
-    if (line[i] === 0x2c) i = skipWs(line, i + 1);
-  }
+  });
   return { kind: "row", row, chain, dupKey, left, leftKeys };
 }
