@@ -5,8 +5,10 @@
  * `seam verify --policy` counts them toward a quorum of two, a ledger
  * rewritten and re-signed with the same key loses that cover (and the
  * witnesses' cosignatures of the old roots say so), and a witness that is
- * down is counted, not waited for. `seam proxy --witness-url` the same way,
- * its MCP sessions' checkpoints through one client.
+ * down is counted, not waited for. An ML-DSA-44 witness's cosignatures
+ * count the same, in verify --policy and in --check-proof --policy.
+ * `seam proxy --witness-url` the same way, its MCP sessions' checkpoints
+ * through one client.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -187,6 +189,72 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       await w2.stop();
     }
   }, 180_000);
+
+  test("an ML-DSA-44 witness (keygen --alg ml-dsa-44): its cosignature rows count in verify --policy and --check-proof --policy", async () => {
+    const dir = tempDir();
+    const p = (s: string) => join(dir, s);
+    const keygen = async (args: string[]) => (await runCli(via, ["keygen", ...args])).stdout.toString().trimEnd();
+    const logKey = await keygen(["--name", "log.test", "--out", p("log.key")]);
+    const pqKey = await keygen(["--name", "pq.test", "--alg", "ml-dsa-44", "--out", p("pq.key")]);
+    const wrap = (urls: string[]) =>
+      run([
+        ...fixture,
+        "client",
+        "--script",
+        "demo",
+        "--",
+        ...seamArgv(via),
+        "wrap",
+        "--ledger",
+        p("l.jsonl"),
+        "--sign",
+        p("log.key"),
+        "--checkpoint-every",
+        "3",
+        ...urls.flatMap((u) => ["--witness-url", u]),
+        "--",
+        ...fixture,
+        "server",
+      ]);
+    expect((await wrap([])).code).toBe(0);
+    const origin = (getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string).split(
+      "\n",
+    )[0];
+    writeFileSync(p("logs.txt"), `log ${origin} ${logKey}\n`);
+    const pq = await startServing(via, ["witness", "--key", p("pq.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    try {
+      const second = await wrap([pq.url]);
+      expect([second.code, second.stderr, announcedKey(pq)]).toEqual([0, "", pqKey]);
+    } finally {
+      await pq.stop();
+    }
+    const rows = rowsOf(p("l.jsonl"));
+    const last = rows.filter((r) => evt(r) === "checkpoint").at(-1)!;
+    const onLast = rows.filter((r) => evt(r) === "cosignature" && getField(r, "size") === getField(last, "size"));
+    expect(onLast.map((c) => getField(c, "witness"))).toEqual(["pq.test"]);
+
+    writeFileSync(p("policy"), `log ${logKey}\nwitness PQ ${pqKey}\nquorum PQ\n`);
+    const v = await runCli(via, ["verify", "--json", p("l.jsonl"), "--policy", p("policy")]);
+    expect([v.code, JSON.parse(v.stdout.toString()).seal.witnessed]).toEqual([
+      0,
+      { quorum: "PQ", through: getField(last, "size"), by: ["PQ"] },
+    ]);
+
+    // A proof of line 2 against the last checkpoint, its note carrying the witness's cosignature as a client would.
+    const proof = (await runCli(via, ["verify", p("l.jsonl"), "--prove", "2"])).stdout.toString();
+    const line = getField(onLast[0]!, "cosignature") as string;
+    const raw = Buffer.from(line.split(" ")[2]!, "base64");
+    raw[100] = raw[100]! ^ 1;
+    const flipped = `${line.split(" ").slice(0, 2).join(" ")} ${raw.toString("base64")}`;
+    const check = async (text: string) => {
+      writeFileSync(p("proof"), text);
+      const r = await runCli(via, ["verify", "--json", "--check-proof", p("proof"), "--policy", p("policy")]);
+      return [r.code, JSON.parse(r.stdout.toString()).witnessed];
+    };
+    expect(await check(`${proof}${line}\n`)).toEqual([0, { quorum: "PQ", ok: true, by: ["PQ"] }]);
+    expect(await check(proof)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    expect(await check(`${proof}${flipped}\n`)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+  }, 120_000);
 
   test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
     const dir = tempDir();
