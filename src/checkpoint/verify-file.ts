@@ -52,6 +52,7 @@ export async function verifyCheckpointedSource(
     remembered: state ? (origin) => state.noteFor(origin) : undefined,
     rememberedOrigin: onPath ? state.originAt(path) : null,
     policy: setup.policy,
+    reread: path === "-" ? undefined : () => fileChunks(path),
   };
   const { report, checkpointReport: cr } = await verifyCheckpointed(source, vopts, sopts);
   let now: number | null | undefined;

@@ -51,8 +51,8 @@ const evt = (r: Json) => getField(r, "evt");
 
 /**
  * The ledger as someone holding the log key would rewrite it: line `at`
- * changed, every checkpoint row from there on given the root of the lines
- * now before it and signed anew, everything re-chained.
+ * changed, every checkpoint row from there on given the size and root of
+ * the lines now before it and signed anew, everything re-chained.
  */
 function rewrite(lines: readonly string[], at: number, change: (l: string) => string, sign: (t: string) => string) {
   let out = lines.slice();
@@ -63,9 +63,11 @@ function rewrite(lines: readonly string[], at: number, change: (l: string) => st
     const row = new Map(parseJson(out[i]!) as JsonObject);
     const note = row.get("note") as string;
     const c = parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1));
+    c.size = i;
     const tree = new CompactRange();
     for (const l of out.slice(0, c.size)) tree.append(leafHash(Buffer.from(l)));
     c.root = tree.root();
+    row.set("size", c.size);
     row.set("root", Buffer.from(c.root).toString("base64"));
     row.set("note", sign(checkpointText(c)));
     out[i] = lineForm(row);
@@ -169,6 +171,25 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       expect(keyOnly.code).toBe(0); // the writer's key alone cannot tell
       const caught = await verify("forged.jsonl", "both");
       expect([caught.code, caught.witnessed.through, caught.kinds.cosignature_fork > 0]).toEqual([1, 0, true]);
+      // Rewritten with that row taken out: every later line moves up one, and the re-signed checkpoints with
+      // it, so none holds at a size the witnesses cosigned; each such cosignature is compared with the root
+      // the ledger now has at its size (a second reading), and is a fork.
+      const shifted = rewrite(
+        lines.filter((_, i) => i !== call),
+        call,
+        (l) => l,
+        (t) => signNote(t, [logSigner]),
+      );
+      writeFileSync(p("shifted.jsonl"), shifted.map((l) => `${l}\n`).join(""));
+      const moved = cosigs.filter((c) => (getField(c, "size") as number) > call).length;
+      expect(moved).toBeGreaterThan(0);
+      const shiftedCaught = await verify("shifted.jsonl", "both");
+      expect([shiftedCaught.code, shiftedCaught.kinds.cosignature_fork]).toEqual([1, moved]);
+      // Read once from stdin, those sizes cannot be compared: the report says so.
+      const piped = await runCli(via, ["verify", "--json", "-", "--policy", p("both")], {
+        input: readFileSync(p("shifted.jsonl")),
+      });
+      expect(JSON.parse(piped.stdout.toString()).notes.join("\n")).toContain("not compared with its lines");
 
       // A witness that is down: the session runs as ever, the other witness cosigns, the failures are counted.
       const down = `http://127.0.0.1:${await freePort()}`;
