@@ -13,7 +13,7 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { SeamError } from "../base/error.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
-import { NoteError, newSigner, newVerifier, type Signer, type Verifier } from "./note.ts";
+import { NoteError, newSigner, newVerifier, type Signer, splitKey, type Verifier } from "./note.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends SeamError {
@@ -97,6 +97,11 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
     signer = newSigner(text);
   } catch (e) {
     if (!(e instanceof NoteError)) throw e;
+    // An ML-DSA-44 key (type 0x06, seam keygen --alg ml-dsa-44) is a witness's: checkpoints are signed with Ed25519.
+    if (text.startsWith("PRIVATE+KEY+") && splitKey(text.slice(12), 0x06) !== null)
+      throw new KeyFileError(
+        `${shown(path)} holds an ML-DSA-44 key, which only cosigns (seam witness --key); checkpoints are signed with an Ed25519 key`,
+      );
     throw noPrivateKey(path);
   }
   return { signer, warning, text };

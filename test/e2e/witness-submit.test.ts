@@ -275,6 +275,21 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     expect(await check(`${proof}${line}\n`)).toEqual([0, { quorum: "PQ", ok: true, by: ["PQ"] }]);
     expect(await check(proof)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
     expect(await check(`${proof}${flipped}\n`)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    // The witness's key signs no checkpoints: wrap --sign says what it is.
+    const misuse = await runCli(via, [
+      "wrap",
+      "--ledger",
+      p("x.jsonl"),
+      "--sign",
+      p("pq.key"),
+      "--",
+      ...fixture,
+      "server",
+    ]);
+    expect([misuse.code, misuse.stderr]).toEqual([
+      2,
+      expect.stringContaining("holds an ML-DSA-44 key, which only cosigns"),
+    ]);
   }, 120_000);
 
   test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
