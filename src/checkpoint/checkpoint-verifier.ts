@@ -316,7 +316,8 @@ export class CheckpointVerifier {
       return;
     }
     const roots = new Map<number, Hash>();
-    const last = Math.max(...sizes);
+    let last = 0;
+    for (const size of sizes) last = Math.max(last, size);
     const tree = new LineTree();
     const lines = new LineSplitter(0);
     try {
