@@ -28,11 +28,22 @@
  *   large        --large-mib of --frame-mib answers (server → client) through
  *                seam and the bare relay: MB/s, and the relay process's peak
  *                RSS (VmHWM from /proc/<pid>/status, polled until it exits).
+ *   witness down the pipelined burst under Bun through `seam wrap --sign KEY`
+ *                (a checkpoint every 100 rows) and the same with
+ *                `--witness-url` a port nothing listens on, alternately,
+ *                --witness-rounds times: the median time from writing the
+ *                burst until its rows are all in the ledger (the process still
+ *                running), with the witness down over without it (a witness
+ *                is a second opinion, never in the way of a call), CPU per
+ *                call, and the time from closing stdin to exit. The time to
+ *                the last answer alone is no measure here: on a busy machine
+ *                a burst's answers now and then all pass before the recorder
+ *                has started, and the next time they do not.
  * Durability modes: --fsync batch (the default), never, always, and --write-ahead.
  *
  *   bun bench/relay.ts [--smoke] [--rt-calls 1000] [--rt-warmup 8000] [--rt-rounds 5] [--calls 20000]
- *                      [--pipe-rounds 3] [--warm-bursts 6] [--large-mib 1024] [--frame-mib 4]
- *                      [--server-runtime bun|node] [--only rt,rt1,pipe,pipewarm,large] [--json FILE] [--keep]
+ *                      [--pipe-rounds 3] [--warm-bursts 6] [--witness-rounds 5] [--large-mib 1024] [--frame-mib 4]
+ *                      [--server-runtime bun|node] [--only rt,rt1,pipe,pipewarm,large,witness] [--json FILE] [--keep]
  *                      [--profile DIR] [--seam-args "ARG …"] [--seam-cmd "CMD …"] [--limit-s 300]
  *
  * --seam-args adds arguments to every `seam wrap` (to try e.g. --max-frame 1024);
@@ -58,6 +69,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { seamArgv, type Via } from "../test/helpers/cli.ts";
+import { freePort } from "../test/helpers/proxy-helpers.ts";
 import {
   built,
   cpuNs,
@@ -88,10 +100,11 @@ const rtRounds = flags.number("--rt-rounds", 5, 1);
 const pipeCalls = flags.number("--calls", 20_000, 200);
 const pipeRounds = flags.number("--pipe-rounds", 3, 1);
 const warmBursts = flags.number("--warm-bursts", 6, 1);
+const witnessRounds = flags.number("--witness-rounds", 5, 1);
 const largeMiB = flags.number("--large-mib", 1024, 8);
 const frameMiB = flags.number("--frame-mib", 4, 4);
 const serverRuntime = flags.string("--server-runtime") ?? "bun";
-const only = new Set((flags.string("--only") ?? "rt,rt1,pipe,pipewarm,large").split(","));
+const only = new Set((flags.string("--only") ?? "rt,rt1,pipe,pipewarm,large,witness").split(","));
 const keep = flags.has("--keep");
 /** Longest one connection may take before its target is taken to hang. */
 const CONN_LIMIT_MS = flags.number("--limit-s", 300, 30) * 1000;
@@ -106,7 +119,9 @@ const have = built();
 const hasTaskset = process.platform === "linux" && Bun.which("taskset") !== null;
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-relay-"));
 
-type Mode = "batch" | "never" | "always" | "write-ahead" | "payloads";
+type Mode = "batch" | "never" | "always" | "write-ahead" | "payloads" | "sign" | "witness-down";
+/** The log key of the witness section's runs, and the URL of a witness that is down (both set by witnessDown). */
+const signing = { key: join(dir, "log.key"), downUrl: "" };
 const MODE_FLAGS: Record<Mode, string[]> = {
   batch: [], // the default
   never: ["--fsync", "never"],
@@ -114,6 +129,8 @@ const MODE_FLAGS: Record<Mode, string[]> = {
   "write-ahead": ["--write-ahead"],
   // A store of its own for each process (unpinnedArgv): one filled by an earlier round would make a burst cheaper.
   payloads: ["--payloads", "DIR"],
+  sign: ["--sign", "KEY", "--checkpoint-every", "100"],
+  "witness-down": ["--sign", "KEY", "--checkpoint-every", "100", "--witness-url", "URL"],
 };
 
 interface Target {
@@ -163,7 +180,9 @@ function unpinnedArgv(t: Target, ledger: string): string[] {
         "wrap",
         "--ledger",
         ledger,
-        ...(t.mode === "payloads" ? ["--payloads", mkdtempSync(join(dir, "payloads-"))] : MODE_FLAGS[t.mode!]),
+        ...(t.mode === "payloads"
+          ? ["--payloads", mkdtempSync(join(dir, "payloads-"))]
+          : MODE_FLAGS[t.mode!].map((a) => (a === "KEY" ? signing.key : a === "URL" ? signing.downUrl : a))),
         ...seamArgs,
         "--",
         ...SERVER,
@@ -665,6 +684,75 @@ async function large(): Promise<void> {
   details.large = { frame_bytes: frame, frames: count, direction: "server to client", targets: table };
 }
 
+// ---- a witness that is down ----
+
+interface RecordedBurst {
+  /** From writing the burst until its rows were all in the ledger (the process still running). */
+  recordedSeconds: number;
+  /** CPU of the process (all threads) over recordedSeconds. */
+  cpu: number;
+  /** From closing stdin to the process's exit. */
+  exitSeconds: number;
+}
+
+async function recordedBurst(t: Target, payload: string, calls: number): Promise<RecordedBurst> {
+  const rowsSeen = new RowCounter(t.ledger!);
+  const c = new Conn(t, t.ledger!);
+  await c.initialize();
+  const cpu0 = cpuNs(c.proc.pid);
+  const t0 = performance.now();
+  c.write(payload);
+  await c.until(1 + calls);
+  await rowsSeen.reach(calls);
+  const t1 = performance.now();
+  const cpu = (cpuNs(c.proc.pid) - cpu0) / 1e9;
+  await c.close();
+  return { recordedSeconds: (t1 - t0) / 1000, cpu, exitSeconds: (performance.now() - t1) / 1000 };
+}
+
+async function witnessDown(): Promise<void> {
+  const k = Bun.spawnSync({ cmd: [...seamArgv("bun"), "keygen", "--name", "bench.log", "--out", signing.key] });
+  if (k.exitCode !== 0) throw new Error(`seam keygen: ${k.stderr.toString()}`);
+  // A port nothing listens on: every request to the witness is refused at once.
+  signing.downUrl = `http://127.0.0.1:${await freePort()}`;
+  const signed = { ...seam("bun", "sign"), name: "seam wrap (bun) --sign" };
+  const down = { ...seam("bun", "witness-down"), name: "seam wrap (bun) --sign --witness-url (down)" };
+  const targets = [signed, down];
+  for (const t of targets) t.ledger = ledgerPath(t, "witness");
+  const payload = Array.from({ length: pipeCalls }, (_, i) => call(i + 1)).join("");
+  const runs = new Map<Target, RecordedBurst[]>(targets.map((t) => [t, []]));
+  for (let r = 0; r < witnessRounds; r++)
+    for (const t of targets) runs.get(t)!.push(await recordedBurst(t, payload, pipeCalls));
+  const all = (t: Target, f: (b: RecordedBurst) => number) => runs.get(t)!.map(f);
+  const med = (t: Target, f: (b: RecordedBurst) => number) => median(all(t, f));
+  const seconds = (t: Target) => med(t, (b) => b.recordedSeconds);
+  const ratio = seconds(down) / seconds(signed);
+  const cpuRatio = med(down, (b) => b.cpu) / med(signed, (b) => b.cpu);
+  for (const t of targets) {
+    const isDown = t === down;
+    const times = all(t, (b) => b.recordedSeconds);
+    rows.push({
+      section: "witness down",
+      name: t.name,
+      value: `${fmt.int(pipeCalls / seconds(t))} calls/s recorded (runs ${fmt.x(Math.max(...times) / Math.min(...times))} apart); ${fmt.us((1000 * med(t, (b) => b.cpu)) / pipeCalls)} CPU/call; exit ${med(t, (b) => b.exitSeconds).toFixed(2)} s after stdin closed`,
+      ratio: isDown ? `${fmt.x(ratio)} the time, ${fmt.x(cpuRatio)} the CPU` : undefined,
+      goal: isDown ? "time ≤ 1.1x without it" : undefined,
+      met: isDown ? ratio <= 1.1 : undefined,
+    });
+  }
+  for (const t of targets) ledgerRow("witness down", t, witnessRounds * pipeCalls);
+  details.witness_down = {
+    calls: pipeCalls,
+    rounds: witnessRounds,
+    checkpoint_every: 100,
+    recorded_seconds: Object.fromEntries(targets.map((t) => [t.mode!, all(t, (b) => b.recordedSeconds)])),
+    cpu_seconds: Object.fromEntries(targets.map((t) => [t.mode!, all(t, (b) => b.cpu)])),
+    exit_seconds: Object.fromEntries(targets.map((t) => [t.mode!, all(t, (b) => b.exitSeconds)])),
+    ratio_of_medians: ratio,
+    cpu_ratio_of_medians: cpuRatio,
+  };
+}
+
 console.log(`relay bench: server ${SERVER[0] === BUN ? "bun" : "node"} echo-server.mjs; ledgers in ${dir}`);
 if (!have.node || !have.exe) console.log("dist/ not built: Node and exe rows skipped (bun scripts/build.ts --exe)");
 try {
@@ -674,6 +762,7 @@ try {
     ["pipe", pipelined],
     ["pipewarm", pipelinedWarm],
     ["large", large],
+    ["witness", witnessDown],
   ] as const) {
     if (!only.has(key)) continue;
     const t0 = performance.now();

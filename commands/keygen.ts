@@ -1,7 +1,9 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
+import { generateMlDsaKey } from "../src/checkpoint/cosignature.ts";
 import { KeyFileError, writeKeyFile } from "../src/checkpoint/keys.ts";
+import { loadMlDsa44 } from "../src/checkpoint/ml-dsa.ts";
 import { generateKey, isValidKeyName } from "../src/checkpoint/note.ts";
 import { rejectUnknownFlags } from "./_args.ts";
 import { print } from "./_out.ts";
@@ -20,6 +22,12 @@ const args = {
     description: `private key file to create, mode 0600, never overwritten (default ${DEFAULT_KEY_FILE})`,
     valueHint: "FILE",
   },
+  alg: {
+    type: "string",
+    description:
+      "ed25519 (default: signs checkpoints, and cosigns as a witness) or ml-dsa-44 (a witness's post-quantum cosignatures only)",
+    valueHint: "ALG",
+  },
 } as const;
 
 /**
@@ -30,7 +38,7 @@ export default defineCommand({
   meta: {
     name: "keygen",
     description:
-      "make an Ed25519 key for signed checkpoints: the private key goes to a file, the verifier key to stdout",
+      "make a key for signed checkpoints (Ed25519) or a witness (also ML-DSA-44): the private key goes to a file, the verifier key to stdout",
   },
   args,
   async run({ rawArgs, args: a }) {
@@ -38,7 +46,7 @@ export default defineCommand({
     if (a._.length > 0)
       throw new UsageError(
         `unexpected argument ${JSON.stringify(String(a._[0]))}`,
-        "seam keygen [--name NAME] [--out FILE]",
+        "seam keygen [--name NAME] [--out FILE] [--alg ed25519|ml-dsa-44]",
       );
     const name = (a.name as string | undefined) ?? DEFAULT_KEY_NAME;
     if (!isValidKeyName(name))
@@ -47,8 +55,18 @@ export default defineCommand({
       );
     const out = (a.out as string | undefined) ?? DEFAULT_KEY_FILE;
     if (out === "") throw new UsageError("--out must not be empty");
+    const alg = (a.alg as string | undefined) ?? "ed25519";
+    if (alg !== "ed25519" && alg !== "ml-dsa-44")
+      throw new UsageError(`--alg ${JSON.stringify(alg)} is not ed25519 or ml-dsa-44`);
     const log = createLog();
-    const { privateKey, verifierKey } = generateKey(name);
+    let privateKey: string;
+    let verifierKey: string;
+    if (alg === "ml-dsa-44") {
+      await loadMlDsa44();
+      const made = generateMlDsaKey(name);
+      privateKey = made.privateKey;
+      verifierKey = made.cosigner.verifierKey;
+    } else ({ privateKey, verifierKey } = generateKey(name));
     try {
       writeKeyFile(out, privateKey);
     } catch (e) {
@@ -58,7 +76,9 @@ export default defineCommand({
     }
     await print(`${verifierKey}\n`);
     log.info(
-      `private key written to ${out} (keep it secret); pin the verifier key above where the ledger's writer cannot change it`,
+      alg === "ml-dsa-44"
+        ? `private key written to ${out} (keep it secret); it cosigns only, as seam witness --key ${out}: the key above is its cosignature key, for policies`
+        : `private key written to ${out} (keep it secret); pin the verifier key above where the ledger's writer cannot change it`,
     );
     return EXIT.OK;
   },

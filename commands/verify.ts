@@ -3,7 +3,7 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError, readVerifierKeys } from "../src/checkpoint/keys.ts";
-import { type Policy, PolicyError, parsePolicy } from "../src/checkpoint/policy.ts";
+import { loadPolicy, type Policy, PolicyError } from "../src/checkpoint/policy.ts";
 import { StateDir, StateDirError } from "../src/checkpoint/state.ts";
 import {
   type CheckpointSetup,
@@ -119,8 +119,8 @@ export default defineCommand({
     const checkProof = a["check-proof"];
     if (a.payloads !== undefined && (checkProof !== undefined || a.prove !== undefined || paths.some(isStream)))
       throw new UsageError("--payloads goes with ledger files", "seam verify LEDGER --payloads DIR");
-    const setup = checkpointSetup({ ...a, checkProof }, paths);
-    if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a);
+    const setup = await checkpointSetup({ ...a, checkProof }, paths);
+    if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a, setup?.policy);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
     if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
@@ -250,7 +250,7 @@ type CheckpointFlags = {
 };
 
 /** The checkpoint flags; null when none is given (a plain chain check). */
-function checkpointSetup(a: CheckpointFlags, paths: string[]): CheckpointSetup | null {
+async function checkpointSetup(a: CheckpointFlags, paths: string[]): Promise<CheckpointSetup | null> {
   rejectEmptyValues(a, CHECKPOINT_ARGS);
   if (a.policy !== undefined) return policySetup({ ...a, policy: a.policy }, paths);
   if (a.cosignatures !== undefined)
@@ -295,14 +295,22 @@ function checkpointSetup(a: CheckpointFlags, paths: string[]): CheckpointSetup |
 }
 
 /** --policy FILE: its log keys check the checkpoints, its quorum the cosignatures (of rows, and of --cosignatures or --witness). */
-function policySetup(a: CheckpointFlags & { policy: string }, paths: string[]): CheckpointSetup {
+async function policySetup(a: CheckpointFlags & { policy: string }, paths: string[]): Promise<CheckpointSetup> {
   if (a.key !== undefined)
     throw new UsageError(
       "--policy carries the log keys: give it without --key",
       "list the keys as 'log <vkey>' lines in the policy",
     );
-  if (a.checkProof !== undefined || a.prove !== undefined)
-    throw new UsageError("--policy goes with verifying a ledger, not --prove or --check-proof");
+  if (a.prove !== undefined)
+    throw new UsageError("--policy goes with verifying a ledger or --check-proof, not --prove");
+  if (
+    a.checkProof !== undefined &&
+    (paths.length > 0 || a.witness !== undefined || a.cosignatures !== undefined || a.state !== undefined)
+  )
+    throw new UsageError(
+      "--check-proof takes the proof alone: no ledger, --witness, --cosignatures or --state",
+      "seam verify --check-proof FILE --policy FILE",
+    );
   if (a.witness !== undefined && a.cosignatures !== undefined)
     throw new UsageError(
       "give --witness or --cosignatures, not both",
@@ -310,7 +318,7 @@ function policySetup(a: CheckpointFlags & { policy: string }, paths: string[]): 
     );
   let policy: Policy;
   try {
-    policy = parsePolicy(readSmallFile(a.policy, 1 << 20).toString("utf8"), a.policy);
+    policy = await loadPolicy(readSmallFile(a.policy, 1 << 20).toString("utf8"), a.policy);
   } catch (e) {
     if (e instanceof PolicyError) throw new UsageError(e.message);
     throw new UsageError(`cannot read policy file ${a.policy}: ${describeIoError(e)}`);
@@ -356,6 +364,7 @@ async function checkProofCommand(
   file: string,
   keys: CheckpointSetup["keys"],
   a: { json?: boolean; quiet?: boolean },
+  policy?: Policy,
 ): Promise<number> {
   let text: string;
   try {
@@ -370,7 +379,7 @@ async function checkProofCommand(
     createLog().error(`cannot read ${file}: ${describeIoError(e)}`);
     return EXIT.FAIL;
   }
-  const r = checkProofFile(file, text, keys);
+  const r = checkProofFile(file, text, keys, policy);
   if (!a.quiet)
     await runtime
       .stdout()

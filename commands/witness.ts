@@ -1,11 +1,10 @@
 import { defineCommand } from "citty";
 import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
-import { newCosigner } from "../src/checkpoint/cosignature.ts";
-import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
+import { KeyFileError } from "../src/checkpoint/keys.ts";
 import { isLoopbackHost } from "../src/proxy/guard.ts";
 import { http, runtime } from "../src/runtime/index.ts";
-import { readWitnessConfig, WitnessConfigError } from "../src/witness/config.ts";
+import { readCosignerKey, readWitnessConfig, WitnessConfigError } from "../src/witness/config.ts";
 import { WitnessServer } from "../src/witness/server.ts";
 import { WitnessState, WitnessStateError } from "../src/witness/state.ts";
 import { rejectUnknownFlags, valueFlags } from "./_args.ts";
@@ -15,7 +14,8 @@ import { print } from "./_out.ts";
 const args = {
   key: {
     type: "string",
-    description: "the witness's private key file (from seam keygen; its name is the witness's name)",
+    description:
+      "the witness's private key file (from seam keygen, Ed25519 or --alg ml-dsa-44; its name is the witness's name)",
     valueHint: "FILE",
     required: true,
   },
@@ -73,9 +73,8 @@ export default defineCommand({
     let cosignerKey: string;
     let count: number;
     try {
-      const key = readSignerFile(a.key as string);
-      if (key.warning) log.warn(key.warning);
-      const cosigner = newCosigner(key.signer);
+      const { cosigner, warning } = await readCosignerKey(a.key as string);
+      if (warning) log.warn(warning);
       cosignerKey = cosigner.verifierKey;
       const logs = readWitnessConfig(a.config as string);
       count = logs.size;

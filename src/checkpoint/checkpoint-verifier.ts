@@ -17,6 +17,7 @@
  * state): src/checkpoint/rollback.ts.
  */
 
+import { guardSource } from "../base/byte-source.ts";
 import { getField, type Json, type JsonObject } from "../core/json.ts";
 import { LineSplitter } from "../core/lines.ts";
 import type { Break, BreakKind, FindingKind } from "../format/kinds.ts";
@@ -24,7 +25,7 @@ import { isSeamsOwn } from "../format/row.ts";
 import { LedgerVerifier, type VerifyOptions, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
 import { type Checkpoint, checkpointText, FormatError, ledgerOrigin, parseCheckpointText } from "./checkpoint.ts";
-import { equalHash, HASH_BYTES, LineTree } from "./merkle.ts";
+import { equalHash, HASH_BYTES, type Hash, LineTree } from "./merkle.ts";
 import { decodeBase64, encodeBase64, keyLabel, noteProblem, openNote, parseNote, type Verifier } from "./note.ts";
 import { cosignersOn, type Policy, quorumHolds } from "./policy.ts";
 import { type CheckpointFinding, RollbackCheck } from "./rollback.ts";
@@ -40,6 +41,13 @@ export interface CheckpointCheckOptions {
   rememberedOrigin?: string | null;
   /** --policy: the checkpoints that hold (rows, and the witness file's that the ledger extends) are judged by its quorum. */
   policy?: Policy;
+  /**
+   * The ledger's bytes afresh, for comparing cosigned checkpoints of sizes
+   * the ledger has no holding checkpoint of with its own root at that size
+   * (known only after the size has gone by). None (stdin): not compared, and
+   * the report says so.
+   */
+  reread?: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
 
 export interface LedgerCheckpoint {
@@ -90,6 +98,8 @@ export class CheckpointVerifier {
   private readonly bySize = new Map<number, LedgerCheckpoint>();
   /** With --policy: the policy witnesses whose cosignature rows hold, by the size of the checkpoint they cosign. */
   private readonly cosignedBy = new Map<number, Set<string>>();
+  /** With --policy: cosignature rows of sizes with no holding checkpoint, compared with the ledger's root at the end. */
+  private readonly unmatched: { line: number; size: number; root: Uint8Array; by: string[] }[] = [];
   private latest: LedgerCheckpoint | null = null;
   private checkpoints = 0;
   private valid = 0;
@@ -195,8 +205,11 @@ export class CheckpointVerifier {
    * A cosignature row (docs/ledger-format.md, "Cosignature row"), judged
    * only under --policy: its line, appended to the note of the checkpoint
    * that holds at its size with its root, counts for the policy witnesses it
-   * verifies for. A policy witness's valid cosignature of another root at
-   * that size is a break: the witness saw lines that are not these.
+   * verifies for. A policy witness's valid cosignature of a root that is not
+   * the ledger's own at that size is a break: the witness saw lines that are
+   * not these. Where no checkpoint holds at the size (a rewrite that moved
+   * or dropped the checkpoint rows), the ledger's root at it is known only
+   * once the size has gone by, so the row waits for compareUnmatched().
    */
   private cosignature(row: JsonObject | { readonly [k: string]: Json }, n: number): void {
     const policy = this.opts.policy;
@@ -205,9 +218,15 @@ export class CheckpointVerifier {
     const line = getField(row, "cosignature");
     if (policy === undefined || typeof size !== "number" || typeof root !== "string" || typeof line !== "string")
       return;
-    if (line.includes("\n")) return;
+    if (line.includes("\n") || !Number.isSafeInteger(size) || size < 1) return;
     const held = this.bySize.get(size);
-    if (held === undefined) return;
+    if (held === undefined) {
+      const other = decodeBase64(root);
+      if (other === null || other.length !== HASH_BYTES || this.origin === null) return;
+      const by = cosignersOn(policy, `${checkpointText({ origin: this.origin, size, root: other })}\n${line}\n`);
+      if (by.length > 0) this.unmatched.push({ line: n, size, root: other, by });
+      return;
+    }
     if (held.root === root) {
       const by = cosignersOn(policy, `${held.note}${line}\n`);
       if (by.length === 0) return;
@@ -277,6 +296,68 @@ export class CheckpointVerifier {
   }
 
   // ---- the end ----
+
+  /**
+   * With --policy, before end(): the cosignature rows of sizes with no
+   * holding checkpoint, each compared with the root of the ledger's first
+   * `size` lines, hashed on a second reading. One that differs is a
+   * `cosignature_fork`; so is one of more lines than the ledger has. Two
+   * cosigned checkpoints that are not consistent with each other cannot both
+   * match the ledger, so at least one of them is reported this way.
+   */
+  async compareUnmatched(): Promise<void> {
+    if (this.failed || this.unmatched.length === 0) return;
+    const reread = this.opts.reread;
+    const sizes = new Set(this.unmatched.map((u) => u.size));
+    if (reread === undefined) {
+      this.notes.push(
+        `cosignatures of ${sizes.size} size${sizes.size === 1 ? "" : "s"} without a checkpoint of the ledger's own not compared with its lines (read once, from stdin)`,
+      );
+      return;
+    }
+    const roots = new Map<number, Hash>();
+    let last = 0;
+    for (const size of sizes) last = Math.max(last, size);
+    const tree = new LineTree();
+    const lines = new LineSplitter(0);
+    try {
+      for await (const chunk of guardSource(reread())) {
+        if (!(chunk instanceof Uint8Array)) break;
+        lines.feed(chunk);
+        for (let p = lines.next(); p !== null && tree.size < last; p = lines.next()) {
+          if (p.kind === "over") tree.add(p.bytes);
+          else {
+            tree.endLine(p.bytes);
+            if (sizes.has(tree.size)) roots.set(tree.size, tree.root());
+          }
+        }
+        if (tree.size >= last) break;
+      }
+    } catch {
+      // A file that cannot be read again: what was hashed is compared, the rest is noted below.
+    }
+    let notCompared = 0;
+    for (const u of this.unmatched) {
+      const ours = roots.get(u.size);
+      if (ours === undefined && u.size <= this.tree.size) notCompared++;
+      else if (ours === undefined)
+        this.breaks.push({
+          line: u.line,
+          kind: "cosignature_fork",
+          message: `line ${u.line}: ${u.by.join(", ")} cosigned size ${u.size}, but the ledger has ${this.tree.size} lines: the lines it witnessed are not these`,
+        });
+      else if (!equalHash(ours, u.root))
+        this.breaks.push({
+          line: u.line,
+          kind: "cosignature_fork",
+          message: `line ${u.line}: ${u.by.join(", ")} cosigned another root for size ${u.size} than lines 1..${u.size} have: the lines it witnessed are not these`,
+        });
+    }
+    if (notCompared > 0)
+      this.notes.push(
+        `${notCompared} cosignature${notCompared === 1 ? "" : "s"} not compared with the ledger's lines: the file could not be read again`,
+      );
+  }
 
   /**
    * With --policy: the largest checkpoint that holds and whose cosignatures
@@ -403,6 +484,20 @@ export async function verifyCheckpointed(
   sopts: CheckpointCheckOptions,
 ): Promise<{ report: VerifyReport; checkpointReport: CheckpointReport }> {
   const sv = new CheckpointVerifier(vopts, sopts);
-  const report = await verifyLedger(source, vopts, sv);
+  let failed: VerifyReport | null = null;
+  await verifyLedger(source, vopts, {
+    push: (chunk) => sv.push(chunk),
+    fail: (reason) => {
+      failed = sv.fail(reason);
+      return failed;
+    },
+    // The report is made below, once the cosignatures that had to wait for the whole file are compared.
+    end: () => null as unknown as VerifyReport,
+    get progress() {
+      return sv.progress;
+    },
+  });
+  if (failed === null) await sv.compareUnmatched();
+  const report = failed ?? sv.end();
   return { report, checkpointReport: sv.checkpointReport };
 }

@@ -13,7 +13,7 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { SeamError } from "../base/error.ts";
 import { describeIoError } from "../base/io-error.ts";
 import { readSmallFile, readSmallFileMode } from "../runtime/small-file.ts";
-import { NoteError, newSigner, newVerifier, type Signer, type Verifier } from "./note.ts";
+import { NoteError, newSigner, newVerifier, type Signer, splitKey, type Verifier } from "./note.ts";
 
 /** A key file that cannot be used; the message says why, in words. */
 export class KeyFileError extends SeamError {
@@ -58,11 +58,15 @@ function shown(value: string): string {
   return looksLikeSecretKey(value) ? "(a value not shown: this looks like a private key)" : value;
 }
 
-/** The signer in a private key file, and a warning when others may read the file. */
-export function readSignerFile(path: string): { signer: Signer; warning: string | null; text: string } {
+/**
+ * A private key file's text (trimmed), and a warning when others may read
+ * the file; `flag` names the option that gave it, for the message when key
+ * text was given in place of a file name.
+ */
+export function readPrivateKeyFile(path: string, flag = "--sign"): { text: string; warning: string | null } {
   if (/PRIVATE\+KEY\+/i.test(path))
     throw new KeyFileError(
-      "--sign takes the name of a key file, and was given key text: this looks like a private key (it is not shown); keep it in a file of mode 0600",
+      `${flag} takes the name of a key file, and was given key text: this looks like a private key (it is not shown); keep it in a file of mode 0600`,
     );
   let text: string;
   let mode = 0;
@@ -73,18 +77,34 @@ export function readSignerFile(path: string): { signer: Signer; warning: string 
   } catch (e) {
     throw new KeyFileError(`cannot read key file ${shown(path)}: ${describeIoError(e)}`);
   }
-  let signer: Signer;
-  try {
-    signer = newSigner(text.trim());
-  } catch (e) {
-    if (!(e instanceof NoteError)) throw e;
-    throw new KeyFileError(`${shown(path)} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
-  }
   const warning =
     (mode & 0o077) !== 0
       ? `key file ${path} can be read by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`
       : null;
-  return { signer, warning, text: text.trim() };
+  return { text: text.trim(), warning };
+}
+
+/** What a key file that holds no usable private key is told. */
+export function noPrivateKey(path: string): KeyFileError {
+  return new KeyFileError(`${shown(path)} holds no private key (one line: PRIVATE+KEY+<name>+<id>+<key>)`);
+}
+
+/** The signer in a private key file, and a warning when others may read the file. */
+export function readSignerFile(path: string): { signer: Signer; warning: string | null; text: string } {
+  const { text, warning } = readPrivateKeyFile(path);
+  let signer: Signer;
+  try {
+    signer = newSigner(text);
+  } catch (e) {
+    if (!(e instanceof NoteError)) throw e;
+    // An ML-DSA-44 key (type 0x06, seam keygen --alg ml-dsa-44) is a witness's: checkpoints are signed with Ed25519.
+    if (text.startsWith("PRIVATE+KEY+") && splitKey(text.slice(12), 0x06) !== null)
+      throw new KeyFileError(
+        `${shown(path)} holds an ML-DSA-44 key, which only cosigns (seam witness --key); checkpoints are signed with an Ed25519 key`,
+      );
+    throw noPrivateKey(path);
+  }
+  return { signer, warning, text };
 }
 
 /** The verifier keys of a --key value: the key itself, or a file of keys. */

@@ -142,15 +142,28 @@ export function verifierKeyText(name: string, pub: Uint8Array, type = ED25519): 
   return `${name}+${hex8(keyId(name, typed))}+${encodeBase64(typed)}`;
 }
 
-/** Splits `name+hex+base64` (base64 may hold "+"), checking the name, the 8 hex digits and the key type byte. */
-export function splitKey(text: string, type = ED25519): { name: string; id: number; key: Uint8Array } | null {
+/**
+ * Splits `name+hex+base64` (base64 may hold "+"), checking the name, the 8
+ * hex digits, the key type byte and the key's length (`keyBytes` after it).
+ */
+export function splitKey(
+  text: string,
+  type = ED25519,
+  keyBytes = 32,
+): { name: string; id: number; key: Uint8Array } | null {
   const a = text.indexOf("+");
   const b = a < 0 ? -1 : text.indexOf("+", a + 1);
   if (b < 0) return null;
   const name = text.slice(0, a);
   const id = text.slice(a + 1, b);
   const key = decodeBase64(text.slice(b + 1));
-  if (!isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(id) || key === null || key.length !== 33 || key[0] !== type)
+  if (
+    !isValidKeyName(name) ||
+    !/^[0-9a-f]{8}$/.test(id) ||
+    key === null ||
+    key.length !== keyBytes + 1 ||
+    key[0] !== type
+  )
     return null;
   return { name, id: parseInt(id, 16), key };
 }

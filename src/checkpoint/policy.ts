@@ -3,7 +3,8 @@
  * (c2sp.org/tlog-policy), the lines
  *
  *   log <vkey> [<url>]                      a key checkpoints may be signed with (type 0x01)
- *   witness <name> <vkey> [<url>]           a witness's cosignature key (type 0x04, src/checkpoint/cosignature.ts)
+ *   witness <name> <vkey> [<url>]           a witness's cosignature key (type 0x04 Ed25519 or 0x06 ML-DSA-44,
+ *                                           src/checkpoint/cosignature.ts)
  *   group <name> all|any|<k> <name>...      at least k of the members witnessed it
  *   quorum <name>|none                      exactly one: what must have witnessed a checkpoint
  *
@@ -15,7 +16,8 @@
  * the name is not compared with it.
  */
 import { SeamError } from "../base/error.ts";
-import { newCosignatureVerifier } from "./cosignature.ts";
+import { isMlDsaCosignatureKey, newCosignatureVerifier } from "./cosignature.ts";
+import { loadMlDsa44 } from "./ml-dsa.ts";
 import { keyLabel, NoteError, newVerifier, openNote, type Verifier } from "./note.ts";
 
 export class PolicyError extends SeamError {
@@ -41,6 +43,17 @@ export interface Policy {
 const LIMIT = 32;
 const NAME = /^[^\s\u0000-\u001f\u007f]+$/;
 
+/** parsePolicy, after loading ML-DSA-44 when a witness line's key is of that type (it is loaded for no other policy). */
+export async function loadPolicy(text: string, file: string): Promise<Policy> {
+  const mlDsa = text.split("\n").some((l) => {
+    const w = l.trim().split(/[ \t]+/);
+    return w[0] === "witness" && w[2] !== undefined && isMlDsaCosignatureKey(w[2]);
+  });
+  if (mlDsa) await loadMlDsa44();
+  return parsePolicy(text, file);
+}
+
+/** The policy in `text`; an ML-DSA-44 witness key needs loadPolicy (or loadMlDsa44 first). */
 export function parsePolicy(text: string, file: string): Policy {
   const logs: Verifier[] = [];
   const witnesses: { name: string; verifier: Verifier }[] = [];
@@ -87,7 +100,7 @@ export function parsePolicy(text: string, file: string): Policy {
         } catch (e) {
           if (!(e instanceof NoteError)) throw e;
           throw bad(
-            "not a cosignature verifier key (<name>+<id>+<base64 of 0x04 and the key>, as seam witness prints)",
+            "not a cosignature verifier key (<name>+<id>+<base64 of 0x04 or 0x06 and the key>, as seam witness prints)",
           );
         }
         once(w[2]!);

@@ -10,6 +10,7 @@ import { type Checkpoint, formatTlogProof, parseCheckpointText, parseTlogProof }
 import { type CheckpointCheckOptions, verifyCheckpointed } from "./checkpoint-verifier.ts";
 import { type Hash, inclusionRanges, LineTree, leafHash, RangeHasher, verifyInclusion } from "./merkle.ts";
 import { keyLabel, NoteError, openNote, parseNote, type Verifier } from "./note.ts";
+import { type Policy, quorumOn } from "./policy.ts";
 
 /**
  * The tlog-proof of ledger line `line` against the latest holding
@@ -89,6 +90,8 @@ export interface ProofCheck {
   index: number | null;
   size: number | null;
   signedBy: string[];
+  /** With a policy: its witnesses whose cosignatures on the checkpoint verify, and whether they make its quorum. */
+  witnessed: { quorum: string; ok: boolean; by: string[] } | null;
   entry: Uint8Array | null;
 }
 
@@ -96,8 +99,10 @@ export interface ProofCheck {
  * Checks a tlog-proof without the ledger: its checkpoint opens with `keys`
  * (none given: not checked, and the verdict is at best inconclusive), and
  * its extra data (the ledger line) is leaf `index` of the checkpoint's tree.
+ * With a policy (its log keys are `keys`), the cosignature lines on the
+ * checkpoint must make its quorum, or the verdict is inconclusive.
  */
-export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck {
+export function checkProof(text: string, keys: readonly Verifier[], policy?: Policy): ProofCheck {
   const out: ProofCheck = {
     verdict: "broken",
     problem: null,
@@ -105,6 +110,7 @@ export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck 
     index: null,
     size: null,
     signedBy: [],
+    witnessed: null,
     entry: null,
   };
   let p;
@@ -152,5 +158,14 @@ export function checkProof(text: string, keys: readonly Verifier[]): ProofCheck 
       verdict: "inconclusive",
       problem: "the proof holds, but no key was given to check who signed its checkpoint",
     };
+  if (policy !== undefined) {
+    out.witnessed = { quorum: policy.quorumName, ...quorumOn(policy, p.checkpoint) };
+    if (!out.witnessed.ok)
+      return {
+        ...out,
+        verdict: "inconclusive",
+        problem: `the proof holds, but its checkpoint is not cosigned by quorum ${policy.quorumName}`,
+      };
+  }
   return { ...out, verdict: "ok" };
 }

@@ -52,6 +52,7 @@ export async function verifyCheckpointedSource(
     remembered: state ? (origin) => state.noteFor(origin) : undefined,
     rememberedOrigin: onPath ? state.originAt(path) : null,
     policy: setup.policy,
+    reread: path === "-" ? undefined : () => fileChunks(path),
   };
   const { report, checkpointReport: cr } = await verifyCheckpointed(source, vopts, sopts);
   let now: number | null | undefined;
@@ -77,15 +78,18 @@ export function proveFile(path: string, line: number, vopts: VerifyOptions, setu
  *     entry     line 12 of 40 (index 11)
  *     signed    by seam+1a2b3c4d
  *     row       {"evt": "tool_call", …}
- * or `  problem   <why>` when it does not hold; exit 0 ok, 1 broken, 3
- * inconclusive (no key to check the signature with).
+ * (with a policy, `  cosigned  by W1, W2 (quorum Q met)`) or
+ * `  problem   <why>` when it does not hold; exit 0 ok, 1 broken, 3
+ * inconclusive (no key to check the signature with, or the policy's quorum
+ * not met).
  */
 export function checkProofFile(
   name: string,
   text: string,
   keys: readonly Verifier[],
+  policy?: Policy,
 ): { code: number; human: string; json: Record<string, Json> } {
-  const c = checkProof(text, keys);
+  const c = checkProof(text, keys, policy);
   const code = c.verdict === "ok" ? EXIT.OK : c.verdict === "broken" ? EXIT.FAIL : EXIT.INCONCLUSIVE;
   const entry = c.entry === null ? null : new TextDecoder().decode(c.entry);
   const out = [`${terminalText(name)}: ${c.verdict}`];
@@ -93,6 +97,10 @@ export function checkProofFile(
   if (c.index !== null)
     out.push(`  entry     line ${c.index + 1}${c.size === null ? "" : ` of ${c.size}`} (index ${c.index})`);
   if (c.signedBy.length > 0) out.push(`  signed    by ${c.signedBy.join(", ")}`);
+  if (c.witnessed !== null)
+    out.push(
+      `  cosigned  by ${c.witnessed.by.length > 0 ? c.witnessed.by.join(", ") : "none of the policy's witnesses"} (quorum ${c.witnessed.quorum} ${c.witnessed.ok ? "met" : "not met"})`,
+    );
   if (entry !== null && c.verdict !== "broken") out.push(`  row       ${terminalText(entry)}`);
   if (c.problem !== null) out.push(`  problem   ${terminalText(c.problem)}`);
   const json: Record<string, Json> = {
@@ -103,6 +111,7 @@ export function checkProofFile(
     line: c.index === null ? null : c.index + 1,
     size: c.size,
     signed_by: c.signedBy,
+    ...(c.witnessed === null ? {} : { witnessed: c.witnessed }),
     entry,
   };
   return { code, human: `${out.join("\n")}\n`, json };

@@ -24,7 +24,7 @@ export const BREAK_KINDS = {
   checkpoint_size: "a checkpoint whose size is not the number of lines before it",
   checkpoint_root: "a checkpoint whose root is not the root of the lines before it",
   cosignature_fork:
-    "with --policy: a policy witness's valid cosignature, in a cosignature row, of another root for the size of a checkpoint that holds",
+    "with --policy: a policy witness's valid cosignature, in a cosignature row, of a root that is not the ledger's own at its size (or of more lines than the ledger has)",
   witness_entry: "a witness file line that is not a witness line, or whose checkpoint does not open",
   witness_rolled_back: "the ledger is shorter than a witnessed checkpoint",
   witness_forked: "the ledger's lines do not hash to a witnessed root, or give another origin",

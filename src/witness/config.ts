@@ -11,7 +11,10 @@
  */
 import { SeamError } from "../base/error.ts";
 import { describeIoError } from "../base/io-error.ts";
-import { newVerifier, type Verifier } from "../checkpoint/note.ts";
+import { type Cosigner, isMlDsaPrivateKey, newCosigner, newMlDsaCosignerFromKey } from "../checkpoint/cosignature.ts";
+import { noPrivateKey, readPrivateKeyFile } from "../checkpoint/keys.ts";
+import { loadMlDsa44 } from "../checkpoint/ml-dsa.ts";
+import { NoteError, newSigner, newVerifier, type Verifier } from "../checkpoint/note.ts";
 import { readSmallFile } from "../runtime/small-file.ts";
 
 export class WitnessConfigError extends SeamError {
@@ -67,4 +70,24 @@ export function readWitnessConfig(path: string): WitnessedLogs {
     throw new WitnessConfigError(`cannot read --config ${path}: ${describeIoError(e)}`);
   }
   return parseWitnessConfig(text, path);
+}
+
+/**
+ * `seam witness --key FILE`: the cosigner of a `seam keygen` key file, an
+ * Ed25519 key (cosigning under type 0x04) or an ML-DSA-44 one (`--alg
+ * ml-dsa-44`, whose module is loaded only then); and a warning when others
+ * may read the file. Throws KeyFileError.
+ */
+export async function readCosignerKey(path: string): Promise<{ cosigner: Cosigner; warning: string | null }> {
+  const { text, warning } = readPrivateKeyFile(path, "--key");
+  try {
+    if (isMlDsaPrivateKey(text)) {
+      await loadMlDsa44();
+      return { cosigner: newMlDsaCosignerFromKey(text), warning };
+    }
+    return { cosigner: newCosigner(newSigner(text)), warning };
+  } catch (e) {
+    if (e instanceof NoteError) throw noPrivateKey(path);
+    throw e;
+  }
 }

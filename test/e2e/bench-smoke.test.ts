@@ -24,6 +24,7 @@ test("bun bench/run.ts --smoke runs every benchmark and prints the table", () =>
     "round trip",
     "pipelined",
     "large (",
+    "witness down",
     "verify (",
     "read (",
     "digest (",

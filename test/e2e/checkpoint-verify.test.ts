@@ -466,6 +466,7 @@ describe("proofs", () => {
         index: line - 1,
         size: 10,
         signedBy: [LABEL],
+        witnessed: null,
         entry: enc.encode(LINES[line - 1]!),
       });
     }

@@ -5,8 +5,10 @@
  * `seam verify --policy` counts them toward a quorum of two, a ledger
  * rewritten and re-signed with the same key loses that cover (and the
  * witnesses' cosignatures of the old roots say so), and a witness that is
- * down is counted, not waited for. `seam proxy --witness-url` the same way,
- * its MCP sessions' checkpoints through one client.
+ * down is counted, not waited for. An ML-DSA-44 witness's cosignatures
+ * count the same, in verify --policy and in --check-proof --policy.
+ * `seam proxy --witness-url` the same way, its MCP sessions' checkpoints
+ * through one client.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -49,8 +51,8 @@ const evt = (r: Json) => getField(r, "evt");
 
 /**
  * The ledger as someone holding the log key would rewrite it: line `at`
- * changed, every checkpoint row from there on given the root of the lines
- * now before it and signed anew, everything re-chained.
+ * changed, every checkpoint row from there on given the size and root of
+ * the lines now before it and signed anew, everything re-chained.
  */
 function rewrite(lines: readonly string[], at: number, change: (l: string) => string, sign: (t: string) => string) {
   let out = lines.slice();
@@ -61,9 +63,11 @@ function rewrite(lines: readonly string[], at: number, change: (l: string) => st
     const row = new Map(parseJson(out[i]!) as JsonObject);
     const note = row.get("note") as string;
     const c = parseCheckpointText(note.slice(0, note.lastIndexOf("\n\n") + 1));
+    c.size = i;
     const tree = new CompactRange();
     for (const l of out.slice(0, c.size)) tree.append(leafHash(Buffer.from(l)));
     c.root = tree.root();
+    row.set("size", c.size);
     row.set("root", Buffer.from(c.root).toString("base64"));
     row.set("note", sign(checkpointText(c)));
     out[i] = lineForm(row);
@@ -167,6 +171,25 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       expect(keyOnly.code).toBe(0); // the writer's key alone cannot tell
       const caught = await verify("forged.jsonl", "both");
       expect([caught.code, caught.witnessed.through, caught.kinds.cosignature_fork > 0]).toEqual([1, 0, true]);
+      // Rewritten with that row taken out: every later line moves up one, and the re-signed checkpoints with
+      // it, so none holds at a size the witnesses cosigned; each such cosignature is compared with the root
+      // the ledger now has at its size (a second reading), and is a fork.
+      const shifted = rewrite(
+        lines.filter((_, i) => i !== call),
+        call,
+        (l) => l,
+        (t) => signNote(t, [logSigner]),
+      );
+      writeFileSync(p("shifted.jsonl"), shifted.map((l) => `${l}\n`).join(""));
+      const moved = cosigs.filter((c) => (getField(c, "size") as number) > call).length;
+      expect(moved).toBeGreaterThan(0);
+      const shiftedCaught = await verify("shifted.jsonl", "both");
+      expect([shiftedCaught.code, shiftedCaught.kinds.cosignature_fork]).toEqual([1, moved]);
+      // Read once from stdin, those sizes cannot be compared: the report says so.
+      const piped = await runCli(via, ["verify", "--json", "-", "--policy", p("both")], {
+        input: readFileSync(p("shifted.jsonl")),
+      });
+      expect(JSON.parse(piped.stdout.toString()).notes.join("\n")).toContain("not compared with its lines");
 
       // A witness that is down: the session runs as ever, the other witness cosigns, the failures are counted.
       const down = `http://127.0.0.1:${await freePort()}`;
@@ -187,6 +210,87 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       await w2.stop();
     }
   }, 180_000);
+
+  test("an ML-DSA-44 witness (keygen --alg ml-dsa-44): its cosignature rows count in verify --policy and --check-proof --policy", async () => {
+    const dir = tempDir();
+    const p = (s: string) => join(dir, s);
+    const keygen = async (args: string[]) => (await runCli(via, ["keygen", ...args])).stdout.toString().trimEnd();
+    const logKey = await keygen(["--name", "log.test", "--out", p("log.key")]);
+    const pqKey = await keygen(["--name", "pq.test", "--alg", "ml-dsa-44", "--out", p("pq.key")]);
+    const wrap = (urls: string[]) =>
+      run([
+        ...fixture,
+        "client",
+        "--script",
+        "demo",
+        "--",
+        ...seamArgv(via),
+        "wrap",
+        "--ledger",
+        p("l.jsonl"),
+        "--sign",
+        p("log.key"),
+        "--checkpoint-every",
+        "3",
+        ...urls.flatMap((u) => ["--witness-url", u]),
+        "--",
+        ...fixture,
+        "server",
+      ]);
+    expect((await wrap([])).code).toBe(0);
+    const origin = (getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string).split(
+      "\n",
+    )[0];
+    writeFileSync(p("logs.txt"), `log ${origin} ${logKey}\n`);
+    const pq = await startServing(via, ["witness", "--key", p("pq.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    try {
+      const second = await wrap([pq.url]);
+      expect([second.code, second.stderr, announcedKey(pq)]).toEqual([0, "", pqKey]);
+    } finally {
+      await pq.stop();
+    }
+    const rows = rowsOf(p("l.jsonl"));
+    const last = rows.filter((r) => evt(r) === "checkpoint").at(-1)!;
+    const onLast = rows.filter((r) => evt(r) === "cosignature" && getField(r, "size") === getField(last, "size"));
+    expect(onLast.map((c) => getField(c, "witness"))).toEqual(["pq.test"]);
+
+    writeFileSync(p("policy"), `log ${logKey}\nwitness PQ ${pqKey}\nquorum PQ\n`);
+    const v = await runCli(via, ["verify", "--json", p("l.jsonl"), "--policy", p("policy")]);
+    expect([v.code, JSON.parse(v.stdout.toString()).seal.witnessed]).toEqual([
+      0,
+      { quorum: "PQ", through: getField(last, "size"), by: ["PQ"] },
+    ]);
+
+    // A proof of line 2 against the last checkpoint, its note carrying the witness's cosignature as a client would.
+    const proof = (await runCli(via, ["verify", p("l.jsonl"), "--prove", "2"])).stdout.toString();
+    const line = getField(onLast[0]!, "cosignature") as string;
+    const raw = Buffer.from(line.split(" ")[2]!, "base64");
+    raw[100] = raw[100]! ^ 1;
+    const flipped = `${line.split(" ").slice(0, 2).join(" ")} ${raw.toString("base64")}`;
+    const check = async (text: string) => {
+      writeFileSync(p("proof"), text);
+      const r = await runCli(via, ["verify", "--json", "--check-proof", p("proof"), "--policy", p("policy")]);
+      return [r.code, JSON.parse(r.stdout.toString()).witnessed];
+    };
+    expect(await check(`${proof}${line}\n`)).toEqual([0, { quorum: "PQ", ok: true, by: ["PQ"] }]);
+    expect(await check(proof)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    expect(await check(`${proof}${flipped}\n`)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    // The witness's key signs no checkpoints: wrap --sign says what it is.
+    const misuse = await runCli(via, [
+      "wrap",
+      "--ledger",
+      p("x.jsonl"),
+      "--sign",
+      p("pq.key"),
+      "--",
+      ...fixture,
+      "server",
+    ]);
+    expect([misuse.code, misuse.stderr]).toEqual([
+      2,
+      expect.stringContaining("holds an ML-DSA-44 key, which only cosigns"),
+    ]);
+  }, 120_000);
 
   test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
     const dir = tempDir();

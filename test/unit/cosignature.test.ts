@@ -1,18 +1,25 @@
 /**
- * Ed25519 cosignatures (c2sp.org/tlog-cosignature): the signed message
+ * Cosignatures (c2sp.org/tlog-cosignature). Ed25519: the signed message
  * against the spec's example, its example signature line read back, the key
  * ID rule, and signing and checking through openNote's trust rules.
+ * ML-DSA-44: the subtree/v1 message against the spec's struct, with keys
+ * and signatures made by the library apart from seam's code.
  */
 import { describe, expect, test } from "bun:test";
 import { createHash, createPublicKey, verify } from "node:crypto";
+import { ml_dsa44 } from "@noble/post-quantum/ml-dsa.js";
 import {
   COSIGNATURE_TYPE,
   cosignatureTime,
   cosignedMessage,
   isCosignatureKey,
+  isMlDsaCosignatureKey,
   newCosignatureVerifier,
   newCosigner,
+  newMlDsaCosigner,
+  subtreeMessage,
 } from "../../src/checkpoint/cosignature.ts";
+import { loadMlDsa44 } from "../../src/checkpoint/ml-dsa.ts";
 import {
   decodeBase64,
   generateKey,
@@ -23,6 +30,7 @@ import {
   parseNote,
   signNote,
 } from "../../src/checkpoint/note.ts";
+import { loadPolicy, quorumOn } from "../../src/checkpoint/policy.ts";
 
 // The spec's example checkpoint and its witness's cosignature line.
 const SPEC_TEXT = "example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
@@ -174,5 +182,129 @@ describe("cosignature/v1", () => {
       expect(openNote(`${TEXT}\n${line}`, [cos]).verified.length).toBe(1);
     }
     for (const t of [-1, 1.5, Number.NaN, 2 ** 53]) expect(() => cosigner.cosign(TEXT, t)).toThrow(RangeError);
+  });
+});
+
+describe("ML-DSA-44 cosignatures (subtree/v1)", () => {
+  // Keys made here with the library itself, and the message written out field by field from the spec's struct.
+  const NAME = "witness.example/pq";
+  const keys = ml_dsa44.keygen(new Uint8Array(32).fill(7));
+  const typed = Buffer.concat([Buffer.from([0x06]), keys.publicKey]);
+  const id = createHash("sha256").update(`${NAME}\n`).update(typed).digest().readUInt32BE(0);
+  const VKEY = `${NAME}+${id.toString(16).padStart(8, "0")}+${typed.toString("base64")}`;
+  const ORIGIN = TEXT.split("\n")[0]!;
+  const ROOT = Buffer.from(TEXT.split("\n")[2]!, "base64");
+  const u64 = (n: bigint) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(n);
+    return b;
+  };
+  const specMessage = (name: string, time: bigint, origin: string, size: bigint, root: Uint8Array) =>
+    Buffer.concat([
+      Buffer.from("subtree/v1\n\0", "latin1"),
+      Buffer.from([Buffer.byteLength(name)]),
+      Buffer.from(name),
+      u64(time),
+      Buffer.from([Buffer.byteLength(origin)]),
+      Buffer.from(origin),
+      u64(0n),
+      u64(size),
+      root,
+    ]);
+  const line = (time: bigint, message: Uint8Array, keyId = id) => {
+    const head = Buffer.alloc(12);
+    head.writeUInt32BE(keyId, 0);
+    head.writeBigUInt64BE(time, 4);
+    return `— ${NAME} ${Buffer.concat([head, ml_dsa44.sign(message, keys.secretKey)]).toString("base64")}\n`;
+  };
+
+  test("the signed message is the spec's struct: label, name, time, origin, start 0, end = size, root", () => {
+    expect(subtreeMessage(NAME, 1700000000n, ORIGIN, 12, ROOT)).toEqual(
+      new Uint8Array(specMessage(NAME, 1700000000n, ORIGIN, 12n, ROOT)),
+    );
+    // Name and origin are 1..255 bytes in the struct.
+    expect([subtreeMessage("x".repeat(256), 0n, ORIGIN, 1, ROOT), subtreeMessage(NAME, 0n, "", 1, ROOT)]).toEqual([
+      null,
+      null,
+    ]);
+  });
+
+  test("the verifier is made only once the module is loaded; then keys of type 0x06 with their own key ID", async () => {
+    const before = (() => {
+      try {
+        newCosignatureVerifier(VKEY);
+        return "made";
+      } catch (e) {
+        return String(e);
+      }
+    })();
+    // Another test may have loaded it already in this process; then it is made.
+    expect(before === "made" || before.includes("loadMlDsa44")).toBe(true);
+    await loadMlDsa44();
+    expect([isCosignatureKey(VKEY), isMlDsaCosignatureKey(VKEY), isMlDsaCosignatureKey(cosigner.verifierKey)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    const v = newCosignatureVerifier(VKEY);
+    expect([v.name, v.id]).toEqual([NAME, id]);
+    for (const bad of [VKEY.replace(id.toString(16).padStart(8, "0"), "00000000"), VKEY.replace(NAME, `${NAME}x`)])
+      expect(() => newCosignatureVerifier(bad)).toThrow(NoteError);
+  });
+
+  test("checking through openNote: a cosignature per the spec verifies; changed ones reject the note", async () => {
+    await loadMlDsa44();
+    const cos = newCosignatureVerifier(VKEY);
+    const note = signNote(TEXT, [logSigner]);
+    const good = line(1700000000n, specMessage(NAME, 1700000000n, ORIGIN, 12n, ROOT));
+    const BAD = `invalid-signature: invalid signature for key ${NAME}+${id.toString(16).padStart(8, "0")}`;
+    const cases: [string, string, string][] = [
+      ["cosigned", note + good, `ok ${NAME}`],
+      [
+        "time zero (no claim to be the largest)",
+        note + line(0n, specMessage(NAME, 0n, ORIGIN, 12n, ROOT)),
+        `ok ${NAME}`,
+      ],
+      ["signed with another time", note + line(1700000001n, specMessage(NAME, 1700000000n, ORIGIN, 12n, ROOT)), BAD],
+      ["signed for another size", note + line(1700000000n, specMessage(NAME, 1700000000n, ORIGIN, 13n, ROOT)), BAD],
+      ["signed under another name", note + line(1700000000n, specMessage("w", 1700000000n, ORIGIN, 12n, ROOT)), BAD],
+    ];
+    for (const [what, text, want] of cases)
+      expect([what, outcome(() => openNote(text, [newVerifier(LOG.verifierKey), cos]))]).toEqual([
+        what,
+        want.startsWith("ok") ? `ok log.example,${NAME}` : want,
+      ]);
+    expect(cosignatureTime(parseNote(note + good).sigs[1]!)).toBe(1700000000);
+    // Extension lines are not signed by this type: the same cosignature holds for the text with one.
+    const extended = `${TEXT}ext\n`;
+    expect(outcome(() => openNote(`${extended}\n${good}`, [cos]))).toBe(`ok ${NAME}`);
+  });
+
+  test("a policy with an ML-DSA-44 witness: loadPolicy loads the module, quorumOn counts the cosignature", async () => {
+    const text = `log ${LOG.verifierKey}\nwitness PQ ${VKEY}\nwitness E ${cosigner.verifierKey}\ngroup both all PQ E\nquorum both\n`;
+    const p = await loadPolicy(text, "p");
+    const note = signNote(TEXT, [logSigner]);
+    const pq = line(5n, specMessage(NAME, 5n, ORIGIN, 12n, ROOT));
+    expect([
+      quorumOn(p, note + pq),
+      quorumOn(p, note + pq + cosigner.cosign(TEXT, 5)),
+      quorumOn(p, note + cosigner.cosign(TEXT, 5)),
+    ]).toEqual([
+      { ok: false, by: ["PQ"] },
+      { ok: true, by: ["PQ", "E"] },
+      { ok: false, by: ["E"] },
+    ]);
+  });
+
+  test("seam's own ML-DSA-44 cosigner signs what the spec's message says", async () => {
+    await loadMlDsa44();
+    const c = newMlDsaCosigner(NAME, new Uint8Array(32).fill(7));
+    expect([c.id, c.verifierKey]).toEqual([id, VKEY]);
+    const got = c.cosign(TEXT, 1700000000);
+    const raw = Buffer.from(got.trimEnd().split(" ")[2]!, "base64");
+    expect([raw.length, raw.readUInt32BE(0), raw.readBigUInt64BE(4)]).toEqual([4 + 8 + 2420, id, 1700000000n]);
+    expect(ml_dsa44.verify(raw.subarray(12), specMessage(NAME, 1700000000n, ORIGIN, 12n, ROOT), keys.publicKey)).toBe(
+      true,
+    );
   });
 });

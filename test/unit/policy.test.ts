@@ -42,7 +42,7 @@ describe("policy files", () => {
       [`log ${LOG.verifierKey}\nquorum none\nquorum none\n`, "error: p line 3: a second quorum line"],
       [
         `log ${LOG.verifierKey}\nwitness A ${LOG.verifierKey}\nquorum A\n`,
-        "error: p line 2: not a cosignature verifier key (<name>+<id>+<base64 of 0x04 and the key>, as seam witness prints)",
+        "error: p line 2: not a cosignature verifier key (<name>+<id>+<base64 of 0x04 or 0x06 and the key>, as seam witness prints)",
       ],
       [
         `log ${w1}\nquorum none\n`,
