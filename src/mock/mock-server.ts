@@ -132,6 +132,20 @@ export function frameJson(bytes: Uint8Array): Json | undefined {
 }
 
 /**
+ * The answer to one frame a client sent (without "\n"), or null when it
+ * gets none: a message's answer, a batch's answers as a batch, a frame that
+ * is not JSON a parse error.
+ */
+export function answerFrame(answers: MockAnswers, bytes: Uint8Array): string | null {
+  const m = frameJson(bytes);
+  if (m === undefined)
+    return decoder.decode(errorLine(null, PARSE_ERROR_CODE, "seam mock: the frame is not JSON")).trimEnd();
+  if (!Array.isArray(m)) return answers.answer(bytes, -1, m);
+  const all = m.map((one, i) => answers.answer(bytes, i, one)).filter((a): a is string => a !== null);
+  return all.length > 0 ? `[${all.join(",")}]` : null;
+}
+
+/**
  * Serves `answers` on stdin/stdout until stdin ends: one answer line for
  * each request, a batch answered with a batch, in the order they came.
  */
@@ -139,18 +153,8 @@ export async function runMock(stdin: ByteSource, stdout: ByteSink, answers: Mock
   const out: string[] = [];
   const frames = new FrameSplitter(Number.MAX_SAFE_INTEGER, {
     frame(bytes) {
-      const m = frameJson(bytes);
-      if (m === undefined) {
-        out.push(decoder.decode(errorLine(null, PARSE_ERROR_CODE, "seam mock: the frame is not JSON")));
-        return;
-      }
-      if (!Array.isArray(m)) {
-        const a = answers.answer(bytes, -1, m);
-        if (a !== null) out.push(`${a}\n`);
-        return;
-      }
-      const all = m.map((one, i) => answers.answer(bytes, i, one)).filter((a): a is string => a !== null);
-      if (all.length > 0) out.push(`[${all.join(",")}]\n`);
+      const a = answerFrame(answers, bytes);
+      if (a !== null) out.push(`${a}\n`);
     },
     oversize() {},
   });

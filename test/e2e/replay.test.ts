@@ -42,15 +42,15 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     const junit = join(tempDir(), "replay.xml");
     let r = await replay(["--junit", junit]);
     const row = (tool: string, verdict: string) =>
-      `${String(lineOf(tool)).padStart(6)}  ${session}  ${tool.padEnd(50)}  ${verdict}`.trimEnd();
+      `${String(lineOf(tool)).padStart(6)}  ${session}  ${"tools/call".padEnd(14)}  ${tool.padEnd(34)}  ${verdict}`.trimEnd();
     expect([r.code, r.stdout.toString()]).toEqual([
       1,
       [
-        `${"line".padStart(6)}  session   ${"tool".padEnd(50)}  replayed`,
+        `${"line".padStart(6)}  session   ${"method".padEnd(14)}  ${"name".padEnd(34)}  replayed`,
         row("echo", "same"),
         row("get-sum", "same"),
         row("get-env", "different"),
-        "3 calls replayed: 2 same, 1 different, 0 missing, 0 with no payload",
+        "3 requests replayed: 2 same, 1 different, 0 missing, 0 with no payload",
         "",
       ].join("\n"),
     ]);
@@ -58,9 +58,9 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     // The JUnit report: a test case per call, the different one failed.
     const xml = readFileSync(junit, "utf8");
     expect(xml).toContain('<testsuite name="seam replay" tests="3" failures="1"');
-    expect(xml).toContain(`<testcase classname="seam.replay" name="line ${lineOf("echo")}: echo"/>`);
+    expect(xml).toContain(`<testcase classname="seam.replay" name="line ${lineOf("echo")}: tools/call echo"/>`);
     expect(xml).toContain(
-      `<failure message="different" type="rule">FAIL  line ${lineOf("get-env")}: get-env: different</failure>`,
+      `<failure message="different" type="rule">FAIL  line ${lineOf("get-env")}: tools/call get-env: different</failure>`,
     );
 
     // The field that varies left out: all the same; each answer's own digest is still reported.
@@ -68,8 +68,8 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout.toString());
     expect([out.same, out.different, out.missing, out.no_payload]).toEqual([3, 0, 0, 0]);
-    expect(out.calls.map((x: { tool: string; line: number }) => [x.tool, x.line])).toEqual(
-      ["echo", "get-sum", "get-env"].map((t) => [t, lineOf(t)]),
+    expect(out.calls.map((x: { method: string; name: string; line: number }) => [x.method, x.name, x.line])).toEqual(
+      ["echo", "get-sum", "get-env"].map((t) => ["tools/call", t, lineOf(t)]),
     );
     for (const [i, x] of (out.calls as { recorded: string; replayed: string }[]).entries()) {
       expect(x.recorded).toBe(getField(calls[i]!, "result_digest") as string);
@@ -80,7 +80,7 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     // A server that answers nothing: every call is missing.
     r = await replay([], ["node", "-e", "process.exit(0)"]);
     expect(r.code).toBe(1);
-    expect(r.stdout.toString()).toContain("3 calls replayed: 0 same, 0 different, 3 missing, 0 with no payload");
+    expect(r.stdout.toString()).toContain("3 requests replayed: 0 same, 0 different, 3 missing, 0 with no payload");
     expect(r.stdout.toString()).toContain(`line ${lineOf("echo")}: initialize: the server closed its stdout`);
 
     // The echo call's payloads erased: it cannot be replayed (exit 3), the others still are.
@@ -91,7 +91,7 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     expect(r.code).toBe(3);
     expect(r.stdout.toString()).toContain(row("echo", "no payload"));
     expect(r.stdout.toString()).toContain(`line ${lineOf("echo")}: its arguments are not in the payload store`);
-    expect(r.stdout.toString()).toContain("3 calls replayed: 2 same, 0 different, 0 missing, 1 with no payload");
+    expect(r.stdout.toString()).toContain("3 requests replayed: 2 same, 0 different, 0 missing, 1 with no payload");
 
     // A changed row: refused before any server is started.
     writeFileSync(ledger, readFileSync(ledger, "utf8").replace(`"tool": "get-sum"`, `"tool": "get-sun"`));
