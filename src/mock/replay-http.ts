@@ -21,10 +21,12 @@ export interface HttpChannel extends Channel {
   end(): Promise<void>;
 }
 
-/** What a fetch failure says: its cause's code or message when it has one. */
+/** What a fetch failure says: its code (ECONNREFUSED…), on it (Bun) or its cause (Node), else a message. */
 function failure(e: unknown): string {
-  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (e as Error).message ?? String(e);
+  const err = e as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  for (const v of [err.code, err.cause?.code, err.cause?.message, err.message])
+    if (typeof v === "string" && v !== "") return v;
+  return String(e);
 }
 
 export function httpChannel(url: URL, conv: Conversation): HttpChannel {

@@ -20,7 +20,7 @@ import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { getField } from "../../src/core/json.ts";
 import { built, runCli, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
-import { rawRequest, startEverything, startProxy, startServing } from "../helpers/proxy-helpers.ts";
+import { freePort, rawRequest, startEverything, startProxy, startServing } from "../helpers/proxy-helpers.ts";
 
 /** What the client asks; `varies`: its answer differs from one live server to the next. */
 const ASKED: { method: string; name: string; varies?: true; ask: (c: Client) => Promise<unknown> }[] = [
@@ -112,6 +112,15 @@ describe.each(VIAS.filter(built))("a Streamable HTTP recording via %s", (via) =>
     } finally {
       await fresh.stop("SIGTERM");
     }
+
+    // Nothing listens there: every request is missing, and why is said.
+    const nowhere = `http://127.0.0.1:${await freePort()}/mcp`;
+    const gone = await runCli(via, ["replay", ledger, "--payloads", store, "--upstream", nowhere]);
+    expect(gone.code).toBe(1);
+    expect(gone.stdout.toString()).toContain(
+      `${ASKED.length} requests replayed: 0 same, 0 different, ${ASKED.length} missing, 0 with no payload`,
+    );
+    expect(gone.stdout.toString()).toMatch(/\nline \d+: initialize: POST http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n/);
 
     // Served back over Streamable HTTP: the SDK client gets what the live server gave.
     const mock = await startServing(via, ["mock", ledger, "--payloads", store, "--listen", "127.0.0.1:0"]);

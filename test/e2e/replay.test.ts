@@ -1,15 +1,18 @@
 /**
  * seam replay with real parts: the official SDK client records
- * server-everything over stdio through `seam wrap --payloads`; the calls are
- * then replayed to a fresh server-everything and compared. Its get-env tool
- * answers with the environment, so a replay under another environment
- * differs there and only there. Under each build.
+ * server-everything over stdio through `seam wrap --payloads`; the requests
+ * are then replayed to a fresh server-everything and compared. Its get-env
+ * tool answers with the environment, so a replay under another environment
+ * differs there and only there. Its trigger-sampling-request tool asks the
+ * client to sample and answers with what it got: the replay answers from
+ * the recording. Under each build.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { getField } from "../../src/core/json.ts";
 import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
@@ -100,4 +103,48 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
     expect(r.stderr).toMatch(/^seam: error: .*l\.jsonl does not verify: broken \(.*\); not replaying it\n/);
     expect(r.stderr).toContain("seam: hint: run 'seam verify");
   }, 120_000);
+});
+
+describe.each(VIAS.filter(built))("seam replay beyond tools/call via %s", (via) => {
+  test("tools/list, prompts/get, resources/read; the server's sampling request answered from the recording", async () => {
+    const dir = tempDir();
+    const ledger = join(dir, "l.jsonl");
+    const store = join(dir, "store");
+    const argv = [...seamArgv(via), "wrap", "--ledger", ledger, "--payloads", store, "--", ...EVERYTHING];
+    const c = new Client({ name: "seam-replay-test", version: "1.0.0" }, { capabilities: { sampling: {} } });
+    c.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      model: "fixture-model",
+      role: "assistant" as const,
+      content: { type: "text" as const, text: "fixed" },
+    }));
+    await c.connect(new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), stderr: "ignore" }));
+    await c.listTools();
+    await c.getPrompt({ name: "args-prompt", arguments: { city: "Oslo" } });
+    await c.readResource({ uri: "demo://resource/static/document/architecture.md" });
+    await c.callTool({ name: "trigger-sampling-request", arguments: { prompt: "one word", maxTokens: 5 } });
+    await c.close();
+    const replay = () =>
+      runCli(via, ["replay", ledger, "--payloads", store, "--json", "--", ...EVERYTHING]).then((r) => ({
+        code: r.code,
+        calls: JSON.parse(r.stdout.toString()).calls.map((x: { method: string; name: string; verdict: string }) => [
+          x.method,
+          x.name,
+          x.verdict,
+        ]),
+      }));
+    const calls = (last: string) => [
+      ["tools/list", "", "same"],
+      ["prompts/get", "args-prompt", "same"],
+      ["resources/read", "demo://resource/static/document/architecture.md", "same"],
+      ["tools/call", "trigger-sampling-request", last],
+    ];
+    expect(await replay()).toEqual({ code: 0, calls: calls("same") });
+
+    // The recorded answer to the sampling request gone: the server gets an error, and its tool answers otherwise.
+    const sampling = ledgerRows(ledger).find((r) => getField(r, "evt") === "server_request")!;
+    expect(getField(sampling, "method")).toBe("sampling/createMessage");
+    const answer = getField(sampling, "result_digest") as string;
+    rmSync(join(store, "sha256", answer.slice("sha256:json-c14n:v1:".length)));
+    expect(await replay()).toEqual({ code: 1, calls: calls("different") });
+  }, 90_000);
 });
