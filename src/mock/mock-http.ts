@@ -119,7 +119,11 @@ export class MockHttpServer {
       if (answers === undefined) return rpcError(reply, 404, -32001, "no such session");
     }
     const out = answerFrame(answers, body);
-    if (out === null) return plain(reply, 202, "", more);
+    if (out === null) {
+      reply.head(202, [["Content-Length", "0"], ...more]);
+      await reply.end();
+      return;
+    }
     sendWhole(reply, 200, JSON_TYPE, encoder.encode(out), more);
   }
 }

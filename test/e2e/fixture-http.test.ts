@@ -5,8 +5,8 @@
  * through `seam proxy --payloads`; `seam replay --upstream` sends the
  * recorded requests to a fresh server-everything, answering its sampling
  * request from the recording; `seam mock --listen` serves the SDK client's
- * StreamableHTTPClientTransport the answers the live server gave. Under each
- * build.
+ * StreamableHTTPClientTransport the answers the live server gave, and a
+ * replay to it finds them all the same. Under each build.
  *
  * What varies between two live servers: get-env (it answers with the
  * server's environment, whose PORT differs), in /content/0/text.
@@ -135,12 +135,29 @@ describe.each(VIAS.filter(built))("a Streamable HTTP recording via %s", (via) =>
         (await rawRequest(mock.url, { headers: { accept: "text/event-stream", "mcp-session-id": sid } })).status,
       ).toBe(405);
       const ping = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" });
-      const post = (headers: Record<string, string>) =>
+      const note = JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+      const post = (headers: Record<string, string>, body = ping) =>
         rawRequest(mock.url, {
           method: "POST",
           headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-          body: ping,
+          body,
         });
+      const answered = async (body: string) => {
+        const a = await post({ "mcp-session-id": sid }, body);
+        return [a.status, a.headers["content-type"], a.body.toString()];
+      };
+      // A batch is answered with a batch; notifications alone get 202 and no body; a body that is no JSON, a parse error.
+      expect(await answered(`[${ping},${note}]`)).toEqual([
+        200,
+        "application/json",
+        `[{"jsonrpc":"2.0","id":9,"result":{}}]`,
+      ]);
+      expect(await answered(note)).toEqual([202, undefined, ""]);
+      expect(await answered("{not json")).toEqual([
+        400,
+        "application/json",
+        `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"seam mock: the body is not JSON"}}`,
+      ]);
       expect((await post({ host: "evil.example", "mcp-session-id": sid })).status).toBe(403);
       expect((await post({ origin: "http://evil.example", "mcp-session-id": sid })).status).toBe(403);
       const ok = await post({ "mcp-session-id": sid });
@@ -150,6 +167,10 @@ describe.each(VIAS.filter(built))("a Streamable HTTP recording via %s", (via) =>
       await t.terminateSession();
       expect((await post({ "mcp-session-id": sid })).status).toBe(404);
       await c.close();
+      // The recording replayed to its own mock (answers as JSON bodies, not event streams): all the same.
+      const r = await runCli(via, ["replay", ledger, "--payloads", store, "--upstream", mock.url, "--json"]);
+      const out = JSON.parse(r.stdout.toString());
+      expect([r.code, out.same, out.different, out.missing, out.no_payload]).toEqual([0, ASKED.length, 0, 0, 0]);
     } finally {
       expect(await mock.stop("SIGTERM")).toBe(0);
     }
