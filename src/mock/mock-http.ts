@@ -27,7 +27,7 @@ import { answerFrame, frameJson, type MockAnswers } from "./mock-server.ts";
 const MAX_BODY = 64 * 1024 * 1024;
 /** How long a client may take to send a body. */
 const BODY_MS = 30_000;
-/** A session is at most this many: a client that opens sessions and never ends them is refused more. */
+/** The most sessions open at once: a client that opens sessions and never ends them is refused more. */
 const MAX_SESSIONS = 10_000;
 
 const encoder = new TextEncoder();

@@ -175,6 +175,13 @@ describe.each(VIAS.filter(built))("a Streamable HTTP recording via %s", (via) =>
       expect(await mock.stop("SIGTERM")).toBe(0);
     }
 
+    // Only loopback unless told otherwise.
+    const remote = await runCli(via, ["mock", ledger, "--payloads", store, "--listen", "0.0.0.0:0"]);
+    expect([remote.code, remote.stdout.length]).toEqual([2, 0]);
+    expect(remote.stderr).toContain(
+      "seam: error: --listen 0.0.0.0 is not a loopback address\nseam: hint: add --allow-remote",
+    );
+
     // A changed row: mock and replay refuse it before serving or sending anything.
     writeFileSync(ledger, readFileSync(ledger, "utf8").replace(`"tool": "get-sum"`, `"tool": "get-sun"`));
     for (const args of [
