@@ -13,6 +13,7 @@ import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { errorLine, PARSE_ERROR_CODE } from "../observe/own-answers.ts";
 import { valueSpan } from "../observe/payloads.ts";
+import { PARAMS_ROWED_METHODS } from "../observe/request-rows.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 import { MOCKED_METHODS, type Recorded, type Recording, requestKeys } from "./recording.ts";
 
@@ -74,7 +75,11 @@ export class MockAnswers {
     const fail = (code: number, message: string) =>
       `{"jsonrpc":"2.0","id":${id},"error":{"code":${code},"message":${JSON.stringify(`seam mock: ${message}`)}}}`;
     const args =
-      method === "tools/call" || method === "prompts/get" ? valueSpan(frame, index, ["params", "arguments"]) : null;
+      method === "tools/call" || method === "prompts/get"
+        ? valueSpan(frame, index, ["params", "arguments"])
+        : PARAMS_ROWED_METHODS.has(method)
+          ? valueSpan(frame, index, ["params"])
+          : null;
     const keys = MOCKED_METHODS.includes(method)
       ? requestKeys(method, params, args ?? undefined, this.recording.recipes)
       : null;

@@ -12,6 +12,8 @@
  *   resources/read            params.uri
  *   tools/list                params.cursor (none for the first page); the answer's
  *                             result.tools is compared, what tools_digest is of
+ *   resources/list, prompts/list, resources/templates/list, completion/complete
+ *                             the payload of params_digest (client_request rows)
  *
  * Requests the server sends meanwhile get the answer recorded for the same
  * method and params digest in that session (the recorded sequence, the last
@@ -23,6 +25,7 @@ import { getField, isObject, type Json, type JsonObject } from "../core/json.ts"
 import { isSeamsOwn } from "../format/row.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { valueSpan } from "../observe/payloads.ts";
+import { PARAMS_ROWED_METHODS } from "../observe/request-rows.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 import { frameJson } from "./mock-server.ts";
 
@@ -33,16 +36,16 @@ const METHOD_OF_EVT: Record<string, ReplayedMethod> = {
   resource_read: "resources/read",
   tools_list: "tools/list",
 };
-export type ReplayedMethod = "tools/call" | "prompts/get" | "resources/read" | "tools/list";
+export type ReplayedMethod = string;
 
 /** One request to replay, as its row recorded it. */
 export interface PlannedRequest {
   /** The row's line in the ledger (from 1). */
   line: number;
   method: ReplayedMethod;
-  /** The tool or prompt name, the resource's uri, or the list's cursor ("" for the first page). */
+  /** The tool or prompt name, the resource's uri, or the list's cursor ("" for the first page, and for a client_request). */
   name: string;
-  /** tools/call, prompts/get: the digest of params.arguments. */
+  /** tools/call, prompts/get: the digest of params.arguments; a client_request's: of params. */
   argsDigest?: string;
   /** The digest of the answer (for tools/list, of result.tools). */
   resultDigest: string;
@@ -108,7 +111,8 @@ export class ReplayPlan {
   row(row: Row, line: number): void {
     if (!isSeamsOwn(getField(row, "seam"))) return;
     const evt = str(getField(row, "evt")) ?? "";
-    const method = METHOD_OF_EVT[evt];
+    const method = evt === "client_request" ? str(getField(row, "method")) : METHOD_OF_EVT[evt];
+    if (evt === "client_request" && (method === undefined || !PARAMS_ROWED_METHODS.has(method))) return;
     if (evt !== "mcp_initialize" && evt !== "server_request" && method === undefined) return;
     const id = str(getField(row, "session")) ?? "";
     if (this.session !== undefined && !id.startsWith(this.session)) return;
@@ -143,7 +147,12 @@ export class ReplayPlan {
     if (resultDigest === undefined || digestParts(resultDigest) === null) return;
     let name: string | undefined;
     let argsDigest: string | undefined;
-    switch (method) {
+    switch (evt === "client_request" ? evt : method) {
+      case "client_request":
+        name = "";
+        argsDigest = str(getField(row, "params_digest"));
+        if (argsDigest === undefined) return;
+        break;
       case "tools/list":
         name = str(getField(row, "cursor")) ?? "";
         break;
@@ -354,16 +363,24 @@ function initializeLine(s: PlannedSession): string {
   return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${jsonOf(init)}}`;
 }
 
-/** The params of a replayed request, or null when a payload it needs is not in the store. */
+/** The params of a replayed request ("" for none), or null when a payload it needs is not in the store. */
 function paramsOf(r: PlannedRequest, payload: (digest: string) => Uint8Array | null): string | null {
   switch (r.method) {
     case "tools/list":
       return r.name === "" ? "{}" : `{"cursor":${JSON.stringify(r.name)}}`;
     case "resources/read":
       return `{"uri":${JSON.stringify(r.name)}}`;
-    default: {
+    case "tools/call":
+    case "prompts/get": {
       const args = payload(r.argsDigest!);
       return args === null ? null : `{"name":${JSON.stringify(r.name)},"arguments":${oneLine(args)}}`;
+    }
+    default: {
+      // A client_request: its params as they were; a request that had none (digested as null) is sent without.
+      const params = payload(r.argsDigest!);
+      if (params === null) return null;
+      const text = oneLine(params);
+      return text.trim() === "null" ? "" : text;
     }
   }
 }
@@ -393,7 +410,8 @@ export async function replaySession(
     const params = paramsOf(r, o.payload);
     const recorded = o.ignore.length > 0 ? o.payload(r.resultDigest) : undefined;
     if (params === null || recorded === null) {
-      const which = params === null ? "arguments are" : "recorded answer is";
+      const sent = r.method === "tools/call" || r.method === "prompts/get" ? "arguments are" : "params are";
+      const which = params === null ? sent : "recorded answer is";
       out.push({ ...base, verdict: "no_payload", replayed: null, why: `its ${which} not in the payload store` });
       continue;
     }
@@ -402,7 +420,8 @@ export async function replaySession(
       continue;
     }
     id++;
-    await channel.send(`{"jsonrpc":"2.0","id":${id},"method":"${r.method}","params":${params}}`, String(id));
+    const more = params === "" ? "" : `,"params":${params}`;
+    await channel.send(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(r.method)}${more}}`, String(id));
     const got = await conv.answerTo(String(id), channel, o.timeoutMs);
     if (typeof got === "string") {
       out.push({ ...base, verdict: "missing", replayed: null, why: got });

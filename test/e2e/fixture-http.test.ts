@@ -45,6 +45,18 @@ const ASKED: { method: string; name: string; varies?: true; ask: (c: Client) => 
     name: "demo://resource/static/document/architecture.md",
     ask: (c) => c.readResource({ uri: "demo://resource/static/document/architecture.md" }),
   },
+  { method: "resources/list", name: "", ask: (c) => c.listResources() },
+  { method: "resources/templates/list", name: "", ask: (c) => c.listResourceTemplates() },
+  { method: "prompts/list", name: "", ask: (c) => c.listPrompts() },
+  {
+    method: "completion/complete",
+    name: "",
+    ask: (c) =>
+      c.complete({
+        ref: { type: "ref/prompt", name: "completable-prompt" },
+        argument: { name: "department", value: "E" },
+      }),
+  },
 ];
 
 /** A client that declares sampling, answering each sampling request with one fixed message. */

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { digestJson } from "../../src/core/digest.ts";
 import { getField } from "../../src/core/json.ts";
 import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
@@ -106,7 +107,7 @@ describe.each(VIAS.filter(built))("seam replay via %s", (via) => {
 });
 
 describe.each(VIAS.filter(built))("seam replay beyond tools/call via %s", (via) => {
-  test("tools/list, prompts/get, resources/read; the server's sampling request answered from the recording", async () => {
+  test("tools/list, prompts/get, resources/read, prompts/list, completion/complete; sampling answered from the recording", async () => {
     const dir = tempDir();
     const ledger = join(dir, "l.jsonl");
     const store = join(dir, "store");
@@ -122,7 +123,21 @@ describe.each(VIAS.filter(built))("seam replay beyond tools/call via %s", (via) 
     await c.getPrompt({ name: "args-prompt", arguments: { city: "Oslo" } });
     await c.readResource({ uri: "demo://resource/static/document/architecture.md" });
     await c.callTool({ name: "trigger-sampling-request", arguments: { prompt: "one word", maxTokens: 5 } });
+    await c.listPrompts();
+    await c.complete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "name", value: "B" },
+    });
     await c.close();
+    // prompts/list went without params (digested as null): the replay sends none either.
+    expect(
+      ledgerRows(ledger)
+        .filter((r) => getField(r, "evt") === "client_request")
+        .map((r) => [getField(r, "method"), getField(r, "params_digest") === digestJson(null)]),
+    ).toEqual([
+      ["prompts/list", true],
+      ["completion/complete", false],
+    ]);
     const replay = () =>
       runCli(via, ["replay", ledger, "--payloads", store, "--json", "--", ...EVERYTHING]).then((r) => ({
         code: r.code,
@@ -137,6 +152,8 @@ describe.each(VIAS.filter(built))("seam replay beyond tools/call via %s", (via) 
       ["prompts/get", "args-prompt", "same"],
       ["resources/read", "demo://resource/static/document/architecture.md", "same"],
       ["tools/call", "trigger-sampling-request", last],
+      ["prompts/list", "", "same"],
+      ["completion/complete", "", "same"],
     ];
     expect(await replay()).toEqual({ code: 0, calls: calls("same") });
 

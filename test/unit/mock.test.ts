@@ -23,6 +23,7 @@ const P = {
   tools: `[{"name":"echo","inputSchema":{"type":"object"}}]`,
   res: `{"contents":[{"uri":"x://1","text":"one"}]}`,
   gone: `{"content":[]}`,
+  list: `{"resources":[{"uri":"x://1","name":"one"}]}`,
 };
 type Name = keyof typeof P;
 const D = Object.fromEntries(Object.entries(P).map(([k, v]) => [k, dig(v)])) as Record<Name, string>;
@@ -59,6 +60,15 @@ const ROWS = [
     status: "ok",
   }),
   row("session_end", {}),
+  row("client_request", {
+    method: "resources/list",
+    rpc_id: 10,
+    params_digest: dig("null"),
+    result_digest: D.list,
+    status: "ok",
+  }),
+  // Not a method a client_request row is made for: neither served nor replayed.
+  row("client_request", { method: "ping", rpc_id: 11, params_digest: dig("null"), result_digest: D.a, status: "ok" }),
 ];
 
 /** Runs the mock over `lines` (each sent as one frame): what it wrote back, line by line. */
@@ -93,6 +103,19 @@ const fail = (id: string, code: number, message: string) =>
 describe("seam mock answers", () => {
   const CASES: [string, string[], string[], MockOptions?][] = [
     [
+      "a listing by the digest of its params (none: null)",
+      [
+        `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+        `{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"c"}}`,
+        `{"jsonrpc":"2.0","id":3,"method":"prompts/list"}`,
+      ],
+      [
+        ok("1", P.list),
+        fail("2", -32602, "resources/list was never recorded with these params"),
+        fail("3", -32601, "prompts/list was never recorded"),
+      ],
+    ],
+    [
       "initialize and tools/list: the recorded bytes, the request's own id as written",
       [
         `{"jsonrpc":"2.0","id":"x-1","method":"initialize","params":{"protocolVersion":"2099-01-01"}}`,
@@ -114,14 +137,14 @@ describe("seam mock answers", () => {
     [
       "never recorded: the method, the params, a call never answered",
       [
-        `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+        `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"x://1"}}`,
         call("2", "echo", `{"m":2}`),
         call("3", "slow"),
         call("4", "other"),
         `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"x://2"}}`,
       ],
       [
-        fail("1", -32601, "resources/list was never recorded"),
+        fail("1", -32601, "resources/subscribe was never recorded"),
         fail("2", -32602, 'tools/call "echo" was never recorded with these params'),
         fail("3", -32602, 'tools/call "slow" was never recorded with these params'),
         fail("4", -32602, 'tools/call "other" was never recorded with these params'),
@@ -160,6 +183,7 @@ describe("seam mock answers", () => {
         call("6", "nope"),
         `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x://1"}}`,
         `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"p"}}`,
+        `{"jsonrpc":"2.0","id":10,"method":"resources/list"}`,
         call("9", "echo", `{"m":1}`),
       ],
       [
@@ -172,6 +196,7 @@ describe("seam mock answers", () => {
         `{"jsonrpc":"2.0","id":6,"error":${P.err}}`,
         ok("7", P.res),
         fail("8", -32001, `the recorded answer to prompts/get "p" is not in the payload store (${D.gone})`),
+        ok("10", P.list),
         fail("9", -32000, 'tools/call "echo" comes after the last recorded request'),
       ],
       { strictOrder: true },
@@ -240,7 +265,8 @@ describe("seam replay: the requests a recording replays", () => {
       [7, "tools/call", "nope", ARGS_NONE, D.err],
       [9, "resources/read", "x://1", null, D.res],
       [10, "prompts/get", "p", ARGS_NONE, D.gone],
-      [13, "tools/list", "p2", null, D.tools],
+      [13, "resources/list", "", dig("null"), D.list],
+      [15, "tools/list", "p2", null, D.tools],
     ]);
     expect(s!.serverRequests).toEqual([
       { method: "sampling/createMessage", paramsDigest: ARGS_M1, resultDigest: D.a, error: false },
