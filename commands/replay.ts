@@ -1,16 +1,18 @@
 /**
  * seam replay LEDGER --payloads DIR [--session ID] [--ignore POINTER]…
- * [--json] [--junit FILE] [--timeout-ms MS] -- CMD [ARGS…]: each recorded session's calls
- * sent again to a server started afresh for it, and each answer compared
- * with the recorded one by digest (src/mock/replay.ts).
+ * [--json] [--junit FILE] [--timeout-ms MS] (-- CMD [ARGS…] | --upstream URL):
+ * each recorded session's requests sent again to a server started afresh
+ * for it (or to a Streamable HTTP server, a session of its own each), and
+ * each answer compared with the recorded one by digest (src/mock/replay.ts).
  *
- * Output: one line per call (its ledger line, session, tool, and same,
- * different, missing or no payload), then a count; with --json one object:
- *   {"ledger":"l.jsonl","calls":[{"session":…,"line":7,"tool":"echo","verdict":"same",
+ * Output: one line per request (its ledger line, session, method, the tool,
+ * prompt, uri or cursor it names, and same, different, missing or no
+ * payload), then a count; with --json one object:
+ *   {"ledger":"l.jsonl","calls":[{"session":…,"line":7,"method":"tools/call","name":"echo","verdict":"same",
  *    "recorded":"sha256:…","replayed":"sha256:…"}],"same":1,"different":0,"missing":0,"no_payload":0}
- * Exit 0 every call the same, 1 a difference (or a call with no answer, or a
- * ledger or payload that does not verify), 3 a call that could not be
- * replayed (its payload is not in the store), 127 the server would not start.
+ * Exit 0 every answer the same, 1 a difference (or a request with no answer,
+ * or a ledger or payload that does not verify), 3 a request that could not
+ * be replayed (its payload is not in the store), 127 the server would not start.
  */
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
@@ -19,7 +21,17 @@ import { describeIoError } from "../src/base/io-error.ts";
 import { createLog } from "../src/base/log.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
 import type { Json } from "../src/core/json.ts";
-import { type CallOutcome, pointerTokens, ReplayPlan, replaySession, type Verdict } from "../src/mock/replay.ts";
+import {
+  type CallOutcome,
+  Conversation,
+  neededPayloads,
+  pointerTokens,
+  ReplayPlan,
+  replaySession,
+  stdioChannel,
+  type Verdict,
+} from "../src/mock/replay.ts";
+import { httpChannel } from "../src/mock/replay-http.ts";
 import { junitXml, type RuleResult } from "../src/read/check.ts";
 import { jsonText } from "../src/read/format.ts";
 import { runtime } from "../src/runtime/index.ts";
@@ -31,7 +43,7 @@ import { requireReadable } from "./_read.ts";
 import { recordingPayloads, verifiedRecording } from "./_recorded.ts";
 
 const args = {
-  path: { type: "positional", description: "the ledger whose calls to replay", required: true, valueHint: "PATH" },
+  path: { type: "positional", description: "the ledger whose requests to replay", required: true, valueHint: "PATH" },
   payloads: {
     type: "string",
     description: "the payload store it was recorded with (seam wrap --payloads DIR)",
@@ -45,10 +57,15 @@ const args = {
       "leave this field of each answer out of the comparison (a JSON pointer, e.g. /content/0/text; repeatable)",
     valueHint: "POINTER",
   },
+  upstream: {
+    type: "string",
+    description: "replay to this Streamable HTTP server (http:// or https://) instead of starting one",
+    valueHint: "URL",
+  },
   json: { type: "boolean", description: "print the outcome as one JSON object" },
   junit: {
     type: "string",
-    description: "also write a JUnit XML report to FILE: a test case per call, a failure for each not the same",
+    description: "also write a JUnit XML report to FILE: a test case per request, a failure for each not the same",
     valueHint: "FILE",
   },
   "timeout-ms": { type: "string", description: "wait this long for each answer (default 30000)", valueHint: "MS" },
@@ -61,16 +78,18 @@ const WORDS: Record<Verdict, string> = {
   no_payload: "no payload",
 };
 
-/** The table, laid out in 80 columns: line, session (its first 8 characters), tool, verdict. */
+/** The table, laid out in 80 columns: line, session (its first 8 characters), method, name, verdict. */
 function table(outcomes: CallOutcome[]): string {
-  const TOOL = 50;
+  const METHOD = 14;
+  const NAME = 34;
   const cut = (s: string, n: number) => ([...s].length > n ? `${[...s].slice(0, n - 1).join("")}…` : s.padEnd(n));
-  const lines = [`${"line".padStart(6)}  ${"session".padEnd(8)}  ${"tool".padEnd(TOOL)}  replayed`];
+  const lines = [
+    `${"line".padStart(6)}  ${"session".padEnd(8)}  ${"method".padEnd(METHOD)}  ${"name".padEnd(NAME)}  replayed`,
+  ];
   const notes: string[] = [];
   for (const o of outcomes) {
-    const tool = terminalText(o.tool);
     lines.push(
-      `${String(o.line).padStart(6)}  ${terminalText(o.session).slice(0, 8).padEnd(8)}  ${cut(tool, TOOL)}  ${WORDS[o.verdict]}`,
+      `${String(o.line).padStart(6)}  ${terminalText(o.session).slice(0, 8).padEnd(8)}  ${o.method.padEnd(METHOD)}  ${cut(terminalText(o.name), NAME)}  ${WORDS[o.verdict]}`,
     );
     if (o.why !== undefined) notes.push(`line ${o.line}: ${o.why}`);
   }
@@ -99,8 +118,11 @@ export default defineCommand({
   meta: {
     name: "replay",
     description:
-      "send a recording's calls to a server again and compare each answer with the recorded one (exit 0 all the same, 1 a difference, 3 a call not replayable)",
-    usage: ["PATH --payloads DIR [--session ID] [--ignore POINTER]… [--json] [--junit FILE] -- CMD [ARGS…]"],
+      "send a recording's requests to a server again and compare each answer with the recorded one (exit 0 all the same, 1 a difference, 3 a request not replayable)",
+    usage: [
+      "PATH --payloads DIR [--session ID] [--ignore POINTER]… [--json] [--junit FILE] -- CMD [ARGS…]",
+      "PATH --payloads DIR --upstream URL [--session ID] [--ignore POINTER]… [--json] [--junit FILE]",
+    ],
   },
   args,
   async run({ args: a, rawArgs }) {
@@ -108,8 +130,21 @@ export default defineCommand({
     rejectEmptyValues(a, args);
     const dd = rawArgs.indexOf("--");
     const argv = dd < 0 ? [] : rawArgs.slice(dd + 1);
-    if (argv.length === 0)
-      throw new UsageError("say which server to replay to", "seam replay PATH --payloads DIR -- CMD [ARGS…]");
+    let upstream: URL | undefined;
+    if (a.upstream !== undefined) {
+      if (argv.length > 0) throw new UsageError("give --upstream URL or -- CMD, not both");
+      try {
+        upstream = new URL(a.upstream);
+      } catch {
+        throw new UsageError(`--upstream is not a URL: ${JSON.stringify(a.upstream)}`);
+      }
+      if (upstream.protocol !== "http:" && upstream.protocol !== "https:")
+        throw new UsageError(`--upstream must be an http:// or https:// URL, not ${upstream.protocol}`);
+    } else if (argv.length === 0)
+      throw new UsageError(
+        "say which server to replay to",
+        "seam replay PATH --payloads DIR -- CMD [ARGS…], or --upstream URL for a Streamable HTTP server",
+      );
     const path = String(a._[0] ?? a.path);
     const ignore = repeated(rawArgs, "ignore");
     const bad = ignore.find((p) => pointerTokens(p) === null);
@@ -128,32 +163,35 @@ export default defineCommand({
     const sessions = plan.replayable();
     if (sessions.length === 0) {
       log.error(
-        `${terminalText(path)} holds no answered tools/call${a.session === undefined ? "" : ` in session ${a.session}`} to replay`,
+        `${terminalText(path)} holds no answered request to replay${a.session === undefined ? "" : ` in session ${a.session}`}`,
       );
       return EXIT.FAIL;
     }
-    const needed = sessions.flatMap((s) =>
-      s.calls.flatMap((c) => (ignore.length > 0 ? [c.argsDigest, c.resultDigest] : [c.argsDigest])),
-    );
+    const needed = sessions.flatMap((s) => neededPayloads(s, ignore.length > 0));
     const loaded = recordingPayloads(store, needed, path, a.payloads, "replaying", log);
     if (loaded === null) return EXIT.FAIL;
 
     const t0 = performance.now();
     const outcomes: CallOutcome[] = [];
+    const opts = { payload: (d: string) => loaded.payloads.get(d) ?? null, ignore, timeoutMs };
     for (const s of sessions) {
+      const conv = new Conversation(s, opts.payload);
+      if (upstream !== undefined) {
+        const channel = httpChannel(upstream, conv);
+        try {
+          outcomes.push(...(await replaySession(s, channel, conv, opts)));
+        } finally {
+          await channel.end();
+        }
+        continue;
+      }
       const spawned = await runtime.spawn(argv);
       if (!spawned.ok) {
         log.error(`cannot start ${terminalText(argv[0]!)}: ${spawned.reason}`, spawned.hint);
         return EXIT.SPAWN_FAILED;
       }
       try {
-        outcomes.push(
-          ...(await replaySession(s, spawned.child, {
-            payload: (d) => loaded.payloads.get(d) ?? null,
-            ignore,
-            timeoutMs,
-          })),
-        );
+        outcomes.push(...(await replaySession(s, stdioChannel(spawned.child, conv), conv, opts)));
       } finally {
         await stop(spawned.child);
       }
@@ -163,7 +201,7 @@ export default defineCommand({
     if (a.junit !== undefined) {
       const cases: RuleResult[] = outcomes.map((o) => ({
         kind: "replay",
-        rule: `line ${o.line}: ${o.tool}`,
+        rule: `line ${o.line}: ${o.method}${o.name === "" ? "" : ` ${o.name}`}`,
         ok: o.verdict === "same",
         observed: o.why === undefined ? WORDS[o.verdict] : `${WORDS[o.verdict]}: ${o.why}`,
         where: [],
@@ -182,7 +220,8 @@ export default defineCommand({
           new Map<string, Json>([
             ["session", o.session],
             ["line", o.line],
-            ["tool", o.tool],
+            ["method", o.method],
+            ["name", o.name],
             ["verdict", o.verdict],
             ["recorded", o.recorded],
             ["replayed", o.replayed],
@@ -193,7 +232,7 @@ export default defineCommand({
     } else {
       await print(table(outcomes));
       await print(
-        `${outcomes.length} call${outcomes.length === 1 ? "" : "s"} replayed: ${c.same} same, ${c.different} different, ${c.missing} missing, ${c.no_payload} with no payload\n`,
+        `${outcomes.length} request${outcomes.length === 1 ? "" : "s"} replayed: ${c.same} same, ${c.different} different, ${c.missing} missing, ${c.no_payload} with no payload\n`,
       );
     }
     if (c.different > 0 || c.missing > 0) return EXIT.FAIL;

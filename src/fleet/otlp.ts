@@ -94,7 +94,8 @@ export interface SpanContext {
 
 /** The span of an operation, or null for what is no MCP operation (session rows, checkpoints, foreign rows). */
 export function spanOf(op: Operation, c: SpanContext): OtlpSpan | null {
-  const method = METHOD[op.kind] ?? (op.kind === "server_request" ? op.name : undefined);
+  const method =
+    METHOD[op.kind] ?? (op.kind === "server_request" || op.kind === "client_request" ? op.name : undefined);
   if (method === undefined || method === null) return null;
   const start = nanos(op.ts);
   if (start === null) return null;

@@ -13,6 +13,7 @@ import { getField, isObject, type Json, parseJson } from "../core/json.ts";
 import { FrameSplitter } from "../observe/frames.ts";
 import { errorLine, PARSE_ERROR_CODE } from "../observe/own-answers.ts";
 import { valueSpan } from "../observe/payloads.ts";
+import { PARAMS_ROWED_METHODS } from "../observe/request-rows.ts";
 import type { ByteSink, ByteSource } from "../runtime/types.ts";
 import { MOCKED_METHODS, type Recorded, type Recording, requestKeys } from "./recording.ts";
 
@@ -74,7 +75,11 @@ export class MockAnswers {
     const fail = (code: number, message: string) =>
       `{"jsonrpc":"2.0","id":${id},"error":{"code":${code},"message":${JSON.stringify(`seam mock: ${message}`)}}}`;
     const args =
-      method === "tools/call" || method === "prompts/get" ? valueSpan(frame, index, ["params", "arguments"]) : null;
+      method === "tools/call" || method === "prompts/get"
+        ? valueSpan(frame, index, ["params", "arguments"])
+        : PARAMS_ROWED_METHODS.has(method)
+          ? valueSpan(frame, index, ["params"])
+          : null;
     const keys = MOCKED_METHODS.includes(method)
       ? requestKeys(method, params, args ?? undefined, this.recording.recipes)
       : null;
@@ -132,6 +137,20 @@ export function frameJson(bytes: Uint8Array): Json | undefined {
 }
 
 /**
+ * The answer to one frame a client sent (without "\n"), or null when it
+ * gets none: a message's answer, a batch's answers as a batch, a frame that
+ * is not JSON a parse error.
+ */
+export function answerFrame(answers: MockAnswers, bytes: Uint8Array): string | null {
+  const m = frameJson(bytes);
+  if (m === undefined)
+    return decoder.decode(errorLine(null, PARSE_ERROR_CODE, "seam mock: the frame is not JSON")).trimEnd();
+  if (!Array.isArray(m)) return answers.answer(bytes, -1, m);
+  const all = m.map((one, i) => answers.answer(bytes, i, one)).filter((a): a is string => a !== null);
+  return all.length > 0 ? `[${all.join(",")}]` : null;
+}
+
+/**
  * Serves `answers` on stdin/stdout until stdin ends: one answer line for
  * each request, a batch answered with a batch, in the order they came.
  */
@@ -139,18 +158,8 @@ export async function runMock(stdin: ByteSource, stdout: ByteSink, answers: Mock
   const out: string[] = [];
   const frames = new FrameSplitter(Number.MAX_SAFE_INTEGER, {
     frame(bytes) {
-      const m = frameJson(bytes);
-      if (m === undefined) {
-        out.push(decoder.decode(errorLine(null, PARSE_ERROR_CODE, "seam mock: the frame is not JSON")));
-        return;
-      }
-      if (!Array.isArray(m)) {
-        const a = answers.answer(bytes, -1, m);
-        if (a !== null) out.push(`${a}\n`);
-        return;
-      }
-      const all = m.map((one, i) => answers.answer(bytes, i, one)).filter((a): a is string => a !== null);
-      if (all.length > 0) out.push(`[${all.join(",")}]\n`);
+      const a = answerFrame(answers, bytes);
+      if (a !== null) out.push(`${a}\n`);
     },
     oversize() {},
   });

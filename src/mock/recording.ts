@@ -7,6 +7,9 @@
  *   tools/list                    params.cursor (none for the first page)
  *   tools/call, prompts/get       the tool or prompt name and the digest of params.arguments
  *   resources/read                params.uri
+ *   resources/list, prompts/list, the digest of params (client_request rows)
+ *   resources/templates/list,
+ *   completion/complete
  *
  * and the answer by the digest of its result or error (`result_digest`;
  * for tools/list, `tools_digest`, the digest of result.tools), whose bytes
@@ -15,6 +18,7 @@
 import { digestJsonUtf8, digestParts, type Recipe } from "../core/digest.ts";
 import { getField, type Json, type JsonObject } from "../core/json.ts";
 import { isSeamsOwn } from "../format/row.ts";
+import { PARAMS_ROWED_METHODS } from "../observe/request-rows.ts";
 
 /** One recorded answer. */
 export interface Recorded {
@@ -45,7 +49,7 @@ const METHOD_OF_EVT: Record<string, string> = {
   resource_read: "resources/read",
 };
 
-export const MOCKED_METHODS: readonly string[] = Object.values(METHOD_OF_EVT);
+export const MOCKED_METHODS: readonly string[] = [...Object.values(METHOD_OF_EVT), ...PARAMS_ROWED_METHODS];
 
 type Row = JsonObject | { readonly [k: string]: Json };
 
@@ -63,8 +67,9 @@ export class Recording {
   /** A row of the ledger, as the verifier hands it over (VerifyOptions' onRow). */
   row(row: Row): void {
     if (!isSeamsOwn(getField(row, "seam"))) return;
-    const method = METHOD_OF_EVT[str(getField(row, "evt")) ?? ""];
-    if (method === undefined) return;
+    const evt = str(getField(row, "evt")) ?? "";
+    const method = evt === "client_request" ? str(getField(row, "method")) : METHOD_OF_EVT[evt];
+    if (method === undefined || (evt === "client_request" && !PARAMS_ROWED_METHODS.has(method))) return;
     const session = str(getField(row, "session")) ?? "";
     if (this.session !== undefined && !session.startsWith(this.session)) return;
     const status = str(getField(row, "status"));
@@ -85,6 +90,14 @@ export class Recording {
       case "resources/read": {
         const uri = str(getField(row, "uri"));
         asked = uri === undefined ? null : { key: uri, label: `${method} ${JSON.stringify(uri)}` };
+        break;
+      }
+      case "resources/list":
+      case "resources/templates/list":
+      case "prompts/list":
+      case "completion/complete": {
+        const params = str(getField(row, "params_digest"));
+        asked = params === undefined ? null : { key: params, label: method };
         break;
       }
       default: {
@@ -119,7 +132,8 @@ export class Recording {
  * The keys a request may be recorded under (one per recipe the ledger's
  * argument digests use), or null when it is none a row could name.
  * `argumentBytes`: the bytes of params.arguments as they came (undefined
- * when absent, digested as `{}`, as rows do).
+ * when absent, digested as `{}`, as rows do); for a method a client_request
+ * row records, the bytes of params (absent: digested as null).
  */
 export function requestKeys(
   method: string,
@@ -139,6 +153,11 @@ export function requestKeys(
       const uri = getField(params ?? null, "uri");
       return typeof uri === "string" ? [uri] : null;
     }
+    case "resources/list":
+    case "resources/templates/list":
+    case "prompts/list":
+    case "completion/complete":
+      return [argumentsDigest(argumentBytes ?? NO_PARAMS, "json-c14n")];
     case "tools/call":
     case "prompts/get": {
       const name = getField(params ?? null, "name");
@@ -152,6 +171,7 @@ export function requestKeys(
 }
 
 const NO_ARGUMENTS = new TextEncoder().encode("{}");
+const NO_PARAMS = new TextEncoder().encode("null");
 
 /** The digest of arguments as they came; none a row holds when they have no canonical form (jcs: a repeated key). */
 function argumentsDigest(bytes: Uint8Array, recipe: Recipe): string {

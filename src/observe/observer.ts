@@ -23,7 +23,14 @@ import { OperationBook } from "./operation-book.ts";
 import { AMBIGUOUS, INVALID_REQUEST_CODE, NOT_DURABLE, PARSE_ERROR_CODE, REFUSED_CODE } from "./own-answers.ts";
 import { type Answered, type Dir, type OpenRequest, RequestTable, requestKey } from "./pairing.ts";
 import { ClientMetaTracker, requestMeta } from "./protocol-era.ts";
-import { type Answer, actionFields, answerStatus, answerValue, RequestRows } from "./request-rows.ts";
+import {
+  type Answer,
+  actionFields,
+  answerStatus,
+  answerValue,
+  PARAMS_ROWED_METHODS,
+  RequestRows,
+} from "./request-rows.ts";
 
 /** Where a tools/list answer's tools lie in its message: kept under the row's tools_digest (--payloads). */
 const TOOLS = ["result", "tools"] as const;
@@ -32,6 +39,8 @@ const ARGUMENTS = ["params", "arguments"] as const;
 const PARAMS = ["params"] as const;
 /** A call without arguments is digested as `{}` (src/observe/request-rows.ts): its payload is that. */
 const NO_ARGUMENTS = new TextEncoder().encode("{}");
+/** The payload of a request without params, digested as null (request-rows.ts). */
+const NO_PARAMS = new TextEncoder().encode("null");
 
 /** Where an answer's payload lies: its message, and its member that a row's result_digest is of. */
 interface AnswerAt {
@@ -357,7 +366,7 @@ export class McpObserver {
       this.rows.keepOf(p);
       const keeper = this.o.payloads;
       if (keeper !== undefined) {
-        if (dir === "s2c") keeper.keep(p.digest, frame, index, PARAMS);
+        if (dir === "s2c" || PARAMS_ROWED_METHODS.has(method)) keeper.keep(p.digest, frame, index, PARAMS, NO_PARAMS);
         else if (method === "tools/call" || method === "prompts/get")
           keeper.keep(p.digest, frame, index, ARGUMENTS, NO_ARGUMENTS);
       }

@@ -24,8 +24,21 @@ const NO_LINE_FORM = "no JSON line form (nested beyond 1000 levels or an integer
 /** The params fields a row reads (tool or prompt name, client info, list cursor, resource uri). */
 const KEPT_PARAMS = ["name", "clientInfo", "cursor", "uri"] as const;
 
+/**
+ * Client requests rowed by their method and the digest of their params
+ * alone (client_request): listings and completions, whose params a row
+ * cannot name in fields of its own, kept so that a replay can send them again.
+ */
+export const PARAMS_ROWED_METHODS: ReadonlySet<string> = new Set([
+  "resources/list",
+  "resources/templates/list",
+  "prompts/list",
+  "completion/complete",
+]);
+
 /** Methods a client sends whose answers make rows; every other request is paired silently. */
 const ROWED_CLIENT_METHODS = new Set([
+  ...PARAMS_ROWED_METHODS,
   "initialize",
   "server/discover",
   "tools/list",
@@ -83,8 +96,9 @@ export class RequestRows {
     const params = p.params ?? null;
     // How it ended, in the order the rows of answered requests give it.
     const ended = { result_digest: resultDigest, status, answer_id: answerId, ms, reason, error_code: errorCode };
-    if (p.from === "s2c") {
-      this.o.rows.row("server_request", {
+    if (p.from === "s2c" || PARAMS_ROWED_METHODS.has(p.method)) {
+      if (p.from === "c2s") this.serverOf(p, answer?.result);
+      this.o.rows.row(p.from === "s2c" ? "server_request" : "client_request", {
         method: p.method,
         rpc_id: p.id,
         params_digest: p.digest,
@@ -212,7 +226,7 @@ export class RequestRows {
   /** Replaces a queued request's params with what its row needs (and its digest). */
   keepOf(p: OpenRequest): void {
     const full = p.params ?? null;
-    if (p.from === "s2c") {
+    if (p.from === "s2c" || PARAMS_ROWED_METHODS.has(p.method)) {
       p.digest = digestJson(full);
       if (!this.o.raw) p.params = undefined;
       return;

@@ -34,6 +34,7 @@ export type OpKind =
   | "resource_read"
   | "prompt_get"
   | "server_request"
+  | "client_request"
   | "checkpoint"
   | "cosignature"
   | "ledger_repair"
@@ -103,6 +104,7 @@ const KIND_OF: Record<string, OpKind> = {
   resource_read: "resource_read",
   prompt_get: "prompt_get",
   server_request: "server_request",
+  client_request: "client_request",
   checkpoint: "checkpoint",
   cosignature: "cosignature",
   ledger_repair: "ledger_repair",
@@ -345,6 +347,7 @@ function nameOf(kind: OpKind, row: Json, pick: (k: string) => Json | undefined):
     case "prompt_get":
       return str(pick("prompt"));
     case "server_request":
+    case "client_request":
       return str(getField(row, "method"));
     case "initialize":
       return "initialize";

@@ -28,8 +28,8 @@ import type { Cosigner } from "../checkpoint/cosignature.ts";
 import { EMPTY_ROOT, equalHash, HASH_BYTES, type Hash, verifyConsistency } from "../checkpoint/merkle.ts";
 import { decodeBase64, keyLabel, NoteError, openNote, parseNote } from "../checkpoint/note.ts";
 import { ADD_CHECKPOINT, SIZE_TYPE } from "../checkpoint/submit.ts";
-import { plain, sendWhole } from "../runtime/http-replies.ts";
-import type { HttpRuntime, InboundRequest, Listener, Reply } from "../runtime/http-types.ts";
+import { plain, readWholeBody, sendWhole } from "../runtime/http-replies.ts";
+import type { HttpRuntime, Listener } from "../runtime/http-types.ts";
 import type { WitnessedLogs } from "./config.ts";
 import type { WitnessState } from "./state.ts";
 
@@ -172,30 +172,6 @@ export function addCheckpoint(body: Uint8Array, o: WitnessOptions): AddOutcome {
   };
 }
 
-/**
- * Reads a body of at most MAX_BODY bytes within BODY_MS; null when the
- * client broke off or ran out of time. A larger one is read to its end and
- * dropped, so that the 413 is read: a client still sending when the answer
- * comes sees the connection reset, not the answer.
- */
-async function readBody(req: InboundRequest, reply: Reply): Promise<Uint8Array | "too-large" | null> {
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  const timer = setTimeout(() => reply.abort(), BODY_MS);
-  try {
-    for await (const chunk of req.body) {
-      total += chunk.length;
-      if (total <= MAX_BODY) parts.push(chunk);
-    }
-  } catch {
-    return null;
-  } finally {
-    clearTimeout(timer);
-  }
-  if (reply.gone) return null;
-  return total > MAX_BODY ? "too-large" : Buffer.concat(parts, total);
-}
-
 export class WitnessServer {
   private constructor(
     private readonly listener: Listener,
@@ -213,7 +189,7 @@ export class WitnessServer {
       const path = req.target.split("?")[0];
       if (path !== ADD_CHECKPOINT) return plain(reply, 404, "not found: a witness answers POST /add-checkpoint\n");
       if (req.method !== "POST") return plain(reply, 405, "add-checkpoint takes POST\n", [["Allow", "POST"]]);
-      const body = await readBody(req, reply);
+      const body = await readWholeBody(req, reply, MAX_BODY, BODY_MS);
       if (body === null) return;
       if (body === "too-large")
         return plain(reply, 413, `a request body is at most ${MAX_BODY} bytes\n`, [["Connection", "close"]]);

@@ -52,7 +52,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   api: ["base", "core", "format", "verify", "checkpoint", "actions"],
   release: ["base", "core", "runtime", "checkpoint"],
   witness: ["base", "core", "runtime", "checkpoint"],
-  mock: ["base", "core", "format", "runtime", "observe"],
+  mock: ["base", "core", "format", "runtime", "observe", "proxy"],
   commands: [
     "base",
     "core",

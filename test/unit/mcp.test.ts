@@ -221,6 +221,47 @@ describe("McpObserver pairing", () => {
     );
   });
 
+  test("listings and completions: a client_request row of their method and params digest; other requests none", () => {
+    const complete = `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"x"}}`;
+    const { rows } = observe([
+      [">", `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`],
+      ["<", ok("1", `{"resources":[]}`)],
+      [">", `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{"cursor":"c"}}`],
+      ["<", `{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad cursor"}}`],
+      [">", `{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":${complete}}`],
+      [">", `{"jsonrpc":"2.0","id":4,"method":"resources/templates/list","params":{}}`],
+      ["<", ok("4", `{"resourceTemplates":[]}`)],
+      [">", `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"info"}}`],
+      ["<", ok("5")],
+      [">", `{"jsonrpc":"2.0","id":6,"method":"ping"}`],
+      ["<", ok("6")],
+    ]);
+    const row = (method: string, id: number, params: string, end: string) =>
+      `{"evt": "client_request", "method": "${method}", "rpc_id": ${id}, "params_digest": "${digestJson(parseJson(params))}", ${end}`;
+    expect(rows.map((r) => r.replace(/"ms": [0-9.]+/, `"ms": 1`))).toEqual([
+      row(
+        "resources/list",
+        1,
+        "null",
+        `"result_digest": "${digestJson(parseJson(`{"resources":[]}`))}", "status": "ok", "ms": 1}`,
+      ),
+      row(
+        "prompts/list",
+        2,
+        `{"cursor":"c"}`,
+        `"result_digest": "${digestJson(parseJson(`{"code":-32602,"message":"bad cursor"}`))}", "status": "error", "ms": 1, "error_code": -32602}`,
+      ),
+      row(
+        "resources/templates/list",
+        4,
+        "{}",
+        `"result_digest": "${digestJson(parseJson(`{"resourceTemplates":[]}`))}", "status": "ok", "ms": 1}`,
+      ),
+      // Never answered: rowed when the stream ends.
+      row("completion/complete", 3, complete, `"status": "unanswered", "ms": 1, "reason": "client_eof"}`),
+    ]);
+  });
+
   test("frames that are not JSON-RPC are counted and rowed with their head; blank ones are not", () => {
     const { counts, rows } = observe([
       [">", ""],

@@ -8,7 +8,7 @@ import { digestJson, digestJsonUtf8 } from "../../src/core/digest.ts";
 import { type Json, parseJson } from "../../src/core/json.ts";
 import { MockAnswers, type MockOptions, runMock } from "../../src/mock/mock-server.ts";
 import { Recording } from "../../src/mock/recording.ts";
-import { pointerTokens, withoutPointers } from "../../src/mock/replay.ts";
+import { Conversation, pointerTokens, ReplayPlan, withoutPointers } from "../../src/mock/replay.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dig = (json: string) => digestJsonUtf8(enc(json));
@@ -23,6 +23,7 @@ const P = {
   tools: `[{"name":"echo","inputSchema":{"type":"object"}}]`,
   res: `{"contents":[{"uri":"x://1","text":"one"}]}`,
   gone: `{"content":[]}`,
+  list: `{"resources":[{"uri":"x://1","name":"one"}]}`,
 };
 type Name = keyof typeof P;
 const D = Object.fromEntries(Object.entries(P).map(([k, v]) => [k, dig(v)])) as Record<Name, string>;
@@ -59,6 +60,15 @@ const ROWS = [
     status: "ok",
   }),
   row("session_end", {}),
+  row("client_request", {
+    method: "resources/list",
+    rpc_id: 10,
+    params_digest: dig("null"),
+    result_digest: D.list,
+    status: "ok",
+  }),
+  // Not a method a client_request row is made for: neither served nor replayed.
+  row("client_request", { method: "ping", rpc_id: 11, params_digest: dig("null"), result_digest: D.a, status: "ok" }),
 ];
 
 /** Runs the mock over `lines` (each sent as one frame): what it wrote back, line by line. */
@@ -93,6 +103,19 @@ const fail = (id: string, code: number, message: string) =>
 describe("seam mock answers", () => {
   const CASES: [string, string[], string[], MockOptions?][] = [
     [
+      "a listing by the digest of its params (none: null)",
+      [
+        `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+        `{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"c"}}`,
+        `{"jsonrpc":"2.0","id":3,"method":"prompts/list"}`,
+      ],
+      [
+        ok("1", P.list),
+        fail("2", -32602, "resources/list was never recorded with these params"),
+        fail("3", -32601, "prompts/list was never recorded"),
+      ],
+    ],
+    [
       "initialize and tools/list: the recorded bytes, the request's own id as written",
       [
         `{"jsonrpc":"2.0","id":"x-1","method":"initialize","params":{"protocolVersion":"2099-01-01"}}`,
@@ -114,14 +137,14 @@ describe("seam mock answers", () => {
     [
       "never recorded: the method, the params, a call never answered",
       [
-        `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+        `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"x://1"}}`,
         call("2", "echo", `{"m":2}`),
         call("3", "slow"),
         call("4", "other"),
         `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"x://2"}}`,
       ],
       [
-        fail("1", -32601, "resources/list was never recorded"),
+        fail("1", -32601, "resources/subscribe was never recorded"),
         fail("2", -32602, 'tools/call "echo" was never recorded with these params'),
         fail("3", -32602, 'tools/call "slow" was never recorded with these params'),
         fail("4", -32602, 'tools/call "other" was never recorded with these params'),
@@ -160,6 +183,7 @@ describe("seam mock answers", () => {
         call("6", "nope"),
         `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x://1"}}`,
         `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"p"}}`,
+        `{"jsonrpc":"2.0","id":10,"method":"resources/list"}`,
         call("9", "echo", `{"m":1}`),
       ],
       [
@@ -172,6 +196,7 @@ describe("seam mock answers", () => {
         `{"jsonrpc":"2.0","id":6,"error":${P.err}}`,
         ok("7", P.res),
         fail("8", -32001, `the recorded answer to prompts/get "p" is not in the payload store (${D.gone})`),
+        ok("10", P.list),
         fail("9", -32000, 'tools/call "echo" comes after the last recorded request'),
       ],
       { strictOrder: true },
@@ -209,5 +234,125 @@ describe("seam replay --ignore: JSON pointers taken out of an answer", () => {
       return;
     }
     expect(digestJson(withoutPointers(parseJson(V), [pointer]))).toBe(dig(want));
+  });
+});
+
+describe("seam replay: the requests a recording replays", () => {
+  test("each answered request a row can rebuild, in ledger order; the server's requests kept apart", () => {
+    const plan = new ReplayPlan();
+    const rows = [
+      ...ROWS,
+      row("tools_list", { rpc_id: 10, status: "ok", cursor: "p2", tools_digest: D.tools }),
+      row("tools_list", { rpc_id: 11, status: "error", error_code: -32603, result_digest: D.err }),
+      // Refused by seam (--fail-closed): its answer is seam's own, not the server's.
+      row("tool_call", { tool: "rm", rpc_id: 12, args_digest: ARGS_NONE, result_digest: D.err, status: "refused" }),
+      row("server_request", {
+        method: "sampling/createMessage",
+        rpc_id: 0,
+        params_digest: ARGS_M1,
+        result_digest: D.a,
+        status: "ok",
+      }),
+      row("server_request", { method: "roots/list", rpc_id: 1, params_digest: ARGS_NONE, status: "unanswered" }),
+    ];
+    rows.forEach((r, i) => plan.row(r, i + 1));
+    const [s] = plan.replayable();
+    expect(s!.requests.map((r) => [r.line, r.method, r.name, r.argsDigest ?? null, r.resultDigest])).toEqual([
+      [3, "tools/list", "", null, D.tools],
+      [4, "tools/call", "echo", ARGS_M1, D.a],
+      [5, "tools/call", "sum", ARGS_SUM, D.sum],
+      [6, "tools/call", "echo", ARGS_M1, D.b],
+      [7, "tools/call", "nope", ARGS_NONE, D.err],
+      [9, "resources/read", "x://1", null, D.res],
+      [10, "prompts/get", "p", ARGS_NONE, D.gone],
+      [13, "resources/list", "", dig("null"), D.list],
+      [15, "tools/list", "p2", null, D.tools],
+    ]);
+    expect(s!.serverRequests).toEqual([
+      { method: "sampling/createMessage", paramsDigest: ARGS_M1, resultDigest: D.a, error: false },
+    ]);
+  });
+});
+
+describe("seam replay: the server's own requests answered from the recording", () => {
+  const plan = new ReplayPlan();
+  [
+    row("server_request", {
+      method: "sampling/createMessage",
+      params_digest: dig(`{"m":1}`),
+      result_digest: D.a,
+      status: "ok",
+    }),
+    row("server_request", {
+      method: "sampling/createMessage",
+      params_digest: dig(`{"m":1}`),
+      result_digest: D.b,
+      status: "ok",
+    }),
+    row("server_request", {
+      method: "elicitation/create",
+      params_digest: dig("null"),
+      result_digest: D.err,
+      status: "error",
+      error_code: -32602,
+    }),
+    row("server_request", { method: "roots/list", params_digest: dig("{}"), result_digest: D.gone, status: "ok" }),
+    row("tool_call", { tool: "echo", args_digest: ARGS_M1, result_digest: D.a, status: "ok" }),
+  ].forEach((r, i) => plan.row(r, i + 1));
+  const payloads = new Map<string, Uint8Array>([
+    [D.a, enc(P.a)],
+    [D.b, enc(P.b)],
+    [D.err, enc(P.err)],
+  ]);
+  const noAnswer = (id: number, why: string) =>
+    `{"jsonrpc":"2.0","id":${id},"error":{"code":-32601,"message":"seam replay: ${why}"}}`;
+  /** Frames the server sends, one after the other, and the lines the replay answers with. */
+  const CASES: [string, string[], string[]][] = [
+    [
+      "the recorded sequence, then the last answer again; key order and whitespace do not matter",
+      [
+        `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"m":1}}`,
+        `{"jsonrpc":"2.0","id":"two","method":"sampling/createMessage","params":{ "m" : 1 }}`,
+        `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"m":1}}`,
+      ],
+      [
+        `{"jsonrpc":"2.0","id":1,"result":${P.a}}`,
+        `{"jsonrpc":"2.0","id":"two","result":${P.b}}`,
+        `{"jsonrpc":"2.0","id":3,"result":${P.b}}`,
+      ],
+    ],
+    [
+      "other params, or a method never recorded: an error naming it",
+      [
+        `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"m":2}}`,
+        `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+      ],
+      [
+        noAnswer(1, "sampling/createMessage was never recorded with these params"),
+        noAnswer(2, "tools/list was never recorded with these params"),
+      ],
+    ],
+    [
+      "a recorded error is answered as an error; no params are params null",
+      [`{"jsonrpc":"2.0","id":1,"method":"elicitation/create"}`],
+      [`{"jsonrpc":"2.0","id":1,"error":${P.err}}`],
+    ],
+    [
+      "a recorded answer whose payload is not in the store",
+      [`{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{}}`],
+      [noAnswer(1, "the recorded answer to roots/list is not in the payload store")],
+    ],
+    [
+      "ping gets {}; a batch's requests are each answered; notifications and answers get nothing",
+      [
+        `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/message"},{"jsonrpc":"2.0","id":5,"result":{}}]`,
+      ],
+      [`{"jsonrpc":"2.0","id":1,"result":{}}`],
+    ],
+  ];
+  test.each(CASES)("%s", (_, frames, want) => {
+    const conv = new Conversation(plan.sessions[0]!, (d) => payloads.get(d) ?? null);
+    for (const f of frames) conv.frame(enc(f));
+    expect(conv.pending).toEqual(want);
   });
 });
