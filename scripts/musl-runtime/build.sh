@@ -20,15 +20,16 @@ out=dist/.cache/musl-runtime
 
 fail() {
   echo "musl-runtime: error: $1" >&2
-  echo "musl-runtime: hint: apt-get install -y musl musl-tools gcc-aarch64-linux-gnu libstdc++6-arm64-cross" >&2
+  [ -z "${2:-}" ] || echo "musl-runtime: hint: $2" >&2
   exit 1
 }
+install="apt-get install -y musl musl-tools gcc-aarch64-linux-gnu libstdc++6-arm64-cross"
 for f in /lib/ld-musl-x86_64.so.1 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 /lib/x86_64-linux-gnu/libgcc_s.so.1 \
   /usr/aarch64-linux-gnu/lib/libstdc++.so.6 /usr/aarch64-linux-gnu/lib/libgcc_s.so.1; do
-  [ -e "$f" ] || fail "$f is missing"
+  [ -e "$f" ] || fail "$f is missing" "$install"
 done
-command -v musl-gcc >/dev/null || fail "musl-gcc is missing"
-command -v aarch64-linux-gnu-gcc >/dev/null || fail "aarch64-linux-gnu-gcc is missing"
+command -v musl-gcc >/dev/null || fail "musl-gcc is missing" "$install"
+command -v aarch64-linux-gnu-gcc >/dev/null || fail "aarch64-linux-gnu-gcc is missing" "$install"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +45,8 @@ grep -v '^#' .ci/musl-debs | while read -r pkg version sha; do
     apt-get "${apt[@]}" update -qq
     (cd "$work" && apt-get "${apt[@]}" download -qq "$pkg=$version")
     got=$(sha256sum "$work/$(basename "$deb")" | cut -d' ' -f1)
-    [ "$got" = "$sha" ] || fail "$pkg $version: sha256 $got, pinned $sha in .ci/musl-debs"
+    [ "$got" = "$sha" ] ||
+      fail "$pkg $version: sha256 $got, pinned $sha in .ci/musl-debs" "check the new upload before changing the pin"
     mv "$work/$(basename "$deb")" "$deb"
   fi
   dpkg-deb -x "$deb" "$work/arm64"
