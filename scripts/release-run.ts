@@ -29,15 +29,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { executableKind } from "../src/release/headers.ts";
+import { MUSL_RUNTIME_DIR, type MuslRun, muslRun, QEMU_AARCH64 } from "../src/release/musl-runtime.ts";
 import { RELEASE_TARGETS, type ReleaseTarget, targetFor } from "../src/release/targets.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const release = `${root}dist/release`;
-const QEMU = "qemu-aarch64-static";
+const QEMU = QEMU_AARCH64;
 const ARM64_ROOT = "/usr/aarch64-linux-gnu";
-const MUSL = `${root}dist/.cache/musl-runtime`;
-const MUSL_X64_LOADER = "/lib/ld-musl-x86_64.so.1";
-const MUSL_ARM64_SHIM = "/lib/aarch64-linux-musl/ld-linux-aarch64.so.1";
 
 function onPath(cmd: string): boolean {
   return Bun.spawnSync({ cmd: ["sh", "-c", `command -v ${cmd}`], stdout: "ignore" }).exitCode === 0;
@@ -48,11 +46,7 @@ function hostLibc(): "glibc" | "musl" {
   return report?.header?.glibcVersionRuntime ? "glibc" : "musl";
 }
 
-interface Runner {
-  /** The argv prefix that runs the executable (none: natively). */
-  pre: string[];
-  /** What the executable's process (and its children) get besides our environment. */
-  env: Record<string, string>;
+interface Runner extends MuslRun {
   how: string;
 }
 
@@ -63,26 +57,11 @@ function runner(t: ReleaseTarget): Runner | string | null {
   const qemu = onPath(QEMU);
   if (t.cpu === "arm64" && t.libc === "glibc")
     return qemu && existsSync(ARM64_ROOT) ? { pre: [QEMU, "-L", ARM64_ROOT], env: {}, how: `under ${QEMU}` } : null;
-  const helper = "run scripts/musl-runtime/build.sh (its packages: see .ci/run)";
-  if (t.cpu === "x64" && t.libc === "musl") {
-    const lib = join(MUSL, "x64");
-    if (!existsSync(MUSL_X64_LOADER) || !existsSync(join(lib, "ld-linux-x86-64.so.2")))
-      return `no musl loader or musl runtime folder: ${helper}`;
-    return {
-      pre: [],
-      env: { LD_LIBRARY_PATH: lib },
-      how: "natively on musl's loader, with Debian's libstdc++ through the glibc-compat shim",
-    };
-  }
-  if (t.cpu === "arm64" && t.libc === "musl") {
-    const arm64 = join(MUSL, "arm64");
-    if (!qemu || !existsSync(join(arm64, MUSL_ARM64_SHIM))) return `no ${QEMU} or arm64 musl root: ${helper}`;
-    // -E sets the preload in the emulated process alone; SEAM_SELFTEST_EMULATOR carries it to seam's children.
-    return {
-      pre: [QEMU, "-L", arm64, "-E", `LD_PRELOAD=${MUSL_ARM64_SHIM}`],
-      env: {},
-      how: `under ${QEMU} on musl's arm64 loader, with Debian's arm64 libstdc++ through the glibc-compat shim`,
-    };
+  if (t.libc === "musl") {
+    const m = muslRun(t.cpu, join(root, MUSL_RUNTIME_DIR), qemu);
+    if ("missing" in m) return `${m.missing}: run scripts/musl-runtime/build.sh (its packages: see .ci/run)`;
+    const on = t.cpu === "x64" ? "natively on musl's loader" : `under ${QEMU} on musl's arm64 loader`;
+    return { ...m, how: `${on}, with Debian's ${t.cpu} libstdc++ through the glibc-compat shim` };
   }
   return null;
 }

@@ -14,17 +14,15 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MUSL_RUNTIME_DIR, type MuslRun, muslRun, QEMU_AARCH64 } from "../../src/release/musl-runtime.ts";
 import { ROOT, runCli } from "../helpers/cli.ts";
 
-const RUNTIME = join(ROOT, "dist/.cache/musl-runtime");
-const X64 = join(RUNTIME, "x64");
-const ARM64 = join(RUNTIME, "arm64");
+const RUNTIME = join(ROOT, MUSL_RUNTIME_DIR);
 const onPath = (cmd: string) => Bun.spawnSync({ cmd: ["sh", "-c", `command -v ${cmd}`] }).exitCode === 0;
-const x64Ready =
-  process.platform === "linux" &&
-  process.arch === "x64" &&
-  existsSync(join(X64, "ld-linux-x86-64.so.2")) &&
-  existsSync("/lib/ld-musl-x86_64.so.1");
+const here = process.platform === "linux" && process.arch === "x64";
+const ready = (m: MuslRun | { missing: string }): MuslRun | null => (here && !("missing" in m) ? m : null);
+const X64 = ready(muslRun("x64", RUNTIME, false));
+const ARM64 = ready(muslRun("arm64", RUNTIME, onPath(QEMU_AARCH64)));
 
 // No headers: g++ compiles against glibc's, which a musl program must not use.
 const PROGRAMS: [string, string][] = [
@@ -50,7 +48,7 @@ function run(cmd: string[], env: Record<string, string> = {}) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
-describe.skipIf(!x64Ready || !onPath("musl-gcc") || !onPath("g++"))("a musl C++ program on the x64 runtime", () => {
+describe.skipIf(X64 === null || !onPath("musl-gcc") || !onPath("g++"))("a musl C++ program on the x64 runtime", () => {
   for (const [name, source] of PROGRAMS)
     test(name, () => {
       const dir = mkdtempSync(join(tmpdir(), "seam-musl-"));
@@ -64,13 +62,13 @@ describe.skipIf(!x64Ready || !onPath("musl-gcc") || !onPath("g++"))("a musl C++ 
           "-o",
           join(dir, "t"),
           "-Wl,--eh-frame-hdr",
-          `-L${X64}`,
+          `-L${X64!.env.LD_LIBRARY_PATH}`,
           "-l:libstdc++.so.6",
           "-l:libgcc_s.so.1",
           "-Wl,--allow-shlib-undefined",
         ]);
         expect(link.err).toBe("");
-        const r = run([join(dir, "t"), "x"], { LD_LIBRARY_PATH: X64 });
+        const r = run([join(dir, "t"), "x"], X64!.env);
         expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
       } finally {
         rmSync(dir, { recursive: true, force: true });
@@ -79,20 +77,12 @@ describe.skipIf(!x64Ready || !onPath("musl-gcc") || !onPath("g++"))("a musl C++ 
 });
 
 const RELEASE = join(ROOT, "dist/release");
-const EXECUTABLES: [string, boolean, string[], Record<string, string>][] = [
-  ["seam-linux-x64-musl", x64Ready, [], { LD_LIBRARY_PATH: X64 }],
-  [
-    "seam-linux-arm64-musl",
-    process.platform === "linux" &&
-      onPath("qemu-aarch64-static") &&
-      existsSync(join(ARM64, "lib/aarch64-linux-musl/ld-linux-aarch64.so.1")),
-    ["qemu-aarch64-static", "-L", ARM64, "-E", "LD_PRELOAD=/lib/aarch64-linux-musl/ld-linux-aarch64.so.1"],
-    {},
-  ],
-];
-for (const [file, ready, pre, env] of EXECUTABLES)
-  test.skipIf(!ready || !existsSync(join(RELEASE, file)))(`${file} starts on the runtime`, async () => {
+for (const [file, how] of [
+  ["seam-linux-x64-musl", X64],
+  ["seam-linux-arm64-musl", ARM64],
+] as const)
+  test.skipIf(how === null || !existsSync(join(RELEASE, file)))(`${file} starts on the runtime`, async () => {
     const want = (await runCli("bun", ["--version"])).stdout.toString();
-    const r = run([...pre, join(RELEASE, file), "--version"], env);
+    const r = run([...how!.pre, join(RELEASE, file), "--version"], how!.env);
     expect({ code: r.code, out: r.out, err: r.err }).toEqual({ code: 0, out: want, err: "" });
   });
