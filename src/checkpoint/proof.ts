@@ -34,7 +34,8 @@ export async function proveLine(
   sopts: CheckpointCheckOptions,
 ): Promise<Result<{ proof: string }>> {
   const held: LedgerCheckpoint[] = [];
-  const rows: CosignatureRow[] = [];
+  /** The cosignature rows of sizes from `line` on, by size. */
+  const rows = new Map<number, CosignatureRow[]>();
   const onRow = vopts.onRow;
   const { checkpointReport: cr } = await verifyCheckpointed(
     open(),
@@ -42,7 +43,11 @@ export async function proveLine(
       ...vopts,
       onRow: (row, n, chained) => {
         const c = cosignatureRow(row, line);
-        if (c !== null) rows.push(c);
+        if (c !== null) {
+          const same = rows.get(c.size);
+          if (same === undefined) rows.set(c.size, [c]);
+          else same.push(c);
+        }
         onRow?.(row, n, chained);
       },
     },
@@ -113,7 +118,7 @@ function cosignatureRow(row: JsonObject | { readonly [k: string]: Json }, size: 
  */
 function cosignedNote(
   c: LedgerCheckpoint,
-  rows: readonly CosignatureRow[],
+  rows: ReadonlyMap<number, readonly CosignatureRow[]>,
   policy: Policy | undefined,
 ): { note: string; added: number } {
   let note = c.note;
@@ -124,8 +129,8 @@ function cosignedNote(
   } catch {
     return { note, added };
   }
-  for (const r of rows) {
-    if (r.size !== c.size || r.root !== c.root) continue;
+  for (const r of rows.get(c.size) ?? []) {
+    if (r.root !== c.root) continue;
     const withLine = `${note}${r.line}\n`;
     let label: string;
     try {
@@ -153,7 +158,7 @@ function cosignedNote(
  */
 function pickCheckpoint(
   covering: readonly LedgerCheckpoint[],
-  rows: readonly CosignatureRow[],
+  rows: ReadonlyMap<number, readonly CosignatureRow[]>,
   policy: Policy | undefined,
 ): { checkpoint: LedgerCheckpoint; note: string } | null {
   const bySize = [...covering].sort((a, b) => a.size - b.size);
