@@ -44,7 +44,8 @@ const CHECKPOINT_ARGS = {
   },
   prove: {
     type: "string",
-    description: "print a C2SP tlog-proof that ledger line LINE is under the latest checkpoint",
+    description:
+      "print a C2SP tlog-proof that ledger line LINE is under a checkpoint, with the cosignatures the ledger holds for it: the smallest covering checkpoint cosigned by the most witnesses (with --policy: by its quorum), else the latest",
     valueHint: "LINE",
   },
   "check-proof": {
@@ -123,7 +124,7 @@ export default defineCommand({
     if (checkProof !== undefined) return checkProofCommand(checkProof, setup?.keys ?? [], a, setup?.policy);
     // citty's own wording, as when PATH was a required positional (it is optional for --check-proof).
     if (paths.length === 0) throw new UsageError("missing required positional argument: PATH");
-    if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup?.keys ?? []);
+    if (a.prove !== undefined) return proveCommand(paths, a.prove, a.strict === true, setup ?? { keys: [] });
     if (paths.some(isStream)) {
       if (paths.length !== 1) throw new UsageError("a nats:// stream is verified on its own, without files");
       if (a.policy !== undefined) throw new UsageError("--policy goes with ledger files, not a nats:// stream");
@@ -301,8 +302,11 @@ async function policySetup(a: CheckpointFlags & { policy: string }, paths: strin
       "--policy carries the log keys: give it without --key",
       "list the keys as 'log <vkey>' lines in the policy",
     );
-  if (a.prove !== undefined)
-    throw new UsageError("--policy goes with verifying a ledger or --check-proof, not --prove");
+  if (a.prove !== undefined && (a.witness !== undefined || a.cosignatures !== undefined || a.state !== undefined))
+    throw new UsageError(
+      "--prove --policy takes the ledger alone: no --witness, --cosignatures or --state",
+      "seam verify LEDGER --prove LINE --policy FILE",
+    );
   if (
     a.checkProof !== undefined &&
     (paths.length > 0 || a.witness !== undefined || a.cosignatures !== undefined || a.state !== undefined)
@@ -343,13 +347,13 @@ async function proveCommand(
   paths: string[],
   lineText: string,
   strict: boolean,
-  keys: CheckpointSetup["keys"],
+  setup: CheckpointSetup,
 ): Promise<number> {
   const line = intFlag(lineText, "--prove", 0, 1);
   if (paths.length !== 1 || paths[0] === "-")
     throw new UsageError("--prove takes one ledger file (it is read twice, so not stdin)");
   requireReadable(paths);
-  const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, { keys });
+  const r = await proveFile(paths[0]!, line, { strict, isWriterAlive }, setup);
   if (!r.ok) {
     createLog().error(r.reason, r.hint);
     return EXIT.FAIL;

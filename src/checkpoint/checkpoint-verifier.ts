@@ -48,6 +48,8 @@ export interface CheckpointCheckOptions {
    * the report says so.
    */
   reread?: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** Called with each checkpoint row that holds, in ledger order (--prove picks one of them). */
+  onHeld?: (c: LedgerCheckpoint) => void;
 }
 
 export interface LedgerCheckpoint {
@@ -292,6 +294,7 @@ export class CheckpointVerifier {
     this.unsealed = 0;
     this.latest = { line: n, size: c.size, root, note };
     this.bySize.set(c.size, this.latest);
+    this.opts.onHeld?.(this.latest);
     return null;
   }
 

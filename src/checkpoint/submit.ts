@@ -23,7 +23,8 @@
  * with a proof from there; a failed connection, a timeout or a 5xx is
  * retried with backoff; any other answer is a refusal. A witness that fails
  * is warned about once (and once more when it answers again); the writer
- * counts failed requests in session_end. Proofs: src/checkpoint/ledger-proofs.ts.
+ * counts failed requests in session_end, and does not wait at its end for a
+ * witness known to be failing (unreached()). Proofs: src/checkpoint/ledger-proofs.ts.
  */
 import { type Checkpoint, parseDecimal } from "./checkpoint.ts";
 import { LedgerProofs } from "./ledger-proofs.ts";
@@ -83,6 +84,8 @@ interface Witness {
   next: Submission | null;
   running: Promise<void> | null;
   failing: boolean;
+  /** unreached() has said so since it began failing. */
+  saidUnreached: boolean;
   /** Waiting out a backoff: nothing of it is in flight. */
   sleeping: boolean;
   abort: AbortController | null;
@@ -110,6 +113,7 @@ export class WitnessSubmitter {
       next: null,
       running: null,
       failing: false,
+      saidUnreached: false,
       sleeping: false,
       abort: null,
     }));
@@ -128,10 +132,34 @@ export class WitnessSubmitter {
     }
   }
 
-  /** Resolves when every witness has nothing left to send, or after `ms`, whichever is first. */
-  async settled(ms: number): Promise<void> {
+  /**
+   * At a session's end: the URLs of the witnesses known to be failing now
+   * (the last request to each failed and none has answered since), which
+   * the end does not wait for. Each is said once on stderr until it answers
+   * again (seam proxy ends many sessions).
+   */
+  unreached(): Set<string> {
+    const out = new Set<string>();
+    for (const w of this.witnesses) {
+      if (!w.failing) continue;
+      out.add(w.url);
+      if (w.saidUnreached) continue;
+      w.saidUnreached = true;
+      this.deps.warn(
+        `witness ${w.url}: not reached at the session's end; its last checkpoint is not waited for (counted in session_end)`,
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Resolves when every witness but those in `skip` (unreached() taken before)
+   * has nothing left to send, or after `ms`, whichever is first. A skipped
+   * witness still gets the checkpoints handed over, in the background.
+   */
+  async settled(ms: number, skip: ReadonlySet<string> = new Set()): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const busy = this.witnesses.flatMap((w) => (w.running ? [w.running] : []));
+    const busy = this.witnesses.flatMap((w) => (w.running && !skip.has(w.url) ? [w.running] : []));
     if (busy.length === 0) return;
     await Promise.race([
       Promise.all(busy),
@@ -145,12 +173,12 @@ export class WitnessSubmitter {
 
   /**
    * Resolves when no witness has a request in flight (one waiting out a
-   * backoff has none), or after `ms`: session_end then counts what the
-   * requests sent so far came to.
+   * backoff has none, and one known to be failing is not waited for), or
+   * after `ms`: session_end then counts what the requests sent so far came to.
    */
   async quiet(ms: number): Promise<void> {
     const deadline = Date.now() + ms;
-    while (Date.now() < deadline && this.witnesses.some((w) => w.running !== null && !w.sleeping))
+    while (Date.now() < deadline && this.witnesses.some((w) => w.running !== null && !w.sleeping && !w.failing))
       await new Promise((r) => setTimeout(r, 10));
   }
 
@@ -250,6 +278,7 @@ export class WitnessSubmitter {
   private recovered(w: Witness): void {
     if (!w.failing) return;
     w.failing = false;
+    w.saidUnreached = false;
     this.deps.info(`witness ${w.url} cosigns again`);
   }
 

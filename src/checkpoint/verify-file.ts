@@ -66,9 +66,9 @@ export async function verifyCheckpointedSource(
   return { report, extra: checkpointLines(cr, now), json: checkpointJson(cr, now) };
 }
 
-/** `--prove LINE`: the tlog-proof text for one line of the ledger at `path` (read twice). */
+/** `--prove LINE` (with --key or --policy): the tlog-proof text for one line of the ledger at `path` (read twice). */
 export function proveFile(path: string, line: number, vopts: VerifyOptions, setup: CheckpointSetup) {
-  return proveLine(() => fileChunks(path), line, vopts, { keys: setup.keys });
+  return proveLine(() => fileChunks(path), line, vopts, { keys: setup.keys, policy: setup.policy });
 }
 
 /**

@@ -114,8 +114,9 @@ export const REFUSED_LEDGER_HINT = "use a ledger in a directory only you can wri
  * How long the end of a session waits for witnesses (the traffic is over by
  * then, but a client that stops seam may not wait long for it): for requests
  * in flight before session_end, which counts what they came to, and for the
- * answers to its last checkpoint, which follows session_end (a witness that
- * is down is not retried at length: src/checkpoint/submit.ts).
+ * answers to its last checkpoint, which follows session_end. A witness
+ * known to be failing then is waited for by neither: session_end counts it
+ * as not reached (src/checkpoint/submit.ts).
  */
 const WITNESS_QUIET_MS = 1000;
 const WITNESS_END_WAIT_MS = 3000;
@@ -294,16 +295,21 @@ export class LedgerWriter {
   async end(fields: RowFields): Promise<boolean> {
     if (this.ended) return false;
     while (this.draining) await this.draining;
-    const witnessed = this.cfg.checkpoints?.submitter !== undefined;
+    const submitter = this.cfg.checkpoints?.submitter;
+    const witnessed = submitter !== undefined;
+    // Witnesses known to be failing (in backoff, or refused) are not waited for: each counts as one
+    // more failed request, the last checkpoint's, which is not waited for.
+    let unreached: ReadonlySet<string> = new Set();
     if (witnessed) {
-      await this.cfg.checkpoints!.submitter!.quiet(WITNESS_QUIET_MS);
+      await submitter.quiet(WITNESS_QUIET_MS);
       while (this.draining) await this.draining;
+      unreached = submitter.unreached();
     }
     const entries = sessionEndFields(fields, {
       rows_before_end: this.written,
       rows_unlogged: this.unlogged || undefined,
       witness_cosigned: witnessed ? this.witnessCosigned : undefined,
-      witness_failed: witnessed ? this.witnessFailed : undefined,
+      witness_failed: witnessed ? this.witnessFailed + unreached.size : undefined,
     });
     const done = new Promise<boolean>((resolve) =>
       this.enqueue("session_end", entries, this.cfg.fsync !== "never", resolve),
@@ -315,7 +321,7 @@ export class LedgerWriter {
     while (this.draining) await this.draining;
     // The witnesses' answers for the last checkpoint become rows after session_end, like that checkpoint.
     if (witnessed) {
-      await this.cfg.checkpoints!.submitter!.settled(WITNESS_END_WAIT_MS);
+      await submitter.settled(WITNESS_END_WAIT_MS, unreached);
       while (this.draining) await this.draining;
     }
     await this.close();

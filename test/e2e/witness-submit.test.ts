@@ -6,7 +6,8 @@
  * rewritten and re-signed with the same key loses that cover (and the
  * witnesses' cosignatures of the old roots say so), and a witness that is
  * down is counted, not waited for. An ML-DSA-44 witness's cosignatures
- * count the same, in verify --policy and in --check-proof --policy.
+ * count the same, in verify --policy and in --check-proof --policy (on the
+ * proof --prove prints, its note cosigned).
  * `seam proxy --witness-url` the same way, its MCP sessions' checkpoints
  * through one client.
  */
@@ -261,9 +262,15 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       { quorum: "PQ", through: getField(last, "size"), by: ["PQ"] },
     ]);
 
-    // A proof of line 2 against the last checkpoint, its note carrying the witness's cosignature as a client would.
+    // A proof of line 2: its note carries the witness's cosignature (the one of the first checkpoint it cosigned).
     const proof = (await runCli(via, ["verify", p("l.jsonl"), "--prove", "2"])).stdout.toString();
-    const line = getField(onLast[0]!, "cosignature") as string;
+    const size = Number(proof.split("\n\n")[1]!.split("\n")[1]);
+    const line = getField(
+      rows.find((r) => evt(r) === "cosignature" && getField(r, "size") === size)!,
+      "cosignature",
+    ) as string;
+    expect(proof.endsWith(`${line}\n`)).toBe(true);
+    const bare = proof.slice(0, -(line.length + 1));
     const raw = Buffer.from(line.split(" ")[2]!, "base64");
     raw[100] = raw[100]! ^ 1;
     const flipped = `${line.split(" ").slice(0, 2).join(" ")} ${raw.toString("base64")}`;
@@ -272,9 +279,9 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       const r = await runCli(via, ["verify", "--json", "--check-proof", p("proof"), "--policy", p("policy")]);
       return [r.code, JSON.parse(r.stdout.toString()).witnessed];
     };
-    expect(await check(`${proof}${line}\n`)).toEqual([0, { quorum: "PQ", ok: true, by: ["PQ"] }]);
-    expect(await check(proof)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
-    expect(await check(`${proof}${flipped}\n`)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    expect(await check(proof)).toEqual([0, { quorum: "PQ", ok: true, by: ["PQ"] }]);
+    expect(await check(bare)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
+    expect(await check(`${bare}${flipped}\n`)).toEqual([3, { quorum: "PQ", ok: false, by: [] }]);
     // The witness's key signs no checkpoints: wrap --sign says what it is.
     const misuse = await runCli(via, [
       "wrap",

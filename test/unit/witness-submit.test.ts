@@ -162,4 +162,46 @@ describe("WitnessSubmitter", () => {
       server.close();
     }
   });
+
+  test("unreached: the witnesses failing now, each said once until it answers again; settled skips them", async () => {
+    const path = join(tempDir(), "l.jsonl");
+    writeFileSync(path, lines.map((l) => `${l}\n`).join(""));
+    const answers: Answer[] = [
+      [422, "text/plain", "no\n"],
+      [200, "text/plain", cosigned],
+    ];
+    let requests = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const [status, type, body] = answers[requests++]!;
+        res.writeHead(status, { "content-type": type }).end(body);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const warned: string[] = [];
+    const submitter = new WitnessSubmitter([url], { warn: (m) => warned.push(m), info: () => {} });
+    const hand = () => submitter.submit({ path, checkpoint, note, report: () => {} });
+    try {
+      expect(submitter.unreached()).toEqual(new Set());
+      hand();
+      await submitter.settled(10_000);
+      const unreached = submitter.unreached();
+      expect([...unreached, ...submitter.unreached()]).toEqual([url, url]);
+      expect(warned.filter((m) => m.includes("not reached"))).toEqual([
+        `witness ${url}: not reached at the session's end; its last checkpoint is not waited for (counted in session_end)`,
+      ]);
+      // Skipped, the answer is not waited for; it still comes, and then the witness is reached again.
+      hand();
+      const before = requests;
+      await submitter.settled(10_000, unreached);
+      expect(requests).toBe(before);
+      await submitter.settled(10_000);
+      expect([requests, submitter.unreached()]).toEqual([2, new Set()]);
+    } finally {
+      submitter.close();
+      server.close();
+    }
+  });
 });
