@@ -30,7 +30,7 @@ import { guardStack, JsonParseError } from "../json-error.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
 import { objectKeyStarts, stringEnd, valueEnd, valueStartAfter } from "../json-spans.ts";
 import { firstInvalidUtf8 } from "../utf8.ts";
-import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
+import { ByteOut, FLUSH_AT, HOLD_LIMIT, TOO_LONG } from "./byte-out.ts";
 import { ByteScalars } from "./from-bytes-scalars.ts";
 import { byteOrder, KeyOrder } from "./key-order.ts";
 import type { Recipe } from "./reference.ts";
@@ -39,30 +39,42 @@ import type { Recipe } from "./reference.ts";
 export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
 
 /**
- * `from` in the order `cmp` gives, stably (of equal items the first stays
- * first), merge sorted in typed arrays: four bytes an item in `from` and in
- * one more array, where a sort call with a comparator would hold each item as
- * a value of its own (an object may have millions of members). `from` is
- * written over; the result is it or the other array.
+ * `items` put in the order `cmp` gives, stably (of equal items the first
+ * stays first), in place: a bottom-up merge sort of typed arrays that copies
+ * out the shorter of each two runs it merges, so it needs room for half the
+ * items beside them (an object may have millions of members, and a sort
+ * call with a comparator would hold each as a value of its own).
  */
-function mergeSort(from: Int32Array, cmp: (x: number, y: number) => number): Int32Array {
-  const n = from.length;
-  let to: Int32Array = new Int32Array(n);
+function mergeSort(items: Int32Array, cmp: (x: number, y: number) => number): Int32Array {
+  const n = items.length;
+  const tmp = new Int32Array(n >> 1);
   for (let width = 1; width < n; width *= 2) {
-    for (let lo = 0; lo < n; lo += 2 * width) {
-      const mid = Math.min(lo + width, n);
-      const hi = Math.min(lo + 2 * width, n);
-      let a = lo;
-      let b = mid;
-      let o = lo;
-      // Ties go to the left run: stable.
-      while (a < mid && b < hi) to[o++] = cmp(from[b]!, from[a]!) < 0 ? from[b++]! : from[a++]!;
-      while (a < mid) to[o++] = from[a++]!;
-      while (b < hi) to[o++] = from[b++]!;
+    for (let lo = 0; lo + width < n; lo += 2 * width) {
+      const mid = lo + width;
+      const hi = Math.min(mid + width, n);
+      if (cmp(items[mid]!, items[mid - 1]!) >= 0) continue; // already in order
+      if (mid - lo <= hi - mid) {
+        // The left run copied out, merged forward. Ties go to the left run: stable.
+        const len = mid - lo;
+        for (let k = 0; k < len; k++) tmp[k] = items[lo + k]!;
+        let a = 0;
+        let b = mid;
+        let o = lo;
+        while (a < len && b < hi) items[o++] = cmp(items[b]!, tmp[a]!) < 0 ? items[b++]! : tmp[a++]!;
+        while (a < len) items[o++] = tmp[a++]!;
+      } else {
+        // The right run copied out, merged backward. Ties go to the right run, placed last: stable.
+        const len = hi - mid;
+        for (let k = 0; k < len; k++) tmp[k] = items[mid + k]!;
+        let a = mid - 1;
+        let t = len - 1;
+        let o = hi - 1;
+        while (a >= lo && t >= 0) items[o--] = cmp(tmp[t]!, items[a]!) < 0 ? items[a--]! : tmp[t--]!;
+        while (t >= 0) items[o--] = tmp[t--]!;
+      }
     }
-    [from, to] = [to, from];
   }
-  return from;
+  return items;
 }
 
 class ByteCanonicalizer extends ByteScalars {
@@ -76,6 +88,12 @@ class ByteCanonicalizer extends ByteScalars {
   private readonly memberValueErrors: number[] = [];
   private readonly memberLone: number[] = [];
   private readonly idx: number[] = [];
+  /**
+   * Where a member's value begins whose input is longer than HOLD_LIMIT: an
+   * object there is written member by member at once (its canonical form is
+   * the same either way; only what is held on the way differs). -1: none.
+   */
+  private longAt = -1;
   /** Compares keys where they lie in the input (objectByMembers). */
   private readonly keyOrder = new KeyOrder(this.b, this.jcs);
   /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
@@ -172,8 +190,9 @@ class ByteCanonicalizer extends ByteScalars {
     if (out.len >= FLUSH_AT) out.flush(); // what came before is final: the object alone is held
     const { i, depth, top, keysLen, valueErrors, lone } = this;
     const len = out.len;
-    // An object that leaves a key out is written member by member, where members are left out.
-    if (this.dropTopKey === null || depth !== 0) {
+    // An object that leaves a key out is written member by member, where members are left out; so is one
+    // whose input is known to outgrow what is held (what it holds on the way is spared).
+    if ((this.dropTopKey === null || depth !== 0) && this.longAt !== i) {
       out.holdFrom = len;
       try {
         return this.objectInPlace();
@@ -330,8 +349,8 @@ class ByteCanonicalizer extends ByteScalars {
     }
     out.openObjects--;
     this.lone = lone; // counted again as each kept key is written
-    // Keys compared where they lie and members sorted by where their keys begin: four bytes a member
-    // in each of two typed arrays is all the order costs (an object may have millions).
+    // Keys compared where they lie and members sorted by where their keys begin: a typed array of
+    // four bytes a member, and half as much beside it, is all the order costs (an object may have millions).
     const keys = this.keyOrder;
     const idx = mergeSort(found.at, (x, y) => keys.cmp(x, y));
     const n = idx.length;
@@ -340,9 +359,11 @@ class ByteCanonicalizer extends ByteScalars {
     /** Reads and writes the value of the member whose key begins at `at`, which must fill its span exactly. */
     const memberValue = (at: number) => {
       const start = valueAt(at);
+      const end = valueEnd(b, start);
+      if (end - start > HOLD_LIMIT) this.longAt = start;
       this.i = start;
       this.value();
-      if (this.i !== valueEnd(b, start)) this.fail("expecting ',' or '}'");
+      if (this.i !== end) this.fail("expecting ',' or '}'");
     };
     out.byte(123);
     let first = true;
