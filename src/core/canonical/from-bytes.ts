@@ -94,8 +94,8 @@ class ByteCanonicalizer extends ByteScalars {
    * the same either way; only what is held on the way differs). -1: none.
    */
   private longAt = -1;
-  /** Compares keys where they lie in the input (objectByMembers). */
-  private readonly keyOrder = new KeyOrder(this.b, this.jcs);
+  /** Compares keys where they lie in the input (objectByMembers); made when first needed. */
+  private keyOrder: KeyOrder | null = null;
   /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
   streamObjects = true;
   /** Where each member's key begins and its value ends in the input (objectInPlace), for onRepeat. */
@@ -351,7 +351,7 @@ class ByteCanonicalizer extends ByteScalars {
     this.lone = lone; // counted again as each kept key is written
     // Keys compared where they lie and members sorted by where their keys begin: a typed array of
     // four bytes a member, and half as much beside it, is all the order costs (an object may have millions).
-    const keys = this.keyOrder;
+    const keys = (this.keyOrder ??= new KeyOrder(this.b, this.jcs));
     const idx = mergeSort(found.at, (x, y) => keys.cmp(x, y));
     const n = idx.length;
     /** Where the value of the member whose key begins at `at` begins. */
