@@ -18,11 +18,31 @@
  * check the length of a `line` part themselves. A source whose every chunk
  * is a buffer of its own that it never reuses (a file read into new buffers)
  * may say so (`freshChunks`): the open line's bytes are then kept as views
- * of its chunks, not copied.
+ * of its chunks, not copied; once they pass GROW_FROM, they are copied
+ * instead into one buffer that grows in place as the line's pieces come,
+ * which is the line when it ends (no joined copy made beside the pieces).
  */
 import { LF as NL } from "./ascii.ts";
 
 const EMPTY = new Uint8Array(0);
+
+/** An open line of fresh chunks longer than this goes on in a buffer that grows in place. */
+export const GROW_FROM = 1 << 20;
+
+/** An ArrayBuffer that grows in place, up to the most it was made for (ES2024 resizable ArrayBuffer). */
+type Growable = ArrayBuffer & { resize(n: number): void; readonly maxByteLength: number };
+
+/** A growable buffer of `n` bytes that may grow to `max`; null where the runtime has none that large. */
+function growable(n: number, max: number): Growable | null {
+  try {
+    const ab = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => Growable)(n, {
+      maxByteLength: max,
+    });
+    return typeof ab.resize === "function" && ab.maxByteLength === max ? ab : null;
+  } catch {
+    return null;
+  }
+}
 
 export type LinePartKind = "line" | "over" | "long";
 
@@ -73,6 +93,8 @@ export class LineSplitter {
   /** Pieces to hand on as `over` before anything else (the kept copies, when a line outgrows maxKept). */
   private queue: Uint8Array[] = [];
   private ending = false;
+  /** The open line's bytes so far, once they passed GROW_FROM (fresh chunks only): `kept` is empty then. */
+  private grown: Growable | null = null;
   private readonly part = new LinePart();
 
   constructor(
@@ -106,14 +128,14 @@ export class LineSplitter {
         }
         if (this.keptLen + n > this.maxKept) {
           this.overLen = this.keptLen + n;
-          this.queue = this.kept;
+          this.queue = this.grown !== null ? [new Uint8Array(this.grown, 0, this.keptLen)] : this.kept;
           this.queue.push(chunk.subarray(start));
           this.kept = [];
           this.keptLen = 0;
+          this.grown = null;
           return this.piece(this.queue.shift()!);
         }
-        this.kept.push(this.freshChunks ? chunk.subarray(start) : chunk.slice(start));
-        this.keptLen += n;
+        this.keep(chunk.subarray(start));
         return null;
       }
       this.pos = nl + 1;
@@ -138,11 +160,48 @@ export class LineSplitter {
     return null;
   }
 
-  /** The kept copies and `tail` as one line (with its "\n" in `raw` when it ends). */
+  /** Keeps a piece of the open line (a view into the chunk, which it copies unless the chunks are fresh). */
+  private keep(piece: Uint8Array): void {
+    const at = this.keptLen;
+    this.keptLen += piece.length;
+    if (this.grown !== null) {
+      this.grown.resize(this.keptLen);
+      new Uint8Array(this.grown, at, piece.length).set(piece);
+      return;
+    }
+    this.kept.push(this.freshChunks ? piece : piece.slice());
+    if (!this.freshChunks || this.keptLen <= GROW_FROM) return;
+    // Room for the whole line and its "\n" reserved, taken as it comes.
+    const grown = growable(this.keptLen, this.maxKept + 1);
+    if (grown === null) return;
+    const into = new Uint8Array(grown);
+    let o = 0;
+    for (const p of this.kept) {
+      into.set(p, o);
+      o += p.length;
+    }
+    this.kept = [];
+    this.grown = grown;
+  }
+
+  /** The kept pieces and `tail` as one line (with its "\n" in `raw` when it ends). */
   private joined(tail: Uint8Array, ends: boolean): LinePart {
     const len = this.keptLen + tail.length;
     let raw: Uint8Array;
-    if (!ends && tail.length === 0 && this.kept.length === 1) raw = this.kept[0]!;
+    const grown = this.grown;
+    this.grown = null;
+    if (grown !== null && len + 1 <= grown.maxByteLength) {
+      grown.resize(len + (ends ? 1 : 0));
+      raw = new Uint8Array(grown, 0, grown.byteLength);
+      raw.set(tail, this.keptLen);
+      if (ends) raw[len] = NL;
+    } else if (grown !== null) {
+      // Its last piece takes the line past what the buffer may grow to: copied whole, as it would be.
+      raw = new Uint8Array(len + (ends ? 1 : 0));
+      raw.set(new Uint8Array(grown, 0, this.keptLen));
+      raw.set(tail, this.keptLen);
+      if (ends) raw[len] = NL;
+    } else if (!ends && tail.length === 0 && this.kept.length === 1) raw = this.kept[0]!;
     else {
       raw = new Uint8Array(len + (ends ? 1 : 0));
       let at = 0;

@@ -245,6 +245,47 @@ describe("bytes path equals model path", () => {
     ];
     test.each(cases)("%s: as the model path", (_, text) => same(text));
 
+    // Keys compared where they lie (src/core/canonical/key-order.ts): escaped and raw spellings of one
+    // key, prefixes and bytes below the quote, characters above U+FFFF against U+E000..U+FFFF (whose
+    // order differs between code points and UTF-16 units), empty keys and the chain key spelled escaped.
+    const tricky = [
+      ...['""', '" "', '"!"', '"a"', '"a "', '"a!"', '"a\\""', '"a\\\\"', '"a\\/b"', '"\\n"', '"\\u0000"'],
+      ...['"\\ud83d\\ude00"', '"\u{10000}"', '"\ue000"', '"\\uffff"', '"\\u00e9"', '"ab\\u0063"', '"chain"'],
+    ];
+    const respelled = [
+      '"\\u0061"',
+      '"\\u0020"',
+      '"\\u0000"',
+      '"\\ud83d\\ude00"',
+      '"😀"',
+      '"\\ue000"',
+      '"\uffff"',
+      '"é"',
+      '"a/b"',
+    ];
+    const lone = ['"\\ud800"', '"\\udbff\\udfff"', '"\\udc00"', '"\\ud800\\u0041"', '"\\udfff"', '"\\ud7ff"'];
+    const pad = `"${"p".repeat(1_100_000)}"`;
+    const shuffled = (keys: string[], seed: number) => {
+      const g = new Gen(seed);
+      const out = keys.slice();
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = g.int(i + 1);
+        [out[i], out[j]] = [out[j]!, out[i]!];
+      }
+      return out;
+    };
+    test.each([
+      ["distinct keys", tricky],
+      ["keys repeated in other spellings", [...tricky, ...respelled]],
+      ["lone surrogates", [...tricky, ...lone]],
+    ])("%s, in many orders: as the model path", (_, keys) => {
+      for (let seed = 0; seed < 12; seed++) {
+        const members = shuffled(keys, seed).map((k, i) => `${k}: ${i}`);
+        members.splice(seed % members.length, 0, `"pad": ${pad}`);
+        same(`{${members.join(", ")}}`);
+      }
+    });
+
     test("the sink gets bounded chunks, not the whole object at its end", () => {
       const sizes: number[] = [];
       const bytes = new TextEncoder().encode(object([0, 1, 3]));
@@ -381,6 +422,13 @@ describe("the chain form from a line's bytes equals chainOf on its row", () => {
     `{"deep": ${"[".repeat(992)}${"]".repeat(992)}}`,
     '\ufeff{"a": 1}',
     '{"a": 1} x',
+    '{"\\u0061": 1, "a": 2, "b": {"\\u0062": 0, "b": 1}, "chain": "c"}',
+    '{"a": 2, "\\u0061": 1, "chain": "c"}',
+    '{"": 1, " ": 2, "!": 3, "a": 4, "a ": 5, "a!": 6, "a\\"": 7, "a\\\\": 8, "\\u0000": 9, "": 10}',
+    '{"\\ud83d\\ude00": 1, "\ue000": 2, "\uffff": 3, "\\uffff": 4, "😀": 5, "\\ue000": 6, "\u{10000}": 7}',
+    '{"\\ud800": 1, "\\udbff\\udfff": 2, "\\udc00": 3, "\\ud800\\u0041": 4, "\\ud7ff": 5, "\\ud800": 6}',
+    '{"\\u0063hain": "x", "a": 1, "chai": 2, "chains": 3, "a\\u0063hain": 4}',
+    '{"a\\/b": 1, "a/b": 2, "\\n": 3, "\\u000a": 4, "\\t": 5, "\\u00e9": 6, "é": 7}',
   ])("%s", (text) => sameChain(text));
   test("a row too large to hold its object in place: written member by member", () => {
     const g = new Gen(23);

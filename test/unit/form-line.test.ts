@@ -160,7 +160,8 @@ describe("lines the form would write otherwise take the long way", () => {
 
 describe("a line whose chain form is longer than 1 MiB", () => {
   // Members before and after the long one in key order, and the chain among them, as seam writes it.
-  const text = `{"evt": "tool_call", "blob": "${"x".repeat(3 << 20)}", "z": [1, {"a": 2.5}], "chain": "ab", "seq": 7}`;
+  // Its members are read each from its own bytes (no text of the whole line): escapes, numbers and literals among them.
+  const text = `{"evt": "tool_call", "blob": "${"x".repeat(3 << 20)}", "z": [1, {"a": 2.5}], "chain": "ab", "seq": 7, "esc": "q\\"\\u0001\\\\", "neg": -12, "big": 123456789012345678, "t": true, "f": false, "nul": null, "ms": 1.5}`;
   test("is hashed from the line in pieces, to the rule's chain", () => {
     expect(quick(GENESIS, text)).not.toBeNull();
     expect(quick("0123456789abcdef0123456789abcdef", text)).not.toBeNull();

@@ -4,15 +4,15 @@
  * `raw` giving back the stream exactly.
  */
 import { describe, expect, test } from "bun:test";
-import { LineSplitter } from "../../src/core/lines.ts";
+import { GROW_FROM, LineSplitter } from "../../src/core/lines.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /** Splits `text` fed in `pieces` (lengths; the rest in one last piece); parts as short strings. */
-function split(text: string, maxKept: number, pieces: number[] = []): { parts: string[]; raw: string } {
+function split(text: string, maxKept: number, pieces: number[] = [], fresh = false): { parts: string[]; raw: string } {
   const bytes = enc.encode(text);
-  const s = new LineSplitter(maxKept);
+  const s = new LineSplitter(maxKept, fresh);
   const parts: string[] = [];
   let raw = "";
   const drain = () => {
@@ -106,4 +106,30 @@ describe("LineSplitter", () => {
     for (let p = fresh.next(); p !== null; p = fresh.next()) got.push(dec.decode(p.bytes));
     expect(got).toEqual(["one", "two across", "three", "last"]);
   });
+
+  // Past GROW_FROM an open line of fresh chunks goes on in one buffer that grows: the parts and raw
+  // must be those of the copying splitter, however the line is cut, wherever maxKept falls.
+  const long = (n: number, c: string) => Array.from({ length: n }, (_, i) => c + (i % 10)).join("");
+  const big = `a\n${long(GROW_FROM, "x")}\n${long(GROW_FROM / 2 + 7, "y")}\nb\n${long(GROW_FROM + 3, "z")}`;
+  // One line of 1.5 MiB and its "\n", then a short one: cut where it has grown, and where maxKept falls.
+  const one = `${long((3 * GROW_FROM) / 4, "w")}\nv\n`;
+  const M = GROW_FROM / 4;
+  test.each([
+    ["in chunks of a MiB", big, 8 * GROW_FROM, Array(8).fill(GROW_FROM)],
+    ["in uneven chunks", big, 8 * GROW_FROM, [5, GROW_FROM + 1, 3, 7 * 65536, GROW_FROM * 0.75, 2, GROW_FROM]],
+    ["in small chunks", big, 8 * GROW_FROM, Array(300).fill(20_011)],
+    ["maxKept just over GROW_FROM", big, GROW_FROM + 1, Array(40).fill(65_537)],
+    ["over maxKept after it grew", one, 5 * M + 10, [5 * M, M]],
+    ["over maxKept only by its last piece", one, 5 * M + 10, [5 * M]],
+    ["up to maxKept exactly", one, 6 * M, [5 * M]],
+  ] as [string, string, number, number[]][])(
+    "fresh chunks, lines past GROW_FROM %s: as when copied",
+    (_, text, max, pieces) => {
+      const copied = split(text, max, pieces);
+      const fresh = split(text, max, pieces, true);
+      expect(fresh.parts.length).toBe(copied.parts.length);
+      expect(fresh.parts).toEqual(copied.parts);
+      expect(fresh.raw).toBe(text);
+    },
+  );
 });

@@ -51,6 +51,11 @@ function both(bytes: Uint8Array) {
 
 describe("a long line in no chain form", () => {
   const arg = big(Math.ceil(SHALLOW_FROM / 4));
+  // An object of keys spelled with escapes and without, in no order, over SHALLOW_FROM.
+  const keys = Array.from({ length: Math.ceil(SHALLOW_FROM / 12) }, (_, i) => {
+    const k = ((i * 7919) % 100_003).toString(36);
+    return i % 3 === 0 ? `"\\u006b${k}":${i}` : i % 3 === 1 ? `"k\\/${k}":${i}` : `"k${k}\u00e9":${i}`;
+  }).join(",");
   test.each([
     ["a session whose call holds a large value: ok", [begin, call(arg), end(3)], "ok"],
     ["a wrong chain on it", [begin, `${call(arg).slice(0, -1)},"chain":"0123"}`, end(3)], "broken"],
@@ -63,6 +68,12 @@ describe("a long line in no chain form", () => {
     ["no object: an array", [begin, arg, end(3)], "broken"],
     ["a chain that is no string", [begin, `${call(arg).slice(0, -1)},"chain":[${arg}]}`, end(3)], "broken"],
     ["NaN and Infinity in it, a lone surrogate", [begin, call(`[NaN,-Infinity,1e999,"\\ud800",${arg}]`), end(3)], "ok"],
+    ["many keys, some escaped, out of order", [begin, call(`{${keys},"\\ud83d\\ude00":1,"\ue000":2}`), end(3)], "ok"],
+    [
+      "many keys, one repeated in another spelling",
+      [begin, call(`{"b":0,${keys},"\\u0062":1,"\\u0063hain":2}`), end(3)],
+      "broken",
+    ],
   ])("%s: the report of the whole parse", (_name, rows, verdict) => {
     const { shallow, same } = both(ledger(rows));
     same();

@@ -8,7 +8,7 @@ const CHUNK = 1 << 20;
 /** Finished bytes are handed over once this many are buffered. */
 export const FLUSH_AT = 1 << 16;
 /** An object outside every other that needs more room than this is written member by member instead. */
-const HOLD_LIMIT = 1 << 20;
+export const HOLD_LIMIT = 1 << 20;
 /** Thrown when an object outgrows HOLD_LIMIT; caught where that object began. */
 export const TOO_LONG: unique symbol = Symbol("held too long");
 

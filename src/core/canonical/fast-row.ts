@@ -10,6 +10,12 @@ import { chainOfMembers, type FormLayout, readLayout } from "./fast-line.ts";
 const NO = -1;
 // ignoreBOM: as the line was recognized, a BOM would be text.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/**
+ * A line up to this long is decoded once, whole, for its members to be read
+ * from (one decode for a row's many small members); a longer one member by
+ * member, each from its own bytes.
+ */
+const WHOLE_TEXT_MAX = 1 << 16;
 
 /**
  * A row read off a line in chain form, a member parsed only when it is
@@ -142,7 +148,14 @@ export class FormRow extends Map<string, Json> {
   private member(m: number): Json {
     let v = this.parsed[m];
     if (v === undefined) {
-      v = valueAt(this.line, this.lineText(), this.layout.spans[3 * m + 1]! + 2, this.layout.spans[3 * m + 2]!);
+      const start = this.layout.spans[3 * m + 1]! + 2;
+      const end = this.layout.spans[3 * m + 2]!;
+      if (this.line.length <= WHOLE_TEXT_MAX) v = valueAt(this.line, this.lineText(), start, end);
+      else {
+        // A long line's text is not made whole to read one member: a string the size of the line.
+        const bytes = this.line.subarray(start, end);
+        v = valueAt(bytes, utf8.decode(bytes), 0, bytes.length);
+      }
       this.parsed[m] = v;
     }
     return v;

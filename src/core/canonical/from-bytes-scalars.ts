@@ -26,6 +26,38 @@ function hexDigit(c: number | undefined): number {
   return l >= 97 && l <= 102 ? l - 87 : -1;
 }
 
+/** The four hex digits of the \\u escape at i (a backslash) as a number; -1 when they are not four hex digits. */
+function hex4(b: Uint8Array, i: number): number {
+  const v0 = hexDigit(b[i + 2]);
+  const v1 = hexDigit(b[i + 3]);
+  const v2 = hexDigit(b[i + 4]);
+  const v3 = hexDigit(b[i + 5]);
+  if (v0 < 0 || v1 < 0 || v2 < 0 || v3 < 0) return -1;
+  return (v0 << 12) | (v1 << 8) | (v2 << 4) | v3;
+}
+
+/**
+ * The escape at b[i] (a backslash), decoded: its code point times 16 plus
+ * the bytes it takes in the input (2, 6, or 12 for a surrogate pair's two
+ * escapes, read as one character); -1 when it is not a valid escape. A lone
+ * surrogate is its own code point.
+ */
+export function decodeEscape(b: Uint8Array, i: number): number {
+  const e = b[i + 1];
+  if (e !== 117) {
+    const u = e === undefined ? undefined : UNESCAPE[e];
+    return u === undefined ? -1 : u * 16 + 2;
+  }
+  const cp = hex4(b, i);
+  if (cp < 0) return -1;
+  if (cp >= 0xd800 && cp <= 0xdbff && b[i + 6] === 92 && b[i + 7] === 117) {
+    const lo = hex4(b, i + 6);
+    if (lo < 0) return -1;
+    if (lo >= 0xdc00 && lo <= 0xdfff) return (0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00)) * 16 + 12;
+  }
+  return cp * 16 + 6;
+}
+
 const latin1 = new TextDecoder("latin1");
 
 export class ByteScalars {
@@ -171,38 +203,19 @@ export class ByteScalars {
 
   /** Decodes the escape at i (a backslash) and writes it; returns the index after it. */
   private escape(i: number, key: boolean): number {
-    const b = this.b;
-    const e = b[i + 1];
-    let cp: number;
-    let next = i + 2;
-    if (e === 117) {
-      cp = this.hex4(i);
-      next = i + 6;
-      if (cp >= 0xd800 && cp <= 0xdbff && b[next] === 92 && b[next + 1] === 117) {
-        const lo = this.hex4(next);
-        if (lo >= 0xdc00 && lo <= 0xdfff) {
-          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          next += 6;
-        }
-      }
-    } else {
-      const u = e === undefined ? undefined : UNESCAPE[e];
-      if (u === undefined)
-        this.fail(e === undefined ? "unterminated string" : "invalid escape", e === undefined ? this.i : i);
-      cp = u;
-    }
-    this.codePoint(cp, key);
-    return next;
+    const r = decodeEscape(this.b, i);
+    if (r < 0) this.escapeError(i);
+    this.codePoint(r >> 4, key);
+    return i + (r & 15);
   }
 
-  private hex4(i: number): number {
-    const b = this.b;
-    const v0 = hexDigit(b[i + 2]);
-    const v1 = hexDigit(b[i + 3]);
-    const v2 = hexDigit(b[i + 4]);
-    const v3 = hexDigit(b[i + 5]);
-    if (v0 < 0 || v1 < 0 || v2 < 0 || v3 < 0) this.fail("invalid \\uXXXX escape", i);
-    return (v0 << 12) | (v1 << 8) | (v2 << 4) | v3;
+  /** Refuses the escape at i, which decodeEscape could not read, as parseJson words it. */
+  private escapeError(i: number): never {
+    const e = this.b[i + 1];
+    if (e === undefined) this.fail("unterminated string", this.i);
+    if (e !== 117) this.fail("invalid escape", i);
+    // A \u escape, or the second of a pair after a high surrogate.
+    this.fail("invalid \\uXXXX escape", hex4(this.b, i) < 0 ? i : i + 6);
   }
 
   /** Writes one decoded character in canonical form (and, for a key, its UTF-8). */

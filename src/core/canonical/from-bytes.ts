@@ -21,19 +21,61 @@
  *
  * Keys sort by their decoded UTF-8 bytes, which is code point order (Python's
  * sort_keys); a lone surrogate from a `\udXXX` escape is kept as its 3-byte
- * form, which sorts where its code point does.
+ * form, which sorts where its code point does. An object written member by
+ * member has its keys compared where they lie in the input, with no decoded
+ * copy (src/core/canonical/key-order.ts), in the same order.
  */
 import { isUtf8 } from "node:buffer";
 import { guardStack, JsonParseError } from "../json-error.ts";
 import { DEFAULT_MAX_DEPTH } from "../json-scanner.ts";
-import { objectMemberOffsets, stringEnd, valueStartAfter } from "../json-spans.ts";
+import { objectKeyStarts, stringEnd, valueEnd, valueStartAfter } from "../json-spans.ts";
 import { firstInvalidUtf8 } from "../utf8.ts";
-import { ByteOut, FLUSH_AT, TOO_LONG } from "./byte-out.ts";
+import { ByteOut, FLUSH_AT, HOLD_LIMIT, TOO_LONG } from "./byte-out.ts";
 import { ByteScalars } from "./from-bytes-scalars.ts";
+import { byteOrder, KeyOrder } from "./key-order.ts";
 import type { Recipe } from "./reference.ts";
 
 /** Whether the input had a canonical form, or the Python exception that says why not. */
 export type Outcome = "ok" | "ValueError" | "UnicodeEncodeError";
+
+/**
+ * `items` put in the order `cmp` gives, stably (of equal items the first
+ * stays first), in place: a bottom-up merge sort of typed arrays that copies
+ * out the shorter of each two runs it merges, so it needs room for half the
+ * items beside them (an object may have millions of members, and a sort
+ * call with a comparator would hold each as a value of its own).
+ */
+function mergeSort(items: Int32Array, cmp: (x: number, y: number) => number): Int32Array {
+  const n = items.length;
+  const tmp = new Int32Array(n >> 1);
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo + width < n; lo += 2 * width) {
+      const mid = lo + width;
+      const hi = Math.min(mid + width, n);
+      if (cmp(items[mid]!, items[mid - 1]!) >= 0) continue; // already in order
+      if (mid - lo <= hi - mid) {
+        // The left run copied out, merged forward. Ties go to the left run: stable.
+        const len = mid - lo;
+        for (let k = 0; k < len; k++) tmp[k] = items[lo + k]!;
+        let a = 0;
+        let b = mid;
+        let o = lo;
+        while (a < len && b < hi) items[o++] = cmp(items[b]!, tmp[a]!) < 0 ? items[b++]! : tmp[a++]!;
+        while (a < len) items[o++] = tmp[a++]!;
+      } else {
+        // The right run copied out, merged backward. Ties go to the right run, placed last: stable.
+        const len = hi - mid;
+        for (let k = 0; k < len; k++) tmp[k] = items[mid + k]!;
+        let a = mid - 1;
+        let t = len - 1;
+        let o = hi - 1;
+        while (a >= lo && t >= 0) items[o--] = cmp(tmp[t]!, items[a]!) < 0 ? items[a--]! : tmp[t--]!;
+        while (t >= 0) items[o--] = tmp[t--]!;
+      }
+    }
+  }
+  return items;
+}
 
 class ByteCanonicalizer extends ByteScalars {
   // One stack of object members for the whole document; [base, top) belong to the innermost open object.
@@ -46,6 +88,14 @@ class ByteCanonicalizer extends ByteScalars {
   private readonly memberValueErrors: number[] = [];
   private readonly memberLone: number[] = [];
   private readonly idx: number[] = [];
+  /**
+   * Where a member's value begins whose input is longer than HOLD_LIMIT: an
+   * object there is written member by member at once (its canonical form is
+   * the same either way; only what is held on the way differs). -1: none.
+   */
+  private longAt = -1;
+  /** Compares keys where they lie in the input (objectByMembers); made when first needed. */
+  private keyOrder: KeyOrder | null = null;
   /** Objects outside every other are written member by member once they outgrow HOLD_LIMIT (off for the one reading again). */
   streamObjects = true;
   /** Where each member's key begins and its value ends in the input (objectInPlace), for onRepeat. */
@@ -140,8 +190,9 @@ class ByteCanonicalizer extends ByteScalars {
     if (out.len >= FLUSH_AT) out.flush(); // what came before is final: the object alone is held
     const { i, depth, top, keysLen, valueErrors, lone } = this;
     const len = out.len;
-    // An object that leaves a key out is written member by member, where members are left out.
-    if (this.dropTopKey === null || depth !== 0) {
+    // An object that leaves a key out is written member by member, where members are left out; so is one
+    // whose input is known to outgrow what is held (what it holds on the way is spared).
+    if ((this.dropTopKey === null || depth !== 0) && this.longAt !== i) {
       out.holdFrom = len;
       try {
         return this.objectInPlace();
@@ -264,13 +315,7 @@ class ByteCanonicalizer extends ByteScalars {
     while (i < ie && j < je) {
       const p = k[i]!;
       const q = k[j]!;
-      if (p !== q) {
-        // UTF-8 bytes order as code points do. UTF-16 differs only where a
-        // 4-byte character (a surrogate pair, units D800..DBFF) meets one
-        // from U+E000..U+FFFF (lead byte EE or EF): the pair sorts first.
-        if (this.jcs && ((p >= 0xf0 && q >= 0xee && q <= 0xef) || (q >= 0xf0 && p >= 0xee && p <= 0xef))) return q - p;
-        return p - q;
-      }
+      if (p !== q) return byteOrder(p, q, this.jcs);
       i++;
       j++;
     }
@@ -281,15 +326,6 @@ class ByteCanonicalizer extends ByteScalars {
     return this.cmp(x, y) === 0;
   }
 
-  /** Member m's key is dropTopKey. */
-  private isDropped(m: number): boolean {
-    const d = this.dropTopKey!;
-    const a = this.keyStart[m]!;
-    if (this.keyEnd[m]! - a !== d.length) return false;
-    for (let k = 0; k < d.length; k++) if (this.keys[a + k] !== d[k]) return false;
-    return true;
-  }
-
   /**
    * The object at the cursor, written member by member: its members found
    * (keys read, values only spanned), put in key order, then each value read
@@ -297,50 +333,47 @@ class ByteCanonicalizer extends ByteScalars {
    * key's earlier values are still read (they must be JSON), held and dropped.
    */
   private objectByMembers(): void {
-    const found = objectMemberOffsets(this.b, this.i);
+    const b = this.b;
+    const found = objectKeyStarts(b, this.i);
     if (found === null) this.fail("expecting property name enclosed in double quotes");
     this.enter();
     const out = this.out;
-    const base = this.top;
-    const keysBase = this.keysLen;
     const lone = this.lone;
-    const at = found.at;
-    // Grown once to what this object needs: an object of millions of members is held at what they take.
-    this.stackRoom(base + found.count);
-    this.keyRoom(found.keyBytes);
-    out.openObjects++; // the keys' own forms are written and dropped: nothing of them may be handed on
+    // Each key read strictly before any is compared (its form written and dropped: nothing of it may be handed on).
+    out.openObjects++;
     const mark = out.len;
-    for (let k = 0; k < found.count; k++) {
-      const t = this.push();
-      this.i = at[2 * k]!;
-      this.keyStart[t] = this.keysLen;
-      this.string(true);
-      this.keyEnd[t] = this.keysLen;
+    for (let k = 0; k < found.at.length; k++) {
+      this.i = found.at[k]!;
+      this.string(false);
       out.len = mark;
     }
     out.openObjects--;
     this.lone = lone; // counted again as each kept key is written
-    const n = this.top - base;
-    const sorted = this.sorted(base, n);
-    // A copy of the shared array a few members sort in: the members' own objects sort with it too.
-    const idx = sorted === this.idx ? sorted.slice() : sorted;
-    /** Where member m's key begins, and its value ends, in the input. */
-    const keyAt = (m: number) => at[2 * (m - base)]!;
-    const valueEndAt = (m: number) => at[2 * (m - base) + 1]!;
-    /** Reads and writes member m's value, which must fill its span exactly. */
-    const memberValue = (m: number) => {
-      this.i = valueStartAfter(this.b, stringEnd(this.b, keyAt(m)));
+    // Keys compared where they lie and members sorted by where their keys begin: a typed array of
+    // four bytes a member, and half as much beside it, is all the order costs (an object may have millions).
+    const keys = (this.keyOrder ??= new KeyOrder(this.b, this.jcs));
+    const idx = mergeSort(found.at, (x, y) => keys.cmp(x, y));
+    const n = idx.length;
+    /** Where the value of the member whose key begins at `at` begins. */
+    const valueAt = (at: number) => valueStartAfter(b, stringEnd(b, at));
+    /** Reads and writes the value of the member whose key begins at `at`, which must fill its span exactly. */
+    const memberValue = (at: number) => {
+      const start = valueAt(at);
+      const end = valueEnd(b, start);
+      if (end - start > HOLD_LIMIT) this.longAt = start;
+      this.i = start;
       this.value();
-      if (this.i !== valueEndAt(m)) this.fail("expecting ',' or '}'");
+      if (this.i !== end) this.fail("expecting ',' or '}'");
     };
     out.byte(123);
     let first = true;
     for (let j = 0; j < n; j++) {
       const m = idx[j]!;
-      const repeated = j + 1 < n && this.sameKey(idx[j + 1]!, m);
-      if (repeated && this.jcs) this.fail("duplicate key", keyAt(m));
-      if (repeated) this.onRepeat?.(keyAt(idx[j + 1]!), valueEndAt(idx[j + 1]!));
-      if (repeated || (this.depth === 1 && this.dropTopKey !== null && this.isDropped(m))) {
+      const later = j + 1 < n ? idx[j + 1]! : -1;
+      const repeated = later >= 0 && keys.cmp(later, m) === 0;
+      if (repeated && this.jcs) this.fail("duplicate key", m);
+      if (repeated) this.onRepeat?.(later, valueEnd(b, valueAt(later)));
+      if (repeated || (this.depth === 1 && this.dropTopKey !== null && keys.is(m, this.dropTopKey))) {
         const { valueErrors, lone } = this;
         const held = out.len;
         out.openObjects++;
@@ -353,14 +386,12 @@ class ByteCanonicalizer extends ByteScalars {
       }
       if (!first) this.comma();
       first = false;
-      this.i = keyAt(m);
+      this.i = m;
       this.string(false);
       this.colon();
       memberValue(m);
     }
     out.byte(125);
-    this.top = base;
-    this.keysLen = keysBase;
     this.depth--;
     this.i = found.end;
   }
@@ -368,26 +399,9 @@ class ByteCanonicalizer extends ByteScalars {
   /** The members [base, base + n) in key order (stable: of a repeated key, the last comes last); idx itself when few. */
   private sorted(base: number, n: number): number[] | Int32Array {
     if (n > 16) {
-      // Many: merge sorted in typed arrays, eight bytes a member (an object may have millions, and a
-      // sort call with a comparator holds each as a value of its own).
-      let from = new Int32Array(n);
-      let to = new Int32Array(n);
+      const from = new Int32Array(n);
       for (let j = 0; j < n; j++) from[j] = base + j;
-      for (let width = 1; width < n; width *= 2) {
-        for (let lo = 0; lo < n; lo += 2 * width) {
-          const mid = Math.min(lo + width, n);
-          const hi = Math.min(lo + 2 * width, n);
-          let a = lo;
-          let b = mid;
-          let o = lo;
-          // Ties go to the left run: stable, so of a repeated key the last stays last.
-          while (a < mid && b < hi) to[o++] = this.cmp(from[b]!, from[a]!) < 0 ? from[b++]! : from[a++]!;
-          while (a < mid) to[o++] = from[a++]!;
-          while (b < hi) to[o++] = from[b++]!;
-        }
-        [from, to] = [to, from];
-      }
-      return from;
+      return mergeSort(from, (x, y) => this.cmp(x, y));
     }
     const idx = this.idx;
     for (let j = 0; j < n; j++) idx[j] = base + j;

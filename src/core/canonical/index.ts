@@ -10,7 +10,8 @@
  *   from-bytes.ts UTF-8 JSON straight to its canonical bytes, with no model (`seam digest`);
  *   ascii-writer.ts values of ASCII text written into bytes member by member (rows, small digests);
  *   fast-line.ts  a ledger line already in chain form, chained without a parse (the verifier);
- *   fast-row.ts   the row of such a line, its members parsed only when asked for.
+ *   fast-row.ts   the row of such a line, its members parsed only when asked for;
+ *   key-order.ts  keys compared where they lie in the input, for from-bytes.ts.
  */
 
 export { asciiFormScratch, compactAscii, putAscii, putJsonString } from "./ascii-writer.ts";
