@@ -64,6 +64,13 @@ export interface AppendFile {
 export interface Runtime {
   /** e.g. "bun 1.4.5" or "node 20.20.2". */
   readonly name: string;
+  /**
+   * A child's output waits in its pipe until it is read, however long after
+   * the child was spawned, even after it exited (Bun). Node's child_process
+   * throws away what nobody reads once the child exits, so there a child's
+   * output must be read from the moment it is spawned.
+   */
+  readonly keepsUnreadOutput?: boolean;
   /** Spawns argv with stdin/stdout piped and stderr inherited. Never throws. */
   spawn(
     argv: readonly string[],
