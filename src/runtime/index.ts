@@ -56,7 +56,6 @@ function once<T>(make: () => T): () => T {
 export const runtime: Runtime = isBun
   ? {
       name: `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`,
-      keepsUnreadOutput: true,
       spawn: spawnBun,
       stdin: bunStdin,
       stdout: once(bunStdout),

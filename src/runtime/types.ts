@@ -65,13 +65,10 @@ export interface Runtime {
   /** e.g. "bun 1.4.5" or "node 20.20.2". */
   readonly name: string;
   /**
-   * A child's output waits in its pipe until it is read, however long after
-   * the child was spawned, even after it exited (Bun). Node's child_process
-   * throws away what nobody reads once the child exits, so there a child's
-   * output must be read from the moment it is spawned.
+   * Spawns argv with stdin/stdout piped and stderr inherited. Never throws.
+   * The child's output waits until it is read, however late, even once the
+   * child has exited (seam wrap starts the server before it reads it).
    */
-  readonly keepsUnreadOutput?: boolean;
-  /** Spawns argv with stdin/stdout piped and stderr inherited. Never throws. */
   spawn(
     argv: readonly string[],
     opts?: { cwd?: string; env?: Record<string, string | undefined> },

@@ -147,10 +147,10 @@ export async function runWrap(
   // A recorder thread takes a while to start (a runtime of its own, then the
   // ledger), and so does the server: the server starts at the same time,
   // once this thread has made sure the ledger is not one seam refuses, and
-  // nothing crosses until the recorder is ready (the pipes hold what comes
-  // meanwhile, where the runtime keeps a child's unread output). With
-  // --payloads, whose directory may be refused too, one after the other.
-  const spawnEarly = threaded && o.payloads === undefined && rt.keepsUnreadOutput === true;
+  // nothing crosses until the recorder is ready (the server's output waits
+  // meanwhile: Runtime.spawn). With --payloads, whose directory may be
+  // refused too, one after the other.
+  const spawnEarly = threaded && o.payloads === undefined;
   if (spawnEarly) {
     const refused = await ledgerRefused(rt, o.ledger, o.allowForeignLedger);
     if (refused !== undefined) return refuse(refused);
