@@ -2,7 +2,7 @@
  * What a wrapped server costs while it sits idle all day, beside a bare relay
  * (bench/bare-relay.mjs) of the same runtime, measured side by side:
  *
- *   bun bench/footprint.ts [--procs 3] [--fleet 10] [--starts 20] [--idle-ms 1500] [--smoke] [--json FILE]
+ *   bun bench/footprint.ts [--procs 3] [--fleet 10] [--starts 20] [--idle-ms 1500] [--traffic-mb 32] [--smoke] [--json FILE]
  *
  *   idle RSS     one process after its first call (initialize answered),
  *                then idle for --idle-ms: VmRSS of the relay's own process,
@@ -20,6 +20,9 @@
  *                first byte on the relay's stdout), the median of --starts
  *                runs, seam and the bare relay taking turns so that the load
  *                of the machine falls on both alike
+ *   after traffic  one process after --traffic-mb of answers (blobs of 100 KB,
+ *                asked for all at once) and --idle-ms of quiet: what a session
+ *                that has worked a while keeps holding (no goal)
  *
  * The builds: Bun from source and the compiled executable beside
  * `bun bench/bare-relay.mjs`, the Node bundle beside `node bench/bare-relay.mjs`.
@@ -36,6 +39,7 @@ const procs = flags.number("--procs", 3, 1);
 const fleet = flags.number("--fleet", 10, 2);
 const starts = flags.number("--starts", 20, 2);
 const idleMs = flags.number("--idle-ms", 1500, 200);
+const trafficMb = flags.number("--traffic-mb", smoke ? 2 : 32, 1);
 const dir = mkdtempSync(join(tmpdir(), "seam-bench-footprint-"));
 const SERVER = ["node", `${ROOT}bench/echo-server.mjs`];
 const BARE_BUN = [process.execPath, "--no-env-file", `${ROOT}bench/bare-relay.mjs`, "--"];
@@ -139,6 +143,32 @@ async function idle(
   return out;
 }
 
+/** One relay after --traffic-mb of answers and --idle-ms of quiet: its RSS and anonymous memory. */
+async function afterTraffic(argv: string[]): Promise<{ rss: number; anon: number }> {
+  const proc = Bun.spawn(argv, { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  const calls = trafficMb * 10;
+  proc.stdin.write(INIT);
+  for (let id = 2; id < calls + 2; id++)
+    proc.stdin.write(
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"blob","arguments":{"bytes":100000}}}\n`,
+    );
+  proc.stdin.flush();
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  // Every answer is one line: the initialize answer and one a call.
+  for (let lines = 0; lines < calls + 1; ) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${argv.join(" ")}: ended after ${lines} answers`);
+    for (const b of value) if (b === 10) lines++;
+  }
+  void (async () => {
+    for (;;) if ((await reader.read()).done) break;
+  })();
+  await Bun.sleep(idleMs);
+  const r = rollup(proc.pid);
+  await stop({ proc, firstAnswer: Promise.resolve(0) });
+  return r;
+}
+
 /** Start-up of seam and of the bare relay, one after the other in turns. */
 async function startup(b: (typeof BUILDS)[number]): Promise<{ seam: number[]; bare: number[] }> {
   const out = { seam: [] as number[], bare: [] as number[] };
@@ -169,6 +199,7 @@ for (const b of builds) {
   const seamFleet = await idle(() => relayArgv(b, "seam"), fleet);
   const bareFleet = await idle(() => relayArgv(b, "bare"), fleet);
   const t = await startup(b);
+  const worked = { seam: await afterTraffic(relayArgv(b, "seam")), bare: await afterTraffic(relayArgv(b, "bare")) };
   const one = { seam: median(seamIdle.rss), bare: median(bareIdle.rss) };
   const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
   const together = (f: { anon: number[]; file: number[] }) => sum(f.anon) + Math.max(...f.file);
@@ -189,6 +220,7 @@ for (const b of builds) {
     },
     fleet: { n: fleet, seam_mb: seamFleet.rss, bare_mb: bareFleet.rss },
     startup: { seam_ms: t.seam, bare_ms: t.bare, seam_iqr_share: spread(t.seam), bare_iqr_share: spread(t.bare) },
+    after_traffic: { mb: trafficMb, seam: worked.seam, bare: worked.bare },
   };
   const bare = `bare relay (${b.bareName})`;
   summary.push(
@@ -220,6 +252,12 @@ for (const b of builds) {
       ratio: `${(up.seam / up.bare).toFixed(2)}x bare; spread ±${f0((spread(t.seam) * 100) / 2)}%`,
       goal: "≤ 1.2x bare",
       met: up.seam <= 1.2 * up.bare,
+    },
+    {
+      section: "footprint",
+      name: `seam wrap (${b.name}), idle after ${trafficMb} MB of answers`,
+      value: `${f1(worked.seam.rss)} MB RSS (${f1(worked.seam.anon)} anon); bare ${f1(worked.bare.rss)} (${f1(worked.bare.anon)})`,
+      ratio: `${(worked.seam.rss / worked.bare.rss).toFixed(2)}x bare`,
     },
   );
 }

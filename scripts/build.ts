@@ -8,7 +8,18 @@
  *                  the wrapped server's environment is not seam's to change.
  * Usage: bun scripts/build.ts [--exe]
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 mkdirSync(`${root}dist`, { recursive: true });
@@ -57,24 +68,83 @@ for (const f of readdirSync(`${root}dist/types`, { recursive: true, encoding: "u
 }
 
 if (process.argv.includes("--exe")) {
-  const proc = Bun.spawnSync({
-    cmd: [
-      process.execPath,
-      "build",
-      "--compile",
-      // Compiled to bytecode at build time: the executable starts without
-      // parsing and compiling its bundle, sooner and smaller (bench/footprint.ts).
-      // Bytecode of ES modules asks for the ESM output format.
-      "--bytecode",
-      "--format=esm",
-      "--no-compile-autoload-dotenv",
-      "--no-compile-autoload-bunfig",
-      `${root}commands/seam.ts`,
-      "--outfile",
-      `${root}dist/seam`,
-    ],
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1);
+  const compile = (extra: string[]) => {
+    const proc = Bun.spawnSync({
+      cmd: [
+        process.execPath,
+        "build",
+        "--compile",
+        // Compiled to bytecode at build time: the executable starts without
+        // parsing and compiling its bundle, sooner and smaller (bench/footprint.ts).
+        // Bytecode of ES modules asks for the ESM output format.
+        "--bytecode",
+        "--format=esm",
+        "--no-compile-autoload-dotenv",
+        "--no-compile-autoload-bunfig",
+        ...extra,
+        `${root}commands/seam.ts`,
+        "--outfile",
+        `${root}dist/seam`,
+      ],
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1);
+  };
+  compile([]);
+  // Then again, with the bytecode a wrapped session runs laid out together
+  // at the front (Bun's --bytecode-order): a `seam wrap` held open all day
+  // then maps a few pages of bytecode instead of pages scattered over all of
+  // it (bench/footprint.ts). Recorded from this very build.
+  const orderDir = mkdtempSync(join(tmpdir(), "seam-build-order-"));
+  const orders = recordBytecodeOrder(orderDir);
+  if (orders.length > 0) compile([`--bytecode-order=${orders.join(",")}`]);
+  rmSync(orderDir, { recursive: true, force: true });
+}
+
+/**
+ * Runs dist/seam the way it runs most (`wrap`, one session of a few calls;
+ * then `verify` of its ledger) with BUN_BYTECODE_ORDER_OUT, each run's order
+ * file most common first; none when a run fails (the build then keeps the
+ * bytecode's own layout).
+ */
+function recordBytecodeOrder(orderDir: string): string[] {
+  const ledger = join(orderDir, "ledger.jsonl");
+  const calls = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "build", version: "1" } },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hello" } } },
+  ];
+  const runs = [
+    {
+      argv: ["wrap", "--ledger", ledger, "--", process.execPath, `${root}bench/echo-server.mjs`],
+      stdin: new TextEncoder().encode(calls.map((c) => `${JSON.stringify(c)}\n`).join("")),
+    },
+    { argv: ["verify", ledger], stdin: new Uint8Array(0) },
+  ];
+  const out: string[] = [];
+  for (const [i, run] of runs.entries()) {
+    const order = join(orderDir, `order-${i}.txt`);
+    const proc = Bun.spawnSync({
+      cmd: [`${root}dist/seam`, ...run.argv],
+      stdin: run.stdin,
+      stdout: "ignore",
+      stderr: "inherit",
+      env: { ...process.env, BUN_BYTECODE_ORDER_OUT: order },
+    });
+    if (proc.exitCode !== 0 || !existsSync(order)) {
+      console.error(
+        `build: no bytecode order from 'seam ${run.argv[0]}' (exit ${proc.exitCode}); the executable keeps its default layout`,
+      );
+      return [];
+    }
+    out.push(order);
+  }
+  return out;
 }

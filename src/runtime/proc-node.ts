@@ -98,6 +98,63 @@ export function readableSource(stream: Readable): ByteSource {
   return { [Symbol.asyncIterator]: () => (stream as AsyncIterable<Uint8Array>)[Symbol.asyncIterator](), each };
 }
 
+/**
+ * A child's stdout as readableSource makes it, but read from the moment the
+ * child is spawned: once a child exits, Node's child_process resumes its
+ * output streams, and what nobody has read yet is thrown away. Until the
+ * source is read, each chunk that comes is kept and the stream paused (the
+ * pipe then holds the rest, and the child waits, as with any reader that
+ * does not read; after it exits, what was left in the pipe is kept too).
+ * The kept chunks go first.
+ */
+export function heldSource(stream: Readable): ByteSource {
+  const held: Uint8Array[] = [];
+  let over = false;
+  const keep = (chunk: Uint8Array) => {
+    held.push(chunk);
+    stream.pause();
+  };
+  const end = () => {
+    over = true;
+  };
+  stream.on("data", keep);
+  stream.once("end", end);
+  stream.once("error", end);
+  stream.once("close", end);
+  /** The kept chunks, once: from then on the stream is read as readableSource reads it. */
+  const take = () => {
+    stream.off("data", keep);
+    stream.off("end", end);
+    stream.off("error", end);
+    stream.off("close", end);
+    return held.splice(0);
+  };
+  const source = readableSource(stream);
+  const each: PushChunks = async (f) => {
+    for (const chunk of take()) {
+      try {
+        const wait = f(chunk);
+        if (wait) await wait;
+      } catch {
+        return;
+      }
+    }
+    if (over) return;
+    const done = source.each!(f);
+    // Paused by `keep`: a new 'data' listener alone does not make it flow again.
+    stream.resume();
+    await done;
+  };
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield* take();
+      // The stream's own iterator reads with read(), paused or not.
+      if (!over) yield* stream as AsyncIterable<Uint8Array>;
+    },
+    each,
+  };
+}
+
 export async function spawnNode(
   argv: readonly string[],
   opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
@@ -118,7 +175,7 @@ export async function spawnNode(
       const child: Child = {
         pid: proc.pid!,
         stdin: writableSink(stdin),
-        stdout: readableSource(proc.stdout!),
+        stdout: heldSource(proc.stdout!),
         exited,
         kill(signal) {
           try {

@@ -64,7 +64,11 @@ export interface AppendFile {
 export interface Runtime {
   /** e.g. "bun 1.4.5" or "node 20.20.2". */
   readonly name: string;
-  /** Spawns argv with stdin/stdout piped and stderr inherited. Never throws. */
+  /**
+   * Spawns argv with stdin/stdout piped and stderr inherited. Never throws.
+   * The child's output waits until it is read, however late, even once the
+   * child has exited (seam wrap starts the server before it reads it).
+   */
   spawn(
     argv: readonly string[],
     opts?: { cwd?: string; env?: Record<string, string | undefined> },

@@ -14,6 +14,8 @@ import {
   backlogOf,
   COUNTERS,
   type FromRecorder,
+  growableRing,
+  growRing,
   IDLE,
   NOTE_FIELDS,
   NOTE_SLOTS,
@@ -22,7 +24,9 @@ import {
   noteKind,
   RECORDER_ROLE,
   type RecorderData,
+  RING_START,
   reached,
+  SIZE,
   TARGET,
   type ToRecorder,
   WAITING,
@@ -42,7 +46,12 @@ interface Waiting {
 /** The forwarding side's handle on a recorder thread. */
 export class RecorderLink {
   private readonly counters: Int32Array;
+  /** The ring's bytes (length-tracking: it grows with the ring). */
   private readonly ring: Uint8Array;
+  private readonly shared: SharedArrayBuffer;
+  /** The ring's size now, which positions wrap at (also the SIZE counter), and the most it may grow to. */
+  private size: number;
+  private readonly limit: number;
   private readonly notes: Float64Array;
   private readonly slots: number;
   /** Notes put (modulo 2^32, as the shared counter). */
@@ -75,7 +84,10 @@ export class RecorderLink {
     private readonly maxAgeMs: number,
   ) {
     this.counters = new Int32Array(data.counters);
+    this.shared = data.ring;
     this.ring = new Uint8Array(data.ring);
+    this.size = Atomics.load(this.counters, SIZE);
+    this.limit = (data.ring as unknown as { maxByteLength: number }).maxByteLength;
     this.notes = new Float64Array(data.notes);
     this.slots = this.notes.length / NOTE_FIELDS;
     this.noteEnds = new Int32Array(this.slots);
@@ -95,14 +107,17 @@ export class RecorderLink {
     limit = BACKLOG_LIMIT,
     maxAgeMs = BACKLOG_MAX_AGE_MS,
     noteSlots = NOTE_SLOTS,
+    ringStart = RING_START,
   ): Promise<RecorderLink | string | null> {
+    const size = Math.min(ringStart, limit);
     const data: RecorderData = {
       init,
       counters: new SharedArrayBuffer(4 * COUNTERS),
-      ring: new SharedArrayBuffer(limit),
+      ring: growableRing(size, limit),
       notes: new SharedArrayBuffer(8 * NOTE_FIELDS * noteSlots),
       plain,
     };
+    Atomics.store(new Int32Array(data.counters), SIZE, size);
     const thread = threadOrNull(rt.startThread, RECORDER_ROLE, data);
     if (thread === null) return null;
     const link = new RecorderLink(thread, data, log, maxAgeMs);
@@ -196,11 +211,13 @@ export class RecorderLink {
    * piece; returns how many bytes went in.
    */
   private put(dir: Dir, bytes: Uint8Array, wall: number, mono: number): number {
-    const size = this.ring.length;
     const kind = noteKind(dir, false);
     let from = 0;
     while (from < bytes.length) {
-      const free = size - backlogOf(this.counters);
+      const waiting = backlogOf(this.counters);
+      if (this.size - waiting < bytes.length - from && this.canGrow(waiting)) this.grow(waiting + bytes.length - from);
+      const size = this.size;
+      const free = size - waiting;
       if (free === 0 || !this.noteRoom()) break;
       const n = Math.min(free, bytes.length - from);
       const at = this.at;
@@ -219,6 +236,26 @@ export class RecorderLink {
     }
     if (from > 0) this.wakeIfIdle();
     return from;
+  }
+
+  /**
+   * The ring may grow now: it is below its limit, and the bytes waiting in
+   * it do not wrap around its end (they lie just before the write
+   * position). Then every note the recorder has yet to take reads the same
+   * bytes at either size, and the bytes that follow go on past the old end.
+   */
+  private canGrow(waiting: number): boolean {
+    return this.size < this.limit && waiting <= this.at;
+  }
+
+  /** Doubles the ring (up to its limit) until `need` bytes fit. */
+  private grow(need: number): void {
+    let size = this.size * 2;
+    while (size < need) size *= 2;
+    size = Math.min(size, this.limit);
+    growRing(this.shared, size);
+    this.size = size;
+    Atomics.store(this.counters, SIZE, size);
   }
 
   /** A slot is free in the notes ring. */
@@ -253,6 +290,11 @@ export class RecorderLink {
   private wakeIfIdle(): void {
     if (Atomics.load(this.counters, IDLE) === 1 && Atomics.compareExchange(this.counters, IDLE, 1, 0) === 1)
       this.post({ k: "wake" });
+  }
+
+  /** The ring's size now (it grows with the traffic). */
+  get ringSize(): number {
+    return this.size;
   }
 
   /** The oldest bytes not yet recorded crossed longer than maxAgeMs before `now`. */
@@ -334,12 +376,13 @@ export class RecorderLink {
   }
 
   /**
-   * The recorded count at which half the byte ring is free, and, when more
-   * than half the notes ring is in use, half of it too (a note's slot is
-   * free once its bytes are recorded).
+   * The recorded count at which half the byte ring is free (or, below its
+   * limit, at which it can grow), and, when more than half the notes ring is in use,
+   * half of it too (a note's slot is free once its bytes are recorded).
    */
   private roomTarget(): number {
-    let target = (this.written - Math.floor(this.ring.length / 2)) | 0;
+    // A ring below its limit waits only until the bytes in it no longer wrap around its end, then grows.
+    let target = (this.written - (this.size < this.limit ? this.at : Math.floor(this.size / 2))) | 0;
     const half = this.slots >>> 1;
     if ((this.notesPut - Atomics.load(this.counters, NOTES_TAKEN)) >>> 0 > half) {
       const notesTarget = this.noteEnds[((this.notesPut - half) >>> 0) % this.slots]!;

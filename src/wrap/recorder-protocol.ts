@@ -4,8 +4,9 @@
  * rows no longer delay the next frame (bench/relay.ts, "round trip", shows
  * each thread's CPU a call).
  *
- * The bytes go through a ring of shared memory (the backlog, BACKLOG_LIMIT
- * bytes): the forwarding side copies each chunk in, in the order the chunks
+ * The bytes go through a ring of shared memory (the backlog, at most
+ * BACKLOG_LIMIT bytes; it starts at RING_START and grows as the traffic asks
+ * for room): the forwarding side copies each chunk in, in the order the chunks
  * crossed (both directions share the ring, so an answer is never seen before
  * its request), and writes a note of its direction, length and the moment
  * it crossed into a second ring (NOTE_SLOTS notes; an eof is a note too, so
@@ -36,15 +37,35 @@ import type { Dir, RecordingInit, SessionEnd } from "./recording.ts";
 /** The role name a recorder thread is started in (see src/runtime/thread.ts). */
 export const RECORDER_ROLE = "recorder";
 
-/** Bytes that may wait for the recorder (the ring's size) before the relay stops reading. */
+/** Bytes that may wait for the recorder (the ring's largest size) before the relay stops reading. */
 export const BACKLOG_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * The ring's size at first. It grows (doubling, up to BACKLOG_LIMIT) when a
+ * chunk finds no room in it: the pages of a ring are resident from the first
+ * time its write position passes over them, so a ring of the full size
+ * would, after a few megabytes of quiet traffic, hold all of them for the
+ * rest of a session that uses a small part of it.
+ */
+export const RING_START = 64 * 1024;
+
+/** A SharedArrayBuffer of `size` bytes that may grow to `max` (ES2024; Node 20 and Bun have it). */
+export function growableRing(size: number, max: number): SharedArrayBuffer {
+  const Growable = SharedArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => SharedArrayBuffer;
+  return new Growable(size, { maxByteLength: max });
+}
+
+/** Grows a ring made by growableRing. */
+export function growRing(ring: SharedArrayBuffer, size: number): void {
+  (ring as unknown as { grow(n: number): void }).grow(size);
+}
 
 /** What the recorder thread is started with (plain data). */
 export interface RecorderData {
   init: RecordingInit;
   /** Shared counters (Int32, at the indexes below: WRITTEN …), counts modulo 2^32. */
   counters: SharedArrayBuffer;
-  /** The ring the bytes pass through. */
+  /** The ring the bytes pass through (growable; its size in use is the SIZE counter). */
   ring: SharedArrayBuffer;
   /** The ring of notes (Float64, NOTE_FIELDS a note). */
   notes: SharedArrayBuffer;
@@ -73,8 +94,15 @@ export const NOTES_PUT = 4;
 export const NOTES_TAKEN = 5;
 /** 1 while the recorder waits for a message before it looks for notes again. */
 export const IDLE = 6;
+/**
+ * The ring's size, which the positions of its bytes wrap at. The forwarding
+ * side grows it only while the bytes not yet recorded do not wrap (so the
+ * notes before the change read the same bytes at either size), and stores it
+ * before the notes that follow.
+ */
+export const SIZE = 7;
 /** How many counters there are. */
-export const COUNTERS = 7;
+export const COUNTERS = 8;
 
 /**
  * How long after it last found notes the recorder looks again. Looking

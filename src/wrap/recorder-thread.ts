@@ -21,6 +21,7 @@ import {
   RECORDED,
   type RecorderData,
   reached,
+  SIZE,
   TARGET,
   type ToRecorder,
   WAITING,
@@ -50,6 +51,7 @@ export async function serveRecorder(
   yieldToOtherThreads();
   const say = (m: FromRecorder) => port.postMessage(m);
   const counters = new Int32Array(data.counters);
+  // Length-tracking: it sees the ring grow.
   const ring = new Uint8Array(data.ring);
   const opened = await Recording.open(rt, data.init, deps, log);
   if (typeof opened === "string") {
@@ -88,9 +90,10 @@ export async function serveRecorder(
   let readAt = 0;
   const chunk = (kind: number, wall: number, mono: number, n: number) => {
     // The piece is read in place (the splitter copies what it keeps of an open frame), in at most two views.
+    const size = Atomics.load(counters, SIZE);
     const at = readAt;
-    readAt = (readAt + n) % ring.length;
-    const first = Math.min(n, ring.length - at);
+    readAt = (readAt + n) % size;
+    const first = Math.min(n, size - at);
     const d = noteDir(kind);
     recording.crossedAt({ wall, mono });
     try {

@@ -134,20 +134,42 @@ export async function runWrap(
   // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded on this thread,
   // and so is every row under --fsync always, which asks for each to be durable as it crosses.
   const threaded = o.recorderThread !== undefined && !writeAhead && !o.actions && o.fsync !== "always";
-  let recorder: Recorder | string | null = null;
-  if (threaded) recorder = await RecorderLink.start(rt, init, o.recorderThread!.plain, log);
-  if (recorder === null) recorder = await Recording.open(rt, init, deps, log);
-  if (typeof recorder === "string") {
+  const refuse = (message: string) => {
     // Only a refused ledger stops a session before it starts (symlink, another owner, open to others' writes).
     stopEarly();
     log.error(
-      refusedLedgerMessage(recorder),
+      refusedLedgerMessage(message),
       `${REFUSED_LEDGER_HINT}, or pass --allow-foreign-ledger if this file is meant to be used`,
     );
     return EXIT.USAGE;
+  };
+  let recorder: Recorder | string | null = null;
+  // A recorder thread takes a while to start (a runtime of its own, then the
+  // ledger), and so does the server: the server starts at the same time,
+  // once this thread has made sure the ledger is not one seam refuses, and
+  // nothing crosses until the recorder is ready (the server's output waits
+  // meanwhile: Runtime.spawn). With --payloads, whose directory may be
+  // refused too, one after the other.
+  const spawnEarly = threaded && o.payloads === undefined;
+  if (spawnEarly) {
+    const refused = await ledgerRefused(rt, o.ledger, o.allowForeignLedger);
+    if (refused !== undefined) return refuse(refused);
+  }
+  const starting = threaded ? RecorderLink.start(rt, init, o.recorderThread!.plain, log) : null;
+  const spawning = spawnEarly ? rt.spawn(o.argv, { cwd: o.cwd, env: o.env }) : undefined;
+  if (starting) recorder = await starting;
+  if (recorder === null) recorder = await Recording.open(rt, init, deps, log);
+  if (typeof recorder === "string") {
+    // Refused after all (the file changed since it was looked at): the server, started meanwhile, is stopped unheard.
+    const started = await spawning;
+    if (started?.ok) {
+      started.child.kill("SIGKILL");
+      await started.child.exited;
+    }
+    return refuse(recorder);
   }
 
-  const spawned = await rt.spawn(o.argv, { cwd: o.cwd, env: o.env });
+  const spawned = await (spawning ?? rt.spawn(o.argv, { cwd: o.cwd, env: o.env }));
   stopEarly();
   if (!spawned.ok) {
     log.error(`cannot start ${o.argv[0]}: ${spawned.reason}`, "check the command after '--' and your PATH");
@@ -155,6 +177,26 @@ export async function runWrap(
     return EXIT.SPAWN_FAILED;
   }
   return relaySession(rt, spawned.child, o, recorder, writeAhead, early, signals);
+}
+
+/**
+ * Why seam would refuse to append to the ledger at `path` (the refusal's
+ * message, as Recording.open gives it), or undefined: it opens the file as
+ * the recorder will, and closes it again. Any other failure is the
+ * recorder's to meet (its rows are then counted as unlogged).
+ */
+async function ledgerRefused(
+  rt: Runtime,
+  path: string,
+  allowForeign: boolean | undefined,
+): Promise<string | undefined> {
+  try {
+    const file = await rt.openAppend(path, allowForeign ? { allowForeign: true } : undefined);
+    await file.close();
+    return undefined;
+  } catch (e) {
+    return (e as { code?: unknown }).code === "EUNSAFE" ? (e as Error).message : undefined;
+  }
 }
 
 /** Where the relay hands what crossed: the recording itself, or the link to its thread. */

@@ -53,13 +53,15 @@ interface Run {
   answeredAt: number[];
   backlogMax: number;
   elapsedMs: number;
+  /** The ring's size at the end. */
+  ringSize: number;
 }
 
 async function relay(
   calls: number,
   stallMs: number,
   limit: number,
-  o: { group?: number; maxAgeMs?: number; gapMs?: number; noteSlots?: number } = {},
+  o: { group?: number; maxAgeMs?: number; gapMs?: number; noteSlots?: number; ringStart?: number } = {},
 ): Promise<Run> {
   const group = o.group ?? 1;
   expect(RECORDER_ROLE).toBe("recorder");
@@ -72,6 +74,7 @@ async function relay(
     limit,
     o.maxAgeMs ?? 60_000,
     o.noteSlots,
+    o.ringStart,
   );
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
   const t0 = performance.now();
@@ -114,6 +117,7 @@ async function relay(
     answeredAt,
     backlogMax: Number(field(end, "recorder_backlog_max")),
     elapsedMs: performance.now() - t0,
+    ringSize: link.ringSize,
   };
 }
 
@@ -173,6 +177,76 @@ test("chunks larger than the ring, in a ring of an odd size, arrive whole and in
   const calls = rows.filter((row) => field(row, "evt") === "tool_call");
   expect(calls.map((row) => field(row, "tool"))).toEqual(Array.from({ length: 400 }, (_, i) => `t${i + 1}`));
   expect((await verifyFile(r.ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("the ring starts small and grows as the backlog asks, up to its limit, every byte read in order", async () => {
+  // 20 calls a chunk (about 6 KB) with a slow disk, through a ring that starts at 1,000 bytes (an odd
+  // size, so that its ends fall inside frames) and may grow to 400,000: it grows while bytes wait in
+  // it, and the rows waiting for the disk pile up past what makes the recorder stop taking notes, so
+  // that it grows while notes not yet taken lie in it.
+  const calls = 3000;
+  const r = await relay(calls, 5, 400_000, { group: 20, ringStart: 1000 });
+  expect(r.ringSize).toBeGreaterThan(8000);
+  expect(r.ringSize).toBeLessThanOrEqual(400_000);
+  expect(r.backlogMax).toBeLessThanOrEqual(r.ringSize);
+  const rows = ledgerRows(r.ledger);
+  const rowed = rows.filter((row) => field(row, "evt") === "tool_call");
+  expect(rowed.map((row) => field(row, "tool"))).toEqual(Array.from({ length: calls }, (_, i) => `t${i + 1}`));
+  expect((await verifyFile(r.ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("a ring whose waiting bytes wrap around its end grows only once the recorder is past the end", async () => {
+  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const link = await RecorderLink.start(
+    rt,
+    init(ledger),
+    { stallMs: 0 },
+    createLog(),
+    100_000,
+    60_000,
+    undefined,
+    1000,
+  );
+  if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
+  const sent = { c2s: createHash("sha256"), s2c: createHash("sha256") };
+  const put = async (dir: "c2s" | "s2c", text: string) => {
+    const bytes = enc.encode(text);
+    sent[dir].update(bytes);
+    const wait = link.chunk(dir, bytes);
+    bytes.fill(0x20);
+    return wait;
+  };
+  const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  // About 700 bytes of calls, recorded; then, at once, two answers that wrap around the ring's end, and
+  // calls that do not fit: the ring must not grow before the recorder has taken the wrapped answers.
+  await put("c2s", ids(1, 8).map(request).join(""));
+  await Bun.sleep(100);
+  const waits = [put("s2c", ids(1, 2).map(answer).join("")), put("c2s", ids(9, 16).map(request).join(""))];
+  expect(link.ringSize).toBe(1000);
+  await Promise.all(waits);
+  await put("s2c", ids(3, 16).map(answer).join(""));
+  link.eof("c2s");
+  link.eof("s2c");
+  await link.end({ reason: "client_eof", exitCode: 0 });
+  expect(link.ringSize).toBeGreaterThan(1000);
+  const rows = ledgerRows(ledger);
+  const digests = field(rows.at(-1)!, "stream_digests");
+  expect([field(digests!, "c2s"), field(digests!, "s2c")]).toEqual([
+    `sha256:raw-bytes:v1:${sent.c2s.digest("hex")}`,
+    `sha256:raw-bytes:v1:${sent.s2c.digest("hex")}`,
+  ]);
+  const rowed = rows.filter((row) => field(row, "evt") === "tool_call");
+  expect(rowed.map((row) => [field(row, "tool"), field(row, "status")])).toEqual(
+    ids(1, 16).map((i) => [`t${i}`, "ok"]),
+  );
+  expect((await verifyFile(ledger)).verdict).toBe("ok");
+}, 60_000);
+
+test("a ring that quiet traffic never fills stays at its first size", async () => {
+  const r = await relay(60, 0, 16 * 1024 * 1024, { gapMs: 2, ringStart: 4096 });
+  expect(r.ringSize).toBe(4096);
+  const rows = ledgerRows(r.ledger);
+  expect(rows.filter((row) => field(row, "evt") === "tool_call")).toHaveLength(60);
 }, 60_000);
 
 test("a thread that cannot be started leaves recording to the caller (null), and a refused ledger is the refusal's message", async () => {

@@ -2,10 +2,11 @@
  * A Readable pushed through pump (readableSource, as seam wrap reads the
  * client's stdin and the server's stdout under Node): every chunk in order,
  * none while the last one's wait is pending, and an end that waits for it.
+ * And heldSource (a server's stdout under Node): what came before it was read.
  */
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
-import { readableSource } from "../../src/runtime/proc-node.ts";
+import { heldSource, readableSource } from "../../src/runtime/proc-node.ts";
 import type { ByteSink } from "../../src/runtime/types.ts";
 import { pump } from "../../src/wrap/relay.ts";
 
@@ -117,4 +118,33 @@ describe("readableSource through pump", () => {
     await done;
     expect(text(out.got)).toBe("x\n");
   });
+});
+
+describe("heldSource: a child's output that came before it was read", () => {
+  // Node's child_process resumes a child's stdout once the child exits (what nobody reads is then lost):
+  // `resume` does the same here, before the source is read, and `after` writes once it is.
+  for (const [name, after] of [
+    ["all of it, and the end, before the source is read", []],
+    ["some before, the rest after", ["c", "d"]],
+  ] as const)
+    test(name, async () => {
+      const src = new PassThrough();
+      const source = heldSource(src);
+      src.write(enc.encode("a"));
+      src.write(enc.encode("b"));
+      if (after.length === 0) src.end();
+      await tick();
+      src.resume();
+      await tick();
+      const out = sink();
+      const seen: string[] = [];
+      const done = pump(source, out, (c) => {
+        seen.push(new TextDecoder().decode(c));
+      });
+      for (const t of after) src.write(enc.encode(t));
+      if (after.length > 0) src.end();
+      await done;
+      expect(text(out.got)).toBe(["a", "b", ...after].join(""));
+      expect(seen.join("")).toBe(["a", "b", ...after].join(""));
+    });
 });
