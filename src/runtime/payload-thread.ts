@@ -143,12 +143,17 @@ export class ThreadedPayloadStore {
       at += p.length;
       ends.push(at);
     }
-    this.posted.push(this.dones);
-    try {
-      this.thread.post({ digests: this.digests, ends, bytes: all.buffer } satisfies ToWriter, [all.buffer]);
-    } catch (e) {
-      this.posted.pop();
-      for (const d of this.dones) d(e as Error);
+    if (this.gone !== undefined) {
+      // The thread ended while these gathered: none will come back from it.
+      for (const d of this.dones) d(new Error(`the payload writer thread ended (${this.gone})`));
+    } else {
+      this.posted.push(this.dones);
+      try {
+        this.thread.post({ digests: this.digests, ends, bytes: all.buffer } satisfies ToWriter, [all.buffer]);
+      } catch (e) {
+        this.posted.pop();
+        for (const d of this.dones) d(e as Error);
+      }
     }
     this.digests = [];
     this.parts = [];

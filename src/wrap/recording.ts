@@ -194,6 +194,7 @@ export class Recording {
 
   /** The server never started: session_end says why. */
   async spawnFailed(error: string, exitCode: number): Promise<void> {
+    void this.payloadWriter?.close();
     await this.ledger.end({ reason: "spawn_failed", error, exit_code: exitCode, calls: 0 });
   }
 
