@@ -20,9 +20,15 @@ const encoder = new TextEncoder();
 const enc = (s: string) => encoder.encode(s);
 const start = (role: string, data: unknown) => startThreadFrom(fixture, role, data);
 
+/** One buffer every frame is read into, as a recorder reuses its ring: what is kept must be copied out. */
+const ring = new Uint8Array(1024);
+
 /** A frame whose result is `value`, kept under its digest (or under `digest` when given). */
 function keepResult(keeper: PayloadKeeper, value: string, digest = digestJsonUtf8(enc(value))): void {
-  keeper.keep(digest, enc(`{"jsonrpc":"2.0","id":1,"result":${value}}`), -1, ["result"]);
+  const frame = enc(`{"jsonrpc":"2.0","id":1,"result":${value}}`);
+  ring.fill(0x20);
+  ring.set(frame);
+  keeper.keep(digest, ring.subarray(0, frame.length), -1, ["result"]);
 }
 
 test("the thread writes every payload handed to it, in batches, and counts what it could not", async () => {
