@@ -5,6 +5,7 @@
  *   recorder         a wrapped session's recording (src/wrap/recorder-thread.ts)
  *   stream-verifier  one origin of `seam verify nats://…` (src/fleet/verify-thread.ts)
  *   read-verifier    the verifier one step ahead of log, stats, check, report (src/read/verify-ahead.ts)
+ *   payload-writer   the payload files of a recorder thread's --payloads (src/runtime/payload-thread.ts)
  * Each role's code is loaded only by the thread that serves it.
  */
 import type { ThreadRole } from "../src/runtime/thread.ts";
@@ -27,6 +28,10 @@ const ROLES: Record<string, (role: ThreadRole) => Promise<void>> = {
   "read-verifier": async (role) => {
     const { serveAhead } = await import("../src/read/verify-ahead.ts");
     serveAhead(role);
+  },
+  "payload-writer": async (role) => {
+    const { servePayloadWriter } = await import("../src/runtime/payload-thread.ts");
+    servePayloadWriter(role);
   },
 };
 

@@ -114,9 +114,27 @@ const EMPTY = new Uint8Array(0);
  * a repeated key).
  */
 export function digestJsonUtf8(bytes: Uint8Array, recipe: Recipe = "json-c14n", opts?: { maxDepth?: number }): string {
-  const hash = createHash("sha256");
-  const outcome = canonicalBytes(bytes, recipe, (chunk) => hash.update(chunk), opts);
-  return outcome === "ok" ? `sha256:${recipe}:v1:${hash.digest("hex")}` : `undigestible:${outcome}`;
+  // A small value's form comes in one chunk: hashed in one call, with no Hash object (as digestForm).
+  let first: Uint8Array | null = null;
+  let hash: Hash | null = null;
+  const outcome = canonicalBytes(
+    bytes,
+    recipe,
+    (chunk) => {
+      if (hash !== null) hash.update(chunk);
+      else if (first === null)
+        first = chunk.slice(); // a chunk is only valid during the call
+      else {
+        hash = createHash("sha256");
+        hash.update(first);
+        hash.update(chunk);
+      }
+    },
+    opts,
+  );
+  if (outcome !== "ok") return `undigestible:${outcome}`;
+  if (hash === null) return sha256Prefixed(`sha256:${recipe}:v1:`, first ?? EMPTY);
+  return `sha256:${recipe}:v1:${(hash as Hash).digest("hex")}`;
 }
 
 /** digestJsonUtf8 for text already in a string (one with raw lone surrogates goes through the model). */

@@ -93,6 +93,13 @@ export interface LedgerConfig {
    * flood lasts: its rows would wait and the relay with them.
    */
   batchWhen?: (go: () => void) => void;
+  /**
+   * Waited for before a batch's lines are written, every row of the batch
+   * queued: what must be in its files no later than those rows are in the
+   * ledger (the payloads they name, --payloads: src/observe/payloads.ts).
+   * Never rejects.
+   */
+  beforeWrite?: () => Promise<void>;
   /** How long the lock is kept after a flush for the next one (default LOCK_LINGER_MS, src/ledger/held-lock.ts). */
   lockLingerMs?: number;
   /**
@@ -469,6 +476,7 @@ export class LedgerWriter {
   }
 
   private async flush(batch: Queued[]): Promise<void> {
+    if (this.cfg.beforeWrite !== undefined) await this.cfg.beforeWrite();
     const file = this.file;
     if (file === null) {
       for (const p of batch) this.settle(p, false, false);

@@ -184,9 +184,13 @@ export class McpObserver {
     this.counts.oversize_frames_unlogged++;
   }
 
+  /** Resolves once every payload observed so far is kept or counted as not (--payloads): before endCounts. */
+  async payloadsSettled(): Promise<void> {
+    await this.o.payloads?.settled();
+  }
+
   /** What session_end counts of the traffic (zero counts left out); `seam wrap` and `seam proxy` both write them. */
   endCounts(): Fields {
-    this.o.payloads?.flush();
     const c = this.counts;
     const ops = this.operations.counts;
     return {

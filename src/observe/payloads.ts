@@ -7,15 +7,28 @@
  * Keeping one never throws: what cannot be kept is counted (session_end's
  * `payloads_unwritten`) and said once.
  */
-import { digestJsonUtf8, digestParts } from "../core/digest.ts";
 import { objectMembers, skipWs, valueEnd } from "../core/json-spans.ts";
 import { PayloadStore, payloadPath } from "../runtime/payload-store.ts";
 
 /** Where payloads go: PayloadStore, or anything that keeps bytes by digest. */
 export interface PayloadSink {
-  has(digest: string): boolean;
-  /** Throws when the payload cannot be written. */
-  put(digest: string, bytes: Uint8Array): unknown;
+  /** Whether this sink has kept (or is keeping) the payload of `digest` already: it is not handed over again. */
+  wrote(digest: string): boolean;
+  /**
+   * Keeps `bytes` as the payload of `digest`, calling `done` when it is kept
+   * or could not be (bytes that do not give `digest` are not), unless it
+   * says at once that it will not ("exists", "skipped"). Throws when it cannot start.
+   */
+  putLater(digest: string, bytes: Uint8Array, done: (error: Error | null) => void): "writing" | "exists" | "skipped";
+  /** Starts what it has gathered (a sink that writes in batches). */
+  send?(): void;
+}
+
+/** Payloads handed to the sink and not yet done, as of one look (`settled`). */
+interface Writes {
+  left: number;
+  /** Set once `settled` waits for these. */
+  resolve?: () => void;
 }
 
 const decoder = new TextDecoder();
@@ -79,8 +92,8 @@ export function keeperFor(dir: string, warn: (message: string) => void): Payload
   } catch (e) {
     const why = `payload directory ${(e as Error).message}`;
     sink = {
-      has: () => false,
-      put: () => {
+      wrote: () => false,
+      putLater: () => {
         throw new Error(why);
       },
     };
@@ -94,12 +107,20 @@ export class PayloadKeeper {
   private warned = false;
   /** `defer`: the payloads of this turn, copied, to be written in the next (see the constructor). */
   private pending = new Map<string, Uint8Array>();
+  /** The writes handed to the sink since the last look, and what all looks before wait for. */
+  private writes: Writes = { left: 0 };
+  private earlier: Promise<void> = Promise.resolve();
 
   /**
-   * `defer`: the recording runs on the thread that forwards (seam proxy;
-   * seam wrap under --write-ahead, --fail-closed, --map): payloads are
-   * copied and written after the turn that observed them (setImmediate), so
-   * that no call waits for them; `flush` writes what is left at the end.
+   * A payload is copied when it is observed and its file written off the
+   * thread (PayloadSink.putLater); the ledger's writer waits for `settled`
+   * before it writes a batch, so a payload's file is under its name before
+   * any row naming it is in the ledger. Without `defer` (seam wrap's
+   * recorder thread) the write starts at once. `defer`: the recording runs
+   * on the thread that forwards (seam proxy; seam wrap under --write-ahead,
+   * --fail-closed, --map): payloads are copied and handed over after the
+   * turn that observed them (setImmediate), so that no call waits for them,
+   * or earlier by `flush`.
    */
   constructor(
     private readonly sink: PayloadSink,
@@ -107,12 +128,30 @@ export class PayloadKeeper {
     private readonly defer = false,
   ) {}
 
-  /** Writes the payloads still waiting (before session_end counts what was not kept). */
+  /** Hands over the payloads still waiting (defer). */
   flush(): void {
     const pending = this.pending;
     if (pending.size === 0) return;
     this.pending = new Map();
-    for (const [digest, bytes] of pending) this.store(digest, () => bytes);
+    for (const [digest, bytes] of pending) this.store(digest, () => bytes, false);
+  }
+
+  /**
+   * Resolves once every payload observed so far is in its file or counted
+   * in `unwritten` (before a batch of rows is written, and before session_end
+   * counts what was not kept). Never rejects.
+   */
+  settled(): Promise<void> {
+    this.flush();
+    this.sink.send?.();
+    const w = this.writes;
+    if (w.left === 0) return this.earlier;
+    this.writes = { left: 0 };
+    const these = new Promise<void>((resolve) => {
+      w.resolve = resolve;
+    });
+    this.earlier = Promise.all([this.earlier, these]).then(() => {});
+    return this.earlier;
   }
 
   /**
@@ -130,10 +169,10 @@ export class PayloadKeeper {
     if (digest === undefined || payloadPath(digest) === null) return;
     const spanOf = () => valueSpan(frame, index, path) ?? absent ?? null;
     if (!this.defer) {
-      this.store(digest, spanOf);
+      this.store(digest, spanOf, true);
       return;
     }
-    if (this.pending.has(digest)) return;
+    if (this.pending.has(digest) || this.sink.wrote(digest)) return;
     const span = spanOf();
     if (span === null) return;
     if (this.pending.size === 0) setImmediate(() => this.flush());
@@ -141,18 +180,32 @@ export class PayloadKeeper {
     this.pending.set(digest, span.slice());
   }
 
-  /** Writes the payload of `digest` unless the store has it: the bytes `spanOf` finds, when they give that digest. */
-  private store(digest: string, spanOf: () => Uint8Array | null): void {
+  /**
+   * Hands the payload of `digest` to the sink unless it has it: the bytes
+   * `spanOf` finds (`copy`: copied first, as the frame's buffer may be
+   * reused before the write is done). The sink refuses bytes that do not
+   * give that digest (a frame read leniently can hold such).
+   */
+  private store(digest: string, spanOf: () => Uint8Array | null, copy: boolean): void {
     try {
-      if (this.sink.has(digest)) return;
+      if (this.sink.wrote(digest)) return;
       const span = spanOf();
       if (span === null) return;
-      // A frame read leniently (src/observe/json-stacks.ts) can hold bytes whose strict digest is not the row's.
-      if (digestJsonUtf8(span, digestParts(digest)!.recipe) !== digest) {
-        this.failed("its bytes do not digest to the row's digest");
-        return;
+      const w = this.writes;
+      w.left++;
+      const done = () => {
+        if (--w.left === 0) w.resolve?.();
+      };
+      try {
+        const started = this.sink.putLater(digest, copy ? span.slice() : span, (e) => {
+          if (e !== null) this.failed(e.message);
+          done();
+        });
+        if (started !== "writing") done();
+      } catch (e) {
+        done();
+        throw e;
       }
-      this.sink.put(digest, span);
     } catch (e) {
       this.failed((e as Error).message);
     }

@@ -17,7 +17,7 @@ import { LedgerWriter } from "../ledger/ledger-writer.ts";
 import type { sharedLock } from "../ledger/shared-lock.ts";
 import { McpObserver } from "../observe/observer.ts";
 import type { Fields, RowSink } from "../observe/observer-options.ts";
-import { keeperFor } from "../observe/payloads.ts";
+import { keeperFor, type PayloadKeeper } from "../observe/payloads.ts";
 import { type RecordingOptions, recorderFields } from "../observe/session-fields.ts";
 import type { AppendFile } from "../runtime/types.ts";
 import type { Later } from "./deferred-recording.ts";
@@ -113,6 +113,7 @@ export class ProxySession {
     private readonly log: Log,
     private readonly clock: SessionClock,
     private readonly later: Later,
+    payloads: PayloadKeeper | undefined,
   ) {
     // Once session_end's counts are taken, a late row (an exchange that outlived
     // the grace period) would contradict them: it is dropped and warned about.
@@ -132,7 +133,7 @@ export class ProxySession {
     this.observer = new McpObserver({
       rows: this.rows,
       raw: o.raw,
-      payloads: o.payloads === undefined ? undefined : keeperFor(o.payloads, (m) => log.warn(m)),
+      payloads,
       writeAhead: o.writeAhead || o.failClosed,
       failClosed: o.failClosed,
       actions: o.actions,
@@ -195,6 +196,7 @@ export class ProxySession {
   ): Promise<ProxySession> {
     const id = randomUUID();
     const clock = new SessionClock();
+    const payloads = o.payloads === undefined ? undefined : keeperFor(o.payloads, (m) => log.warn(m));
     const writer = await LedgerWriter.open({
       path: o.ledger,
       session: id,
@@ -214,8 +216,10 @@ export class ProxySession {
       lockLingerMs: 20,
       lock,
       now: () => clock.wall(),
+      // The payloads rows name are in their files before the rows are in the ledger.
+      beforeWrite: payloads === undefined ? undefined : () => payloads.settled(),
     });
-    const s = new ProxySession(id, kind, writer, o, log, clock, later);
+    const s = new ProxySession(id, kind, writer, o, log, clock, later, payloads);
     s.mcpId = mcpId;
     // The session began when the request that opened it crossed, before its ledger was open.
     const begun = since ?? moment();
@@ -294,6 +298,8 @@ export class ProxySession {
     this.observer.finish(reason);
     this.flush();
     this.ended = true;
+    // session_end counts the payloads that could not be kept: every write is done by then.
+    await this.observer.payloadsSettled();
     await this.writer.end({
       reason,
       ...extra,

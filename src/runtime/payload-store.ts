@@ -12,11 +12,14 @@
  *
  * DIR may sit where others reach it, so it is refused when it is a symlink,
  * not a directory, another user's, or writable by group or others (as the
- * ledger is: src/runtime/file.ts); nothing planted inside it is followed: a
- * payload is opened with O_NOFOLLOW, written to a fresh temporary file
- * (O_EXCL) and linked to its name, which never replaces what is there
- * (an existing payload is not written again), so a crash leaves at most a
- * temporary file, never half a payload under a payload's name.
+ * ledger is: src/runtime/file.ts); nothing planted inside it is followed.
+ * A payload is written whole to a fresh temporary file (O_EXCL, O_NOFOLLOW)
+ * and renamed to its name, so its name only ever shows a whole file: the
+ * one there before, or this one. Whatever was under the name (the same value,
+ * a file torn by a crash before it reached the disk, one planted there) is
+ * replaced, never followed (rename replaces a link, not its target). Each
+ * store writes a digest's payload once: the names it has written are
+ * remembered, so a value that recurs costs no file operation at all.
  */
 
 import { randomBytes } from "node:crypto";
@@ -24,20 +27,22 @@ import {
   closeSync,
   constants,
   fstatSync,
-  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readSync,
+  rename,
   renameSync,
   type Stats,
+  unlink,
   unlinkSync,
+  writeFile,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
-import { digestParts } from "../core/digest.ts";
+import { digestJsonUtf8, digestParts } from "../core/digest.ts";
 import { UnsafeFileError } from "./file.ts";
 
 /** The sub-directory and file name of a digest's payload, or null for a digest no payload is kept under. */
@@ -85,10 +90,18 @@ function safeDir(path: string): void {
   if (why !== null) throw new UnsafeFileError(path, why);
 }
 
+/** How many names a store remembers having written before it forgets them all (bounds its memory; forgetting costs a rewrite). */
+const WRITTEN_LIMIT = 1 << 16;
+
 export class PayloadStore {
   private readonly ready = new Set<string>();
-  /** Writes a payload's bytes to its temporary file (a test makes it fail part way). */
-  writeBytes: (fd: number, bytes: Uint8Array) => void = writeAll;
+  /** The names (sub-directory/hex) this store has written: not written again. */
+  private readonly written = new Set<string>();
+  /** Its temporary files' names: a prefix of its own, then a count. */
+  private tempPrefix = tempPrefix();
+  private temps = 0;
+  /** Writes a payload's temporary file (a test makes it fail part way). */
+  writeFile: typeof writeFile = writeFile;
 
   private constructor(readonly dir: string) {}
 
@@ -119,37 +132,133 @@ export class PayloadStore {
     return p === null ? null : join(this.dir, p.dir, p.name);
   }
 
+  /** Whether this store has written the payload of `digest` (so `put` would not write it again). */
+  wrote(digest: string): boolean {
+    const p = payloadPath(digest);
+    return p !== null && this.written.has(`${p.dir}/${p.name}`);
+  }
+
   /**
-   * Keeps `bytes` as the payload of `digest` unless one is there already:
-   * "written", "exists", or "skipped" for a digest no payload is kept under.
-   * Throws the I/O error (or UnsafeFileError) when it cannot be written.
+   * Claims the name of `digest`'s payload for a write of `bytes`: where it
+   * goes, "exists" when this store has written it or is writing it,
+   * "skipped" for a digest no payload is kept under; throws when `bytes` do
+   * not digest to it (nothing is ever written under another value's name).
+   * A write that fails gives the claim back.
    */
-  put(digest: string, bytes: Uint8Array): "written" | "exists" | "skipped" {
+  private claim(digest: string, bytes: Uint8Array): { key: string; sub: string; final: string } | "exists" | "skipped" {
     const p = payloadPath(digest);
     if (p === null) return "skipped";
+    const key = `${p.dir}/${p.name}`;
+    if (this.written.has(key)) return "exists";
+    // A frame read leniently (src/observe/json-stacks.ts) can hold bytes whose strict digest is not the row's.
+    if (digestJsonUtf8(bytes, digestParts(digest)!.recipe) !== digest)
+      throw new Error("its bytes do not digest to the row's digest");
     const sub = join(this.dir, p.dir);
     if (!this.ready.has(p.dir)) {
       safeDir(sub);
       this.ready.add(p.dir);
     }
-    const final = join(sub, p.name);
-    if (lstatSync(final, { throwIfNoEntry: false }) !== undefined) return "exists";
-    const temp = join(sub, `.tmp-${process.pid}-${randomBytes(8).toString("hex")}`);
-    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    if (this.written.size >= WRITTEN_LIMIT) this.written.clear();
+    this.written.add(key);
+    return { key, sub, final: join(sub, p.name) };
+  }
+
+  /** The next temporary file's name in `sub`; `fresh`: under a new prefix (a name of this store's was planted). */
+  private nextTemp(sub: string, fresh = false): string {
+    if (fresh) this.tempPrefix = tempPrefix();
+    return join(sub, `${this.tempPrefix}${this.temps++}`);
+  }
+
+  /**
+   * Keeps `bytes` as the payload of `digest` on this thread: "written",
+   * "exists" when this store has written it, "skipped" for a digest no
+   * payload is kept under. Whatever else is under the name is replaced by a
+   * whole file. Throws when `bytes` do not give `digest`, or the I/O error
+   * (or UnsafeFileError).
+   */
+  putNow(digest: string, bytes: Uint8Array): "written" | "exists" | "skipped" {
+    const c = this.claim(digest, bytes);
+    if (typeof c === "string") return c;
+    let temp = this.nextTemp(c.sub);
     try {
+      let fd: number;
       try {
-        this.writeBytes(fd, bytes);
-      } finally {
-        closeSync(fd);
+        fd = openSync(temp, TEMP_FLAGS, 0o600);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        temp = this.nextTemp(c.sub, true);
+        fd = openSync(temp, TEMP_FLAGS, 0o600);
       }
-      return publish(temp, final);
-    } finally {
       try {
-        unlinkSync(temp);
-      } catch {
-        // Gone already: renamed into place.
+        try {
+          writeAll(fd, bytes);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(temp, c.final);
+      } catch (e) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // Gone already.
+        }
+        throw e;
       }
+    } catch (e) {
+      this.written.delete(c.key);
+      throw e;
     }
+    return "written";
+  }
+
+  /**
+   * Keeps `bytes` as the payload of `digest`, off this thread (the file
+   * operations run on the runtime's I/O threads): "writing", then `done`
+   * once the file is under its name (null) or could not be (the error; a
+   * later put tries again); "exists" when this store has written it or is
+   * writing it; "skipped" for a digest no payload is kept under (neither
+   * calls `done`). `bytes` must stay as they are until `done`. Whatever else
+   * is under the name is replaced by a whole file. Throws when `bytes` do
+   * not give `digest`, or UnsafeFileError (or the I/O error) when the
+   * payload's sub-directory cannot be used.
+   */
+  putLater(digest: string, bytes: Uint8Array, done: (error: Error | null) => void): "writing" | "exists" | "skipped" {
+    const c = this.claim(digest, bytes);
+    if (typeof c === "string") return c;
+    const finish = (e: Error | null) => {
+      if (e !== null) this.written.delete(c.key);
+      done(e);
+    };
+    const attempt = (temp: string, retry: boolean) => {
+      // Both runtimes take open(2)'s flags as a number here, though it is typed as a string.
+      this.writeFile(temp, bytes, { flag: TEMP_FLAGS as unknown as string, mode: 0o600 }, (e) => {
+        if (e !== null) {
+          // A name of this store's taken already (planted): not ours to remove; go on under a new prefix.
+          if (e.code === "EEXIST" && retry) attempt(this.nextTemp(c.sub, true), false);
+          else if (e.code === "EEXIST") finish(e);
+          else unlink(temp, () => finish(e));
+          return;
+        }
+        rename(temp, c.final, (e2) => {
+          if (e2 === null) finish(null);
+          else unlink(temp, () => finish(e2));
+        });
+      });
+    };
+    attempt(this.nextTemp(c.sub), true);
+    return "writing";
+  }
+
+  /** putLater, as a promise: "written", "exists" or "skipped"; rejects with the error. */
+  put(digest: string, bytes: Uint8Array): Promise<"written" | "exists" | "skipped"> {
+    return new Promise((resolve, reject) => {
+      try {
+        const now = this.putLater(digest, bytes, (e) => (e === null ? resolve("written") : reject(e)));
+        if (now !== "writing") resolve(now);
+      } catch (e) {
+        reject(e);
+      }
+    });
   }
 
   /** The payload of `digest`, read without following a link. */
@@ -219,6 +328,13 @@ export class PayloadStore {
   }
 }
 
+const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** A prefix of temporary files' names no other store (of this process or another) uses. */
+function tempPrefix(): string {
+  return `.tmp-${process.pid}-${randomBytes(6).toString("hex")}-`;
+}
+
 /** All of `bytes` to `fd`, over short writes. */
 function writeAll(fd: number, bytes: Uint8Array): void {
   let done = 0;
@@ -227,22 +343,4 @@ function writeAll(fd: number, bytes: Uint8Array): void {
     if (n <= 0) throw new Error(`short write (${done} of ${bytes.length} bytes)`);
     done += n;
   }
-}
-
-/**
- * Gives `temp` the name `final` unless a file has it: a hard link, which
- * never replaces one; where links cannot be made, a rename after looking.
- */
-function publish(temp: string, final: string): "written" | "exists" {
-  try {
-    linkSync(temp, final);
-    return "written";
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return "exists";
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw e;
-  }
-  if (lstatSync(final, { throwIfNoEntry: false }) !== undefined) return "exists";
-  renameSync(temp, final);
-  return "written";
 }

@@ -23,6 +23,7 @@ import type { Fields, ObserverFaults, RowSink } from "../observe/observer-option
 import { PayloadKeeper } from "../observe/payloads.ts";
 import type { RecordingSettings } from "../observe/session-fields.ts";
 import { PayloadStore } from "../runtime/payload-store.ts";
+import { ThreadedPayloadStore } from "../runtime/payload-thread.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { Reclaimer } from "./reclaim.ts";
 
@@ -71,6 +72,8 @@ export class Recording {
   /** Set while rows are made for bytes that crossed earlier (on a recording thread). */
   private at: Moment | undefined;
   private readonly reclaimer: Reclaimer;
+  /** The thread writing payload files, if there is one: ended once they are all written. */
+  payloadWriter: ThreadedPayloadStore | null = null;
 
   private constructor(
     rt: Runtime,
@@ -126,9 +129,14 @@ export class Recording {
     let ledger: LedgerWriter;
     let recording: Recording | undefined;
     let payloads: PayloadKeeper | undefined;
+    let writer: ThreadedPayloadStore | null = null;
     try {
-      if (init.payloads !== undefined)
-        payloads = new PayloadKeeper(PayloadStore.open(init.payloads), (m) => log.warn(m), isMainThread);
+      if (init.payloads !== undefined) {
+        const store = PayloadStore.open(init.payloads);
+        // On the recorder thread, payload files are made on a thread of their own, beside the recording.
+        if (!isMainThread) writer = ThreadedPayloadStore.start(rt.startThread, store);
+        payloads = new PayloadKeeper(writer ?? store, (m) => log.warn(m), isMainThread);
+      }
     } catch (e) {
       return `payload directory ${(e as Error).message}`;
     }
@@ -144,11 +152,15 @@ export class Recording {
         warn: (m) => log.warn(m),
         checkpoints: deps.checkpoints,
         now: () => recording?.at?.wall ?? Date.now(),
+        // The payloads rows name are in their files before the rows are in the ledger.
+        beforeWrite: payloads === undefined ? undefined : () => payloads.settled(),
       });
     } catch (e) {
+      void writer?.close();
       return (e as Error).message;
     }
     recording = new Recording(rt, ledger, init, deps, payloads);
+    recording.payloadWriter = writer;
     void ledger.append("session_begin", init.begin);
     return recording;
   }
@@ -182,12 +194,16 @@ export class Recording {
 
   /** The server never started: session_end says why. */
   async spawnFailed(error: string, exitCode: number): Promise<void> {
+    void this.payloadWriter?.close();
     await this.ledger.end({ reason: "spawn_failed", error, exit_code: exitCode, calls: 0 });
   }
 
   /** Rows for what is still open, then session_end; resolves once it is written (or could not be). */
   async end(e: SessionEnd): Promise<void> {
     this.observer.finish(e.reason);
+    // session_end counts the payloads that could not be kept: every write is done by then.
+    await this.observer.payloadsSettled();
+    void this.payloadWriter?.close();
     const end: Fields = {
       reason: e.reason,
       exit_code: e.exitCode,

@@ -333,6 +333,18 @@ describe("bytes path equals model path", () => {
     });
   });
 
+  test.each([
+    ["one chunk", '{ "b": [1, 2.50, "x"], "a": null }'],
+    [
+      "a top-level array in many chunks",
+      JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ n: i, t: `v${i}` }))),
+    ],
+    ["a long string", JSON.stringify({ s: "é".repeat(100_000) })],
+  ])("digestJsonUtf8 of %s equals digestJson(parseJson(text))", (_what, text) => {
+    expect(digestJsonUtf8(new TextEncoder().encode(text))).toBe(digestJson(parseJson(text)));
+    expect(digestJsonUtf8(new TextEncoder().encode(text), "jcs")).toBe(digestJson(parseJson(text), "jcs"));
+  });
+
   test("digestJsonUtf8 and digestJsonText equal digestJson(parseJson(text))", () => {
     const g = new Gen(16);
     for (let i = 0; i < 500; i++) {

@@ -7,19 +7,21 @@
 import { describe, expect, test } from "bun:test";
 import {
   chmodSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
-  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { digestJsonUtf8 } from "../../src/core/digest.ts";
+import { LedgerWriter } from "../../src/ledger/ledger-writer.ts";
 import { McpObserver } from "../../src/observe/observer.ts";
 import type { Fields } from "../../src/observe/observer-options.ts";
-import { PayloadKeeper, valueSpan } from "../../src/observe/payloads.ts";
+import { PayloadKeeper, type PayloadSink, valueSpan } from "../../src/observe/payloads.ts";
+import { openAppend } from "../../src/runtime/file.ts";
 import { PayloadStore, payloadDigest, payloadPath } from "../../src/runtime/payload-store.ts";
 import { PayloadCheck, type PayloadFound, withPayloads } from "../../src/verify/payload-check.ts";
 import { verifyBytes } from "../../src/verify/verify-ledger.ts";
@@ -59,18 +61,20 @@ describe("PayloadStore", () => {
   const value = '{ "b": 2, "a": 1 }';
   const digest = c14n(value);
 
-  test("a payload is written once, as given, 0600 in 0700 directories, with nothing else left", () => {
+  test("a payload is written once, as given, 0600 in 0700 directories, with nothing else left", async () => {
     const dir = join(tempDir(), "store");
     const store = PayloadStore.open(dir);
-    expect(store.put(digest, enc(value))).toBe("written");
+    expect(store.wrote(digest)).toBe(false);
+    expect(await store.put(digest, enc(value))).toBe("written");
+    expect(store.wrote(digest)).toBe(true);
     const path = join(dir, "sha256", digest.slice(-64));
     expect(readFileSync(path, "utf8")).toBe(value);
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     expect(lstatSync(dir).mode & 0o777).toBe(0o700);
     expect(lstatSync(join(dir, "sha256")).mode & 0o777).toBe(0o700);
-    // The same digest again, even with other bytes: the payload there stays as it is.
+    // The same digest again, even with other bytes: the store wrote it, it is not touched.
     const ino = lstatSync(path).ino;
-    expect(store.put(digest, enc('{"a":1,"b":2}'))).toBe("exists");
+    expect(await store.put(digest, enc('{"a":1,"b":2}'))).toBe("exists");
     expect(readFileSync(path, "utf8")).toBe(value);
     expect(lstatSync(path).ino).toBe(ino);
     expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
@@ -78,22 +82,54 @@ describe("PayloadStore", () => {
     expect([...store.digests()]).toEqual([digest]);
     expect(store.remove(digest)).toBe(true);
     expect(store.get(digest)).toEqual({ kind: "absent" });
-    expect(store.put(`sha256:raw-bytes:v1:${HEX}`, enc("x"))).toBe("skipped");
+    expect(await store.put(`sha256:raw-bytes:v1:${HEX}`, enc("x"))).toBe("skipped");
   });
 
-  test("a write cut short leaves nothing under the payload's name, and no temporary file", () => {
+  test.each([
+    ["a file torn by a crash", (path: string) => writeFileSync(path, value.slice(0, 5))],
+    ["a file planted with other content", (path: string) => writeFileSync(path, "[1]")],
+    ["the same value, spelt otherwise, by an earlier session", (path: string) => writeFileSync(path, '{"a":1,"b":2}')],
+  ])("%s under a payload's name is replaced by a whole payload", async (_what, plant) => {
+    const dir = join(tempDir(), "store");
+    mkdirSync(join(dir, "sha256"), { recursive: true, mode: 0o700 });
+    plant(join(dir, "sha256", digest.slice(-64)));
+    const store = PayloadStore.open(dir);
+    expect(await store.put(digest, enc(value))).toBe("written");
+    expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
+    expect(lstatSync(join(dir, "sha256", digest.slice(-64))).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
+  });
+
+  test("a temporary file's name planted ahead is not written through", async () => {
+    const base = tempDir();
+    const dir = join(base, "store");
+    const store = PayloadStore.open(dir);
+    mkdirSync(join(dir, "sha256"), { mode: 0o700 });
+    // The name the store takes for its next temporary file: a link to a victim is there already.
+    const target = join(base, "target");
+    writeFileSync(target, "victim");
+    const planted = `${(store as unknown as { tempPrefix: string }).tempPrefix}0`;
+    symlinkSync(target, join(dir, "sha256", planted));
+    expect(await store.put(digest, enc(value))).toBe("written");
+    expect(readFileSync(target, "utf8")).toBe("victim");
+    expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
+    expect(readdirSync(join(dir, "sha256")).sort()).toEqual([planted, digest.slice(-64)].sort());
+  });
+
+  test("a write cut short leaves nothing under the payload's name, and no temporary file", async () => {
     const dir = join(tempDir(), "store");
     const store = PayloadStore.open(dir);
-    store.writeBytes = (fd, bytes) => {
-      writeSync(fd, bytes, 0, 3);
-      throw new Error("no space left on device");
-    };
-    expect(() => store.put(digest, enc(value))).toThrow("no space left on device");
+    store.writeFile = ((path: string, bytes: Uint8Array, o: { mode: number }, done: (e: Error | null) => void) => {
+      writeFileSync(path, bytes.subarray(0, 3), { flag: "wx", mode: o.mode });
+      setImmediate(() => done(new Error("no space left on device")));
+    }) as unknown as typeof store.writeFile;
+    await expect(store.put(digest, enc(value))).rejects.toThrow("no space left on device");
     expect(store.get(digest)).toEqual({ kind: "absent" });
     expect(readdirSync(join(dir, "sha256"))).toEqual([]);
+    expect(store.wrote(digest)).toBe(false);
   });
 
-  test("a link planted under a payload's name is neither followed nor replaced", () => {
+  test("a link planted under a payload's name is replaced, never followed", async () => {
     const base = tempDir();
     const dir = join(base, "store");
     const store = PayloadStore.open(dir);
@@ -101,20 +137,30 @@ describe("PayloadStore", () => {
     const target = join(base, "target");
     writeFileSync(target, "victim");
     symlinkSync(target, join(dir, "sha256", digest.slice(-64)));
-    expect(store.put(digest, enc(value))).toBe("exists");
-    expect(readFileSync(target, "utf8")).toBe("victim");
     expect(store.get(digest)).toEqual({ kind: "refused", why: "is a symbolic link" });
+    expect(await store.put(digest, enc(value))).toBe("written");
+    expect(readFileSync(target, "utf8")).toBe("victim");
+    expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
     expect(store.remove(digest)).toBe(true);
     expect(readFileSync(target, "utf8")).toBe("victim");
   });
 
-  test("a sub-directory planted as a link is refused", () => {
+  test("a directory planted under a payload's name is not replaced: the payload is not written", async () => {
+    const dir = join(tempDir(), "store");
+    const store = PayloadStore.open(dir);
+    mkdirSync(join(dir, "sha256", digest.slice(-64)), { recursive: true, mode: 0o700 });
+    await expect(store.put(digest, enc(value))).rejects.toThrow();
+    expect(store.wrote(digest)).toBe(false);
+    expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
+  });
+
+  test("a sub-directory planted as a link is refused", async () => {
     const base = tempDir();
     const dir = join(base, "store");
     const store = PayloadStore.open(dir);
     mkdirSync(join(base, "elsewhere"), { mode: 0o700 });
     symlinkSync(join(base, "elsewhere"), join(dir, "sha256"));
-    expect(() => store.put(digest, enc(value))).toThrow("is a symbolic link");
+    await expect(store.put(digest, enc(value))).rejects.toThrow("is a symbolic link");
     expect(readdirSync(join(base, "elsewhere"))).toEqual([]);
   });
 
@@ -154,27 +200,77 @@ describe("valueSpan", () => {
   });
 });
 
+/** A sink that keeps payloads in `kept`, each write done when `release` says (at once by default). */
+function mapSink(kept: Map<string, string>, held?: (() => void)[]): PayloadSink {
+  return {
+    wrote: (d) => kept.has(d),
+    putLater: (d, b, done) => {
+      if (kept.has(d)) return "exists";
+      const bytes = dec(b)!;
+      kept.set(d, bytes);
+      const finish = () => done(bytes === '"fail"' ? new Error("disk full") : null);
+      if (held) held.push(finish);
+      else setImmediate(finish);
+      return "writing";
+    },
+  };
+}
+
 describe("PayloadKeeper", () => {
-  test("keeps what digests to the row's digest; counts the rest and says so once", () => {
+  test("a payload's write is waited for by settled: the rows naming it wait for it", async () => {
     const kept = new Map<string, string>();
+    const held: (() => void)[] = [];
     const warned: string[] = [];
-    const keeper = new PayloadKeeper({ has: (d) => kept.has(d), put: (d, b) => kept.set(d, dec(b)!) }, (m) =>
-      warned.push(m),
-    );
+    const keeper = new PayloadKeeper(mapSink(kept, held), (m) => warned.push(m));
+    const settledAt = (p: Promise<void>) => {
+      let done = false;
+      void p.then(() => {
+        done = true;
+      });
+      return async () => {
+        await new Promise((r) => setImmediate(r));
+        return done;
+      };
+    };
+    expect(await settledAt(keeper.settled())()).toBe(true);
+    keeper.keep(c14n("1"), enc('{"result":1}'), -1, ["result"]);
+    const first = settledAt(keeper.settled());
+    keeper.keep(c14n('"fail"'), enc('{"result":"fail"}'), -1, ["result"]);
+    const second = settledAt(keeper.settled());
+    expect(await first()).toBe(false);
+    // The second look waits for the first's writes too, even once its own are done.
+    held[1]!();
+    expect(await second()).toBe(false);
+    expect(keeper.unwritten).toBe(1);
+    held[0]!();
+    expect(await first()).toBe(true);
+    expect(await second()).toBe(true);
+    expect(warned.length).toBe(1);
+  });
+
+  test("keeps what digests to the row's digest; counts the rest and says so once", async () => {
+    const store = PayloadStore.open(join(tempDir(), "store"));
+    const warned: string[] = [];
+    const keeper = new PayloadKeeper(store, (m) => warned.push(m));
     const frame = enc('{"jsonrpc":"2.0","id":1,"params":{"name":"t","arguments":{"b": 2, "a": 1}}}');
     keeper.keep(c14n('{"a":1,"b":2}'), frame, -1, ["params", "arguments"]);
     keeper.keep(c14n('{"a":1}'), frame, -1, ["params", "arguments"]);
     keeper.keep(c14n('{"a":2}'), frame, -1, ["params", "arguments"]);
     keeper.keep(c14n("{}"), enc('{"params":{}}'), -1, ["params", "arguments"], enc("{}"));
     keeper.keep(undefined, frame, -1, ["params"]);
-    expect([...kept.values()]).toEqual(['{"b": 2, "a": 1}', "{}"]);
+    // The frame's buffer is reused before the writes are done: what was kept is what crossed.
+    frame.fill(0x20);
+    await keeper.settled();
+    const kept = [...store.digests()].map((d) => dec((store.get(d) as { bytes: Uint8Array }).bytes));
+    expect(kept.sort()).toEqual(['{"b": 2, "a": 1}', "{}"]);
     expect(keeper.unwritten).toBe(2);
     expect(warned.length).toBe(1);
+    expect(warned[0]).toContain("do not digest to the row's digest");
   });
 
   test("deferred, a payload is copied now and written in a later turn, or by flush", async () => {
     const kept = new Map<string, string>();
-    const keeper = new PayloadKeeper({ has: (d) => kept.has(d), put: (d, b) => kept.set(d, dec(b)!) }, () => {}, true);
+    const keeper = new PayloadKeeper(mapSink(kept), () => {}, true);
     const frame = enc('{"result":{"a":1}}');
     keeper.keep(c14n('{"a":1}'), frame, -1, ["result"]);
     frame.fill(0x20);
@@ -189,8 +285,8 @@ describe("PayloadKeeper", () => {
   test("a store that fails is counted, never thrown", () => {
     const keeper = new PayloadKeeper(
       {
-        has: () => false,
-        put: () => {
+        wrote: () => false,
+        putLater: () => {
           throw new Error("no space left on device");
         },
       },
@@ -201,11 +297,41 @@ describe("PayloadKeeper", () => {
   });
 });
 
+describe("the ledger's writer and the payloads", () => {
+  test("a batch of rows is written only once the payloads before it are settled", async () => {
+    const path = join(tempDir(), "ledger.jsonl");
+    let release!: () => void;
+    const settled = new Promise<void>((r) => {
+      release = r;
+    });
+    let asked = 0;
+    const writer = await LedgerWriter.open({
+      path,
+      session: "s1",
+      server: "fixture",
+      fsync: "never",
+      openAppend,
+      beforeWrite: () => {
+        asked++;
+        return settled;
+      },
+    });
+    const written = writer.append("tool_call", { tool: "t", rpc_id: 1, status: "ok" });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(asked).toBe(1);
+    expect(existsSync(path) ? readFileSync(path, "utf8") : "").not.toContain("tool_call");
+    release();
+    expect(await written).toBe(true);
+    expect(readFileSync(path, "utf8")).toContain("tool_call");
+    await writer.end({ reason: "client_eof", calls: 1 });
+  });
+});
+
 describe("the observer's payloads", () => {
-  test("every digest its rows hold has its payload, as the bytes that crossed, by session_end's counts", () => {
+  test("every digest its rows hold has its payload, as the bytes that crossed, by session_end's counts", async () => {
     const kept = new Map<string, string>();
     const rows: Fields[] = [];
-    const keeper = new PayloadKeeper({ has: (d) => kept.has(d), put: (d, b) => kept.set(d, dec(b)!) }, () => {}, true);
+    const keeper = new PayloadKeeper(mapSink(kept), () => {}, true);
     const o = new McpObserver({
       rows: {
         row: (_evt, f) => rows.push(f),
@@ -236,6 +362,7 @@ describe("the observer's payloads", () => {
     }
     o.finish("client_eof");
     expect(kept.size).toBe(0);
+    await o.payloadsSettled();
     const end = o.endCounts();
     expect(end.payloads_unwritten).toBeUndefined();
     const named = new Set(
