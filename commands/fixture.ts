@@ -2,7 +2,8 @@
  * Hidden: the built-in fixture server and scripted client, so that selftest,
  * demo and the tests run from any build of seam with no other file.
  *   seam fixture server [--record-in FILE] [--legacy]
- *   seam fixture client [--script awkward|demo|modern|fallback] [--sent FILE] [--received FILE] -- CMD [ARGS…]
+ *   seam fixture client [--script awkward|demo|modern|fallback] [--sent FILE] [--received FILE]
+ *                       [--timeout-ms MS] [--blind] -- CMD [ARGS…]
  */
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
@@ -19,7 +20,7 @@ export default defineCommand({
       "the built-in example MCP server, and a scripted client to drive a server (selftest and demo run them)",
     usage: [
       "server [--record-in FILE] [--legacy]",
-      "client [--script NAME] [--sent FILE] [--received FILE] [--timeout-ms MS] -- CMD [ARGS…]",
+      "client [--script NAME] [--sent FILE] [--received FILE] [--timeout-ms MS] [--blind] -- CMD [ARGS…]",
     ],
   },
   args: {
@@ -40,6 +41,11 @@ export default defineCommand({
       type: "string",
       description: "client: give up after this many ms (default 20000)",
       valueHint: "MS",
+    },
+    blind: {
+      type: "boolean",
+      description:
+        "client: wait for no answer: send the whole script in order, then read to the end (for a stream corrupted on purpose)",
     },
   },
   async run({ rawArgs, args }) {
@@ -65,7 +71,7 @@ export default defineCommand({
     }
     const run = { sent: [] as Uint8Array[], received: [] as Uint8Array[] };
     try {
-      await runFixtureClient(spawned.child, script, run, Number(args.timeoutMs ?? 20000));
+      await runFixtureClient(spawned.child, script, run, Number(args.timeoutMs ?? 20000), args.blind === true);
     } catch (err) {
       createLog().error(`fixture client: ${(err as Error).message}`);
       spawned.child.kill("SIGKILL");

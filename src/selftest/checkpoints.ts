@@ -24,6 +24,7 @@ import { exec } from "../runtime/exec.ts";
 import type { VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyBytes } from "../verify/verify-ledger.ts";
 import type { Arm } from "./arm.ts";
+import { CHILD_DEADLINE_MS, clientWait } from "./fixture-runs.ts";
 import { flipArgsDigest, rechainLines } from "./tamper.ts";
 
 const enc = new TextEncoder();
@@ -74,7 +75,9 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
   const add = (c: string, arm: string, pass: boolean, detail: string) => arms.push({ case: c, arm, pass, detail });
   const p = (s: string) => join(dir, `cp.${s}`);
 
-  const keygen = await exec([...self, "keygen", "--name", "selftest", "--out", p("key")], { timeoutMs: 30000 });
+  const keygen = await exec([...self, "keygen", "--name", "selftest", "--out", p("key")], {
+    timeoutMs: CHILD_DEADLINE_MS,
+  });
   const vkey = dec.decode(keygen.stdout).trim();
   let signer: Signer;
   try {
@@ -108,8 +111,21 @@ export async function checkpointArms(self: string[], dir: string): Promise<Arm[]
     ...server,
   ];
   const run = await exec(
-    [...self, "fixture", "client", "--script", "awkward", "--sent", p("sent"), "--received", p("recv"), "--", ...wrap],
-    { timeoutMs: 30000 },
+    [
+      ...self,
+      "fixture",
+      "client",
+      "--script",
+      "awkward",
+      ...clientWait(),
+      "--sent",
+      p("sent"),
+      "--received",
+      p("recv"),
+      "--",
+      ...wrap,
+    ],
+    { timeoutMs: CHILD_DEADLINE_MS },
   );
   const read = (s: string) => {
     try {

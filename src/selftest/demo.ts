@@ -10,6 +10,7 @@ import { getField, type Json, parseJson } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
 import { fileChunks, type VerifyReport } from "../verify/ledger-verifier.ts";
 import { verifyLedger } from "../verify/verify-ledger.ts";
+import { CHILD_DEADLINE_MS, clientWait } from "./fixture-runs.ts";
 
 export interface DemoResult {
   /** The text to print on stdout. */
@@ -33,6 +34,7 @@ export async function runDemo(
       "client",
       "--script",
       "demo",
+      ...clientWait(),
       "--",
       ...self,
       "wrap",
@@ -45,9 +47,7 @@ export async function runDemo(
       "--",
       ...server,
     ],
-    {
-      timeoutMs: 30000,
-    },
+    { timeoutMs: CHILD_DEADLINE_MS },
   );
   if (r.code !== 0) return { text: "", ok: false };
   const rows: Json[] = [];

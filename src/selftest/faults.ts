@@ -45,6 +45,11 @@ function observerFaults(f: Fault | undefined): ObserverFaults {
   };
 }
 
+/** Does fault `f` corrupt the bytes wrap forwards (rather than only what it records)? */
+export function corruptsStream(f: Fault): boolean {
+  return corruptor(f) !== undefined;
+}
+
 /** A fresh corruptor for one direction of the relay, or undefined. */
 function corruptor(f: Fault | undefined): Corruptor | undefined {
   switch (f) {

@@ -156,8 +156,22 @@ const dec = new TextDecoder();
 /** How long a server may take to say its first bytes, beyond the wait for an answer. */
 const STARTUP_MS = 20000;
 
-/** Runs `script` against a spawned server; rejects when an awaited answer does not come within `timeoutMs`. */
-export async function runFixtureClient(child: Child, script: Step[], run: ClientRun, timeoutMs = 20000): Promise<void> {
+/**
+ * Runs `script` against a spawned server; rejects when an awaited answer does
+ * not come within `timeoutMs`. When `blind`, it waits for nothing: every
+ * step's bytes and every reply to a server request go out in script order,
+ * then stdin closes and it reads to the end. The fixture server's output
+ * depends only on the order of what it reads, so a blind run gets the whole
+ * stream with no wait to time out: what a run needs whose stream is
+ * corrupted on purpose, where an awaited answer might never be recognised.
+ */
+export async function runFixtureClient(
+  child: Child,
+  script: Step[],
+  run: ClientRun,
+  timeoutMs = 20000,
+  blind = false,
+): Promise<void> {
   const { sent, received } = run;
   const seen = new Map<string, number>();
   let wake = null as (() => void) | null;
@@ -220,6 +234,10 @@ export async function runFixtureClient(child: Child, script: Step[], run: Client
 
   for (const step of script) {
     await write(step.send);
+    if (blind) {
+      if (step.serverRequest) await write(step.serverRequest.reply);
+      continue;
+    }
     for (const id of step.answers ?? []) await take(`answer ${id}`);
     if (step.serverRequest) {
       await take(`request ${step.serverRequest.id}`);

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Json, parseJson } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
-import { FAULT_ENV, type Fault } from "./faults.ts";
+import { corruptsStream, FAULT_ENV, type Fault } from "./faults.ts";
 
 const dec = new TextDecoder();
 
@@ -28,6 +28,26 @@ export interface Run {
   code: number | null;
 }
 
+/**
+ * How long one of selftest's children may run before it is killed. An honest
+ * run never comes near it, so no verdict depends on it: it only bounds a
+ * build that hangs, generously, since under a user-mode emulator on a busy
+ * machine every process is many times slower.
+ */
+export const CHILD_DEADLINE_MS = 300_000;
+
+/**
+ * How long the fixture client waits for one awaited answer: well inside
+ * CHILD_DEADLINE_MS, so that a run that cannot finish ends with the client
+ * saying why and keeping what it got, not killed with nothing kept.
+ */
+export const ANSWER_WAIT_MS = 120_000;
+
+/** The fixture client's arguments for how long it waits: ANSWER_WAIT_MS, or nothing at all for a stream corrupted on purpose. */
+export function clientWait(fault?: Fault): string[] {
+  return fault !== undefined && corruptsStream(fault) ? ["--blind"] : ["--timeout-ms", String(ANSWER_WAIT_MS)];
+}
+
 /** Runs the fixture client's `script` (default "awkward"), through `seam wrap` when `wrapped`, with a selftest fault on. */
 export type SessionRun = (wrapped: boolean, fault?: Fault, script?: string) => Promise<Run>;
 
@@ -45,8 +65,9 @@ export function fixtureSessions(self: string[], dir: string): SessionRun {
       ? [...self, "wrap", "--ledger", p("jsonl"), "--session", `selftest-${tag}`, "--", ...server]
       : server;
     const env: Record<string, string | undefined> = { ...process.env, [FAULT_ENV]: fault };
-    // A corrupted stream cannot finish the script: the client gives up quickly and keeps what it got.
-    const wait = fault && script === "awkward" ? ["--timeout-ms", "1500"] : [];
+    // A corrupted stream may never show the client an answer it awaits: it sends
+    // blind and reads to the end, so what it keeps never depends on how long it waited.
+    const wait = clientWait(fault);
     const r = await exec(
       [
         ...self,
@@ -64,7 +85,7 @@ export function fixtureSessions(self: string[], dir: string): SessionRun {
       ],
       {
         env,
-        timeoutMs: 30000,
+        timeoutMs: CHILD_DEADLINE_MS,
       },
     );
     const read = (s: string) => {

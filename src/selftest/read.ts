@@ -11,7 +11,7 @@ import { getField } from "../core/json.ts";
 import { exec } from "../runtime/exec.ts";
 import type { Arm } from "./arm.ts";
 import { FAULT_ENV } from "./faults.ts";
-import { jsonLines } from "./fixture-runs.ts";
+import { CHILD_DEADLINE_MS, jsonLines } from "./fixture-runs.ts";
 
 const dec = new TextDecoder();
 
@@ -52,7 +52,7 @@ export async function readArms(self: string[], dir: string, ledger: Uint8Array):
   writeFileSync(path, edited.map((l) => `${l}\n`).join(""));
   const line = i + 1;
 
-  const green = await exec([...self, "log", "--json", path], { timeoutMs: 30000 });
+  const green = await exec([...self, "log", "--json", path], { timeoutMs: CHILD_DEADLINE_MS });
   const why = judge(green.stdout, green.code, line);
   arms.push({
     case: c,
@@ -62,7 +62,7 @@ export async function readArms(self: string[], dir: string, ledger: Uint8Array):
   });
 
   const red = await exec([...self, "log", "--json", path], {
-    timeoutMs: 30000,
+    timeoutMs: CHILD_DEADLINE_MS,
     env: { ...process.env, [FAULT_ENV]: "log-unverified" },
   });
   if (!red.stderr.includes("selftest fault log-unverified"))

@@ -1,9 +1,12 @@
 /** `seam selftest` and `seam demo` from each build a user may run. */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selftestLine } from "../../commands/selftest.ts";
 import { getField } from "../../src/core/json.ts";
-import { runCli, VIAS } from "../helpers/cli.ts";
+import { DROP_OFFSET } from "../../src/selftest/faults.ts";
+import { firstDiff, fixtureSessions } from "../../src/selftest/fixture-runs.ts";
+import { runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 // The lines say what each arm showed, in words; --json keeps the arm names.
@@ -93,4 +96,49 @@ describe.each(VIAS)("via %s", (via) => {
       "session_end",
     ]);
   });
+});
+
+// A RED run whose stream is corrupted on purpose reads blind to the end: what
+// it keeps is the whole stream, not what arrived before a timer ran out.
+// strip-newlines leaves no answer the client could recognise; drop-byte may leave one.
+test("a corrupted run keeps the whole stream, changed by its defect alone", async () => {
+  const session = fixtureSessions(seamArgv("bun"), tempDir());
+  const direct = await session(false);
+  const stripped = await session(true, "strip-newlines");
+  expect(stripped.serverIn).toEqual(direct.serverIn);
+  expect(stripped.received).toEqual(direct.received.filter((b) => b !== 0x0a));
+  const dropped = await session(true, "drop-byte");
+  expect(dropped.received.length).toBe(direct.received.length - 1);
+  expect(firstDiff(direct.received, dropped.received)).toBe(DROP_OFFSET);
+  expect(firstDiff(direct.received.subarray(DROP_OFFSET + 1), dropped.received.subarray(DROP_OFFSET))).toBe(-1);
+});
+
+test("fixture client --blind: the same bytes each way as a client that waits", async () => {
+  const dir = tempDir();
+  const p = (s: string) => join(dir, s);
+  const server = (tag: string) => [...seamArgv("bun"), "fixture", "server", "--record-in", p(`${tag}.in`)];
+  const client = (tag: string, more: string[], target: string[]) =>
+    runCli("bun", [
+      "fixture",
+      "client",
+      ...more,
+      "--sent",
+      p(`${tag}.sent`),
+      "--received",
+      p(`${tag}.recv`),
+      "--",
+      ...target,
+    ]);
+  const waited = await client("w", [], server("w"));
+  const blind = await client(
+    "b",
+    ["--blind"],
+    [...seamArgv("bun"), "wrap", "--ledger", p("b.jsonl"), "--", ...server("b")],
+  );
+  expect([waited.code, blind.code]).toEqual([0, 0]);
+  for (const s of ["sent", "recv", "in"]) {
+    const w = readFileSync(p(`w.${s}`));
+    expect(w.length).toBeGreaterThan(0);
+    expect(readFileSync(p(`b.${s}`)).equals(w)).toBe(true);
+  }
 });
