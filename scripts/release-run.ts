@@ -111,8 +111,9 @@ for (const t of RELEASE_TARGETS.filter((t) => only === null || only.includes(t.i
   const cwd = mkdtempSync(join(tmpdir(), "seam-release-run-"));
   try {
     for (const args of [["selftest"], ["demo"]]) {
-      // Under emulation seam runs many times slower, and a few selftest arms
-      // depend on their children's timing: an emulated run gets one retry, said aloud.
+      // Under emulation seam runs many times slower; no selftest arm depends on
+      // timing, but a starved emulator can still miss a child's deadline: an
+      // emulated run gets one retry, said aloud.
       const tries = pre.length === 0 ? 1 : 2;
       let p = runOnce(r, file, args, cwd);
       for (let i = 1; i < tries && p.exitCode !== 0; i++) {
