@@ -11,17 +11,15 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { newCosignatureVerifier } from "../../src/checkpoint/cosignature.ts";
 import { keyLabel, newVerifier, parseNote } from "../../src/checkpoint/note.ts";
-import { getField, type Json, parseJson } from "../../src/core/json.ts";
-import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { getField } from "../../src/core/json.ts";
+import { built, ROOT, VIAS } from "../helpers/cli.ts";
 import { run, tempDir } from "../helpers/proc.ts";
-import { startServing } from "../helpers/proxy-helpers.ts";
+import { evt, rowsOf, witnessKit } from "../helpers/witness-kit.ts";
 
 const HAVE_GO = spawnSync("go", ["version"]).status === 0;
-const fixture = [...seamArgv("bun"), "fixture"];
 /** Where Debian's golang-*-dev packages put Go sources (a GOPATH tree). */
 const DEBIAN_GOPATH = "/usr/share/gocode";
 
@@ -40,59 +38,18 @@ const openInGo = async (note: string, keys: string[]) => {
   return { code: r.code, lines: r.stdout.toString().trimEnd().split("\n") };
 };
 
-const rowsOf = (path: string): Json[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => parseJson(l));
-const evt = (r: Json) => getField(r, "evt");
-
 describe.skipIf(!HAVE_GO).each(VIAS.filter(built))("via %s", (via) => {
   test("cosigned checkpoints open with golang.org/x/mod/sumdb/note; a changed one does not", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const keygen = async (name: string, out: string) =>
-      (await runCli(via, ["keygen", "--name", name, "--out", p(out)])).stdout.toString().trimEnd();
+    const { p, keygen, wrapDemo, configureLog, startWitness } = witnessKit(via);
     const logKey = await keygen("log.test", "log.key");
     await keygen("w1.test", "w1.key");
-    const wrap = (urls: string[]) =>
-      run([
-        ...fixture,
-        "client",
-        "--script",
-        "demo",
-        "--",
-        ...seamArgv(via),
-        "wrap",
-        "--ledger",
-        p("l.jsonl"),
-        "--sign",
-        p("log.key"),
-        "--checkpoint-every",
-        "3",
-        ...urls.flatMap((u) => ["--witness-url", u]),
-        "--",
-        ...fixture,
-        "server",
-      ]);
     // The witness is configured with the ledger's origin, which a first session writes.
-    expect((await wrap([])).code).toBe(0);
-    const origin = (getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string).split(
-      "\n",
-    )[0]!;
-    writeFileSync(p("logs.txt"), `log ${origin} ${logKey}\n`);
-    const w1 = await startServing(via, [
-      "witness",
-      "--key",
-      p("w1.key"),
-      "--config",
-      p("logs.txt"),
-      "--state",
-      p("w1-s"),
-    ]);
+    expect((await wrapDemo("l.jsonl", [])).code).toBe(0);
+    configureLog(logKey);
+    const w1 = await startWitness("w1");
     let cosignKey = "";
     try {
-      const second = await wrap([w1.url]);
+      const second = await wrapDemo("l.jsonl", [w1.url]);
       expect([second.code, second.stderr]).toEqual([0, ""]);
       cosignKey = /its cosignature key: (\S+)\n/.exec(w1.stderr())![1]!;
     } finally {

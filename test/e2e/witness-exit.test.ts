@@ -7,21 +7,11 @@
  * still cosigns the session's last checkpoint.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { getField, type Json, parseJson } from "../../src/core/json.ts";
-import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
-import { start, tempDir, until } from "../helpers/proc.ts";
-import { freePort, startServing } from "../helpers/proxy-helpers.ts";
-
-const fixture = [...seamArgv("bun"), "fixture"];
-
-const rowsOf = (path: string): Json[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => parseJson(l));
-const evt = (r: Json) => getField(r, "evt");
+import { getField } from "../../src/core/json.ts";
+import { built, seamArgv, VIAS } from "../helpers/cli.ts";
+import { start, until } from "../helpers/proc.ts";
+import { freePort } from "../helpers/proxy-helpers.ts";
+import { evt, fixture, rowsOf, witnessKit } from "../helpers/witness-kit.ts";
 
 const INIT =
   '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n';
@@ -30,12 +20,9 @@ const call = (id: number) =>
 
 describe.each(VIAS.filter(built))("via %s", (via) => {
   test("a witness failing at the end is not waited for and is counted; a live one still cosigns the last checkpoint", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const logKey = (await runCli(via, ["keygen", "--name", "log.test", "--out", p("log.key")])).stdout
-      .toString()
-      .trimEnd();
-    await runCli(via, ["keygen", "--name", "w1.test", "--out", p("w1.key")]);
+    const { p, keygen, configureLog, startWitness } = witnessKit(via);
+    const logKey = await keygen("log.test", "log.key");
+    await keygen("w1.test", "w1.key");
 
     /**
      * A wrap session of four calls, a checkpoint after each row; `ready` says when
@@ -73,9 +60,8 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
     // The origin the witness is configured with comes from a ledger's first line: a session without one.
     const base = await session("l.jsonl", [], () => true);
     expect(base.stderr).toBe("");
-    const note = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
-    writeFileSync(p("logs.txt"), `log ${note.split("\n")[0]} ${logKey}\n`);
-    const w1 = await startServing(via, ["witness", "--key", p("w1.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    configureLog(logKey);
+    const w1 = await startWitness("w1", "s");
     try {
       const down = `http://127.0.0.1:${await freePort()}`;
       // stdin closes once the down witness has failed (said on stderr): it is in retry backoff.

@@ -8,63 +8,26 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseTlogProof } from "../../src/checkpoint/checkpoint.ts";
 import { parseNote } from "../../src/checkpoint/note.ts";
-import { getField, type Json, parseJson } from "../../src/core/json.ts";
-import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
-import { run, tempDir } from "../helpers/proc.ts";
-import { startServing } from "../helpers/proxy-helpers.ts";
-
-const fixture = [...seamArgv("bun"), "fixture"];
-
-const rowsOf = (path: string): Json[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => parseJson(l));
-const evt = (r: Json) => getField(r, "evt");
+import { getField } from "../../src/core/json.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
+import { evt, rowsOf, witnessKit } from "../helpers/witness-kit.ts";
 
 describe.each(VIAS.filter(built))("via %s", (via) => {
   test("--prove puts the cosignature rows' lines on its checkpoint; --check-proof --policy finds the quorum", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const keygen = async (name: string, out: string) =>
-      (await runCli(via, ["keygen", "--name", name, "--out", p(out)])).stdout.toString().trimEnd();
+    const { p, keygen, wrapDemo, configureLog, startWitness } = witnessKit(via);
+    const wrap = (urls: string[]) => wrapDemo("l.jsonl", urls);
     const logKey = await keygen("log.test", "log.key");
     await keygen("w1.test", "w1.key");
     await keygen("w2.test", "w2.key");
-    const wrap = (urls: string[]) =>
-      run([
-        ...fixture,
-        "client",
-        "--script",
-        "demo",
-        "--",
-        ...seamArgv(via),
-        "wrap",
-        "--ledger",
-        p("l.jsonl"),
-        "--sign",
-        p("log.key"),
-        "--checkpoint-every",
-        "3",
-        ...urls.flatMap((u) => ["--witness-url", u]),
-        "--",
-        ...fixture,
-        "server",
-      ]);
     // Session 1 unwitnessed (it gives the origin the witnesses are configured with), session 2 cosigned by
     // both witnesses, session 3 by W1 alone.
     expect((await wrap([])).code).toBe(0);
     const firstSession = rowsOf(p("l.jsonl")).length;
-    const origin = (getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string).split(
-      "\n",
-    )[0];
-    writeFileSync(p("logs.txt"), `log ${origin} ${logKey}\n`);
-    const flags = (w: string) => ["witness", "--key", p(`${w}.key`), "--config", p("logs.txt"), "--state", p(`${w}-s`)];
-    const w1 = await startServing(via, flags("w1"));
-    const w2 = await startServing(via, flags("w2"));
+    configureLog(logKey);
+    const w1 = await startWitness("w1");
+    const w2 = await startWitness("w2");
     let keys: string[];
     try {
       expect((await wrap([w1.url, w2.url])).code).toBe(0);

@@ -13,21 +13,18 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { checkpointText, parseCheckpointText } from "../../src/checkpoint/checkpoint.ts";
 import { CompactRange, leafHash } from "../../src/checkpoint/merkle.ts";
 import { newSigner, signNote } from "../../src/checkpoint/note.ts";
 import { lineForm } from "../../src/core/canonical/index.ts";
-import { getField, type Json, type JsonObject, parseJson } from "../../src/core/json.ts";
+import { getField, type JsonObject, parseJson } from "../../src/core/json.ts";
 import { flipArgsDigest, rechainLines } from "../../src/selftest/tamper.ts";
-import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
-import { run, tempDir } from "../helpers/proc.ts";
-import { freePort, type Running, startEverything, startProxy, startServing } from "../helpers/proxy-helpers.ts";
+import { built, runCli, VIAS } from "../helpers/cli.ts";
+import { freePort, type Running, startEverything, startProxy } from "../helpers/proxy-helpers.ts";
 import { HAVE_PYTHON, reference } from "../helpers/verify-helpers.ts";
-
-const fixture = [...seamArgv("bun"), "fixture"];
+import { evt, fixture, rowsOf, witnessKit } from "../helpers/witness-kit.ts";
 
 let everything: Running;
 beforeAll(async () => {
@@ -42,13 +39,6 @@ function announcedKey(w: Running): string {
   if (!m) throw new Error(`no cosignature key announced: ${w.stderr()}`);
   return m[1]!;
 }
-
-const rowsOf = (path: string): Json[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => parseJson(l));
-const evt = (r: Json) => getField(r, "evt");
 
 /**
  * The ledger as someone holding the log key would rewrite it: line `at`
@@ -79,42 +69,17 @@ function rewrite(lines: readonly string[], at: number, change: (l: string) => st
 
 describe.each(VIAS.filter(built))("via %s", (via) => {
   test("wrap --witness-url: cosignature rows, verify --policy covered by two witnesses; a rewrite loses it; a down witness is counted", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const keygen = async (name: string, out: string) =>
-      (await runCli(via, ["keygen", "--name", name, "--out", p(out)])).stdout.toString().trimEnd();
+    const { p, keygen, wrapDemo: wrap, configureLog, startWitness } = witnessKit(via);
     const logKey = await keygen("log.test", "log.key");
     await keygen("w1.test", "w1.key");
     await keygen("w2.test", "w2.key");
-    const wrap = (ledger: string, urls: string[]) =>
-      run([
-        ...fixture,
-        "client",
-        "--script",
-        "demo",
-        "--",
-        ...seamArgv(via),
-        "wrap",
-        "--ledger",
-        p(ledger),
-        "--sign",
-        p("log.key"),
-        "--checkpoint-every",
-        "3",
-        ...urls.flatMap((u) => ["--witness-url", u]),
-        "--",
-        ...fixture,
-        "server",
-      ]);
 
     // A witness is configured with the ledger's origin, which its first line gives: a first session makes it.
     const first = await wrap("l.jsonl", []);
     expect([first.code, first.stderr]).toEqual([0, ""]);
-    const origin = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
-    writeFileSync(p("logs.txt"), `log ${origin.split("\n")[0]} ${logKey}\n`);
-    const flags = (w: string) => ["witness", "--key", p(`${w}.key`), "--config", p("logs.txt"), "--state", p(`${w}-s`)];
-    const w1 = await startServing(via, flags("w1"));
-    const w2 = await startServing(via, flags("w2"));
+    configureLog(logKey);
+    const w1 = await startWitness("w1");
+    const w2 = await startWitness("w2");
     try {
       const before = rowsOf(p("l.jsonl")).length;
       const second = await wrap("l.jsonl", [w1.url, `${w2.url}/`]);
@@ -213,37 +178,13 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
   }, 180_000);
 
   test("an ML-DSA-44 witness (keygen --alg ml-dsa-44): its cosignature rows count in verify --policy and --check-proof --policy", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const keygen = async (args: string[]) => (await runCli(via, ["keygen", ...args])).stdout.toString().trimEnd();
-    const logKey = await keygen(["--name", "log.test", "--out", p("log.key")]);
-    const pqKey = await keygen(["--name", "pq.test", "--alg", "ml-dsa-44", "--out", p("pq.key")]);
-    const wrap = (urls: string[]) =>
-      run([
-        ...fixture,
-        "client",
-        "--script",
-        "demo",
-        "--",
-        ...seamArgv(via),
-        "wrap",
-        "--ledger",
-        p("l.jsonl"),
-        "--sign",
-        p("log.key"),
-        "--checkpoint-every",
-        "3",
-        ...urls.flatMap((u) => ["--witness-url", u]),
-        "--",
-        ...fixture,
-        "server",
-      ]);
+    const { p, keygen, wrapDemo, configureLog, startWitness } = witnessKit(via);
+    const wrap = (urls: string[]) => wrapDemo("l.jsonl", urls);
+    const logKey = await keygen("log.test", "log.key");
+    const pqKey = await keygen("pq.test", "pq.key", ["--alg", "ml-dsa-44"]);
     expect((await wrap([])).code).toBe(0);
-    const origin = (getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string).split(
-      "\n",
-    )[0];
-    writeFileSync(p("logs.txt"), `log ${origin} ${logKey}\n`);
-    const pq = await startServing(via, ["witness", "--key", p("pq.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    configureLog(logKey);
+    const pq = await startWitness("pq", "s");
     try {
       const second = await wrap([pq.url]);
       expect([second.code, second.stderr, announcedKey(pq)]).toEqual([0, "", pqKey]);
@@ -300,33 +241,14 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
   }, 120_000);
 
   test("proxy --witness-url: two MCP sessions' checkpoints cosigned, verify --policy covered", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const logKey = (await runCli(via, ["keygen", "--name", "log.test", "--out", p("log.key")])).stdout
-      .toString()
-      .trimEnd();
-    await runCli(via, ["keygen", "--name", "w1.test", "--out", p("w1.key")]);
+    const { p, keygen, wrapDemo, configureLog, startWitness } = witnessKit(via);
+    const logKey = await keygen("log.test", "log.key");
+    await keygen("w1.test", "w1.key");
     // The witness needs the ledger's origin: a first session (wrapped, unwitnessed) writes its first line.
-    const seeded = await run([
-      ...fixture,
-      "client",
-      "--script",
-      "demo",
-      "--",
-      ...seamArgv(via),
-      "wrap",
-      "--ledger",
-      p("l.jsonl"),
-      "--sign",
-      p("log.key"),
-      "--",
-      ...fixture,
-      "server",
-    ]);
+    const seeded = await wrapDemo("l.jsonl", [], undefined);
     expect(seeded.code).toBe(0);
-    const note = getField(rowsOf(p("l.jsonl")).find((r) => evt(r) === "checkpoint")!, "note") as string;
-    writeFileSync(p("logs.txt"), `log ${note.split("\n")[0]} ${logKey}\n`);
-    const w1 = await startServing(via, ["witness", "--key", p("w1.key"), "--config", p("logs.txt"), "--state", p("s")]);
+    configureLog(logKey);
+    const w1 = await startWitness("w1", "s");
     const proxy = await startProxy(via, [
       "--upstream",
       everything.url,

@@ -17,9 +17,8 @@ import { formatAddCheckpoint } from "../../src/witness/server.ts";
 import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
 import { consistencyProof } from "../helpers/merkle-proofs.ts";
 import { run, tempDir } from "../helpers/proc.ts";
-import { type Running, startServing } from "../helpers/proxy-helpers.ts";
-
-const fixture = [...seamArgv("bun"), "fixture"];
+import type { Running } from "../helpers/proxy-helpers.ts";
+import { fixture, witnessKit } from "../helpers/witness-kit.ts";
 
 interface Answer {
   status: number;
@@ -41,10 +40,7 @@ function announcedKey(w: Running): string {
 
 describe.each(VIAS.filter(built))("via %s", (via) => {
   test("cosigns a wrap --sign ledger's checkpoints; refuses rollback, fork, bad proof, unknown log, bad signature; keeps state across SIGKILL", async () => {
-    const dir = tempDir();
-    const p = (s: string) => join(dir, s);
-    const keygen = async (name: string, out: string) =>
-      (await runCli(via, ["keygen", "--name", name, "--out", p(out)])).stdout.toString().trimEnd();
+    const { p, keygen, startWitness } = witnessKit(via);
     const logKey = await keygen("log.test", "log.key");
     await keygen("w1.test", "w1.key");
     await keygen("w2.test", "w2.key");
@@ -84,21 +80,12 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       formatAddCheckpoint(old, proof, to.note);
 
     writeFileSync(p("logs.txt"), `# the ledger's checkpoints\nlog ${origin} ${logKey}\n`);
-    const flags = (w: string) => [
-      "witness",
-      "--key",
-      p(`${w}.key`),
-      "--config",
-      p("logs.txt"),
-      "--state",
-      p(`${w}-state`),
-    ];
-    let w1 = await startServing(via, flags("w1"));
-    const w2 = await startServing(via, flags("w2"));
+    let w1 = await startWitness("w1", "w1-state");
+    const w2 = await startWitness("w2", "w2-state");
     try {
       expect(w1.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       // One witness per state directory: a second one on w1's refuses to start.
-      const second = await startServing(via, flags("w1")).then(
+      const second = await startWitness("w1", "w1-state").then(
         async (r) => {
           await r.stop();
           return "it started";
@@ -153,7 +140,7 @@ describe.each(VIAS.filter(built))("via %s", (via) => {
       // Killed outright and started again on the same state: it still holds c, not a.
       w1.child.kill("SIGKILL");
       await w1.stop();
-      w1 = await startServing(via, flags("w1"));
+      w1 = await startWitness("w1", "w1-state");
       const stale = await post(w1.url, req(a.checkpoint.size, d));
       expect([stale.status, stale.type, stale.body]).toEqual([409, "text/x.tlog.size", size]);
       const on = await post(w1.url, req(c.checkpoint.size, d));
