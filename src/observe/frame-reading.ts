@@ -23,6 +23,13 @@ export type FrameRead =
   | {
       kind: "parsed";
       msg: Json;
+      /**
+       * Set when the strict parser read the frame and no key repeated in it,
+       * at any depth, and no NaN or Infinity literal: a value's bytes then
+       * digest, by the recipe's own reading of bytes, to what the row's digest
+       * of its parse is (so a payload's bytes need no second digest).
+       */
+      plain?: true;
       /** Set when the strict parser refused the frame: the lenient reading, for digests. */
       lenient?: { parse: LenientParse; text: string };
       /** Set when the stacks disagree: every distinct reading, the first being the one seam pairs by. */
@@ -63,12 +70,14 @@ export function readFrame(frame: Uint8Array, o: ReadOptions): FrameRead {
   let strictText: string | undefined;
   let strictFailed = false;
   shallowDup = false;
+  anyDup = false;
   nanLiteral = false;
   try {
     strictText = strictDecoder.decode(frame);
     const msg = parseJson(strictText, DUPLICATES);
     // NaN and Infinity literals are Python's alone: such a frame is read by each stack.
-    if (!o.readings || (!shallowDup && !nanLiteral && !suspect(msg))) return { kind: "parsed", msg };
+    if (!o.readings || (!shallowDup && !nanLiteral && !suspect(msg)))
+      return anyDup || nanLiteral ? { kind: "parsed", msg } : { kind: "parsed", msg, plain: true };
   } catch (err) {
     strictFailed = true;
     if (o.strictOnly) return { kind: "unparsed", reason: reasonOf(err) };
@@ -141,11 +150,14 @@ for (const c of '{["-0123456789tfnNI') JSON_START[c.charCodeAt(0)] = 1;
 
 /** Set by the strict parse of the frame being read when a key repeats in a message or its params. */
 let shallowDup = false;
+/** Set by the strict parse of the frame being read when a key repeats anywhere in it. */
+let anyDup = false;
 /** Set by the strict parse of the frame being read on a NaN or Infinity literal. */
 let nanLiteral = false;
 /** One options object for every frame (no closure per frame). */
 const DUPLICATES = {
   onDuplicate: (_k: string, depth: number) => {
+    anyDup = true;
     if (depth <= 3) shallowDup = true;
   },
   onNanLiteral: () => {

@@ -238,6 +238,7 @@ export class McpObserver {
     }
     if (read.readings !== undefined) this.ambiguous(frame, read.readings);
     this.rows.lenient = read.lenient;
+    if (this.o.payloads !== undefined) this.o.payloads.plain = read.plain === true;
     const msg = read.msg;
     if (Array.isArray(msg)) {
       if (msg.length === 0) this.unparsed(dir, frame, "an empty batch", false);

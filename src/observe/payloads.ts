@@ -7,7 +7,7 @@
  * Keeping one never throws: what cannot be kept is counted (session_end's
  * `payloads_unwritten`) and said once.
  */
-import { objectMembers, skipWs, valueEnd } from "../core/json-spans.ts";
+import { eachMember, skipWs, valueEnd } from "../core/json-spans.ts";
 import { PayloadStore, payloadPath } from "../runtime/payload-store.ts";
 
 /** Where payloads go: PayloadStore, or anything that keeps bytes by digest. */
@@ -16,10 +16,16 @@ export interface PayloadSink {
   wrote(digest: string): boolean;
   /**
    * Keeps `bytes` as the payload of `digest`, calling `done` when it is kept
-   * or could not be (bytes that do not give `digest` are not), unless it
-   * says at once that it will not ("exists", "skipped"). Throws when it cannot start.
+   * or could not be (bytes that do not give `digest` are not, unless
+   * `vouched` for: then they are not digested again), unless it says at once
+   * that it will not ("exists", "skipped"). Throws when it cannot start.
    */
-  putLater(digest: string, bytes: Uint8Array, done: (error: Error | null) => void): "writing" | "exists" | "skipped";
+  putLater(
+    digest: string,
+    bytes: Uint8Array,
+    done: (error: Error | null) => void,
+    vouched?: boolean,
+  ): "writing" | "exists" | "skipped";
   /** Starts what it has gathered (a sink that writes in batches). */
   send?(): void;
 }
@@ -55,28 +61,39 @@ export function valueSpan(frame: Uint8Array, index: number, path: readonly strin
   let end = -1;
   for (const key of path) {
     if (frame[start] !== 0x7b) return null;
-    const spans = objectMembers(frame, start);
-    if (spans === null) return null;
-    let found = false;
-    for (const m of spans.members) {
-      if (keyOf(frame, m.keyStart, m.keyEnd) !== key) continue;
-      start = m.valueStart;
-      end = m.valueEnd;
-      found = true;
-    }
-    if (!found) return null;
+    let found = -1;
+    let foundEnd = -1;
+    const objectEnd = eachMember(frame, start, (keyStart, keyEnd, valueStart, valueEnd) => {
+      if (keyIs(frame, keyStart, keyEnd, key)) {
+        found = valueStart;
+        foundEnd = valueEnd;
+      }
+    });
+    if (objectEnd < 0 || found < 0) return null;
+    start = found;
+    end = foundEnd;
   }
   return end < 0 ? null : frame.subarray(start, end);
 }
 
-/** A member's key: its bytes between the quotes, unescaped when it has escapes. */
-function keyOf(frame: Uint8Array, start: number, end: number): string | undefined {
-  const inner = frame.subarray(start + 1, end - 1);
-  if (!inner.includes(0x5c)) return decoder.decode(inner);
+/**
+ * Whether the member key between the quotes at `start` and `end` is `key` (a
+ * plain ASCII name): compared as bytes, and decoded only when it has escapes.
+ */
+function keyIs(frame: Uint8Array, start: number, end: number, key: string): boolean {
+  const length = end - start - 2;
+  let escaped = false;
+  if (length === key.length) {
+    let i = 0;
+    while (i < length && frame[start + 1 + i] === key.charCodeAt(i)) i++;
+    if (i === length) return true;
+  }
+  for (let i = start + 1; i < end - 1; i++) if (frame[i] === 0x5c) escaped = true;
+  if (!escaped) return false;
   try {
-    return JSON.parse(decoder.decode(frame.subarray(start, end))) as string;
+    return JSON.parse(decoder.decode(frame.subarray(start, end))) === key;
   } catch {
-    return undefined;
+    return false;
   }
 }
 
@@ -105,8 +122,13 @@ export class PayloadKeeper {
   /** Payloads that could not be kept (session_end's `payloads_unwritten`). */
   unwritten = 0;
   private warned = false;
+  /**
+   * Whether the frame being observed was read plainly (FrameRead.plain): its
+   * payloads need no second digest. Set by the observer for each frame.
+   */
+  plain = false;
   /** `defer`: the payloads of this turn, copied, to be written in the next (see the constructor). */
-  private pending = new Map<string, Uint8Array>();
+  private pending = new Map<string, { bytes: Uint8Array; vouched: boolean }>();
   /** The writes handed to the sink since the last look, and what all looks before wait for. */
   private writes: Writes = { left: 0 };
   private earlier: Promise<void> = Promise.resolve();
@@ -133,7 +155,7 @@ export class PayloadKeeper {
     const pending = this.pending;
     if (pending.size === 0) return;
     this.pending = new Map();
-    for (const [digest, bytes] of pending) this.store(digest, () => bytes, false);
+    for (const [digest, p] of pending) if (!this.sink.wrote(digest)) this.store(digest, p.bytes, p.vouched);
   }
 
   /**
@@ -166,47 +188,50 @@ export class PayloadKeeper {
     path: readonly string[],
     absent?: Uint8Array,
   ): void {
-    if (digest === undefined || payloadPath(digest) === null) return;
-    const spanOf = () => valueSpan(frame, index, path) ?? absent ?? null;
-    if (!this.defer) {
-      this.store(digest, spanOf, true);
-      return;
+    try {
+      if (digest === undefined || payloadPath(digest) === null) return;
+      if (this.pending.has(digest) || this.sink.wrote(digest)) return;
+      const inFrame = valueSpan(frame, index, path);
+      const span = inFrame ?? absent;
+      if (span === undefined) return;
+      // The frame's buffer may be reused once this turn is over, before the write is done.
+      const bytes = span.slice();
+      // A value of a frame read plainly digests, from its bytes, to the row's digest of its parse.
+      const vouched = this.plain && inFrame !== null;
+      if (!this.defer) this.store(digest, bytes, vouched);
+      else {
+        if (this.pending.size === 0) setImmediate(() => this.flush());
+        this.pending.set(digest, { bytes, vouched });
+      }
+    } catch (e) {
+      this.failed((e as Error).message);
     }
-    if (this.pending.has(digest) || this.sink.wrote(digest)) return;
-    const span = spanOf();
-    if (span === null) return;
-    if (this.pending.size === 0) setImmediate(() => this.flush());
-    // The frame's buffer may be reused once this turn is over.
-    this.pending.set(digest, span.slice());
   }
 
   /**
-   * Hands the payload of `digest` to the sink unless it has it: the bytes
-   * `spanOf` finds (`copy`: copied first, as the frame's buffer may be
-   * reused before the write is done). The sink refuses bytes that do not
-   * give that digest (a frame read leniently can hold such).
+   * Hands `bytes` to the sink as the payload of `digest`. The sink refuses
+   * bytes that do not give that digest (a frame read leniently can hold
+   * such), unless they are `vouched` for (FrameRead.plain).
    */
-  private store(digest: string, spanOf: () => Uint8Array | null, copy: boolean): void {
+  private store(digest: string, bytes: Uint8Array, vouched: boolean): void {
+    const w = this.writes;
+    w.left++;
+    const done = () => {
+      if (--w.left === 0) w.resolve?.();
+    };
     try {
-      if (this.sink.wrote(digest)) return;
-      const span = spanOf();
-      if (span === null) return;
-      const w = this.writes;
-      w.left++;
-      const done = () => {
-        if (--w.left === 0) w.resolve?.();
-      };
-      try {
-        const started = this.sink.putLater(digest, copy ? span.slice() : span, (e) => {
+      const started = this.sink.putLater(
+        digest,
+        bytes,
+        (e) => {
           if (e !== null) this.failed(e.message);
           done();
-        });
-        if (started !== "writing") done();
-      } catch (e) {
-        done();
-        throw e;
-      }
+        },
+        vouched,
+      );
+      if (started !== "writing") done();
     } catch (e) {
+      done();
       this.failed((e as Error).message);
     }
   }

@@ -13,22 +13,26 @@
  * DIR may sit where others reach it, so it is refused when it is a symlink,
  * not a directory, another user's, or writable by group or others (as the
  * ledger is: src/runtime/file.ts); nothing planted inside it is followed.
- * A payload is written whole to a fresh temporary file (O_EXCL, O_NOFOLLOW)
- * and renamed to its name, so its name only ever shows a whole file: the
- * one there before, or this one. Whatever was under the name (the same value,
- * a file torn by a crash before it reached the disk, one planted there) is
- * replaced, never followed (rename replaces a link, not its target). Each
- * store writes a digest's payload once: the names it has written are
- * remembered, so a value that recurs costs no file operation at all.
+ * A payload's file is made under its name (O_CREAT|O_EXCL, so nothing there
+ * is followed) and written whole before any row of this store's writer names
+ * it: one file operation per payload, the cost the store exists to keep low.
+ * A write that fails removes the file it made. A name already taken (the same
+ * value from an earlier session, a file torn by a crash, one planted there)
+ * is replaced by a whole file: written to a fresh temporary file and renamed
+ * over the name (rename replaces a link, not its target). Each store writes a
+ * digest's payload once: the names it has written are remembered, so a value
+ * that recurs costs no file operation at all.
  */
 
 import { randomBytes } from "node:crypto";
 import {
+  close,
   closeSync,
   constants,
   fstatSync,
   lstatSync,
   mkdirSync,
+  open,
   openSync,
   readdirSync,
   readSync,
@@ -142,25 +146,31 @@ export class PayloadStore {
    * Claims the name of `digest`'s payload for a write of `bytes`: where it
    * goes, "exists" when this store has written it or is writing it,
    * "skipped" for a digest no payload is kept under; throws when `bytes` do
-   * not digest to it (nothing is ever written under another value's name).
+   * not digest to it (nothing is ever written under another value's name),
+   * which is not checked again when they are `vouched` for (the caller
+   * digested these very bytes' parse: src/observe/frame-reading.ts, "plain").
    * A write that fails gives the claim back.
    */
-  private claim(digest: string, bytes: Uint8Array): { key: string; sub: string; final: string } | "exists" | "skipped" {
+  private claim(
+    digest: string,
+    bytes: Uint8Array,
+    vouched: boolean,
+  ): { key: string; sub: string; final: string } | "exists" | "skipped" {
     const p = payloadPath(digest);
     if (p === null) return "skipped";
     const key = `${p.dir}/${p.name}`;
     if (this.written.has(key)) return "exists";
     // A frame read leniently (src/observe/json-stacks.ts) can hold bytes whose strict digest is not the row's.
-    if (digestJsonUtf8(bytes, digestParts(digest)!.recipe) !== digest)
+    if (!vouched && digestJsonUtf8(bytes, digestParts(digest)!.recipe) !== digest)
       throw new Error("its bytes do not digest to the row's digest");
-    const sub = join(this.dir, p.dir);
+    const sub = `${this.dir}/${p.dir}`;
     if (!this.ready.has(p.dir)) {
       safeDir(sub);
       this.ready.add(p.dir);
     }
     if (this.written.size >= WRITTEN_LIMIT) this.written.clear();
     this.written.add(key);
-    return { key, sub, final: join(sub, p.name) };
+    return { key, sub, final: `${sub}/${p.name}` };
   }
 
   /** The next temporary file's name in `sub`; `fresh`: under a new prefix (a name of this store's was planted). */
@@ -176,18 +186,17 @@ export class PayloadStore {
    * whole file. Throws when `bytes` do not give `digest`, or the I/O error
    * (or UnsafeFileError).
    */
-  putNow(digest: string, bytes: Uint8Array): "written" | "exists" | "skipped" {
-    const c = this.claim(digest, bytes);
+  putNow(digest: string, bytes: Uint8Array, vouched = false): "written" | "exists" | "skipped" {
+    const c = this.claim(digest, bytes, vouched);
     if (typeof c === "string") return c;
-    let temp = this.nextTemp(c.sub);
     try {
       let fd: number;
       try {
-        fd = openSync(temp, TEMP_FLAGS, 0o600);
+        fd = openSync(c.final, NEW_FLAGS, 0o600);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-        temp = this.nextTemp(c.sub, true);
-        fd = openSync(temp, TEMP_FLAGS, 0o600);
+        this.replaceNow(c.sub, c.final, bytes);
+        return "written";
       }
       try {
         try {
@@ -195,13 +204,9 @@ export class PayloadStore {
         } finally {
           closeSync(fd);
         }
-        renameSync(temp, c.final);
       } catch (e) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // Gone already.
-        }
+        // The name is this store's (O_EXCL made it): nothing torn is left under it.
+        unlinkQuietly(c.final);
         throw e;
       }
     } catch (e) {
@@ -209,6 +214,30 @@ export class PayloadStore {
       throw e;
     }
     return "written";
+  }
+
+  /** Puts a whole file of `bytes` in place of whatever is under `final` (putNow's slow way). */
+  private replaceNow(sub: string, final: string, bytes: Uint8Array): void {
+    let temp = this.nextTemp(sub);
+    let fd: number;
+    try {
+      fd = openSync(temp, NEW_FLAGS, 0o600);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      temp = this.nextTemp(sub, true);
+      fd = openSync(temp, NEW_FLAGS, 0o600);
+    }
+    try {
+      try {
+        writeAll(fd, bytes);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temp, final);
+    } catch (e) {
+      unlinkQuietly(temp);
+      throw e;
+    }
   }
 
   /**
@@ -222,19 +251,25 @@ export class PayloadStore {
    * not give `digest`, or UnsafeFileError (or the I/O error) when the
    * payload's sub-directory cannot be used.
    */
-  putLater(digest: string, bytes: Uint8Array, done: (error: Error | null) => void): "writing" | "exists" | "skipped" {
-    const c = this.claim(digest, bytes);
+  putLater(
+    digest: string,
+    bytes: Uint8Array,
+    done: (error: Error | null) => void,
+    vouched = false,
+  ): "writing" | "exists" | "skipped" {
+    const c = this.claim(digest, bytes, vouched);
     if (typeof c === "string") return c;
     const finish = (e: Error | null) => {
       if (e !== null) this.written.delete(c.key);
       done(e);
     };
-    const attempt = (temp: string, retry: boolean) => {
+    // The slow way, for a name taken already: a whole file renamed over whatever is there.
+    const replace = (temp: string, retry: boolean) => {
       // Both runtimes take open(2)'s flags as a number here, though it is typed as a string.
-      this.writeFile(temp, bytes, { flag: TEMP_FLAGS as unknown as string, mode: 0o600 }, (e) => {
+      this.writeFile(temp, bytes, { flag: NEW_FLAGS as unknown as string, mode: 0o600 }, (e) => {
         if (e !== null) {
           // A name of this store's taken already (planted): not ours to remove; go on under a new prefix.
-          if (e.code === "EEXIST" && retry) attempt(this.nextTemp(c.sub, true), false);
+          if (e.code === "EEXIST" && retry) replace(this.nextTemp(c.sub, true), false);
           else if (e.code === "EEXIST") finish(e);
           else unlink(temp, () => finish(e));
           return;
@@ -245,7 +280,18 @@ export class PayloadStore {
         });
       });
     };
-    attempt(this.nextTemp(c.sub), true);
+    open(c.final, NEW_FLAGS, 0o600, (e, fd) => {
+      if (e?.code === "EEXIST") return replace(this.nextTemp(c.sub), true);
+      if (e !== null) return finish(e);
+      this.writeFile(fd, bytes, {}, (e2) => {
+        close(fd, (e3) => {
+          const failed = e2 ?? e3;
+          // The name is this store's (O_EXCL made it): nothing torn is left under it.
+          if (failed !== null) unlink(c.final, () => finish(failed));
+          else finish(null);
+        });
+      });
+    });
     return "writing";
   }
 
@@ -328,11 +374,20 @@ export class PayloadStore {
   }
 }
 
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** A prefix of temporary files' names no other store (of this process or another) uses. */
 function tempPrefix(): string {
   return `.tmp-${process.pid}-${randomBytes(6).toString("hex")}-`;
+}
+
+/** Removes `path` if it is there. */
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
 }
 
 /** All of `bytes` to `fd`, over short writes. */

@@ -6,7 +6,7 @@
  * them (PayloadStore.putNow), each batch's outcome posted back in order.
  */
 import { describeIoError } from "../base/io-error.ts";
-import { PayloadStore } from "./payload-store.ts";
+import { PayloadStore, payloadPath } from "./payload-store.ts";
 import { type ThreadRole, threadOrNull } from "./thread.ts";
 import type { Thread } from "./types.ts";
 
@@ -17,10 +17,15 @@ export interface PayloadWriterData {
   dir: string;
 }
 
-/** A batch: the payloads' digests, and their bytes one after another in `bytes` (each ends at `ends[i]`). */
+/**
+ * A batch: the payloads' digests, and their bytes one after another in
+ * `bytes` (each ends at `ends[i]`); `vouched[i]`: 1 when they need no second
+ * digest (PayloadStore.putNow).
+ */
 interface ToWriter {
   digests: string[];
   ends: number[];
+  vouched: number[];
   bytes: ArrayBuffer;
 }
 
@@ -52,7 +57,7 @@ export function servePayloadWriter(role: ThreadRole): void {
       const end = m.ends[i]!;
       try {
         if (store instanceof Error) throw store;
-        store.putNow(m.digests[i]!, bytes.subarray(start, end));
+        store.putNow(m.digests[i]!, bytes.subarray(start, end), m.vouched[i] === 1);
       } catch (e) {
         failed.push([i, e instanceof Error && !("code" in e) ? e.message : describeIoError(e)]);
       }
@@ -74,6 +79,7 @@ type Done = (error: Error | null) => void;
 export class ThreadedPayloadStore {
   private readonly claimed = new Set<string>();
   private digests: string[] = [];
+  private vouched: number[] = [];
   private parts: Uint8Array[] = [];
   private dones: Done[] = [];
   private size = 0;
@@ -111,17 +117,19 @@ export class ThreadedPayloadStore {
   }
 
   wrote(digest: string): boolean {
-    return this.claimed.has(digest) || this.store.wrote(digest);
+    // The store on this side writes only once the thread is gone.
+    return this.claimed.has(digest) || (this.gone !== undefined && this.store.wrote(digest));
   }
 
-  putLater(digest: string, bytes: Uint8Array, done: Done): "writing" | "exists" | "skipped" {
-    if (this.gone !== undefined) return this.store.putLater(digest, bytes, done);
-    if (this.store.pathOf(digest) === null) return "skipped";
+  putLater(digest: string, bytes: Uint8Array, done: Done, vouched = false): "writing" | "exists" | "skipped" {
+    if (this.gone !== undefined) return this.store.putLater(digest, bytes, done, vouched);
+    if (payloadPath(digest) === null) return "skipped";
     if (this.claimed.has(digest)) return "exists";
     // Bounded as the store's own: forgetting costs a rewrite.
     if (this.claimed.size >= CLAIMED_LIMIT) this.claimed.clear();
     this.claimed.add(digest);
     this.digests.push(digest);
+    this.vouched.push(vouched ? 1 : 0);
     this.parts.push(bytes);
     this.dones.push((e) => {
       if (e !== null) this.claimed.delete(digest);
@@ -149,13 +157,16 @@ export class ThreadedPayloadStore {
     } else {
       this.posted.push(this.dones);
       try {
-        this.thread.post({ digests: this.digests, ends, bytes: all.buffer } satisfies ToWriter, [all.buffer]);
+        this.thread.post({ digests: this.digests, ends, vouched: this.vouched, bytes: all.buffer } satisfies ToWriter, [
+          all.buffer,
+        ]);
       } catch (e) {
         this.posted.pop();
         for (const d of this.dones) d(e as Error);
       }
     }
     this.digests = [];
+    this.vouched = [];
     this.parts = [];
     this.dones = [];
     this.size = 0;

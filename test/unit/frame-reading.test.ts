@@ -1,12 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { compactForm } from "../../src/core/canonical/index.ts";
-import { digestBytes, digestJson } from "../../src/core/digest.ts";
+import { digestBytes, digestJson, digestJsonUtf8 } from "../../src/core/digest.ts";
 import { getField, type Json, parseJson } from "../../src/core/json.ts";
 import { JsonParseError } from "../../src/core/json-error.ts";
 import { parseLenient } from "../../src/core/json-lenient.ts";
 import { readFrame } from "../../src/observe/frame-reading.ts";
 import { goFold } from "../../src/observe/json-stacks.ts";
 import { answerDigest, BULK_MEMBERS, SKIM_AT } from "../../src/observe/large-answer.ts";
+import { valueSpan } from "../../src/observe/payloads.ts";
 import { cat } from "../helpers/bytes.ts";
 import { Gen } from "../helpers/jsongen.ts";
 
@@ -346,3 +347,51 @@ describe("long answers: read without the payload of their result", () => {
     expect(((r as { msg: Map<string, Json> }).msg.get("result") as Map<string, Json>).has("content")).toBe(true);
   });
 });
+
+describe("a frame read plainly", () => {
+  // A payload of such a frame is kept without a second digest (src/observe/payloads.ts): its bytes,
+  // digested by the recipe's own reading of bytes, must give what the row's digest of its parse is.
+  test("gives each value's digest from its bytes, by both recipes, as from its parse", () => {
+    const g = new Gen(11);
+    let plain = 0;
+    for (let i = 0; i < 4000; i++) {
+      const doc = i % 2 === 0 ? g.document() : g.mutant();
+      const frame = enc.encode(`{"jsonrpc":"2.0","id":1,"result":${doc}}`);
+      const r = readFrame(frame, { readings: false });
+      if (r.kind !== "parsed" || r.plain !== true) continue;
+      plain++;
+      const span = valueSpan(frame, -1, ["result"])!;
+      const value = getField(r.msg, "result")!;
+      for (const recipe of ["json-c14n", "jcs"] as const) {
+        const fromParse = attempt(() => digestJson(value, recipe));
+        expect({ i, doc, recipe, d: attempt(() => digestJsonUtf8(span, recipe)) }).toEqual({
+          i,
+          doc,
+          recipe,
+          d: fromParse,
+        });
+      }
+    }
+    expect(plain).toBeGreaterThan(1500);
+  });
+
+  test.each([
+    ['{"jsonrpc":"2.0","id":1,"result":{"a":[1,{"b":"x"}]}}', true],
+    ['{"jsonrpc":"2.0","id":1,"result":{"a":{"b":1,"b":2}}}', false],
+    ['{"jsonrpc":"2.0","id":1,"result":{"a":NaN}}', false],
+    ['{"jsonrpc":"2.0","id":1,"result":{"a":1,}}', false],
+    ['{"jsonrpc":"2.0","id":1,"id":1,"result":1}', false],
+  ])("%s: plain %p", (text, want) => {
+    const r = readFrame(enc.encode(text), { readings: false });
+    expect(r.kind === "parsed" && r.plain === true).toBe(want);
+  });
+});
+
+/** What `f` gives, or that it throws. */
+function attempt(f: () => string): string {
+  try {
+    return f();
+  } catch {
+    return "throws";
+  }
+}

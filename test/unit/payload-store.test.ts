@@ -90,14 +90,16 @@ describe("PayloadStore", () => {
     ["a file planted with other content", (path: string) => writeFileSync(path, "[1]")],
     ["the same value, spelt otherwise, by an earlier session", (path: string) => writeFileSync(path, '{"a":1,"b":2}')],
   ])("%s under a payload's name is replaced by a whole payload", async (_what, plant) => {
-    const dir = join(tempDir(), "store");
-    mkdirSync(join(dir, "sha256"), { recursive: true, mode: 0o700 });
-    plant(join(dir, "sha256", digest.slice(-64)));
-    const store = PayloadStore.open(dir);
-    expect(await store.put(digest, enc(value))).toBe("written");
-    expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
-    expect(lstatSync(join(dir, "sha256", digest.slice(-64))).mode & 0o777).toBe(0o600);
-    expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
+    for (const put of ["put", "putNow"] as const) {
+      const dir = join(tempDir(), "store");
+      mkdirSync(join(dir, "sha256"), { recursive: true, mode: 0o700 });
+      plant(join(dir, "sha256", digest.slice(-64)));
+      const store = PayloadStore.open(dir);
+      expect(put === "put" ? await store.put(digest, enc(value)) : store.putNow(digest, enc(value))).toBe("written");
+      expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
+      expect(lstatSync(join(dir, "sha256", digest.slice(-64))).mode & 0o777).toBe(0o600);
+      expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
+    }
   });
 
   test("a temporary file's name planted ahead is not written through", async () => {
@@ -110,6 +112,8 @@ describe("PayloadStore", () => {
     writeFileSync(target, "victim");
     const planted = `${(store as unknown as { tempPrefix: string }).tempPrefix}0`;
     symlinkSync(target, join(dir, "sha256", planted));
+    // A torn file under the payload's name: the store replaces it by way of a temporary file.
+    writeFileSync(join(dir, "sha256", digest.slice(-64)), value.slice(0, 4));
     expect(await store.put(digest, enc(value))).toBe("written");
     expect(readFileSync(target, "utf8")).toBe("victim");
     expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
@@ -380,6 +384,72 @@ describe("the observer's payloads", () => {
     expect(kept.get(c14n("{}"))).toBe("{}");
     // A tools/list answer: its tools, under the row's tools_digest (the row names no result).
     expect(kept.get(c14n('[{"name":"t"}]'))).toBe('[ {"name":"t"} ]');
+  });
+});
+
+describe("payloads kept without a second digest", () => {
+  // Invalid UTF-8 in a string: the strict parser refuses the frame; it is read leniently (U+FFFD in its place).
+  const LENIENT = new Uint8Array([
+    ...enc('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"d":"'),
+    0xff,
+    ...enc('"}}}'),
+  ]);
+  const observe = (keeper: PayloadKeeper, frames: (string | Uint8Array)[]) => {
+    const o = new McpObserver({
+      rows: { row: () => {}, durable: async () => true },
+      raw: false,
+      writeAhead: false,
+      payloads: keeper,
+      now: () => 0,
+    });
+    for (const f of frames) o.fromClient(typeof f === "string" ? enc(f) : f);
+    return o;
+  };
+
+  test("only the values of frames read plainly, found in the frame, are vouched for", async () => {
+    const told: [string, boolean][] = [];
+    const kept = new Map<string, string>();
+    const sink = mapSink(kept);
+    const keeper = new PayloadKeeper(
+      {
+        wrote: sink.wrote,
+        putLater: (d, b, done, vouched) => (told.push([dec(b)!, vouched === true]), sink.putLater(d, b, done)),
+      },
+      () => {},
+      true,
+    );
+    const o = observe(keeper, [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a": 1}}}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"b":{"c":1,"c":2}}}}',
+      LENIENT,
+    ]);
+    await o.payloadsSettled();
+    expect(told).toEqual([
+      ['{"a": 1}', true],
+      ["{}", false],
+      ['{"b":{"c":1,"c":2}}', false],
+      ['{"d":"\ufffd"}', false],
+    ]);
+  });
+
+  test("a value of a frame read leniently is digested again, and not kept under a name that is not its own", async () => {
+    const store = PayloadStore.open(join(tempDir(), "store"));
+    const keeper = new PayloadKeeper(store, () => {}, true);
+    const o = observe(keeper, [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a": 1}}}',
+      LENIENT,
+    ]);
+    await o.payloadsSettled();
+    expect([...store.digests()]).toEqual([c14n('{"a":1}')]);
+    expect(o.endCounts().payloads_unwritten).toBe(1);
+  });
+
+  test("vouched bytes are written as they are; others only under their own digest", () => {
+    const store = PayloadStore.open(join(tempDir(), "store"));
+    expect(() => store.putNow(c14n("[1]"), enc("[2]"))).toThrow("do not digest to the row's digest");
+    expect(store.putNow(c14n("[1]"), enc("[1]"), true)).toBe("written");
+    expect(store.putNow(c14n("[3]"), enc("[3]"))).toBe("written");
   });
 });
 
