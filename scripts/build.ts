@@ -24,13 +24,17 @@ import { join } from "node:path";
 const root = new URL("..", import.meta.url).pathname;
 mkdirSync(`${root}dist`, { recursive: true });
 
+rmSync(`${root}dist/cli`, { recursive: true, force: true });
 const bundle = await Bun.build({
   entrypoints: [`${root}commands/seam.ts`],
   target: "node",
   format: "esm",
   banner: "#!/usr/bin/env node",
+  // Each command's code in chunks of its own (dist/cli/), loaded when run: Node
+  // parses only what `seam wrap` and its recorder thread use, not every command.
+  splitting: true,
   outdir: `${root}dist`,
-  naming: "seam.mjs",
+  naming: { entry: "seam.mjs", chunk: "cli/[hash].mjs" },
 });
 if (!bundle.success) {
   for (const m of bundle.logs) console.error(m);
