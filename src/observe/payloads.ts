@@ -8,7 +8,7 @@
  * `payloads_unwritten`) and said once.
  */
 import { eachMember, skipWs, valueEnd } from "../core/json-spans.ts";
-import { PayloadStore, payloadPath } from "../runtime/payload-store.ts";
+import { isPayloadDigest, PayloadStore } from "../runtime/payload-store.ts";
 
 /** Where payloads go: PayloadStore, or anything that keeps bytes by digest. */
 export interface PayloadSink {
@@ -189,7 +189,7 @@ export class PayloadKeeper {
     absent?: Uint8Array,
   ): void {
     try {
-      if (digest === undefined || payloadPath(digest) === null) return;
+      if (digest === undefined || !isPayloadDigest(digest)) return;
       if (this.pending.has(digest) || this.sink.wrote(digest)) return;
       const inFrame = valueSpan(frame, index, path);
       const span = inFrame ?? absent;
@@ -216,22 +216,19 @@ export class PayloadKeeper {
   private store(digest: string, bytes: Uint8Array, vouched: boolean): void {
     const w = this.writes;
     w.left++;
-    const done = () => {
-      if (--w.left === 0) w.resolve?.();
-    };
     try {
       const started = this.sink.putLater(
         digest,
         bytes,
         (e) => {
           if (e !== null) this.failed(e.message);
-          done();
+          if (--w.left === 0) w.resolve?.();
         },
         vouched,
       );
-      if (started !== "writing") done();
+      if (started !== "writing") w.left--;
     } catch (e) {
-      done();
+      w.left--;
       this.failed((e as Error).message);
     }
   }

@@ -56,6 +56,11 @@ export function payloadPath(digest: string): { dir: string; name: string } | nul
   return { dir: p.recipe === "json-c14n" ? "sha256" : "sha256-jcs", name: p.hex };
 }
 
+/** Whether a payload is kept under `digest` (payloadPath is not null), without taking it apart. */
+export function isPayloadDigest(digest: string): boolean {
+  return /^sha256:(?:json-c14n|jcs):v1:[0-9a-f]{64}$/.test(digest);
+}
+
 /** The digest a payload file stands for (the inverse of payloadPath), or null for a name that is no payload's. */
 export function payloadDigest(dir: string, name: string): string | null {
   if (!/^[0-9a-f]{64}$/.test(name)) return null;

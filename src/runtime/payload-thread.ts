@@ -6,7 +6,7 @@
  * them (PayloadStore.putNow), each batch's outcome posted back in order.
  */
 import { describeIoError } from "../base/io-error.ts";
-import { PayloadStore, payloadPath } from "./payload-store.ts";
+import { isPayloadDigest, PayloadStore } from "./payload-store.ts";
 import { type ThreadRole, threadOrNull } from "./thread.ts";
 import type { Thread } from "./types.ts";
 
@@ -83,8 +83,8 @@ export class ThreadedPayloadStore {
   private parts: Uint8Array[] = [];
   private dones: Done[] = [];
   private size = 0;
-  /** The dones of the batches posted, oldest first. */
-  private readonly posted: Done[][] = [];
+  /** The batches posted, oldest first: their digests and dones. */
+  private readonly posted: { digests: string[]; dones: Done[] }[] = [];
   private gone: string | undefined;
 
   private constructor(
@@ -92,18 +92,18 @@ export class ThreadedPayloadStore {
     private readonly store: PayloadStore,
   ) {
     thread.onMessage((m) => {
-      const dones = this.posted.shift();
-      if (dones === undefined) return;
+      const batch = this.posted.shift();
+      if (batch === undefined) return;
       const failed = new Map((m as FromWriter).failed);
-      for (let i = 0; i < dones.length; i++) {
+      for (let i = 0; i < batch.dones.length; i++) {
         const why = failed.get(i);
-        dones[i]!(why === undefined ? null : new Error(why));
+        if (why === undefined) batch.dones[i]!(null);
+        else this.failAt(batch, i, new Error(why));
       }
     });
     thread.onExit((error) => {
       this.gone = error ?? "it ended";
-      for (const dones of this.posted.splice(0))
-        for (const d of dones) d(new Error(`the payload writer thread ended (${this.gone})`));
+      for (const batch of this.posted.splice(0)) this.failAll(batch, this.goneError());
     });
   }
 
@@ -123,7 +123,7 @@ export class ThreadedPayloadStore {
 
   putLater(digest: string, bytes: Uint8Array, done: Done, vouched = false): "writing" | "exists" | "skipped" {
     if (this.gone !== undefined) return this.store.putLater(digest, bytes, done, vouched);
-    if (payloadPath(digest) === null) return "skipped";
+    if (!isPayloadDigest(digest)) return "skipped";
     if (this.claimed.has(digest)) return "exists";
     // Bounded as the store's own: forgetting costs a rewrite.
     if (this.claimed.size >= CLAIMED_LIMIT) this.claimed.clear();
@@ -131,10 +131,7 @@ export class ThreadedPayloadStore {
     this.digests.push(digest);
     this.vouched.push(vouched ? 1 : 0);
     this.parts.push(bytes);
-    this.dones.push((e) => {
-      if (e !== null) this.claimed.delete(digest);
-      done(e);
-    });
+    this.dones.push(done);
     this.size += bytes.length;
     if (this.digests.length >= BATCH_PAYLOADS || this.size >= BATCH_BYTES) this.send();
     return "writing";
@@ -151,18 +148,19 @@ export class ThreadedPayloadStore {
       at += p.length;
       ends.push(at);
     }
+    const batch = { digests: this.digests, dones: this.dones };
     if (this.gone !== undefined) {
       // The thread ended while these gathered: none will come back from it.
-      for (const d of this.dones) d(new Error(`the payload writer thread ended (${this.gone})`));
+      this.failAll(batch, this.goneError());
     } else {
-      this.posted.push(this.dones);
+      this.posted.push(batch);
       try {
         this.thread.post({ digests: this.digests, ends, vouched: this.vouched, bytes: all.buffer } satisfies ToWriter, [
           all.buffer,
         ]);
       } catch (e) {
         this.posted.pop();
-        for (const d of this.dones) d(e as Error);
+        this.failAll(batch, e as Error);
       }
     }
     this.digests = [];
@@ -170,6 +168,20 @@ export class ThreadedPayloadStore {
     this.parts = [];
     this.dones = [];
     this.size = 0;
+  }
+
+  /** Payload `i` of `batch` was not written: it may be handed over again. */
+  private failAt(batch: { digests: string[]; dones: Done[] }, i: number, e: Error): void {
+    this.claimed.delete(batch.digests[i]!);
+    batch.dones[i]!(e);
+  }
+
+  private failAll(batch: { digests: string[]; dones: Done[] }, e: Error): void {
+    for (let i = 0; i < batch.dones.length; i++) this.failAt(batch, i, e);
+  }
+
+  private goneError(): Error {
+    return new Error(`the payload writer thread ended (${this.gone})`);
   }
 
   /** Ends the thread (once every payload posted is done). */
