@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { built, ROOT, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 describe.each(VIAS)("seam via %s", (via) => {
   test("--version prints the package version on stdout", async () => {
@@ -51,7 +51,7 @@ describe.each(VIAS)("seam via %s", (via) => {
   });
 });
 
-const made = mkdtempSync(join(tmpdir(), "seam-ledger-"));
+const made = tempDir("seam-ledger-");
 const demoLedger = join(made, "demo.jsonl");
 beforeAll(async () => {
   expect((await runCli("bun", ["demo", "--ledger", demoLedger])).code).toBe(0);
@@ -65,7 +65,7 @@ describe.each(VIAS)("stdout into a regular file via %s", (via) => {
     [["digest", `${ROOT}examples/tool-call.json`], /^sha256:json-c14n:v1:[0-9a-f]{64}\n$/],
     [["verify", demoLedger], /: ok\n/],
   ])("seam %p finishes and the file holds the result", async (args, expected) => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-out-"));
+    const dir = tempDir("seam-out-");
     const outPath = join(dir, "out.txt");
     const fd = openSync(outPath, "w");
     const [cmd, ...pre] = seamArgv(via);
@@ -189,7 +189,7 @@ describe.each(VIAS)("seam wrap's ledger directory and a terminal on stdin via %s
   const it = built(via) ? test : test.skip;
   // wrap makes at most the ledger's own directory, and says so; a missing parent is a usage error, nothing spawned.
   it("makes the ledger's own directory, says so; never a missing parent", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-ledger-dir-"));
+    const dir = tempDir("seam-ledger-dir-");
     const marker = join(dir, "spawned");
     const deep = await runCli(via, ["wrap", "--ledger", join(dir, "a", "b", "l.jsonl"), "--", "touch", marker]);
     expect(deep.code).toBe(2);
@@ -207,7 +207,7 @@ describe.each(VIAS)("seam wrap's ledger directory and a terminal on stdin via %s
   });
   // Started by hand in a terminal, wrap says what it waits for; from a client (a pipe) it says nothing.
   it("a terminal on stdin: a hint on stderr; a pipe: none", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-tty-"));
+    const dir = tempDir("seam-tty-");
     const ledger = join(dir, "l.jsonl");
     const cmd = [...seamArgv(via), "wrap", "--ledger", ledger, "--", "true"].map((x) => `'${x}'`).join(" ");
     const r = spawnSync("script", ["-qec", cmd, "/dev/null"], { env: { ...process.env, NO_COLOR: "1" } });

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestJson } from "../../src/core/digest.ts";
 import { parseJson } from "../../src/core/json.ts";
 import { ROOT, runCli, VIAS } from "../helpers/cli.ts";
 import { Gen } from "../helpers/jsongen.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 // {"a":1,"b":2}: the first json-c14n-v1 vector
@@ -30,7 +30,7 @@ const files: Record<string, string | Uint8Array> = {
 let big = "";
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "seam-digest-"));
+  dir = tempDir("seam-digest-");
   for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
   // Past the 1 MB buffer, so the top-level array streams through the hash.
   const g = new Gen(5);

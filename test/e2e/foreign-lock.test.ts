@@ -8,11 +8,11 @@
  * unlocked.
  */
 import { expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyBytes } from "../../src/verify/verify-ledger.ts";
 import { runAsNobody } from "../helpers/as-nobody.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const WRITER = new URL("../fixtures/ledger-writer.ts", import.meta.url).pathname;
 const ROWS = 300;
@@ -20,7 +20,7 @@ const ROWS = 300;
 test.skipIf(process.getuid?.() !== 0)(
   "three writers under planted locks take turns: no chain mismatch, and the warning says which lock they use",
   () => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-sticky-"));
+    const dir = tempDir("seam-sticky-");
     chmodSync(dir, 0o1777);
     writeFileSync(join(dir, "l.jsonl.lock"), "planted"); // root's, in a sticky directory: nobody cannot remove it
     const temp = join(dir, "tmp");
@@ -72,7 +72,7 @@ if (args[0] === "child") {
 test.skipIf(process.getuid?.() !== 0)(
   "no lock to take at all: a --fail-closed writer appends nothing and says so; another appends unlocked",
   () => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-sticky-"));
+    const dir = tempDir("seam-sticky-");
     chmodSync(dir, 0o1777);
     writeFileSync(join(dir, "l.jsonl.lock"), "planted");
     const temp = join(dir, "tmp");

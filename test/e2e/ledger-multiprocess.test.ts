@@ -4,10 +4,10 @@
  * every row present, each session's seq dense.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkChain } from "../helpers/ledger-check.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const WRITER = `${ROOT}test/fixtures/ledger-writer.ts`;
@@ -16,7 +16,7 @@ let nodeWriter = "";
 beforeAll(async () => {
   const built = await Bun.build({ entrypoints: [WRITER], target: "node", format: "esm" });
   if (!built.success) throw new Error("cannot bundle the writer for node");
-  nodeWriter = join(mkdtempSync(join(tmpdir(), "seam-mp-")), "ledger-writer.mjs");
+  nodeWriter = join(tempDir("seam-mp-"), "ledger-writer.mjs");
   writeFileSync(nodeWriter, await built.outputs[0]!.text());
 });
 
@@ -56,7 +56,7 @@ function expectOneChain(path: string, sessions: Record<string, number>): void {
 }
 
 async function race(writers: [Kind, number, string?][]): Promise<void> {
-  const path = join(mkdtempSync(join(tmpdir(), "seam-mp-")), "shared.jsonl");
+  const path = join(tempDir("seam-mp-"), "shared.jsonl");
   const procs = writers.map(([kind, n, fsync], i) => spawnWriter(kind, path, `s${i}`, n, fsync));
   const results = await Promise.all(procs.map(finish));
   writers.forEach(([, n], i) => {
@@ -83,7 +83,7 @@ test("four processes (Bun and real Node), 2000 rows each, one chain", async () =
 });
 
 test("two names of one ledger (a symlink, taken with allowForeign, and the real name), three writers on each: one lock, one chain", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-mp-"));
+  const dir = tempDir("seam-mp-");
   const names = [join(dir, "l.jsonl"), join(dir, "alias.jsonl")];
   writeFileSync(names[0]!, "", { mode: 0o600 });
   symlinkSync(names[0]!, names[1]!);
@@ -97,7 +97,7 @@ test("two names of one ledger (a symlink, taken with allowForeign, and the real 
 });
 
 test("three hard-linked names of one ledger (one in the same directory, one in another), two writers on each: one lock, one chain", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-mp-"));
+  const dir = tempDir("seam-mp-");
   mkdirSync(join(dir, "a"));
   mkdirSync(join(dir, "b"));
   const names = [join(dir, "a", "l.jsonl"), join(dir, "a", "same-dir.jsonl"), join(dir, "b", "other-dir.jsonl")];
@@ -112,7 +112,7 @@ test("three hard-linked names of one ledger (one in the same directory, one in a
 });
 
 test("a writer killed with SIGKILL mid-stream: the next writers break its lock, heal any torn line, and continue the chain", async () => {
-  const path = join(mkdtempSync(join(tmpdir(), "seam-mp-")), "shared.jsonl");
+  const path = join(tempDir("seam-mp-"), "shared.jsonl");
   const victim = spawnWriter("bun", path, "victim", 1_000_000);
   // kill it once it is well into writing
   for (let i = 0; i < 200; i++) {

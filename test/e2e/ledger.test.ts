@@ -4,14 +4,12 @@ import {
   chownSync,
   linkSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "../../src/core/digest.ts";
 import { JsonFloat } from "../../src/core/json.ts";
@@ -25,12 +23,13 @@ import { openAppend } from "../../src/runtime/file.ts";
 import type { AppendFile } from "../../src/runtime/types.ts";
 import { runAsNobody } from "../helpers/as-nobody.ts";
 import { checkChain } from "../helpers/ledger-check.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NOW = () => Date.UTC(2026, 10, 30, 3, 24, 7, 123);
 
 function tmp(): string {
-  return mkdtempSync(join(tmpdir(), "seam-ledger-"));
+  return tempDir("seam-ledger-");
 }
 
 interface Opened {
@@ -563,7 +562,7 @@ test("batchWhen, seam proxy's recording queue: rows a batch appends some promise
 });
 
 test("the lock is kept across back-to-back flushes, let go when idle, and gone after end", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
+  const dir = tempDir("seam-ledger-linger-");
   const path = join(dir, "l.jsonl");
   const events: string[] = [];
   // Two lock files, the name's then the file's (src/ledger/open.ts), let go the other way round.
@@ -589,7 +588,7 @@ test("the lock is kept across back-to-back flushes, let go when idle, and gone a
 });
 
 test("another writer of the process waiting for the lock gets it at once, not after the holder's linger", async () => {
-  const path = join(mkdtempSync(join(tmpdir(), "seam-ledger-linger-")), "l.jsonl");
+  const path = join(tempDir("seam-ledger-linger-"), "l.jsonl");
   const lock = sharedLock({ pid: process.pid });
   // seam proxy's linger: long enough that waiting it out would show.
   const linger = 20;
@@ -610,7 +609,7 @@ test("another writer of the process waiting for the lock gets it at once, not af
 });
 
 test("the lock is let go after a long run of flushes, so other writers get their turn", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-ledger-linger-"));
+  const dir = tempDir("seam-ledger-linger-");
   let takes = 0;
   const lock = async () => {
     takes++;
@@ -628,7 +627,7 @@ test("the lock is let go after a long run of flushes, so other writers get their
 describe("the locks every name of one ledger shares", () => {
   /** Runs `f` with the temporary directory (where the lock named by the file lives) at a fresh place. */
   async function withTemp<T>(f: (temp: string) => Promise<T>): Promise<T> {
-    const temp = mkdtempSync(join(tmpdir(), "seam-tmpdir-"));
+    const temp = tempDir("seam-tmpdir-");
     // HOME and XDG_RUNTIME_DIR too: the lock directory's fallbacks, kept out of the real ones.
     const before = { TMPDIR: process.env.TMPDIR, HOME: process.env.HOME, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR };
     process.env.TMPDIR = temp;
@@ -647,7 +646,7 @@ describe("the locks every name of one ledger shares", () => {
 
   test("a hard link in the same or another directory, and a symlink: one lock named by the file, in a directory of the user's own", async () => {
     await withTemp(async (temp) => {
-      const dir = mkdtempSync(join(tmpdir(), "seam-names-"));
+      const dir = tempDir("seam-names-");
       mkdirSync(join(dir, "a"));
       mkdirSync(join(dir, "b"));
       const real = join(dir, "a", "l.jsonl");
@@ -674,11 +673,7 @@ describe("the locks every name of one ledger shares", () => {
   });
 
   const unsafe: [string, (at: string) => void, RegExp][] = [
-    [
-      "a symlink to a directory of ours",
-      (at) => symlinkSync(mkdtempSync(join(tmpdir(), "seam-elsewhere-")), at),
-      /is not a directory/,
-    ],
+    ["a symlink to a directory of ours", (at) => symlinkSync(tempDir("seam-elsewhere-"), at), /is not a directory/],
     ["a regular file", (at) => writeFileSync(at, ""), /is not a directory/],
     ["a directory others may write to", (at) => (mkdirSync(at), chmodSync(at, 0o777)), /is writable by other users/],
     [
@@ -693,7 +688,7 @@ describe("the locks every name of one ledger shares", () => {
       if (uid !== 0 && problem.source.includes("65534")) return; // only root can plant another user's directory
       await withTemp(async (temp) => {
         plant(join(temp, `seam-${uid}`));
-        const path = join(mkdtempSync(join(tmpdir(), "seam-names-")), "l.jsonl");
+        const path = join(tempDir("seam-names-"), "l.jsonl");
         const { w, warnings } = await openLedger(path);
         await w.append("tool_call", { tool: "t" });
         await w.end({ reason: "client_eof" });

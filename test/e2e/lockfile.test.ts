@@ -3,7 +3,6 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -11,13 +10,14 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { acquireLock, IMPLAUSIBLE_GRACE_MS, LockTimeoutError } from "../../src/ledger/lock.ts";
 import { runAsNobody } from "../helpers/as-nobody.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 function lockPath(): string {
-  return join(mkdtempSync(join(tmpdir(), "seam-lock-")), "l.jsonl.lock");
+  return join(tempDir("seam-lock-"), "l.jsonl.lock");
 }
 
 /** The pid of a process that has exited. */
@@ -176,7 +176,7 @@ test.each([
 });
 
 test("a stale lock that cannot be removed (another user's, in a sticky directory) rejects at once, not after the timeout", () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-lock-"));
+  const dir = tempDir("seam-lock-");
   chmodSync(dir, 0o1777);
   const path = join(dir, "l.jsonl.lock");
   writeFileSync(path, "planted"); // root's file; the taker below is nobody
@@ -223,11 +223,11 @@ test("a fresh lock naming a live process that does not have the ledger open is n
 });
 
 test("the per-user lock (named by device and inode) judges its holder by the ledger it names", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-lock-"));
+  const dir = tempDir("seam-lock-");
   const ledger = join(dir, "l.jsonl");
   writeFileSync(ledger, "");
   const st = statSync(ledger, { bigint: true });
-  const locks = mkdtempSync(join(tmpdir(), "seam-locks-"));
+  const locks = tempDir("seam-locks-");
   const path = join(locks, `${st.dev}-${st.ino}.lock`);
   const stranger = Bun.spawn(["sleep", "30"]);
   try {

@@ -11,11 +11,11 @@
  * executables' selftest and demo on the same runtime.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MUSL_RUNTIME_DIR, type MuslRun, muslRun, QEMU_AARCH64 } from "../../src/release/musl-runtime.ts";
 import { ROOT, runCli } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const RUNTIME = join(ROOT, MUSL_RUNTIME_DIR);
 const onPath = (cmd: string) => Bun.spawnSync({ cmd: ["sh", "-c", `command -v ${cmd}`] }).exitCode === 0;
@@ -51,7 +51,7 @@ function run(cmd: string[], env: Record<string, string> = {}) {
 describe.skipIf(X64 === null || !onPath("musl-gcc") || !onPath("g++"))("a musl C++ program on the x64 runtime", () => {
   for (const [name, source] of PROGRAMS)
     test(name, () => {
-      const dir = mkdtempSync(join(tmpdir(), "seam-musl-"));
+      const dir = tempDir("seam-musl-");
       try {
         writeFileSync(join(dir, "t.cc"), source);
         expect(run(["g++", "-O1", "-fPIC", "-c", join(dir, "t.cc"), "-o", join(dir, "t.o")]).code).toBe(0);

@@ -8,13 +8,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 // @ts-expect-error: plain JavaScript, no declarations
 import { platformId } from "../../npm/seam.mjs";
 import { platformPackage, RELEASE_TARGETS, targetFor } from "../../src/release/targets.ts";
 import { ROOT } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 const MAIN = join(ROOT, `dist/npm/seam-mcp-${VERSION}.tgz`);
@@ -38,7 +38,7 @@ function installGlobal(prefix: string, tarballs: string[]): string {
 
 /** The executable of the process that ran `seam wrap`. */
 function whoRan(seam: string, env: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), "seam-npm-ran-"));
+  const dir = tempDir("seam-npm-ran-");
   try {
     const r = spawnSync(
       seam,
@@ -62,7 +62,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync(MAIN) || !PLATFORM |
     test("the main package stays under 1 MiB", () => expect(statSync(MAIN).size).toBeLessThan(1 << 20));
 
     test("with the platform package: the compiled executable runs; SEAM_NATIVE=0: the Node bundle", () => {
-      const prefix = mkdtempSync(join(tmpdir(), "seam-npm-g-"));
+      const prefix = tempDir("seam-npm-g-");
       try {
         const seam = installGlobal(prefix, [MAIN, PLATFORM!]);
         expect(whoRan(seam)).toBe(join(prefix, `lib/node_modules/${platformPackage(HOST!)}/bin/seam`));
@@ -73,7 +73,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync(MAIN) || !PLATFORM |
     }, 120_000);
 
     test("without it: the Node bundle runs", () => {
-      const prefix = mkdtempSync(join(tmpdir(), "seam-npm-g-"));
+      const prefix = tempDir("seam-npm-g-");
       try {
         const seam = installGlobal(prefix, [MAIN]);
         expect(whoRan(seam)).toMatch(/\/node$/);

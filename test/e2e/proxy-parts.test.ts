@@ -1,8 +1,7 @@
 /** Tables for the pure parts of seam proxy: SSE splitting, the loopback guard, header and query rules. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedLock } from "../../src/ledger/shared-lock.ts";
 import { delayed, RECORD_DELAY_MS, RECORD_MAX_BYTES, soon } from "../../src/proxy/deferred-recording.ts";
@@ -15,6 +14,7 @@ import { redactTarget } from "../../src/redact/http.ts";
 import { openAppend } from "../../src/runtime/file.ts";
 import { http as nodeHttp } from "../../src/runtime/index.ts";
 import { runCli } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -289,7 +289,7 @@ describe("headers", () => {
 
 describe("ProxySession.at", () => {
   test("an observation made after the fact is recorded at the moment it stands for: the row's ts and the call's ms", async () => {
-    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-at-")), "l.jsonl");
+    const ledger = join(tempDir("seam-proxy-at-"), "l.jsonl");
     const quiet = { error() {}, warn() {}, info() {} };
     const o = { ledger, server: "srv", openAppend, begin: {}, runtime: "bun", raw: false, maxFrame: 1 << 20 };
     const wall = Date.UTC(2020, 0, 2, 3, 4, 5, 6);
@@ -320,7 +320,7 @@ describe("ProxySession.at", () => {
 
 describe("ProxySession row order", () => {
   test("rows are written in the order of their times, not the order they are made in; none goes back", async () => {
-    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-order-")), "l.jsonl");
+    const ledger = join(tempDir("seam-proxy-order-"), "l.jsonl");
     const quiet = { error() {}, warn() {}, info() {} };
     const o = { ledger, server: "srv", openAppend, begin: {}, runtime: "bun", raw: false, maxFrame: 1 << 20 };
     const w = Date.UTC(2020, 0, 2, 3, 4, 5, 0);
@@ -415,7 +415,7 @@ describe("an exchange recorded later", () => {
       });
       await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
       const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
-      const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-ended-")), "l.jsonl");
+      const ledger = join(tempDir("seam-proxy-ended-"), "l.jsonl");
       const proxy = await proxyOpeningSlowly(upstream, ledger, openMs, { recordDelayMs: 400 });
       const sent = Date.now();
       const res = await fetch(`${proxy.origin}/mcp`, {
@@ -469,7 +469,7 @@ describe("a new session's first answer", () => {
     });
     await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
     const upstream = new URL(`http://127.0.0.1:${(up.address() as { port: number }).port}/mcp`);
-    const ledger = join(mkdtempSync(join(tmpdir(), "seam-proxy-first-")), "l.jsonl");
+    const ledger = join(tempDir("seam-proxy-first-"), "l.jsonl");
     const proxy = await proxyOpeningSlowly(upstream, ledger, 300);
     const post = (body: string, sid?: string) =>
       fetch(`${proxy.origin}/mcp`, {

@@ -7,8 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdtempSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { verifyFile } from "../../src/api/index.ts";
 import { createLog } from "../../src/base/log.ts";
@@ -18,7 +17,7 @@ import type { Runtime } from "../../src/runtime/types.ts";
 import { RecorderLink } from "../../src/wrap/recorder-link.ts";
 import { NOTE_DELAY_MS, RECORDER_ROLE } from "../../src/wrap/recorder-protocol.ts";
 import type { RecordingInit } from "../../src/wrap/recording.ts";
-import { field, ledgerRows } from "../helpers/proc.ts";
+import { field, ledgerRows, tempDir } from "../helpers/proc.ts";
 
 const fixture = join(import.meta.dir, "..", "fixtures", "recorder-thread.ts");
 const enc = new TextEncoder();
@@ -65,7 +64,7 @@ async function relay(
 ): Promise<Run> {
   const group = o.group ?? 1;
   expect(RECORDER_ROLE).toBe("recorder");
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const ledger = join(tempDir("seam-rthread-"), "l.jsonl");
   const link = await RecorderLink.start(
     rt,
     init(ledger),
@@ -196,7 +195,7 @@ test("the ring starts small and grows as the backlog asks, up to its limit, ever
 }, 60_000);
 
 test("a ring whose waiting bytes wrap around its end grows only once the recorder is past the end", async () => {
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const ledger = join(tempDir("seam-rthread-"), "l.jsonl");
   const link = await RecorderLink.start(
     rt,
     init(ledger),
@@ -259,7 +258,7 @@ test("a thread that cannot be started leaves recording to the caller (null), and
     },
   };
   expect(await RecorderLink.start(throwing, init("/nonexistent/x.jsonl"), {}, createLog())).toBeNull();
-  const dir = mkdtempSync(join(tmpdir(), "seam-rthread-"));
+  const dir = tempDir("seam-rthread-");
   symlinkSync(join(dir, "real.jsonl"), join(dir, "l.jsonl"));
   const refused = await RecorderLink.start(rt, init(join(dir, "l.jsonl")), { stallMs: 0 }, createLog());
   expect(typeof refused).toBe("string");
@@ -310,7 +309,7 @@ async function until(ok: () => boolean, ms = 20_000): Promise<void> {
 
 test("the recorder finds notes without a message; it is woken by one only after it said it was idle", async () => {
   const { rt: watching, kinds } = watched();
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const ledger = join(tempDir("seam-rthread-"), "l.jsonl");
   const link = await RecorderLink.start(watching, init(ledger), { stallMs: 0 }, createLog());
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
   const rowed = () => ledgerRows(ledger).filter((row) => field(row, "evt") === "tool_call").length;
@@ -371,7 +370,7 @@ test("a full notes ring makes the relay wait as a full byte ring does: nothing l
 }, 60_000);
 
 test("an eof that crosses while chunks wait for the ring keeps its place behind them", async () => {
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-rthread-")), "l.jsonl");
+  const ledger = join(tempDir("seam-rthread-"), "l.jsonl");
   // A ring smaller than one answer: the first answer waits in part, and what crosses after it waits too.
   const link = await RecorderLink.start(rt, init(ledger), { stallMs: 0 }, createLog(), 100);
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);

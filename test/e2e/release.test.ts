@@ -5,21 +5,21 @@
  * build:release`), each executable there is checked against its target.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateKey, newSigner, signNote } from "../../src/checkpoint/note.ts";
 import { executableKind } from "../../src/release/headers.ts";
 import { formatSums, NOTE_FILE, parseSums, SUMS_FILE, sha256File } from "../../src/release/sums.ts";
 import { RELEASE_TARGETS, targetFor } from "../../src/release/targets.ts";
 import { built, ROOT, runCli, VIAS } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const KEY = generateKey("seam-release-test", new Uint8Array(32).fill(3));
 const OTHER = generateKey("seam-release-test", new Uint8Array(32).fill(4));
 
 /** A release folder of two files, signed by `key`; `damage` changes it before the check. */
 function makeRelease(key = KEY.privateKey): string {
-  const dir = mkdtempSync(join(tmpdir(), "seam-release-"));
+  const dir = tempDir("seam-release-");
   writeFileSync(join(dir, "seam-linux-x64"), "an executable\n");
   writeFileSync(join(dir, "seam-windows-x64.exe"), "another\n");
   const sums = formatSums(
@@ -112,7 +112,7 @@ describe("SEAM_SELFTEST_EMULATOR", () => {
     ["seam-no-such-emulator", false],
   ] as const)
     test(`seam demo starts its children under ${emulator}`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), "seam-emulator-"));
+      const dir = tempDir("seam-emulator-");
       try {
         const r = await runCli("bun", ["demo", "--ledger", join(dir, "demo.jsonl")], {
           cwd: dir,

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openAppend } from "../../src/runtime/file.ts";
 import { runAsNobody } from "../helpers/as-nobody.ts";
+import { tempDir } from "../helpers/proc.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const enc = new TextEncoder();
@@ -28,7 +28,7 @@ function smallTmpfs(): string {
 }
 
 function tmp(): string {
-  return mkdtempSync(join(tmpdir(), "seam-file-"));
+  return tempDir("seam-file-");
 }
 
 async function errorCode(p: Promise<unknown>): Promise<string> {

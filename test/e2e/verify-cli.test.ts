@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { processStartTime } from "../../src/runtime/alive.ts";
 import { built, runCli, seamArgv, VIAS } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/proc.ts";
 import { expectReferenceOk, LedgerBuilder, resetClock, sessionRows } from "../helpers/verify-helpers.ts";
 
 let dir: string;
 const file = (name: string) => join(dir, name);
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "seam-verify-cli-"));
+  dir = tempDir("seam-verify-cli-");
   resetClock();
   const ok = new LedgerBuilder();
   for (const r of sessionRows({ id: "s1", calls: [["echo", 1, "ok"]], writeAhead: true })) ok.add(r);

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { escapeBytes, unescapeBytes } from "../../src/core/byte-escape.ts";
 import { lineForm } from "../../src/core/canonical/index.ts";
@@ -12,6 +11,7 @@ import { pyTruthy } from "../../src/format/line.ts";
 import { fileChunks, LedgerVerifier, type VerifyOptions, type VerifyReport } from "../../src/verify/ledger-verifier.ts";
 import { verifyBytes, verifyLedger } from "../../src/verify/verify-ledger.ts";
 import { exitCodeFor, humanReport, jsonReport, worstExit } from "../../src/verify/verify-report.ts";
+import { tempDir } from "../helpers/proc.ts";
 import {
   enc,
   HAVE_PYTHON,
@@ -634,7 +634,7 @@ describe("unreadable sources", () => {
   });
 
   test("a missing file and a directory, through fileChunks", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "seam-verify-"));
+    const dir = tempDir("seam-verify-");
     try {
       const missing = await verifyLedger(fileChunks(join(dir, "nope.jsonl")));
       expect(missing.first_break).toEqual({

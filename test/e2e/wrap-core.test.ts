@@ -4,8 +4,7 @@
  * (a signal before the server has started) can be made to happen exactly.
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLog } from "../../src/base/log.ts";
 import { getField } from "../../src/core/json.ts";
@@ -13,7 +12,7 @@ import { openAppend } from "../../src/runtime/file.ts";
 import { startThreadFrom } from "../../src/runtime/thread.ts";
 import type { ByteSink, Child, ExitStatus, Runtime } from "../../src/runtime/types.ts";
 import { runWrap } from "../../src/wrap/session.ts";
-import { ledgerRows } from "../helpers/proc.ts";
+import { ledgerRows, tempDir } from "../helpers/proc.ts";
 
 /** A recorder thread for these tests: the real one, over a disk as fast as the real one. */
 const fixture = join(import.meta.dir, "..", "fixtures", "recorder-thread.ts");
@@ -24,7 +23,7 @@ const silent: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ nex
 const nullSink: ByteSink = { write: () => {}, end: async () => {} };
 
 test("a signal that arrives before the server has started is passed on to it, and the session still ends", async () => {
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-wrap-core-")), "l.jsonl");
+  const ledger = join(tempDir("seam-wrap-core-"), "l.jsonl");
   const handlers: ((signal: string) => void)[] = [];
   const killed: string[] = [];
   let exit!: (s: ExitStatus) => void;
@@ -146,7 +145,7 @@ const threadedWrap = (ledger: string) => ({
 });
 
 test("the server starts while the recorder thread starts, and is read only once the recorder has opened the ledger", async () => {
-  const ledger = join(mkdtempSync(join(tmpdir(), "seam-wrap-core-")), "l.jsonl");
+  const ledger = join(tempDir("seam-wrap-core-"), "l.jsonl");
   const events: string[] = [];
   const { child } = quietServer(events);
   const code = await runWrap(
@@ -160,7 +159,7 @@ test("the server starts while the recorder thread starts, and is read only once 
 });
 
 test("a ledger that the recorder thread finds refused after it was looked at: the server started meanwhile is killed, exit 2", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "seam-wrap-core-"));
+  const dir = tempDir("seam-wrap-core-");
   const ledger = join(dir, "l.jsonl");
   const victim = join(dir, "victim");
   writeFileSync(victim, "precious\n");

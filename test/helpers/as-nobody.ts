@@ -4,15 +4,16 @@
  * nobody cannot enter, so the script is bundled, and Bun copied, into a
  * world-readable temporary directory first, and run from there.
  */
-import { chmodSync, copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "./proc.ts";
 
 let place: string | undefined;
 
 function runnable(): string {
-  if (place) return place;
-  place = mkdtempSync(join(tmpdir(), "seam-nobody-"));
+  // Made once for each test file: tempDir's folders go once their file has run.
+  if (place && existsSync(place)) return place;
+  place = tempDir("seam-nobody-");
   chmodSync(place, 0o755);
   copyFileSync(process.execPath, join(place, "bun"));
   chmodSync(join(place, "bun"), 0o755);

@@ -6,11 +6,11 @@
  * errors, page errors and Content-Security-Policy violations, so a test can
  * assert that none happened.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { tempDir } from "./proc.ts";
 
 /** The system Chromium: $SEAM_CHROMIUM, else `chromium` or `chromium-browser` on PATH; null when there is none. */
 export function findChromium(): string | null {
@@ -45,7 +45,7 @@ export class Browser {
   ) {}
 
   static async launch(executable: string): Promise<Browser> {
-    const dir = mkdtempSync(join(tmpdir(), "seam-chromium-"));
+    const dir = tempDir("seam-chromium-");
     const ctx = await chromium.launchPersistentContext(dir, {
       executablePath: executable,
       headless: true,

@@ -1,23 +1,22 @@
 /** Small helpers for tests that drive real processes. */
-import { afterAll } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getField, type Json, parseJson } from "../../src/core/json.ts";
 
-/** The folders tempDir made in this process: removed when it exits (a suite run leaves nothing behind). */
+/** The folders tempDir made and has not removed yet. */
 const made: string[] = [];
 
-/** A fresh folder under the system's temporary folder, removed with what is in it when this process exits. */
+/** A fresh folder under the system's temporary folder, removed with what is in it once its test file has run. */
 export function tempDir(prefix = "seam-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
   return dir;
 }
 
-// Once the file that imports this has run its tests (bun test sends no "exit" event).
-afterAll(() => {
+/** Removes the folders tempDir made (test/helpers/preload.ts, after each test file). */
+export function removeTempDirs(): void {
   for (const dir of made.splice(0)) {
     try {
       // A test may have left a folder unreadable to its owner (a planted-file case).
@@ -27,7 +26,7 @@ afterAll(() => {
       // Left for the system's own clean-up: another user's file, or one still in use.
     }
   }
-});
+}
 
 export interface Done {
   code: number | null;
