@@ -63,10 +63,18 @@ export function digestOfCanonical(text: string, recipe: Recipe = "json-c14n"): s
   return sha256Prefixed(`sha256:${recipe}:v1:`, text);
 }
 
+/** A `sha256:<recipe>:v1:<hex>` digest of a JSON value. */
+const JSON_DIGEST = /^sha256:(json-c14n|jcs):v1:([0-9a-f]{64})$/;
+
 /** The recipe and hex of a `sha256:<recipe>:v1:<hex>` digest of a JSON value, or null for any other string. */
 export function digestParts(digest: string): { recipe: Recipe; hex: string } | null {
-  const m = /^sha256:(json-c14n|jcs):v1:([0-9a-f]{64})$/.exec(digest);
+  const m = JSON_DIGEST.exec(digest);
   return m === null ? null : { recipe: m[1] as Recipe, hex: m[2]! };
+}
+
+/** Whether `digest` is one digestParts takes apart, without taking it apart (nothing allocated). */
+export function isJsonDigest(digest: string): boolean {
+  return JSON_DIGEST.test(digest);
 }
 
 export function digestBytes(bytes: Uint8Array): string {

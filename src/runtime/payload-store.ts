@@ -46,7 +46,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describeIoError } from "../base/io-error.ts";
-import { digestJsonUtf8, digestParts } from "../core/digest.ts";
+import { digestJsonUtf8, digestParts, isJsonDigest } from "../core/digest.ts";
 import { UnsafeFileError } from "./file.ts";
 
 /** The sub-directory and file name of a digest's payload, or null for a digest no payload is kept under. */
@@ -58,7 +58,7 @@ export function payloadPath(digest: string): { dir: string; name: string } | nul
 
 /** Whether a payload is kept under `digest` (payloadPath is not null), without taking it apart. */
 export function isPayloadDigest(digest: string): boolean {
-  return /^sha256:(?:json-c14n|jcs):v1:[0-9a-f]{64}$/.test(digest);
+  return isJsonDigest(digest);
 }
 
 /** The digest a payload file stands for (the inverse of payloadPath), or null for a name that is no payload's. */
@@ -195,24 +195,11 @@ export class PayloadStore {
     const c = this.claim(digest, bytes, vouched);
     if (typeof c === "string") return c;
     try {
-      let fd: number;
       try {
-        fd = openSync(c.final, NEW_FLAGS, 0o600);
+        writeNewSync(c.final, bytes);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
         this.replaceNow(c.sub, c.final, bytes);
-        return "written";
-      }
-      try {
-        try {
-          writeAll(fd, bytes);
-        } finally {
-          closeSync(fd);
-        }
-      } catch (e) {
-        // The name is this store's (O_EXCL made it): nothing torn is left under it.
-        unlinkQuietly(c.final);
-        throw e;
       }
     } catch (e) {
       this.written.delete(c.key);
@@ -224,20 +211,15 @@ export class PayloadStore {
   /** Puts a whole file of `bytes` in place of whatever is under `final` (putNow's slow way). */
   private replaceNow(sub: string, final: string, bytes: Uint8Array): void {
     let temp = this.nextTemp(sub);
-    let fd: number;
     try {
-      fd = openSync(temp, NEW_FLAGS, 0o600);
+      writeNewSync(temp, bytes);
     } catch (e) {
+      // A name of this store's taken already (planted): not ours to remove; go on under a new prefix.
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       temp = this.nextTemp(sub, true);
-      fd = openSync(temp, NEW_FLAGS, 0o600);
+      writeNewSync(temp, bytes);
     }
     try {
-      try {
-        writeAll(fd, bytes);
-      } finally {
-        closeSync(fd);
-      }
       renameSync(temp, final);
     } catch (e) {
       unlinkQuietly(temp);
@@ -392,6 +374,24 @@ function unlinkQuietly(path: string): void {
     unlinkSync(path);
   } catch {
     // Gone already.
+  }
+}
+
+/**
+ * A new file at `path` (O_EXCL: EEXIST when the name is taken, nothing there
+ * followed) holding all of `bytes`; a write that fails removes the file it made.
+ */
+function writeNewSync(path: string, bytes: Uint8Array): void {
+  const fd = openSync(path, NEW_FLAGS, 0o600);
+  try {
+    try {
+      writeAll(fd, bytes);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    unlinkQuietly(path);
+    throw e;
   }
 }
 
