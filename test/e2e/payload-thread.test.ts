@@ -3,10 +3,11 @@
  * a real thread started from test/fixtures/payload-writer-thread.ts: every
  * payload handed over is in its file once the keeper has settled, one whose
  * bytes are not its digest's is counted, and when the thread is gone the
- * payloads are still written.
+ * payloads are still written. A write the file system refuses leaves no file.
  */
 import { expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestJsonUtf8 } from "../../src/core/digest.ts";
 import { PayloadKeeper } from "../../src/observe/payloads.ts";
@@ -67,4 +68,30 @@ test("once the thread is gone, payloads are written on this side", async () => {
     kind: "present",
     bytes: enc('{"late": true}'),
   });
+});
+
+// A file-size limit of 0 makes the kernel refuse the first byte written to a
+// new file (EFBIG, SIGXFSZ ignored): a write cut short by the file system itself.
+test("a write the file system refuses leaves nothing under the payload's name, on this thread or off it", () => {
+  const dir = tempDir("seam-efbig-");
+  const script = join(dir, "put.ts");
+  writeFileSync(
+    script,
+    `import { readdirSync } from "node:fs";
+import { digestJsonUtf8 } from ${JSON.stringify(join(import.meta.dir, "../../src/core/digest.ts"))};
+import { PayloadStore } from ${JSON.stringify(join(import.meta.dir, "../../src/runtime/payload-store.ts"))};
+const bytes = new TextEncoder().encode('{"a":1}');
+const out: string[] = [];
+const now = PayloadStore.open(process.argv[2] + "/now");
+try { now.putNow(digestJsonUtf8(bytes), bytes); out.push("written"); } catch (e) { out.push((e as { code?: string }).code ?? "?"); }
+const later = PayloadStore.open(process.argv[2] + "/later");
+try { await later.put(digestJsonUtf8(bytes), bytes); out.push("written"); } catch (e) { out.push((e as { code?: string }).code ?? "?"); }
+out.push(JSON.stringify(readdirSync(process.argv[2] + "/now/sha256")), JSON.stringify(readdirSync(process.argv[2] + "/later/sha256")));
+console.log(out.join(" "));
+`,
+  );
+  const r = spawnSync("bash", ["-c", `ulimit -f 0; trap '' XFSZ; exec "$0" "$1" "$2"`, process.execPath, script, dir], {
+    encoding: "utf8",
+  });
+  expect(r.stdout.trim()).toBe("EFBIG EFBIG [] []");
 });

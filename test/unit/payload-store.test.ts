@@ -103,21 +103,23 @@ describe("PayloadStore", () => {
   });
 
   test("a temporary file's name planted ahead is not written through", async () => {
-    const base = tempDir();
-    const dir = join(base, "store");
-    const store = PayloadStore.open(dir);
-    mkdirSync(join(dir, "sha256"), { mode: 0o700 });
-    // The name the store takes for its next temporary file: a link to a victim is there already.
-    const target = join(base, "target");
-    writeFileSync(target, "victim");
-    const planted = `${(store as unknown as { tempPrefix: string }).tempPrefix}0`;
-    symlinkSync(target, join(dir, "sha256", planted));
-    // A torn file under the payload's name: the store replaces it by way of a temporary file.
-    writeFileSync(join(dir, "sha256", digest.slice(-64)), value.slice(0, 4));
-    expect(await store.put(digest, enc(value))).toBe("written");
-    expect(readFileSync(target, "utf8")).toBe("victim");
-    expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
-    expect(readdirSync(join(dir, "sha256")).sort()).toEqual([planted, digest.slice(-64)].sort());
+    for (const put of ["put", "putNow"] as const) {
+      const base = tempDir();
+      const dir = join(base, "store");
+      const store = PayloadStore.open(dir);
+      mkdirSync(join(dir, "sha256"), { mode: 0o700 });
+      // The name the store takes for its next temporary file: a link to a victim is there already.
+      const target = join(base, "target");
+      writeFileSync(target, "victim");
+      const planted = `${(store as unknown as { tempPrefix: string }).tempPrefix}0`;
+      symlinkSync(target, join(dir, "sha256", planted));
+      // A torn file under the payload's name: the store replaces it by way of a temporary file.
+      writeFileSync(join(dir, "sha256", digest.slice(-64)), value.slice(0, 4));
+      expect(put === "put" ? await store.put(digest, enc(value)) : store.putNow(digest, enc(value))).toBe("written");
+      expect(readFileSync(target, "utf8")).toBe("victim");
+      expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
+      expect(readdirSync(join(dir, "sha256")).sort()).toEqual([planted, digest.slice(-64)].sort());
+    }
   });
 
   test("a write cut short leaves nothing under the payload's name, and no temporary file", async () => {
