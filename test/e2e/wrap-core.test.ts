@@ -13,6 +13,7 @@ import { startThreadFrom } from "../../src/runtime/thread.ts";
 import type { ByteSink, Child, ExitStatus, Runtime } from "../../src/runtime/types.ts";
 import { runWrap } from "../../src/wrap/session.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
+import { wrapOptions } from "../helpers/wrap-options.ts";
 
 /** A recorder thread for these tests: the real one, over a disk as fast as the real one. */
 const fixture = join(import.meta.dir, "..", "fixtures", "recorder-thread.ts");
@@ -56,17 +57,7 @@ test("a signal that arrives before the server has started is passed on to it, an
   };
   const code = await runWrap(
     rt,
-    {
-      ledger,
-      argv: ["server"],
-      server: "s",
-      raw: false,
-      maxFrame: 1024,
-      fsync: "batch",
-      writeAhead: false,
-      failClosed: false,
-      cwd: "/",
-    },
+    wrapOptions(ledger),
     createLog(() => {}),
   );
   expect(killed).toEqual(["SIGTERM"]);
@@ -131,18 +122,7 @@ function threadRuntime(events: string[], child: Child, openAppendFile: Runtime["
   };
 }
 
-const threadedWrap = (ledger: string) => ({
-  ledger,
-  argv: ["server"],
-  server: "s",
-  raw: false,
-  maxFrame: 1024,
-  fsync: "batch" as const,
-  writeAhead: false,
-  failClosed: false,
-  cwd: "/",
-  recorderThread: { plain: { stallMs: 0 } },
-});
+const threadedWrap = (ledger: string) => ({ ...wrapOptions(ledger), recorderThread: { plain: { stallMs: 0 } } });
 
 test("the server starts while the recorder thread starts, and is read only once the recorder has opened the ledger", async () => {
   const ledger = join(tempDir("seam-wrap-core-"), "l.jsonl");

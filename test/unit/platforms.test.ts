@@ -27,6 +27,7 @@ import { userId } from "../../src/runtime/user.ts";
 import { serverEnv } from "../../src/wrap/env.ts";
 import { runWrap, wrapSignals } from "../../src/wrap/session.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
+import { wrapOptions } from "../helpers/wrap-options.ts";
 
 const dir = tempDir("seam-platforms-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -428,17 +429,7 @@ async function wrapUnder(platform: NodeJS.Platform, early: string[], later: stri
     selfArgv: () => [],
     reclaim: () => {},
   };
-  const o = {
-    ledger,
-    argv: ["server"],
-    server: "s",
-    raw: false,
-    maxFrame: 1024,
-    fsync: "batch" as const,
-    writeAhead: false,
-    failClosed: false,
-    cwd: "/",
-  };
+  const o = wrapOptions(ledger);
   const code = await runWrap(
     rt,
     o,
