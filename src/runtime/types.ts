@@ -95,6 +95,14 @@ export interface Runtime {
    * Throws when the runtime fails to start it.
    */
   startThread?(role: string, data: unknown): Thread | null;
+  /**
+   * Whether seam wrap records on a thread of its own (src/wrap/recorder-link.ts)
+   * rather than behind the forwarding on the thread that forwards
+   * (src/wrap/recording-queue.ts). A thread is a second JavaScript runtime,
+   * held for as long as the session lasts; it pays for itself where it
+   * lets a burst cross markedly faster (docs/performance.md).
+   */
+  readonly recorderThread?: boolean;
 }
 
 /** A thread of seam's own (src/runtime/thread.ts). */

@@ -3,11 +3,13 @@
  * (byte counts, stream digests, frames), the observer that turns frames into
  * rows, and the ledger they go to.
  *
- * It runs on the forwarding thread (inline: --write-ahead, --fail-closed and
- * --map, whose calls wait for their rows) or on a thread of its own
- * (src/wrap/recorder-thread.ts), fed the same chunks in the same order. On a
- * thread of its own, rows are made after the bytes crossed; `at` carries the
- * moment they crossed, so a row's `ts` and `ms` are the same either way.
+ * It runs on the forwarding thread as the bytes cross (--write-ahead,
+ * --fail-closed and --map, whose calls wait for their rows), behind the
+ * forwarding on that thread (src/wrap/recording-queue.ts), or on a thread of
+ * its own (src/wrap/recorder-thread.ts), fed the same chunks in the same
+ * order. Behind the forwarding, rows are made after the bytes crossed; `at`
+ * carries the moment they crossed, so a row's `ts` and `ms` are the same
+ * either way.
  */
 
 import { isMainThread } from "node:worker_threads";
@@ -123,9 +125,19 @@ export class Recording {
   /**
    * Opens the ledger and writes session_begin. Resolves to the refusal's
    * message when the ledger is refused (symlink, another owner, open to
-   * others' writes): nothing has started then.
+   * others' writes): nothing has started then. `behind`: rows are made after
+   * their bytes crossed (on a recorder thread, or from a RecordingQueue), so
+   * a payload is written as soon as it is observed, on a thread of its own
+   * when `payloadThread`.
    */
-  static async open(rt: Runtime, init: RecordingInit, deps: RecordingDeps, log: Log): Promise<Recording | string> {
+  static async open(
+    rt: Runtime,
+    init: RecordingInit,
+    deps: RecordingDeps,
+    log: Log,
+    behind = !isMainThread,
+    payloadThread = behind,
+  ): Promise<Recording | string> {
     let ledger: LedgerWriter;
     let recording: Recording | undefined;
     let payloads: PayloadKeeper | undefined;
@@ -133,9 +145,8 @@ export class Recording {
     try {
       if (init.payloads !== undefined) {
         const store = PayloadStore.open(init.payloads);
-        // On the recorder thread, payload files are made on a thread of their own, beside the recording.
-        if (!isMainThread) writer = ThreadedPayloadStore.start(rt.startThread, store);
-        payloads = new PayloadKeeper(writer ?? store, (m) => log.warn(m), isMainThread);
+        if (payloadThread) writer = ThreadedPayloadStore.start(rt.startThread, store);
+        payloads = new PayloadKeeper(writer ?? store, (m) => log.warn(m), !behind);
       }
     } catch (e) {
       return `payload directory ${(e as Error).message}`;

@@ -22,6 +22,7 @@ import { redactArgv } from "../redact/argv.ts";
 import type { Child, Runtime } from "../runtime/types.ts";
 import { RecorderLink } from "./recorder-link.ts";
 import { Recording, type RecordingDeps, type RecordingInit } from "./recording.ts";
+import { RecordingQueue } from "./recording-queue.ts";
 import { ClientOut, type Corruptor, pump, pumpFramed } from "./relay.ts";
 
 export interface WrapOptions {
@@ -48,8 +49,10 @@ export interface WrapOptions {
   /** --allow-foreign-ledger: append to a symlinked ledger, or one another user owns or others may write. */
   allowForeignLedger?: boolean;
   /**
-   * Record on a thread of its own (src/wrap/recorder-thread.ts) where calls
-   * need not wait for their rows; `plain` is what that thread makes its
+   * Threads of seam's own may be started: one to record on where calls need
+   * not wait for their rows and the runtime's threads pay for themselves
+   * (Runtime.recorderThread; src/wrap/recorder-thread.ts), one to write
+   * payload files on. `plain` is what a recorder thread makes its
    * checkpoint signer and selftest fault from. Only seam's own entry point
    * can serve such a thread, so only the command sets this.
    */
@@ -131,9 +134,12 @@ export async function runWrap(
     },
   };
   const deps: RecordingDeps = { actions: o.actions, checkpoints: o.checkpoints, faults: o.fault?.observer };
-  // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded on this thread,
+  // A call that waits for its row (--write-ahead, --fail-closed, --map) is recorded as it crosses,
   // and so is every row under --fsync always, which asks for each to be durable as it crosses.
-  const threaded = o.recorderThread !== undefined && !writeAhead && !o.actions && o.fsync !== "always";
+  // Any other is recorded behind the forwarding: on a thread of its own where the runtime's
+  // threads pay for themselves (Runtime.recorderThread), else between forwards on this one.
+  const behind = !writeAhead && !o.actions && o.fsync !== "always";
+  const threaded = behind && o.recorderThread !== undefined && rt.recorderThread === true;
   const refuse = (message: string) => {
     // Only a refused ledger stops a session before it starts (symlink, another owner, open to others' writes).
     stopEarly();
@@ -144,13 +150,14 @@ export async function runWrap(
     return EXIT.USAGE;
   };
   let recorder: Recorder | string | null = null;
-  // A recorder thread takes a while to start (a runtime of its own, then the
-  // ledger), and so does the server: the server starts at the same time,
-  // once this thread has made sure the ledger is not one seam refuses, and
-  // nothing crosses until the recorder is ready (the server's output waits
+  // Opening the recording takes a while (a recorder thread starts a runtime
+  // of its own; then the ledger is locked and its tail read), and so does
+  // starting the server: the server starts at the same time, once this
+  // thread has made sure the ledger is not one seam refuses, and nothing
+  // crosses until the recorder is ready (the server's output waits
   // meanwhile: Runtime.spawn). With --payloads, whose directory may be
   // refused too, one after the other.
-  const spawnEarly = threaded && o.payloads === undefined;
+  const spawnEarly = behind && o.payloads === undefined;
   if (spawnEarly) {
     const refused = await ledgerRefused(rt, o.ledger, o.allowForeignLedger);
     if (refused !== undefined) return refuse(refused);
@@ -158,7 +165,11 @@ export async function runWrap(
   const starting = threaded ? RecorderLink.start(rt, init, o.recorderThread!.plain, log) : null;
   const spawning = spawnEarly ? rt.spawn(o.argv, { cwd: o.cwd, env: o.env }) : undefined;
   if (starting) recorder = await starting;
-  if (recorder === null) recorder = await Recording.open(rt, init, deps, log);
+  if (recorder === null) {
+    // Behind the forwarding, payload files are made on a thread of their own, where this process can start one.
+    const opened = await Recording.open(rt, init, deps, log, behind, behind && o.recorderThread !== undefined);
+    recorder = behind && typeof opened !== "string" ? new RecordingQueue(opened, log) : opened;
+  }
   if (typeof recorder === "string") {
     // Refused after all (the file changed since it was looked at): the server, started meanwhile, is stopped unheard.
     const started = await spawning;
@@ -199,8 +210,8 @@ async function ledgerRefused(
   }
 }
 
-/** Where the relay hands what crossed: the recording itself, or the link to its thread. */
-type Recorder = Recording | RecorderLink;
+/** Where the relay hands what crossed: the recording itself, its queue, or the link to its thread. */
+type Recorder = Recording | RecorderLink | RecordingQueue;
 
 async function relaySession(
   rt: Runtime,

@@ -16,41 +16,19 @@ import { startThreadFrom } from "../../src/runtime/thread.ts";
 import type { Runtime } from "../../src/runtime/types.ts";
 import { RecorderLink } from "../../src/wrap/recorder-link.ts";
 import { NOTE_DELAY_MS, RECORDER_ROLE } from "../../src/wrap/recorder-protocol.ts";
-import type { RecordingInit } from "../../src/wrap/recording.ts";
 import { field, ledgerRows, tempDir } from "../helpers/proc.ts";
+import { answer, type Driven, drive, recordingInit, request } from "../helpers/recorder-drive.ts";
 
 const fixture = join(import.meta.dir, "..", "fixtures", "recorder-thread.ts");
 const enc = new TextEncoder();
 
-function init(ledger: string): RecordingInit {
-  return {
-    ledger,
-    session: "s-thread",
-    server: "srv",
-    raw: false,
-    maxFrame: 1 << 20,
-    fsync: "never",
-    writeAhead: false,
-    failClosed: false,
-    begin: { pid: process.pid },
-  };
-}
+const init = (ledger: string) => recordingInit(ledger, "s-thread");
 
 /** The runtime, starting the fixture as its thread. */
 const rt: Runtime = { ...runtime, startThread: (role, data) => startThreadFrom(fixture, role, data) };
 
-const request = (id: number) =>
-  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"t${id}","arguments":{"n":${id}}}}\n`;
-const answer = (id: number) =>
-  `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"${"x".repeat(200)}"}]}}\n`;
-
-interface Run {
+interface Run extends Driven {
   ledger: string;
-  /** Chunks whose hand-over asked the relay to wait. */
-  waits: number;
-  /** Wall-clock ms at which each call's answer was handed over. */
-  answeredAt: number[];
-  backlogMax: number;
   elapsedMs: number;
   /** The ring's size at the end. */
   ringSize: number;
@@ -62,7 +40,6 @@ async function relay(
   limit: number,
   o: { group?: number; maxAgeMs?: number; gapMs?: number; noteSlots?: number; ringStart?: number } = {},
 ): Promise<Run> {
-  const group = o.group ?? 1;
   expect(RECORDER_ROLE).toBe("recorder");
   const ledger = join(tempDir("seam-rthread-"), "l.jsonl");
   const link = await RecorderLink.start(
@@ -77,47 +54,8 @@ async function relay(
   );
   if (!(link instanceof RecorderLink)) throw new Error(`no recorder thread: ${link}`);
   const t0 = performance.now();
-  let waits = 0;
-  const answeredAt: number[] = [];
-  const sent = { c2s: createHash("sha256"), s2c: createHash("sha256") };
-  for (let id = 1; id <= calls; id += group) {
-    if (o.gapMs) await Bun.sleep(o.gapMs);
-    const ids = Array.from({ length: Math.min(group, calls - id + 1) }, (_, i) => id + i);
-    for (const [dir, text] of [
-      ["c2s", ids.map(request).join("")],
-      ["s2c", ids.map(answer).join("")],
-    ] as const) {
-      if (dir === "s2c") for (const _ of ids) answeredAt.push(Date.now());
-      const bytes = enc.encode(text);
-      sent[dir].update(bytes);
-      const wait = link.chunk(dir, bytes);
-      // The caller may reuse its buffer once chunk returns: what the recorder gets must not change.
-      bytes.fill(0x20);
-      if (wait) {
-        waits++;
-        await wait;
-      }
-    }
-  }
-  link.eof("c2s");
-  link.eof("s2c");
-  await link.end({ reason: "client_eof", exitCode: 0 });
-  const rows = ledgerRows(ledger);
-  const end = rows.at(-1)!;
-  // Every byte reached the recorder, in order: the stream digests are those of what was sent.
-  const digests = field(end, "stream_digests");
-  expect([field(digests!, "c2s"), field(digests!, "s2c")]).toEqual([
-    `sha256:raw-bytes:v1:${sent.c2s.digest("hex")}`,
-    `sha256:raw-bytes:v1:${sent.s2c.digest("hex")}`,
-  ]);
-  return {
-    ledger,
-    waits,
-    answeredAt,
-    backlogMax: Number(field(end, "recorder_backlog_max")),
-    elapsedMs: performance.now() - t0,
-    ringSize: link.ringSize,
-  };
+  const driven = await drive(link, ledger, calls, o);
+  return { ...driven, ledger, elapsedMs: performance.now() - t0, ringSize: link.ringSize };
 }
 
 test("a recorder slower than the traffic makes the relay wait; every call is rowed, in order, dated when it crossed", async () => {

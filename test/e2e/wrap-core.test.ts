@@ -107,6 +107,7 @@ function threadRuntime(events: string[], child: Child, openAppendFile: Runtime["
     onSignals: () => () => {},
     selfArgv: () => [],
     reclaim: () => {},
+    recorderThread: true,
     startThread(role, data) {
       const thread = startThreadFrom(fixture, role, data);
       return {
@@ -163,4 +164,29 @@ test("a ledger that the recorder thread finds refused after it was looked at: th
   expect(killed).toEqual(["SIGKILL"]);
   expect(errors.join("")).toContain("is a symbolic link");
   expect(readFileSync(victim, "utf8")).toBe("precious\n");
+});
+
+test("where the runtime's threads do not pay for themselves, none is started: the session is recorded behind the forwarding", async () => {
+  const ledger = join(tempDir("seam-wrap-core-"), "l.jsonl");
+  const events: string[] = [];
+  const { child } = quietServer(events);
+  const roles: string[] = [];
+  const threads = threadRuntime(events, child);
+  const rt: Runtime = {
+    ...threads,
+    recorderThread: false,
+    startThread: (role, data) => {
+      roles.push(role);
+      return threads.startThread!(role, data);
+    },
+  };
+  const code = await runWrap(
+    rt,
+    threadedWrap(ledger),
+    createLog(() => {}),
+  );
+  expect(code).toBe(0);
+  expect(roles).toEqual([]);
+  expect(events).toEqual(["server spawned", "server stdout read"]);
+  expect(ledgerRows(ledger).map((row) => getField(row, "evt"))).toEqual(["session_begin", "session_end"]);
 });
