@@ -8,7 +8,7 @@ import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
 import { UnsafeFileError } from "../src/runtime/file.ts";
-import { PayloadStore } from "../src/runtime/payload-store.ts";
+import type { PayloadStore } from "../src/runtime/payload-store.ts";
 
 const HINT = "use a directory only you can write to (mode 0700)";
 
@@ -17,10 +17,12 @@ const HINT = "use a directory only you can write to (mode 0700)";
  * checked before anything is spawned or listened on: a symlink, or a
  * directory of another user's or open to others' writes, stops seam.
  */
-export function payloadsFlag(value: string | undefined): string | undefined {
+export async function payloadsFlag(value: string | undefined): Promise<string | undefined> {
   if (value === undefined) return undefined;
   if (value === "") throw new UsageError("--payloads must not be empty");
   const dir = resolve(value);
+  // Loaded only when asked for: a session without --payloads starts its server without it.
+  const { PayloadStore } = await import("../src/runtime/payload-store.ts");
   try {
     PayloadStore.open(dir);
   } catch (e) {
@@ -37,10 +39,14 @@ export function payloadsFlag(value: string | undefined): string | undefined {
  * --payloads DIR of a store that must be there (verify: `anyOwner`, since
  * reading another user's store is an auditor's job; erase: only one's own).
  */
-export function existingPayloadStore(value: string | undefined, anyOwner: boolean): PayloadStore | undefined {
+export async function existingPayloadStore(
+  value: string | undefined,
+  anyOwner: boolean,
+): Promise<PayloadStore | undefined> {
   if (value === undefined) return undefined;
   if (value === "") throw new UsageError("--payloads must not be empty");
   const dir = resolve(value);
+  const { PayloadStore } = await import("../src/runtime/payload-store.ts");
   try {
     return PayloadStore.existing(dir, anyOwner);
   } catch (e) {

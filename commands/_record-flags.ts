@@ -6,19 +6,12 @@
  */
 import { closeSync, mkdirSync, readSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { chooseEndpoint } from "../src/actions/endpoint.ts";
 import type { ActionRecorder } from "../src/actions/recorder.ts";
 import { UsageError } from "../src/base/exit.ts";
 import { describeIoError } from "../src/base/io-error.ts";
 import type { Log } from "../src/base/log.ts";
 import { terminalText } from "../src/base/terminal-text.ts";
-import {
-  type CheckpointConfig,
-  DEFAULT_CHECKPOINT_EVERY,
-  DEFAULT_CHECKPOINT_INTERVAL_MS,
-} from "../src/checkpoint/checkpoint-writer.ts";
-import { KeyFileError, readSignerFile } from "../src/checkpoint/keys.ts";
-import { WitnessSubmitter } from "../src/checkpoint/submit.ts";
+import type { CheckpointConfig } from "../src/checkpoint/checkpoint-writer.ts";
 import { FSYNC_POLICIES, type FsyncPolicy } from "../src/ledger/file-sync.ts";
 import { readSmallFile } from "../src/runtime/small-file.ts";
 import { booleanFlags, intFlag, rejectEmptyValues, repeated, valueFlags } from "./_args.ts";
@@ -154,11 +147,11 @@ export function fsyncFlag(value: string | undefined): FsyncPolicy {
  * checkpoints to the witnesses (a recorder thread makes its own from
  * `witnessUrls`).
  */
-export function checkpointFlags(
+export async function checkpointFlags(
   rawArgs: readonly string[],
   a: Record<string, unknown>,
   log: Log,
-): (CheckpointConfig & { keyText: string; witnessUrls: string[] }) | undefined {
+): Promise<(CheckpointConfig & { keyText: string; witnessUrls: string[] }) | undefined> {
   const sign = a.sign as string | undefined;
   const every = a.checkpointEvery as string | undefined;
   const witness = a.witness as string | undefined;
@@ -187,6 +180,12 @@ export function checkpointFlags(
   // The URL goes into stderr and every cosignature row.
   if (witnessUrls.some((u) => new URL(u).username !== "" || new URL(u).password !== ""))
     throw new UsageError("--witness-url must not carry credentials (user:password@): it is written into the ledger");
+  // Loaded only to sign: a session without --sign starts its server without them.
+  const { KeyFileError, readSignerFile } = await import("../src/checkpoint/keys.ts");
+  const { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS } = await import(
+    "../src/checkpoint/checkpoint-writer.ts"
+  );
+  const { WitnessSubmitter } = await import("../src/checkpoint/submit.ts");
   let key: ReturnType<typeof readSignerFile>;
   try {
     key = readSignerFile(sign);
@@ -203,13 +202,12 @@ export function checkpointFlags(
     intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
     witness,
     witnessUrls,
-    submitter: witnessUrls.length > 0 ? witnessSubmitter(witnessUrls, log) : undefined,
+    // The submitter of --witness-url (one per process: every writer's checkpoints go through it).
+    submitter:
+      witnessUrls.length > 0
+        ? new WitnessSubmitter(witnessUrls, { warn: (m) => log.warn(m), info: (m) => log.info(m) })
+        : undefined,
   };
-}
-
-/** The submitter of --witness-url (one per process: every writer's checkpoints go through it). */
-export function witnessSubmitter(urls: readonly string[], log: Pick<Log, "warn" | "info">): WitnessSubmitter {
-  return new WitnessSubmitter(urls, { warn: (m) => log.warn(m), info: (m) => log.info(m) });
 }
 
 /**
@@ -242,6 +240,7 @@ export async function actionFlags(
     return undefined;
   }
   const { ActionRecorder } = await import("../src/actions/recorder.ts");
+  const { chooseEndpoint } = await import("../src/actions/endpoint.ts");
   const { parseActionMap } = await import("../src/actions/map.ts");
   let text: string;
   try {

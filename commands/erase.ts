@@ -98,7 +98,7 @@ export default defineCommand({
     const reason = a.reason;
     if (!reason?.trim()) throw new UsageError("--reason must say why", 'e.g. --reason "data subject request 42"');
     requireReadable([path]);
-    const store = existingPayloadStore(a.payloads, false)!;
+    const store = (await existingPayloadStore(a.payloads, false))!;
     const log = createLog();
 
     // The rows are read as verify reads them; a broken chain does not stop an erasure, but is said.

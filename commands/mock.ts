@@ -67,7 +67,7 @@ export default defineCommand({
       );
     if (listen === undefined && a["allow-remote"]) throw new UsageError("--allow-remote goes with --listen");
     requireReadable([path]);
-    const store = existingPayloadStore(a.payloads, true)!;
+    const store = (await existingPayloadStore(a.payloads, true))!;
     const log = createLog();
 
     const recording = new Recording(a.session);

@@ -117,7 +117,7 @@ export default defineCommand({
       throw new UsageError(`--session-idle takes at most ${MAX_IDLE_S} seconds (24 days), or 0 for never`);
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log);
-    const checkpoints = checkpointFlags(rawArgs, a as Record<string, unknown>, log);
+    const checkpoints = await checkpointFlags(rawArgs, a as Record<string, unknown>, log);
     ledgerDirectory(ledger, log);
     const redactedUpstream = `${upstream.origin}${redactTarget(upstream.pathname + upstream.search).target}`;
     return runProxy(
@@ -133,7 +133,7 @@ export default defineCommand({
         ledger,
         server: (a.server as string | undefined) || upstream.host,
         raw: Boolean(a.raw),
-        payloads: payloadsFlag(a.payloads as string | undefined),
+        payloads: await payloadsFlag(a.payloads as string | undefined),
         maxFrame: intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1),
         maxHeld: intFlag(a.maxHeld as string | undefined, "--max-held", MAX_HELD_BYTES, 1),
         fsync,

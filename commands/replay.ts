@@ -155,7 +155,7 @@ export default defineCommand({
       );
     const timeoutMs = intFlag(a["timeout-ms"], "--timeout-ms", 30_000, 1);
     requireReadable([path]);
-    const store = existingPayloadStore(a.payloads, true)!;
+    const store = (await existingPayloadStore(a.payloads, true))!;
     const log = createLog();
 
     const plan = new ReplayPlan(a.session);

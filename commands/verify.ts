@@ -143,7 +143,7 @@ export default defineCommand({
       });
     }
     if (a.origin !== undefined) throw new UsageError("--origin goes with a nats:// stream");
-    const store = existingPayloadStore(a.payloads, true);
+    const store = await existingPayloadStore(a.payloads, true);
     if (a["allow-unsealed"]) throw new UsageError("--allow-unsealed goes with a nats:// stream");
     const maxLineBytes = intFlag(a.maxLine as string | undefined, "--max-line", DEFAULT_MAX_LINE_BYTES, 1);
     requireReadable(paths);

@@ -45,7 +45,7 @@ export default defineCommand({
     if (session !== undefined && session === "") throw new UsageError("--session must not be empty");
     const log = createLog();
     const actions = await actionFlags(rawArgs, a as Record<string, unknown>, log, true);
-    const checkpoints = checkpointFlags(rawArgs, a as Record<string, unknown>, log);
+    const checkpoints = await checkpointFlags(rawArgs, a as Record<string, unknown>, log);
     const strip = repeated(before, "strip-env");
     const pass = repeated(before, "pass-env");
     const badName = [...strip, ...pass].find((n) => !/^[^=\0]+$/.test(n));
@@ -53,7 +53,7 @@ export default defineCommand({
       throw new UsageError(`--strip-env and --pass-env take a variable name, not ${JSON.stringify(badName)}`);
     const maxFrame = intFlag(a.maxFrame as string | undefined, "--max-frame", 64 * 1024 * 1024, 1);
     ledgerDirectory(ledger, log);
-    const payloads = payloadsFlag(a.payloads as string | undefined);
+    const payloads = await payloadsFlag(a.payloads as string | undefined);
     // Started by hand in a terminal, wrap seems to hang: it waits for an MCP client on its stdin.
     if (process.stdin.isTTY === true)
       log.info(

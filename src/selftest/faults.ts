@@ -5,8 +5,8 @@
  * session_begin as `selftest_fault`.
  */
 import type { ObserverFaults } from "../observe/observer-options.ts";
+import type { WrapFault } from "../wrap/options.ts";
 import type { Corruptor } from "../wrap/relay.ts";
-import type { WrapFault } from "../wrap/session.ts";
 
 export const FAULTS = [
   "reserialize",

@@ -25,7 +25,8 @@ import { openAppend, UnsafeFileError, unsafeFile } from "../../src/runtime/file.
 import type { ByteSink, Child, ExitStatus, Runtime } from "../../src/runtime/types.ts";
 import { userId } from "../../src/runtime/user.ts";
 import { serverEnv } from "../../src/wrap/env.ts";
-import { runWrap, wrapSignals } from "../../src/wrap/session.ts";
+import { wrapSignals } from "../../src/wrap/options.ts";
+import { runWrap } from "../../src/wrap/session.ts";
 import { ledgerRows, tempDir } from "../helpers/proc.ts";
 import { wrapOptions } from "../helpers/wrap-options.ts";
 

@@ -37,8 +37,9 @@ async function staticClosure(roots: string[]): Promise<Set<string>> {
 
 // Each side of a session: where it starts, and the modules it goes on to load at run time.
 const SIDES: [string, string[]][] = [
-  // commands/_commands.ts loads the wrap command when seam is run as `seam wrap`.
-  ["the forwarding thread", ["commands/seam.ts", "commands/wrap.ts"]],
+  // commands/_commands.ts loads the wrap command when seam is run as `seam wrap`;
+  // src/wrap/session.ts loads the recording's side while the server starts.
+  ["the forwarding thread", ["commands/seam.ts", "commands/wrap.ts", "src/wrap/recorded.ts"]],
   // commands/_threads.ts loads these for the recorder role.
   [
     "the recorder thread",
