@@ -7,8 +7,9 @@
  * relay waits under the same bounds: too many bytes or reads not yet in the
  * ledger, or the oldest of them too old.
  */
+import { availableParallelism } from "node:os";
 import type { Log } from "../base/log.ts";
-import { BACKLOG_LIMIT, BACKLOG_MAX_AGE_MS, NOTE_SLOTS } from "./recorder-protocol.ts";
+import { BACKLOG_LIMIT, BACKLOG_MAX_AGE_MS, NOTE_DELAY_MS, NOTE_SLOTS } from "./recorder-protocol.ts";
 import type { Dir, Recording, SessionEnd } from "./recording.ts";
 
 /** A chunk (or an eof: no bytes) kept until it is recorded. */
@@ -65,6 +66,7 @@ export class RecordingQueue {
     private readonly limit = BACKLOG_LIMIT,
     private readonly maxAgeMs = BACKLOG_MAX_AGE_MS,
     private readonly maxChunks = NOTE_SLOTS,
+    private readonly delayMs = availableParallelism() > 1 ? 0 : NOTE_DELAY_MS,
   ) {}
 
   /**
@@ -128,13 +130,23 @@ export class RecordingQueue {
   private keep(k: Kept): void {
     this.kept.push(k);
     this.busy = true;
-    this.schedule();
+    this.schedule(this.delayMs);
   }
 
-  private schedule(): void {
+  /**
+   * Records what is kept `delayMs` from now, or after this turn of the event
+   * loop. With a core to spare, what crosses is recorded at once, beside the
+   * client and the server at work on theirs. Where seam shares its one core
+   * with them (`delayMs`: NOTE_DELAY_MS), what crosses once all is recorded
+   * waits a little, as for a recorder thread: calls a client makes one after
+   * another are then recorded a handful at a time, while it waits for an
+   * answer, rather than each while its next call waits to be forwarded.
+   */
+  private schedule(delayMs = 0): void {
     if (this.scheduled || this.ending || this.failed !== undefined) return;
     this.scheduled = true;
-    setImmediate(this.run);
+    if (delayMs > 0) setTimeout(this.run, delayMs);
+    else setImmediate(this.run);
   }
 
   private readonly run = (): void => {

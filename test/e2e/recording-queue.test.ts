@@ -21,13 +21,16 @@ const init = (ledger: string) => recordingInit(ledger, "s-queue");
 
 async function open(
   stallMs: number,
-  o: { limit?: number; maxAgeMs?: number; maxChunks?: number; errors?: string[] } = {},
+  o: { limit?: number; maxAgeMs?: number; maxChunks?: number; delayMs?: number; errors?: string[] } = {},
 ): Promise<{ queue: RecordingQueue; ledger: string }> {
   const ledger = join(tempDir("seam-rqueue-"), "l.jsonl");
   const log = createLog((line) => o.errors?.push(line));
   const recording = await Recording.open(slowDisk(stallMs), init(ledger), {}, log, true, false);
   if (typeof recording === "string") throw new Error(recording);
-  return { queue: new RecordingQueue(recording, log, o.limit, o.maxAgeMs ?? 60_000, o.maxChunks), ledger };
+  return {
+    queue: new RecordingQueue(recording, log, o.limit, o.maxAgeMs ?? 60_000, o.maxChunks, o.delayMs ?? 0),
+    ledger,
+  };
 }
 
 interface Run extends Driven {
@@ -155,4 +158,23 @@ test("a recording that fails stops recording, never the traffic: what crosses af
   // The first call was recorded; session_end is written.
   expect(toolCalls(ledger).map((row) => field(row, "tool"))).toEqual(["t1"]);
   expect(field(ledgerRows(ledger).at(-1)!, "evt")).toBe("session_end");
+});
+
+test("with no core to spare, what crosses after a quiet spell is recorded a little later, with what follows", async () => {
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+  for (const delayMs of [0, 60]) {
+    const { queue, ledger } = await open(0, { delayMs });
+    await queue.recording.ledger.caughtUp();
+    queue.chunk("c2s", enc.encode(request(1)));
+    queue.chunk("s2c", enc.encode(answer(1)));
+    await turns(5);
+    // At once with a core to spare; only once the delay is over on one core.
+    expect({ delayMs, rowed: queue.recording.ledger.lastSeq > 1 }).toEqual({ delayMs, rowed: delayMs === 0 });
+    await Bun.sleep(delayMs + 40);
+    expect(queue.recording.ledger.lastSeq).toBeGreaterThan(1);
+    await queue.end({ reason: "client_eof", exitCode: 0 });
+    expect(toolCalls(ledger).map((row) => field(row, "tool"))).toEqual(["t1"]);
+  }
 });
