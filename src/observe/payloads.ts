@@ -137,10 +137,10 @@ export class PayloadKeeper {
    * A payload is copied when it is observed and its file written off the
    * thread (PayloadSink.putLater); the ledger's writer waits for `settled`
    * before it writes a batch, so a payload's file is under its name before
-   * any row naming it is in the ledger. Without `defer` (seam wrap's
-   * recorder thread) the write starts at once. `defer`: the recording runs
-   * on the thread that forwards (seam proxy; seam wrap under --write-ahead,
-   * --fail-closed, --map): payloads are copied and handed over after the
+   * any row naming it is in the ledger. Without `defer` (seam wrap
+   * recording behind the forwarding) the write starts at once. `defer`: the
+   * recording runs as calls cross, on the thread that forwards (seam proxy;
+   * seam wrap under --write-ahead, --fail-closed, --map): payloads are copied and handed over after the
    * turn that observed them (setImmediate), so that no call waits for them,
    * or earlier by `flush`.
    */

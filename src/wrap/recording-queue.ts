@@ -115,11 +115,6 @@ export class RecordingQueue {
     await this.recording.end({ ...e, backlogMax: this.max });
   }
 
-  /** The most bytes there were at once not yet in the ledger. */
-  get backlogMax(): number {
-    return this.max;
-  }
-
   /** When the oldest bytes not yet in the ledger crossed (monotonic ms), if any wait. */
   private oldest(): number | undefined {
     const first = this.kept[this.next]?.mono;

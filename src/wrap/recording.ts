@@ -62,7 +62,7 @@ export interface SessionEnd {
   exitCode: number;
   signal?: string;
   clientGone?: boolean;
-  /** The high-water mark of bytes waiting for a recording thread (absent inline). */
+  /** The high-water mark of bytes waiting for the recorder behind the forwarding (absent as calls cross). */
   backlogMax?: number;
 }
 
