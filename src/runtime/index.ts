@@ -10,8 +10,6 @@ import { nodeStdin, nodeStdout, spawnNode } from "./proc-node.ts";
 import { startThread } from "./thread.ts";
 import type { Runtime } from "./types.ts";
 
-/** `seam proxy`'s HTTP: node:http under both runtimes (http-node.ts says why). */
-export { nodeHttp as http } from "./http-node.ts";
 export type * from "./types.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";

@@ -12,7 +12,7 @@ import { ProxySession } from "../../src/proxy/session.ts";
 import { BodyCollector, SseSplitter } from "../../src/proxy/sse.ts";
 import { redactTarget } from "../../src/redact/http.ts";
 import { openAppend } from "../../src/runtime/file.ts";
-import { http as nodeHttp } from "../../src/runtime/index.ts";
+import { nodeHttp } from "../../src/runtime/http-node.ts";
 import { runCli } from "../helpers/cli.ts";
 import { tempDir } from "../helpers/proc.ts";
 
