@@ -14,7 +14,6 @@ import { MockHttpServer } from "../src/mock/mock-http.ts";
 import { MockAnswers, runMock } from "../src/mock/mock-server.ts";
 import { Recording } from "../src/mock/recording.ts";
 import { isLoopbackHost } from "../src/proxy/guard.ts";
-// node:http under both runtimes (src/runtime/http-node.ts says why); only the commands that serve HTTP load it.
 import { nodeHttp as http } from "../src/runtime/http-node.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { rejectEmptyValues, rejectUnknownFlags } from "./_args.ts";

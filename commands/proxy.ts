@@ -5,7 +5,6 @@ import { isLoopbackHost } from "../src/proxy/guard.ts";
 import { MAX_HELD_BYTES } from "../src/proxy/options.ts";
 import { runProxy } from "../src/proxy/run.ts";
 import { redactTarget, redactValue } from "../src/redact/http.ts";
-// node:http under both runtimes (src/runtime/http-node.ts says why); only the commands that serve HTTP load it.
 import { nodeHttp as http } from "../src/runtime/http-node.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { intFlag, rejectUnknownFlags, valueFlags } from "./_args.ts";

@@ -3,7 +3,6 @@ import { EXIT, UsageError } from "../src/base/exit.ts";
 import { createLog } from "../src/base/log.ts";
 import { KeyFileError } from "../src/checkpoint/keys.ts";
 import { isLoopbackHost } from "../src/proxy/guard.ts";
-// node:http under both runtimes (src/runtime/http-node.ts says why); only the commands that serve HTTP load it.
 import { nodeHttp as http } from "../src/runtime/http-node.ts";
 import { runtime } from "../src/runtime/index.ts";
 import { readCosignerKey, readWitnessConfig, WitnessConfigError } from "../src/witness/config.ts";

@@ -31,7 +31,7 @@ const bundle = await Bun.build({
   format: "esm",
   banner: "#!/usr/bin/env node",
   // Each command's code in chunks of its own (dist/cli/), loaded when run: Node
-  // parses only what `seam wrap` and its recorder thread use, not every command.
+  // parses only what `seam wrap` uses, not every command.
   splitting: true,
   outdir: `${root}dist`,
   naming: { entry: "seam.mjs", chunk: "cli/[hash].mjs" },

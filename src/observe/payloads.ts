@@ -140,9 +140,9 @@ export class PayloadKeeper {
    * any row naming it is in the ledger. Without `defer` (seam wrap
    * recording behind the forwarding) the write starts at once. `defer`: the
    * recording runs as calls cross, on the thread that forwards (seam proxy;
-   * seam wrap under --write-ahead, --fail-closed, --map): payloads are copied and handed over after the
-   * turn that observed them (setImmediate), so that no call waits for them,
-   * or earlier by `flush`.
+   * seam wrap under --write-ahead, --fail-closed, --map): payloads are
+   * copied and handed over after the turn that observed them (setImmediate),
+   * so that no call waits for them, or earlier by `flush`.
    */
   constructor(
     private readonly sink: PayloadSink,

@@ -1,5 +1,6 @@
 /**
- * HTTP for `seam proxy` on node:http, used under Node and under Bun alike:
+ * HTTP for the commands that serve it (proxy, mock, witness) on node:http,
+ * which only they load, used under Node and under Bun alike:
  * Bun implements node:http on its own server and client, and the same code
  * passes the proxy's tests (streaming, back-pressure, aborts, 64 MiB bodies)
  * in both runtimes, so one implementation serves both. Bodies are passed as

@@ -1,9 +1,10 @@
 /**
  * The payload store's files written on a thread of their own (--payloads
- * under seam wrap, recorded behind the forwarding): making a file is kernel work that
- * costs more than recording the row that names it, so the recorder hands
- * payloads over in batches and goes on recording while this thread writes
- * them (PayloadStore.putNow), each batch's outcome posted back in order.
+ * under seam wrap, recorded behind the forwarding): making a file is kernel
+ * work that costs more than recording the row that names it, so the
+ * recorder hands payloads over in batches and goes on recording while this
+ * thread writes them (PayloadStore.putNow), each batch's outcome posted back
+ * in order.
  */
 import { describeIoError } from "../base/io-error.ts";
 import { isPayloadDigest, PayloadStore } from "./payload-store.ts";

@@ -152,7 +152,7 @@ async function relaySession(
   await Promise.race([s2c, sleep(DRAIN_AFTER_EXIT_MS)]);
   await clientOut.end();
   const code = status.code ?? EXIT.SIGNAL_BASE + signalNumber(status.signal);
-  // Signals stay taken until session_end is written: a recorder thread may still be catching up.
+  // Signals stay taken until session_end is written: the recorder may still be catching up.
   await recorder.end({
     reason: endReason,
     exitCode: code,
