@@ -60,6 +60,19 @@ describe("payloadPath", () => {
 describe("PayloadStore", () => {
   const value = '{ "b": 2, "a": 1 }';
   const digest = c14n(value);
+  /** The payload written by the async way (`put`) or the sync one (`putNow`). */
+  const putBy = async (store: PayloadStore, put: "put" | "putNow") =>
+    put === "put" ? await store.put(digest, enc(value)) : store.putNow(digest, enc(value));
+  /** A store with its sub-directory made, and beside it a file a planted link points to. */
+  const storeBesideVictim = () => {
+    const base = tempDir();
+    const dir = join(base, "store");
+    const store = PayloadStore.open(dir);
+    mkdirSync(join(dir, "sha256"), { mode: 0o700 });
+    const target = join(base, "target");
+    writeFileSync(target, "victim");
+    return { dir, store, target };
+  };
 
   test("a payload is written once, as given, 0600 in 0700 directories, with nothing else left", async () => {
     const dir = join(tempDir(), "store");
@@ -95,7 +108,7 @@ describe("PayloadStore", () => {
       mkdirSync(join(dir, "sha256"), { recursive: true, mode: 0o700 });
       plant(join(dir, "sha256", digest.slice(-64)));
       const store = PayloadStore.open(dir);
-      expect(put === "put" ? await store.put(digest, enc(value)) : store.putNow(digest, enc(value))).toBe("written");
+      expect(await putBy(store, put)).toBe("written");
       expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
       expect(lstatSync(join(dir, "sha256", digest.slice(-64))).mode & 0o777).toBe(0o600);
       expect(readdirSync(join(dir, "sha256"))).toEqual([digest.slice(-64)]);
@@ -104,18 +117,13 @@ describe("PayloadStore", () => {
 
   test("a temporary file's name planted ahead is not written through", async () => {
     for (const put of ["put", "putNow"] as const) {
-      const base = tempDir();
-      const dir = join(base, "store");
-      const store = PayloadStore.open(dir);
-      mkdirSync(join(dir, "sha256"), { mode: 0o700 });
+      const { dir, store, target } = storeBesideVictim();
       // The name the store takes for its next temporary file: a link to a victim is there already.
-      const target = join(base, "target");
-      writeFileSync(target, "victim");
       const planted = `${(store as unknown as { tempPrefix: string }).tempPrefix}0`;
       symlinkSync(target, join(dir, "sha256", planted));
       // A torn file under the payload's name: the store replaces it by way of a temporary file.
       writeFileSync(join(dir, "sha256", digest.slice(-64)), value.slice(0, 4));
-      expect(put === "put" ? await store.put(digest, enc(value)) : store.putNow(digest, enc(value))).toBe("written");
+      expect(await putBy(store, put)).toBe("written");
       expect(readFileSync(target, "utf8")).toBe("victim");
       expect(store.get(digest)).toEqual({ kind: "present", bytes: enc(value) });
       expect(readdirSync(join(dir, "sha256")).sort()).toEqual([planted, digest.slice(-64)].sort());
@@ -136,12 +144,7 @@ describe("PayloadStore", () => {
   });
 
   test("a link planted under a payload's name is replaced, never followed", async () => {
-    const base = tempDir();
-    const dir = join(base, "store");
-    const store = PayloadStore.open(dir);
-    mkdirSync(join(dir, "sha256"), { mode: 0o700 });
-    const target = join(base, "target");
-    writeFileSync(target, "victim");
+    const { dir, store, target } = storeBesideVictim();
     symlinkSync(target, join(dir, "sha256", digest.slice(-64)));
     expect(store.get(digest)).toEqual({ kind: "refused", why: "is a symbolic link" });
     expect(await store.put(digest, enc(value))).toBe("written");
